@@ -1,0 +1,48 @@
+"""Stack outputs every client and reviewer needs: endpoints, pins, ownership, profiles, credentials."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+
+from infra.services.base import Side, address
+from infra.spec import LAYER_NAMES, Layer, PlatformSpec
+
+
+def endpoints(spec: PlatformSpec) -> dict[str, dict[str, dict[str, str]]]:
+    """service -> port -> {internal, external} addresses (external only for published ports)."""
+    table: dict[str, dict[str, dict[str, str]]] = {}
+    for name, service in spec.enabled_services().items():
+        for port_name, port in service.ports.items():
+            entry = {"internal": address(spec, name, port_name, Side.INTERNAL)}
+            if port.external is not None:
+                entry["external"] = address(spec, name, port_name, Side.EXTERNAL)
+            table.setdefault(name, {})[port_name] = entry
+    return table
+
+
+def ownership(spec: PlatformSpec) -> list[dict[str, Any]]:
+    """The ownership table: one row per layer, in the chapter's order, with its services and pins."""
+    rows = []
+    for layer_name in LAYER_NAMES:
+        layer = Layer(layer_name)
+        contract = spec.layers[layer]
+        services = spec.services_of(layer)
+        rows.append({
+            "layer": layer_name,
+            "owner": contract.owner,
+            "owns": contract.owns,
+            "change_control": contract.change_control,
+            "promise": contract.promise,
+            "down_means": contract.down_means,
+            "services": {name: {"version": svc.version, "image": svc.image, "owner": spec.owner_of(name)}
+                         for name, svc in services.items()},
+        })
+    return rows
+
+
+def credentials(secrets: dict[str, pulumi.Output[str]]) -> pulumi.Output:
+    """Every credential a client may need, as one secret output (names match the profiles)."""
+    names = {k.replace("-", "_"): v for k, v in secrets.items() if not k.startswith("s3-secret-key-")}
+    return pulumi.Output.secret(pulumi.Output.all(**names))

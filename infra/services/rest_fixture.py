@@ -1,0 +1,71 @@
+"""The Apache Iceberg REST fixture: the reference catalog, on file-backed SQLite (catalog layer).
+
+The fixture is a test server. Its JDBC URI must be a file: an in-memory SQLite database is per
+connection, so the second pooled connection sees an empty database (no such table: iceberg_tables).
+"""
+
+from __future__ import annotations
+
+from infra.services.base import ContainerPlan, ServiceContext, jvm_heap_flag, secret
+
+NAME = "rest-fixture"
+# The image's non-root user; the bind mount is handed to it by the init job below.
+FIXTURE_UID = "1000:1000"
+CATALOG_DIR = "/catalog"
+
+DEFAULT = {
+    "layer": "catalog",
+    "role": "the reference REST catalog, on file-backed SQLite, on object storage",
+    "version": "1.10.1",
+    "image": "apache/iceberg-rest-fixture:1.10.1",
+    "ports": {"http": {"internal": 8181, "external": 8181}},
+    "health": {"kind": "http", "port": "http", "path": "/v1/config",
+               "command": ["CMD-SHELL", "curl -fsS http://127.0.0.1:8181/v1/config >/dev/null"]},
+    "memory": "512MiB",
+    "heap": "384MiB",
+    "depends_on": ["seaweedfs"],
+}
+
+INIT_JOB = "rest-fixture-init"
+
+INIT_JOB_DEFAULT = {
+    "layer": "catalog",
+    "kind": "job",
+    "role": "hands the catalog bind mount to the fixture's non-root user (no SQLITE_CANTOPEN)",
+    "version": "1.10.1",
+    "image": "apache/iceberg-rest-fixture:1.10.1",
+    "memory": "64MiB",
+}
+
+
+def catalog_env(ctx: ServiceContext, s3_endpoint: str) -> dict[str, str]:
+    """The fixture's CATALOG_* settings (it maps CATALOG_A__B_C to catalog property a-b.c)."""
+    spec = ctx.spec
+    return {
+        "CATALOG_URI": spec.catalog.fixture_jdbc_uri,
+        "CATALOG_WAREHOUSE": f"s3://{spec.storage.bucket}/",
+        "CATALOG_IO__IMPL": "org.apache.iceberg.aws.s3.S3FileIO",
+        "CATALOG_S3_ENDPOINT": s3_endpoint,
+        "CATALOG_S3_PATH__STYLE__ACCESS": "true",
+        "CATALOG_JDBC_STRICT__MODE": "true",
+        "AWS_REGION": spec.storage.region,
+        "AWS_ACCESS_KEY_ID": secret("s3-access-key"),
+        "AWS_SECRET_ACCESS_KEY": secret("s3-secret-key"),
+        "REST_PORT": str(ctx.service.ports["http"].internal),
+    }
+
+
+def container(ctx: ServiceContext) -> ContainerPlan:
+    """The fixture with its SQLite file on a bind mount owned by the image's user."""
+    env = catalog_env(ctx, ctx.url("seaweedfs", "s3"))
+    env["JAVA_TOOL_OPTIONS"] = jvm_heap_flag(ctx.service)
+    return ContainerPlan(env=env, bind_mounts={"catalog": CATALOG_DIR}, user=FIXTURE_UID)
+
+
+def init_job(ctx: ServiceContext) -> ContainerPlan:
+    """Runs as root once: create the catalog directory and give it to the fixture's user."""
+    return ContainerPlan(
+        command=["sh", "-c", f"mkdir -p {CATALOG_DIR} && chown -R {FIXTURE_UID} {CATALOG_DIR}"],
+        bind_mounts={"catalog": CATALOG_DIR},
+        user="0:0",
+    )

@@ -1,0 +1,33 @@
+"""Shared fixtures: stack configs read from the real stack files."""
+
+from __future__ import annotations
+
+import copy
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from infra.spec.loader import CONFIG_KEY, read_stack_config  # noqa: E402
+
+
+def stack_platform(stack: str) -> dict:
+    """The ``lakehouse:platform`` object of a stack file (a fresh copy)."""
+    return copy.deepcopy(read_stack_config(ROOT / f"Pulumi.{stack}.yaml")[CONFIG_KEY])
+
+
+@pytest.fixture
+def lab_platform() -> dict:
+    return stack_platform("lab")
+
+
+@pytest.fixture(scope="module")
+def lab_run():
+    """The lab program evaluated once under mocks (docker provider mocked: no engine here)."""
+    from harness import run_program
+
+    return run_program("lab", stack_platform("lab"))

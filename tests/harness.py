@@ -1,0 +1,127 @@
+"""Runs the Pulumi program under Pulumi mocks and records every resource it registers.
+
+Mocks stand in for the docker and aws providers only (no engine, no account here); the program,
+the spec, the layers and the targets run for real.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+from pulumi.runtime import mocks as pulumi_mocks
+
+SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"  # Pulumi's wire signature of a secret value
+
+
+@dataclass
+class Registered:
+    """One resource the program registered: type token, name, inputs and parent."""
+
+    type: str
+    name: str
+    inputs: dict[str, Any]
+    urn: str
+    parent: str | None = None
+
+
+@dataclass
+class RecordingMocks(pulumi.runtime.Mocks):
+    resources: list[Registered] = field(default_factory=list)
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+        urn = f"urn:pulumi:test::lakehouse-platform::{args.typ}::{args.name}"
+        parent = getattr(args, "parent", None) or None
+        self.resources.append(Registered(args.typ, args.name, dict(args.inputs), urn, parent))
+        outputs = dict(args.inputs)
+        if args.typ == "docker:index/remoteImage:RemoteImage":
+            outputs["imageId"] = f"sha256:{args.name}"
+        return [f"{args.name}-id", outputs]
+
+    def call(self, args: pulumi.runtime.MockCallArgs):
+        if args.token == "aws:index/getCallerIdentity:getCallerIdentity":
+            return {"accountId": "123456789012", "arn": "arn:aws:iam::123456789012:user/test", "userId": "test"}
+        if args.token == "aws:index/getRegion:getRegion":
+            return {"name": "eu-west-1", "region": "eu-west-1", "id": "eu-west-1"}
+        if args.token == "aws:index/getPartition:getPartition":
+            return {"partition": "aws", "dnsSuffix": "amazonaws.com"}
+        if args.token == "aws:index/getAvailabilityZones:getAvailabilityZones":
+            return {"names": ["eu-west-1a", "eu-west-1b", "eu-west-1c"], "zoneIds": ["a", "b", "c"]}
+        return {}
+
+
+@dataclass
+class ProgramRun:
+    """The outcome of one program run under mocks."""
+
+    resources: list[Registered]
+    outputs: dict[str, Any]
+    layers: dict[str, Any]
+
+    def of_type(self, token: str) -> list[Registered]:
+        return [r for r in self.resources if r.type == token]
+
+    def named(self, name: str) -> Registered:
+        matches = [r for r in self.resources if r.name == name]
+        assert len(matches) == 1, f"expected one resource named {name!r}, found {len(matches)}"
+        return matches[0]
+
+
+def run_program(
+    stack: str,
+    platform: dict[str, Any],
+    extra_config: dict[str, str] | None = None,
+    mocks: RecordingMocks | None = None,
+) -> ProgramRun:
+    """Evaluate the whole program for ``stack`` with the given ``lakehouse:platform`` object."""
+    from infra import program
+
+    mocks = mocks if mocks is not None else RecordingMocks()
+    config = {"lakehouse:platform": json.dumps(platform), **(extra_config or {})}
+    pulumi.runtime.set_all_config(config, list((extra_config or {}).keys()))
+    pulumi_mocks.set_mocks(mocks, project="lakehouse-platform", stack=stack, preview=False)
+    exported: dict[str, Any] = {}
+    original_export = pulumi.export
+    holder: dict[str, Any] = {}
+
+    def capture(name: str, value: Any) -> None:
+        exported[name] = value
+        original_export(name, value)
+
+    parents: dict[tuple[str, str], str | None] = {}
+
+    def record_parent(args: pulumi.ResourceTransformationArgs):
+        parent = args.opts.parent if args.opts else None
+        parents[(args.type_, args.name)] = getattr(parent, "_name", None) if parent is not None else None
+        return None
+
+    def body() -> None:
+        # An in-process transformation sees each resource's options, so parents can be asserted.
+        pulumi.runtime.register_stack_transformation(record_parent)
+        holder["layers"] = program.main()
+
+    pulumi.export = capture
+    try:
+        from pulumi.runtime.stack import run_pulumi_func
+        from pulumi.runtime.sync_await import _sync_await
+
+        _sync_await(run_pulumi_func(body))
+    finally:
+        pulumi.export = original_export
+    for resource in mocks.resources:
+        resource.parent = parents.get((resource.type, resource.name))
+    resolved = {k: _resolve(v) for k, v in exported.items()}
+    return ProgramRun(mocks.resources, resolved, holder.get("layers", {}))
+
+
+def _resolve(value: Any) -> Any:
+    """Plain value of an export; secret Outputs become {'secret': True, 'value': ...}."""
+    if isinstance(value, pulumi.Output):
+        from pulumi.runtime.sync_await import _sync_await
+
+        is_secret = _sync_await(value.is_secret())
+        plain = _sync_await(value.future())
+        return {"secret": True, "value": plain} if is_secret else plain
+    return value

@@ -1,0 +1,126 @@
+"""Malformed stack configs: each fails before any resource, with the key path and what is allowed."""
+
+from __future__ import annotations
+
+import pytest
+from harness import run_program
+
+from conftest import stack_platform
+from infra.spec import ConfigError, load_platform
+
+P = "lakehouse:platform"
+
+CASES = {
+    "unknown layer": (
+        lambda p: p["layers"].update({"networking": {"owner": "x"}}),
+        f"{P}.layers.networking: unknown layer 'networking'; allowed: storage, catalog, compute, governance, "
+        "orchestration, observability, recovery",
+    ),
+    "unknown service": (
+        lambda p: p["services"].update({"minio": {"enabled": True}}),
+        f"{P}.services.minio: unknown service 'minio'; allowed: seaweedfs, seaweedfs-bucket, postgres, "
+        "rest-fixture-init, rest-fixture, polaris-bootstrap, polaris, lakekeeper-migrate, lakekeeper, "
+        "lakekeeper-s3-loopback, trino, flink-jobmanager, flink-taskmanager, kafka, kafka-connect",
+    ),
+    "layer without owner": (
+        lambda p: p["layers"].update({"catalog": {"owner": "  "}}),
+        f"{P}.layers.catalog.owner: every layer needs an owner: name the team that answers for it",
+    ),
+    "port clash": (
+        lambda p: p["services"].update({"polaris": {"ports": {"http": {"external": 8181}}}}),
+        f"{P}.services.polaris.ports.http.external: port 8181 is already taken by "
+        "services.rest-fixture.ports.http.external; every external port must be unique",
+    ),
+    "latest image": (
+        lambda p: p["services"].update({"trino": {"image": "trinodb/trino:latest"}}),
+        f"{P}.services.trino.image: image 'trinodb/trino:latest' uses 'latest'; pin an explicit version tag",
+    ),
+    "unpinned image": (
+        lambda p: p["services"].update({"trino": {"image": "trinodb/trino"}}),
+        f"{P}.services.trino.image: image 'trinodb/trino' has no tag; pin a version such as trinodb/trino:1.2.3",
+    ),
+    "memory not a size": (
+        lambda p: p["services"].update({"trino": {"memory": "lots"}}),
+        f"{P}.services.trino.memory: 'lots' is not a size; use a number with a unit, such as 512MiB, 1.5GiB or 800MB",
+    ),
+    "dependency on a disabled service": (
+        lambda p: p["services"].update({"lakekeeper-migrate": {"depends_on": ["kafka"]}, "kafka": {"enabled": False}}),
+        f"{P}.services.lakekeeper-migrate.depends_on: 'kafka' is disabled in this stack; "
+        "enable services.kafka or disable lakekeeper-migrate",
+    ),
+    "in-memory sqlite": (
+        lambda p: p["catalog"].update({"fixture_jdbc_uri": "jdbc:sqlite:file:/tmp/iceberg_rest?mode=memory"}),
+        f"{P}.catalog.fixture_jdbc_uri: 'jdbc:sqlite:file:/tmp/iceberg_rest?mode=memory' is an in-memory SQLite "
+        "database: each pooled connection gets its own empty copy (no such table: iceberg_tables under concurrent "
+        "commits); use a file, e.g. jdbc:sqlite:file:/catalog/fixture.db",
+    ),
+    "unknown target": (
+        lambda p: p.update({"target": "kubernetes"}),
+        f"{P}.target: 'kubernetes' is not allowed; input should be 'docker', 'aws' or 'native'",
+    ),
+    "port out of range": (
+        lambda p: p["services"].update({"trino": {"ports": {"http": {"external": 70000}}}}),
+        f"{P}.services.trino.ports.http.external: 70000 is not allowed; input should be less than or equal to 65535",
+    ),
+    "misspelt key": (
+        lambda p: p["services"].update({"trino": {"memroy": "2GiB"}}),
+        f"{P}.services.trino.memroy: unknown key; allowed: layer, enabled, role, owner, kind, version, "
+        "native_version, image, ports, env, command, health, memory, heap, depends_on",
+    ),
+    "heap above budget": (
+        lambda p: p["services"].update({"trino": {"heap": "4GiB"}}),
+        f"{P}.services.trino: heap 4GiB must be smaller than the memory budget 2GiB",
+    ),
+    "bad cron": (
+        lambda p: p.update({"maintenance": [{"action": "expire_snapshots", "schedule": "daily"}]}),
+        f"{P}.maintenance.0.schedule: 'daily' is not a cron expression of five fields (minute hour day month weekday)",
+    ),
+    "services not a mapping": (
+        lambda p: p.update({"services": ["trino"]}),
+        f"{P}.services: must be a mapping of name -> settings",
+    ),
+    "fixture on aws": (
+        lambda p: p.update({"target": "aws"}),
+        f"{P}.services.rest-fixture.enabled: the REST fixture is a test server with SQLite behind it and is refused "
+        "on the aws target; use polaris or lakekeeper (allowed on lab and native only)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_malformed_config_is_refused_with_exact_message(case):
+    mutate, expected = CASES[case]
+    platform = stack_platform("lab")
+    mutate(platform)
+    with pytest.raises(ConfigError) as info:
+        load_platform(platform, source="Pulumi.lab.yaml")
+    assert info.value.errors == [expected]
+    assert str(info.value).startswith("invalid platform config in Pulumi.lab.yaml:\n  - ")
+
+
+def test_missing_platform_object_is_refused():
+    with pytest.raises(ConfigError) as info:
+        load_platform(None)
+    assert info.value.errors == [f"{P}: missing; the stack must set at least {P}.target"]
+
+
+def test_program_fails_before_any_resource_without_traceback():
+    platform = stack_platform("lab")
+    platform["layers"]["storage"] = {"owner": ""}
+    import pulumi
+
+    with pytest.raises(pulumi.RunError) as info:
+        run_program("lab", platform)
+    assert "lakehouse:platform.layers.storage.owner: every layer needs an owner" in str(info.value)
+
+
+def test_program_registers_nothing_on_bad_config():
+    import pulumi
+    from harness import RecordingMocks
+
+    platform = stack_platform("lab")
+    platform["services"]["trino"] = {"image": "trinodb/trino:latest"}
+    mocks = RecordingMocks()
+    with pytest.raises(pulumi.RunError):
+        run_program("lab", platform, mocks=mocks)
+    assert mocks.resources == []

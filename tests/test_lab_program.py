@@ -1,0 +1,163 @@
+"""The lab stack's program under Pulumi mocks: the real resource graph of the docker target."""
+
+from __future__ import annotations
+
+from harness import SECRET_SIG, run_program
+
+from conftest import stack_platform
+from infra.spec import LAYER_NAMES, load_platform
+
+CONTAINER = "docker:index/container:Container"
+LABELLED = {CONTAINER, "docker:index/network:Network", "docker:index/volume:Volume"}
+SECRET_KEY = "4dabf18193072939515e22adb298388d"
+
+
+def _labels(resource) -> dict[str, str]:
+    return {item["label"]: item["value"] for item in resource.inputs.get("labels", [])}
+
+
+def _is_secret(value) -> bool:
+    return isinstance(value, dict) and value.get(SECRET_KEY) == SECRET_SIG
+
+
+def test_all_seven_layers_are_components_with_tokens(lab_run):
+    layers = [r for r in lab_run.resources if r.type.startswith("platform:layers:")]
+    assert sorted(r.type.rsplit(":", 1)[1].lower() for r in layers) == sorted(LAYER_NAMES)
+    assert all(r.name == f"book2-{r.type.rsplit(':', 1)[1].lower()}" for r in layers)
+
+
+def test_every_resource_has_a_layer_parent(lab_run):
+    layer_names = {f"book2-{layer}" for layer in LAYER_NAMES}
+    orphans = [r.name for r in lab_run.resources if not r.type.startswith("platform:") and r.parent not in layer_names]
+    assert orphans == []
+
+
+def test_every_labelled_resource_carries_layer_and_owner(lab_run):
+    spec = load_platform(stack_platform("lab"))
+    checked = 0
+    for resource in lab_run.resources:
+        if resource.type not in LABELLED:
+            continue
+        labels = _labels(resource)
+        layer = labels.get("lakehouse.layer")
+        assert layer in LAYER_NAMES, f"{resource.name} has no layer label"
+        assert f"book2-{layer}" == resource.parent, f"{resource.name}: label {layer} but parent {resource.parent}"
+        service = labels.get("lakehouse.service")
+        expected_owner = spec.owner_of(service) if service else spec.layers[layer].owner
+        assert labels.get("lakehouse.owner") == expected_owner
+        checked += 1
+    assert checked == len([r for r in lab_run.resources if r.type in LABELLED]) >= 19
+
+
+def test_the_whole_chapter_lab_is_declared(lab_run):
+    names = {r.name for r in lab_run.of_type(CONTAINER)}
+    assert {"seaweedfs", "rest-fixture", "postgres", "polaris", "lakekeeper", "lakekeeper-migrate",
+            "lakekeeper-s3-loopback", "trino", "flink-jobmanager", "flink-taskmanager", "kafka",
+            "kafka-connect"} <= names
+    network = lab_run.of_type("docker:index/network:Network")
+    assert len(network) == 1
+
+
+def test_fixture_runs_on_file_backed_sqlite_on_a_bind_mount(lab_run):
+    fixture = lab_run.named("rest-fixture")
+    env = dict(e.split("=", 1) for e in fixture.inputs["envs"]["value"])
+    uri = env["CATALOG_URI"]
+    assert uri.startswith("jdbc:sqlite:file:/catalog/") and "mode=memory" not in uri
+    mounts = fixture.inputs["mounts"]
+    assert [m["type"] for m in mounts] == ["bind"] and mounts[0]["target"] == "/catalog"
+    assert fixture.inputs["user"] == "1000:1000"  # the image's non-root user, not root
+    init = lab_run.named("rest-fixture-init")
+    assert init.inputs["mounts"][0]["source"] == mounts[0]["source"]
+    assert "chown -R 1000:1000 /catalog" in init.inputs["command"][-1]
+
+
+def test_no_unpinned_images(lab_run):
+    images = [r.inputs["name"] for r in lab_run.of_type("docker:index/remoteImage:RemoteImage")]
+    assert len(images) >= 12
+    for image in images:
+        tag = image.rsplit("/", 1)[-1]
+        assert ":" in tag and not tag.endswith(":latest"), image
+
+
+def test_every_server_container_has_health_check_and_memory_limit(lab_run):
+    spec = load_platform(stack_platform("lab"))
+    for container in lab_run.of_type(CONTAINER):
+        service = spec.services[container.name]
+        assert container.inputs["memory"] == service.memory_bytes // (1024 * 1024)
+        if service.kind == "server":
+            assert container.inputs["healthcheck"]["tests"], container.name
+            assert container.inputs["restart"] == "unless-stopped"
+        else:
+            assert container.inputs["mustRun"] is False and container.inputs["attach"] is True
+
+
+def test_trino_catalog_files_point_at_internal_addresses(lab_run):
+    trino = lab_run.named("trino")
+    uploads = {u["file"]: u["content"] for u in trino.inputs["uploads"]}
+    fixture = uploads["/etc/trino/catalog/fixture.properties"]
+    assert "iceberg.rest-catalog.uri=http://rest-fixture:8181\n" in fixture
+    assert "s3.endpoint=http://seaweedfs:8333\n" in fixture
+    assert "s3.aws-secret-key=${ENV:S3_SECRET_KEY}" in fixture  # the file holds no secret
+    assert "uri=http://polaris:8181/api/catalog" in uploads["/etc/trino/catalog/polaris.properties"]
+    assert "uri=http://lakekeeper:8181/catalog" in uploads["/etc/trino/catalog/lakekeeper.properties"]
+    assert _is_secret(trino.inputs["envs"])
+
+
+def test_host_profiles_use_external_addresses(lab_run):
+    host = lab_run.outputs["profiles"]["host"]
+    assert host["pyiceberg"]["uri"] == "http://localhost:8181"
+    assert host["pyiceberg"]["s3.endpoint"] == "http://localhost:8333"
+    assert host["spark"]["spark.sql.catalog.lab.uri"] == "http://localhost:8181"
+    assert "ENDPOINT 'localhost:8333'" in host["duckdb"][0]
+    assert host["trino"]["host"] == "localhost" and host["trino"]["port"] == 8080
+    services = lab_run.outputs["profiles"]["services"]
+    assert "'uri' = 'http://rest-fixture:8181'" in services["flink_sql"]
+
+
+def test_credentials_are_secret_everywhere(lab_run):
+    creds = lab_run.outputs["credentials"]
+    assert creds["secret"] is True and creds["value"]["s3_secret_key"] == "lab-secret-key"
+    flat = repr(lab_run.outputs["profiles"]) + repr(lab_run.outputs["endpoints"]) + repr(lab_run.outputs["layers"])
+    assert "lab-secret-key" not in flat and "lab-postgres-password" not in flat
+    for container in lab_run.of_type(CONTAINER):
+        for key in ("envs", "command"):
+            value = container.inputs.get(key)
+            if value and not _is_secret(value):
+                assert "lab-secret-key" not in repr(value), f"{container.name}.{key} holds a plain secret"
+        uploads = container.inputs.get("uploads") or []
+        if not _is_secret(uploads):  # a list holding any secret content is secret as a whole
+            assert "lab-secret-key" not in repr(uploads), container.name
+    assert _is_secret(lab_run.named("seaweedfs").inputs["uploads"])  # its s3.json holds the keys
+
+
+def test_published_ports_bind_loopback_only(lab_run):
+    for container in lab_run.of_type(CONTAINER):
+        for port in container.inputs.get("ports") or []:
+            assert port["ip"] == "127.0.0.1"
+
+
+def test_small_lab_is_one_edit_away():
+    platform = stack_platform("lab")
+    for name in ("polaris", "lakekeeper", "flink-jobmanager", "flink-taskmanager", "kafka", "kafka-connect"):
+        platform["services"][name] = {"enabled": False}
+    run = run_program("lab", platform)
+    names = {r.name for r in run.of_type(CONTAINER)}
+    assert names == {"seaweedfs", "seaweedfs-bucket", "postgres", "rest-fixture-init", "rest-fixture", "trino"}
+    trino = run.named("trino")
+    files = {u["file"] for u in trino.inputs["uploads"]}
+    assert "/etc/trino/catalog/polaris.properties" not in files
+
+
+def test_stack_overrides_owner_and_it_reaches_labels():
+    platform = stack_platform("lab")
+    platform["layers"]["storage"] = {"owner": "storage-sre"}
+    run = run_program("lab", platform)
+    seaweed = run.named("seaweedfs")
+    assert _labels(seaweed)["lakehouse.owner"] == "storage-sre"
+    assert run.outputs["ownership"][0]["owner"] == "storage-sre"
+
+
+def test_version_manifest_output_lists_pins(lab_run):
+    manifest = lab_run.outputs["version_manifest"]
+    assert manifest["trino"] == "483" and manifest["rest-fixture"] == "1.10.1" and manifest["iceberg"] == "1.11.0"
+    assert manifest["seaweedfs"] == "4.45" and manifest["duckdb"] == "1.5.5"

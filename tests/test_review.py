@@ -1,0 +1,67 @@
+"""The ownership review command, on all three stack files and on broken ones."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def review(*args: str, root: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "infra.review", *args, "--root", str(root)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("stack,target", [("lab", "docker"), ("cloud", "aws"), ("native", "native")])
+def test_review_json_of_each_stack(stack, target):
+    result = review("--stack", stack, "--format", "json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["target"] == target
+    assert [row["layer"] for row in data["layers"]] == [
+        "storage", "catalog", "compute", "governance", "orchestration", "observability", "recovery"]
+    assert all(row["owner"] and row["promise"] and row["down_means"] and row["change_control"] for row in data["layers"])
+
+
+def test_review_table_names_owners_and_pins():
+    result = review("--stack", "lab")
+    assert result.returncode == 0, result.stderr
+    assert "security, executed by platform" in result.stdout
+    assert "trino 483" in result.stdout and "rest-fixture 1.10.1" in result.stdout
+
+
+def test_review_markdown_native_shows_only_its_services():
+    result = review("--stack", "native", "--format", "markdown")
+    assert result.returncode == 0
+    assert "| storage | platform |" in result.stdout
+    assert "polaris" not in result.stdout and "trino 483" in result.stdout
+
+
+def test_review_diff_lab_cloud():
+    result = review("--stack", "lab", "--diff", "cloud", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    changes = {c["what"]: (c["left"], c["right"]) for c in json.loads(result.stdout)["changes"]}
+    assert changes["target"] == ("docker", "aws")
+    assert changes["services.rest-fixture"] == ("enabled", "disabled")
+    assert "services.trino" not in changes
+
+
+def test_review_of_invalid_stack_exits_nonzero_without_traceback(tmp_path):
+    shutil.copy(ROOT / "Pulumi.lab.yaml", tmp_path / "Pulumi.broken.yaml")
+    text = (tmp_path / "Pulumi.broken.yaml").read_text().replace("owner: each engine's team", "owner: ''")
+    (tmp_path / "Pulumi.broken.yaml").write_text(text)
+    result = review("--stack", "broken", root=tmp_path)
+    assert result.returncode == 2
+    assert "lakehouse:platform.layers.compute.owner: every layer needs an owner" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_review_of_missing_stack(tmp_path):
+    result = review("--stack", "nope", root=tmp_path)
+    assert result.returncode == 2 and "Pulumi.nope.yaml: no such stack file" in result.stderr
