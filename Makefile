@@ -1,22 +1,48 @@
-# The two commands of the README: `make up` (native platform up and verified) and `make test`.
+# The README's two commands: `make up` (native platform up and verified) and `make test`.
+# Everything they need is installed by the targets below, from package registries, cached under
+# $${LAKEHOUSE_CACHE:-~/.cache/lakehouse-platform} with checksums.
 SHELL := /bin/bash
 PY := .venv/bin/python
+STACK ?= native
 
-.PHONY: venv test unit review bench
+.PHONY: bootstrap venv pulumi artifacts up down smoke test unit e2e review bench
+
+## bootstrap: project venv, Pulumi CLI + language host (Go module proxy), native artifacts
+bootstrap: venv pulumi artifacts
 
 venv:
 	@scripts/venv.sh
 
-## unit: spec, lab/cloud programs under Pulumi mocks, policies, review, local-service provider
-unit: venv
+pulumi:
+	@bash scripts/install-pulumi.sh
+
+artifacts: venv
+	@$(PY) -m infra.targets.native.artifacts fetch
+
+## up: the native platform on 127.0.0.1 via a real `pulumi up`, then endpoints, ownership, smoke check
+up: bootstrap
+	@$(PY) -m infra.targets.native.stack up --stack $(STACK)
+
+## down: destroy the native platform; no process is left running (data directories are kept)
+down: venv
+	@$(PY) -m infra.targets.native.stack down --stack $(STACK)
+
+smoke: venv
+	@$(PY) -m infra.targets.native.stack smoke --stack $(STACK)
+
+## test: unit tests (mocks, spec, policies, review, process manager), then the native end to end
+test: bootstrap
 	$(PY) -m pytest tests -q -p no:cacheprovider
 
-test: unit
+unit: venv
+	$(PY) -m pytest tests -q -p no:cacheprovider --ignore=tests/e2e
 
 review: venv
 	$(PY) -m infra.review --stack lab
 	$(PY) -m infra.review --stack native
 	$(PY) -m infra.review --stack cloud
 
-bench: venv
+bench: bootstrap
 	$(PY) bench/bench_lab.py
+	$(PY) bench/bench_cloud.py
+	$(PY) -W ignore bench/bench_policies.py lab cloud native

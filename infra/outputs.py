@@ -36,7 +36,7 @@ def ownership(spec: PlatformSpec) -> list[dict[str, Any]]:
             "change_control": contract.change_control,
             "promise": contract.promise,
             "down_means": contract.down_means,
-            "services": {name: {"version": svc.version, "image": svc.image, "owner": spec.owner_of(name)}
+            "services": {name: {"version": spec.pin_of(name), "image": svc.image, "owner": spec.owner_of(name)}
                          for name, svc in services.items()},
         })
     return rows

@@ -6,7 +6,7 @@ import pulumi
 
 from infra import outputs, profiles
 from infra.layers import BUILD_ORDER
-from infra.secrets import resolve_secrets
+from infra.secrets_config import resolve_secrets
 from infra.spec import ConfigError, PlatformSpec, load_platform
 from infra.spec.loader import NAMESPACE
 from infra.targets import make_target

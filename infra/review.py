@@ -68,7 +68,7 @@ def diff(left: PlatformSpec, right: PlatformSpec) -> list[dict[str, str]]:
             changes.append({"what": f"services.{name}", "left": "enabled" if l_svc else "disabled",
                             "right": "enabled" if r_svc else "disabled"})
             continue
-        for label, lv, rv in (("version", l_svc.version, r_svc.version), ("image", l_svc.image, r_svc.image),
+        for label, lv, rv in (("version", left.pin_of(name), right.pin_of(name)), ("image", l_svc.image, r_svc.image),
                               ("owner", left.owner_of(name), right.owner_of(name)),
                               ("memory", l_svc.memory, r_svc.memory)):
             if lv != rv:

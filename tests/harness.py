@@ -38,6 +38,8 @@ class RecordingMocks(pulumi.runtime.Mocks):
         outputs = dict(args.inputs)
         if args.typ == "docker:index/remoteImage:RemoteImage":
             outputs["imageId"] = f"sha256:{args.name}"
+        if args.typ.startswith("aws:"):
+            outputs = {**aws_computed_outputs(args.typ, args.name), **outputs}
         return [f"{args.name}-id", outputs]
 
     def call(self, args: pulumi.runtime.MockCallArgs):
@@ -50,6 +52,35 @@ class RecordingMocks(pulumi.runtime.Mocks):
         if args.token == "aws:index/getAvailabilityZones:getAvailabilityZones":
             return {"names": ["eu-west-1a", "eu-west-1b", "eu-west-1c"], "zoneIds": ["a", "b", "c"]}
         return {}
+
+
+ACCOUNT = "123456789012"
+
+
+def aws_computed_outputs(typ: str, name: str) -> dict[str, Any]:
+    """What AWS computes for a resource and the program reads back (ARNs, endpoints, managed secrets)."""
+    service = typ.split(":")[1].split("/")[0]
+    computed: dict[str, Any] = {"arn": f"arn:aws:{service}:eu-west-1:{ACCOUNT}:{name}"}
+    if typ == "aws:rds/instance:Instance":
+        address = f"{name}.abc123.eu-west-1.rds.amazonaws.com"
+        computed.update({
+            "address": address, "endpoint": f"{address}:5432", "port": 5432,
+            "masterUserSecrets": [{"secretArn": f"arn:aws:secretsmanager:eu-west-1:{ACCOUNT}:secret:rds!db-{name}",
+                                   "secretStatus": "active"}],
+        })
+    elif typ == "aws:lb/loadBalancer:LoadBalancer":
+        computed.update({"dnsName": f"internal-{name}.eu-west-1.elb.amazonaws.com", "arnSuffix": f"app/{name}/abc"})
+    elif typ == "aws:lb/targetGroup:TargetGroup":
+        computed["arnSuffix"] = f"targetgroup/{name}/abc"
+    elif typ == "aws:kms/key:Key":
+        computed["keyId"] = f"{name}-key-id"
+    elif typ == "aws:msk/cluster:Cluster":
+        computed["bootstrapBrokersSaslIam"] = f"b-1.{name}.kafka.eu-west-1.amazonaws.com:9098"
+    elif typ in ("aws:mskconnect/customPlugin:CustomPlugin", "aws:mskconnect/workerConfiguration:WorkerConfiguration"):
+        computed["latestRevision"] = 1
+    elif typ == "aws:sqs/queue:Queue":
+        computed["url"] = f"https://sqs.eu-west-1.amazonaws.com/{ACCOUNT}/{name}"
+    return computed
 
 
 @dataclass

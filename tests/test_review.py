@@ -40,7 +40,7 @@ def test_review_markdown_native_shows_only_its_services():
     result = review("--stack", "native", "--format", "markdown")
     assert result.returncode == 0
     assert "| storage | platform |" in result.stdout
-    assert "polaris" not in result.stdout and "trino 483" in result.stdout
+    assert "polaris" not in result.stdout and "trino 476" in result.stdout  # native runs 476
 
 
 def test_review_diff_lab_cloud():

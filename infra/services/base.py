@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from enum import Enum
+from pathlib import Path
 from typing import Any
 
 from infra.spec.model import PlatformSpec, ServiceSpec, Target
@@ -76,6 +77,32 @@ class ContainerPlan:
     network_mode_service: str | None = None  # share another service's network namespace (sidecar)
 
 
+@dataclass
+class NativePlan:
+    """What the native target needs to run one service as a local process on 127.0.0.1."""
+
+    argv: list[str]
+    health: dict[str, Any]  # LocalService health check (http url / tcp port / command argv)
+    env: dict[str, str] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)  # absolute path -> content
+    setup: list[list[str]] = field(default_factory=list)  # once, before the first start
+    post_start: list[list[str]] = field(default_factory=list)  # after every healthy start
+    run_as_user: str | None = None
+    ulimit_nofile: int | None = None
+    stop_grace_s: float = 15.0
+
+
+@dataclass(frozen=True)
+class NativeHost:
+    """Where one service lives on the host: its home (data dir) and what it is built from."""
+
+    home: Path  # the service's data directory under the stack's state directory
+    artifact: Any  # infra.targets.native.artifacts.Artifact (or None for services without one)
+    java_home: Path | None = None
+    python: str = "python3"  # the project's interpreter, for post-start tasks
+    project_root: Path | None = None
+
+
 @dataclass(frozen=True)
 class ServiceContext:
     """Everything a service definition may read while rendering: the spec and its own name."""
@@ -86,6 +113,10 @@ class ServiceContext:
     @property
     def service(self) -> ServiceSpec:
         return self.spec.services[self.name]
+
+    def listen_port(self, port: str) -> int:
+        """The port number this service listens on for a named port, on this target."""
+        return port_of(self.spec, self.name, port, Side.INTERNAL)
 
     def url(self, service: str, port: str, side: Side = Side.INTERNAL, path: str = "") -> str:
         return url(self.spec, service, port, side, path)

@@ -6,7 +6,7 @@ connection, so the second pooled connection sees an empty database (no such tabl
 
 from __future__ import annotations
 
-from infra.services.base import ContainerPlan, ServiceContext, jvm_heap_flag, secret
+from infra.services.base import ContainerPlan, NativeHost, NativePlan, ServiceContext, jvm_heap_flag, secret
 
 NAME = "rest-fixture"
 # The image's non-root user; the bind mount is handed to it by the init job below.
@@ -38,11 +38,14 @@ INIT_JOB_DEFAULT = {
 }
 
 
-def catalog_env(ctx: ServiceContext, s3_endpoint: str) -> dict[str, str]:
-    """The fixture's CATALOG_* settings (it maps CATALOG_A__B_C to catalog property a-b.c)."""
+def catalog_env(ctx: ServiceContext, s3_endpoint: str, jdbc_uri: str | None = None) -> dict[str, str]:
+    """The fixture's CATALOG_* settings (it maps CATALOG_A__B_C to catalog property a-b.c).
+
+    S3 credentials go in AWS_* (the default chain): the fixture logs every catalog property.
+    """
     spec = ctx.spec
     return {
-        "CATALOG_URI": spec.catalog.fixture_jdbc_uri,
+        "CATALOG_URI": jdbc_uri or spec.catalog.fixture_jdbc_uri,
         "CATALOG_WAREHOUSE": f"s3://{spec.storage.bucket}/",
         "CATALOG_IO__IMPL": "org.apache.iceberg.aws.s3.S3FileIO",
         "CATALOG_S3_ENDPOINT": s3_endpoint,
@@ -51,7 +54,7 @@ def catalog_env(ctx: ServiceContext, s3_endpoint: str) -> dict[str, str]:
         "AWS_REGION": spec.storage.region,
         "AWS_ACCESS_KEY_ID": secret("s3-access-key"),
         "AWS_SECRET_ACCESS_KEY": secret("s3-secret-key"),
-        "REST_PORT": str(ctx.service.ports["http"].internal),
+        "REST_PORT": str(ctx.listen_port("http")),
     }
 
 
@@ -68,4 +71,25 @@ def init_job(ctx: ServiceContext) -> ContainerPlan:
         command=["sh", "-c", f"mkdir -p {CATALOG_DIR} && chown -R {FIXTURE_UID} {CATALOG_DIR}"],
         bind_mounts={"catalog": CATALOG_DIR},
         user="0:0",
+    )
+
+
+def native_jdbc_uri(ctx: ServiceContext, host: NativeHost) -> str:
+    """The spec's SQLite file, moved from the container's /catalog into the service's home."""
+    filename = ctx.spec.catalog.fixture_jdbc_uri.split("?", 1)[0].rsplit("/", 1)[-1]
+    return f"jdbc:sqlite:file:{host.home / filename}"
+
+
+def native(ctx: ServiceContext, host: NativeHost) -> NativePlan:
+    """The fixture's own classes behind a launcher that binds 127.0.0.1 only (upstream binds *)."""
+    port = ctx.listen_port("http")
+    env = catalog_env(ctx, ctx.url("seaweedfs", "s3"), native_jdbc_uri(ctx, host))
+    env.update({"CATALOG_REST_HOST": "127.0.0.1", "CATALOG_REST_PORT": str(port), "JAVA_HOME": str(host.java_home)})
+    classpath = ":".join(str(p) for p in host.artifact.classpath)
+    return NativePlan(
+        argv=[str(host.java_home / "bin" / "java"), jvm_heap_flag(ctx.service), "-XX:+ExitOnOutOfMemoryError",
+              "-cp", classpath, host.artifact.main_class],
+        env=env,
+        health={"kind": "http", "url": ctx.url(NAME, "http", path=ctx.service.health.path), "expect_status": 200},
+        stop_grace_s=10.0,
     )

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from infra.services.base import ContainerPlan, ServiceContext, Side, jvm_heap_flag, properties, secret
+from infra.services.base import (
+    ContainerPlan, NativeHost, NativePlan, ServiceContext, Side, jvm_heap_flag, properties, secret,
+)
 from infra.services.polaris import REALM
 
 NAME = "trino"
@@ -66,19 +68,27 @@ def catalog_files(ctx: ServiceContext, side: Side = Side.INTERNAL) -> dict[str, 
     return files
 
 
-def config_properties(ctx: ServiceContext, port: int, bind_host: str | None = None) -> str:
+def config_properties(ctx: ServiceContext, port: int, discovery_host: str = "localhost") -> str:
     """A single-node coordinator that also schedules work on itself."""
-    props = {
+    return properties({
         "coordinator": "true",
         "node-scheduler.include-coordinator": "true",
         "http-server.http.port": port,
-        "discovery.uri": f"http://{bind_host or 'localhost'}:{port}",
+        "discovery.uri": f"http://{discovery_host}:{port}",
         "query.max-memory": "512MB",
         "query.max-memory-per-node": "512MB",
-    }
-    if bind_host:
-        props["http-server.http.host"] = bind_host  # native: never listen beyond loopback
-    return properties(props)
+    })
+
+
+def node_properties(data_dir: str) -> str:
+    """Natively the HTTP server binds loopback only (node.bind-ip; Trino has no http host property)."""
+    return properties({
+        "node.environment": "lab",
+        "node.id": "native-coordinator",
+        "node.data-dir": data_dir,
+        "node.bind-ip": "127.0.0.1",
+        "node.internal-address": "127.0.0.1",
+    })
 
 
 def jvm_config(ctx: ServiceContext) -> str:
@@ -87,7 +97,8 @@ def jvm_config(ctx: ServiceContext) -> str:
         "-server", jvm_heap_flag(ctx.service), "-XX:InitialRAMPercentage=10", "-XX:+ExitOnOutOfMemoryError",
         "-XX:+UseG1GC", "-XX:G1HeapRegionSize=32M", "-XX:+ExplicitGCInvokesConcurrent",
         "-XX:ReservedCodeCacheSize=256M", "-Djdk.attach.allowAttachSelf=true", "-Dfile.encoding=UTF-8",
-        "-XX:+EnableDynamicAgentLoading",
+        "-XX:+EnableDynamicAgentLoading", "-XX:-OmitStackTraceInFastThrow", "-Djdk.nio.maxCachedBufferSize=2000000",
+        "--enable-native-access=ALL-UNNAMED",
     ]
     return "\n".join(flags) + "\n"
 
@@ -105,5 +116,32 @@ def secret_env(ctx: ServiceContext) -> dict[str, str]:
 def container(ctx: ServiceContext) -> ContainerPlan:
     uploads = {f"/etc/trino/catalog/{name}": body for name, body in catalog_files(ctx, Side.INTERNAL).items()}
     uploads["/etc/trino/jvm.config"] = jvm_config(ctx)
-    uploads["/etc/trino/config.properties"] = config_properties(ctx, ctx.service.ports["http"].internal)
+    uploads["/etc/trino/config.properties"] = config_properties(ctx, ctx.listen_port("http"))
     return ContainerPlan(env=secret_env(ctx), uploads=uploads)
+
+
+# Trino demands at least 4096 open files (8192 recommended); natively the soft limit is raised to
+# the hard limit, which even root may not raise on some hosts.
+MIN_OPEN_FILES = 4096
+
+
+def native(ctx: ServiceContext, host: NativeHost, open_files_hard_limit: int) -> NativePlan:
+    """`bin/launcher run` execs the JVM itself: one pid to stop, no orphans. Never `-v` (prints env)."""
+    port = ctx.listen_port("http")
+    etc, data = host.home / "etc", host.home / "data"
+    files = {str(etc / "catalog" / name): body for name, body in catalog_files(ctx, Side.INTERNAL).items()}
+    files.update({
+        str(etc / "node.properties"): node_properties(str(data)),
+        str(etc / "jvm.config"): jvm_config(ctx),
+        str(etc / "config.properties"): config_properties(ctx, port, "127.0.0.1"),
+        str(etc / "log.properties"): "io.trino=INFO\n",
+    })
+    return NativePlan(
+        argv=[str(host.artifact.path / "bin" / "launcher"), "run", f"--etc-dir={etc}", f"--data-dir={data}"],
+        env={**secret_env(ctx), "JAVA_HOME": str(host.java_home)},
+        files=files,
+        health={"kind": "http", "url": ctx.url(NAME, "http", path="/v1/info"), "expect_status": 200,
+                "json_field": "starting", "json_expect": False},
+        ulimit_nofile=max(MIN_OPEN_FILES, min(open_files_hard_limit, 65536)),
+        stop_grace_s=20.0,
+    )

@@ -6,6 +6,7 @@ see raw config: they receive plain typed values taken from a validated ``Platfor
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from enum import Enum
 from typing import Literal
@@ -285,13 +286,94 @@ class AwsSpec(Strict):
     spark_emr_serverless: bool = Field(default=True, description="Run Spark as an EMR Serverless application.")
     kafka_msk: bool = Field(default=False, description="Run Kafka as Amazon MSK (with MSK Connect for Debezium).")
     msk_broker_count: int = Field(default=2, ge=2, description="MSK brokers (a multiple of the AZ count).")
+    msk_instance_type: str = Field(default="kafka.m7g.large", pattern=r"^kafka\.[a-z0-9]+\.[a-z0-9]+$",
+                                   description="MSK broker instance type.")
+    msk_kafka_version: str = Field(default="3.9.x", description="Kafka version MSK runs (an MSK-supported version).")
+    emr_release_label: str = Field(default="emr-7.10.0", pattern=r"^emr-\d+\.\d+\.\d+$",
+                                   description="EMR Serverless release of the Spark application.")
+    spark_max_vcpu: int = Field(default=16, ge=1, le=400,
+                                description="Most vCPU the Spark application may hold (memory: 4 GB per vCPU).")
+    log_retention_days: int = Field(default=30, description="CloudWatch log retention (a CloudWatch-allowed value).")
+    replica_region: str | None = Field(
+        default=None, description="Region of the replica bucket (storage.replica_bucket); the platform's region if unset."
+    )
 
-    @field_validator("region")
+    @field_validator("region", "replica_region")
     @classmethod
-    def _region(cls, value: str) -> str:
-        if not AWS_REGION_RE.match(value):
+    def _region(cls, value: str | None) -> str | None:
+        if value is not None and not AWS_REGION_RE.match(value):
             raise ValueError(f"{value!r} is not an AWS region; use a region code such as eu-west-1 or us-east-1")
         return value
+
+    @field_validator("trino_workers", mode="before")
+    @classmethod
+    def _workers(cls, value: object) -> object:
+        if isinstance(value, int) and not isinstance(value, bool) and value < 1:
+            raise ValueError(
+                f"{value} workers cannot run a query: the coordinator only plans; set at least 1 Trino worker"
+            )
+        return value
+
+    @field_validator("vpc_cidr")
+    @classmethod
+    def _cidr(cls, value: str) -> str:
+        try:
+            network = ipaddress.ip_network(value, strict=True)
+        except ValueError:
+            raise ValueError(f"{value!r} is not an IPv4 network in CIDR form, such as 10.42.0.0/16") from None
+        if network.version != 4 or not network.is_private or not 16 <= network.prefixlen <= 22:
+            raise ValueError(
+                f"{value!r} must be a private IPv4 network from /16 to /22 (an eighth of it per subnet, per AZ)"
+            )
+        return value
+
+    @field_validator("rds_instance_class")
+    @classmethod
+    def _rds_class(cls, value: str) -> str:
+        if not re.match(r"^db\.[a-z0-9]+\.[a-z0-9]+$", value):
+            raise ValueError(f"{value!r} is not an RDS instance class; use one such as db.t4g.medium or db.r7g.large")
+        return value
+
+    @field_validator("log_retention_days")
+    @classmethod
+    def _retention(cls, value: int) -> int:
+        if value not in CLOUDWATCH_RETENTION_DAYS:
+            raise ValueError(
+                f"{value} is not a CloudWatch retention; allowed: {', '.join(map(str, CLOUDWATCH_RETENTION_DAYS))}"
+            )
+        return value
+
+
+# Fargate task sizes: CPU units -> allowed memory (MiB).
+FARGATE_SIZES: dict[int, tuple[int, ...]] = {
+    256: (512, 1024, 2048),
+    512: tuple(range(1024, 4097, 1024)),
+    1024: tuple(range(2048, 8193, 1024)),
+    2048: tuple(range(4096, 16385, 1024)),
+    4096: tuple(range(8192, 30721, 1024)),
+    8192: tuple(range(16384, 61441, 4096)),
+    16384: tuple(range(32768, 122881, 8192)),
+}
+CLOUDWATCH_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192,
+                             2557, 2922, 3288, 3653)
+# What the native target runs as local processes (jobs are folded into them); anything else
+# enabled on native is refused with the reason.
+NATIVE_SERVICES = ("seaweedfs", "seaweedfs-bucket", "postgres", "rest-fixture-init", "rest-fixture", "trino")
+NOT_ON_NATIVE = {
+    "lakekeeper": "no build of Lakekeeper is obtainable from the package registries; it runs on docker and aws",
+    "lakekeeper-migrate": "Lakekeeper does not run natively",
+    "lakekeeper-s3-loopback": "a docker sidecar; natively every service already shares 127.0.0.1",
+}
+# What the aws target runs; anything else enabled on aws is refused with the reason.
+AWS_SERVICES = ("postgres", "polaris-bootstrap", "polaris", "lakekeeper-migrate", "lakekeeper", "trino")
+NOT_ON_AWS = {
+    "seaweedfs": "on aws the store is S3 itself",
+    "kafka": "on aws Kafka runs as Amazon MSK: set aws.kafka_msk: true instead",
+    "kafka-connect": "on aws Debezium runs on MSK Connect: set aws.kafka_msk: true instead",
+    "lakekeeper-s3-loopback": "a docker sidecar; on aws the catalogs reach S3 directly",
+    "flink-jobmanager": "Flink is not offered on the aws target",
+    "flink-taskmanager": "Flink is not offered on the aws target",
+}
 
 
 class PlatformSpec(Strict):
@@ -309,6 +391,18 @@ class PlatformSpec(Strict):
     recovery: RecoverySpec = Field(default_factory=RecoverySpec)
     observability: ObservabilitySpec = Field(default_factory=ObservabilitySpec)
     aws: AwsSpec = Field(default_factory=AwsSpec)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _aws_storage_region(cls, data: object) -> object:
+        """On aws the bucket lives in aws.region: storage.region (what clients sign for) follows it when unset."""
+        if not isinstance(data, dict) or str(getattr(data.get("target"), "value", data.get("target"))) != "aws":
+            return data
+        storage, cloud = data.get("storage") or {}, data.get("aws") or {}
+        if isinstance(storage, dict) and isinstance(cloud, dict) and "region" not in storage:
+            region = cloud.get("region", AwsSpec.model_fields["region"].default)
+            data = {**data, "storage": {**storage, "region": region}}
+        return data
 
     @model_validator(mode="after")
     def _whole_platform(self) -> "PlatformSpec":
@@ -349,6 +443,70 @@ class PlatformSpec(Strict):
             )
         return self
 
+    @model_validator(mode="after")
+    def _fits_native(self) -> "PlatformSpec":
+        """Native-only checks: what runs as a local process here."""
+        if self.target is not Target.NATIVE:
+            return self
+        for name in self.enabled_services():
+            if name not in NATIVE_SERVICES:
+                reason = NOT_ON_NATIVE.get(name, "the native target does not run it yet")
+                raise ValueError(
+                    f"services.{name}.enabled: {name} does not run on the native target ({reason}); disable it. "
+                    f"Allowed: {', '.join(NATIVE_SERVICES)}"
+                )
+        return self
+
+    @model_validator(mode="after")
+    def _fits_aws(self) -> "PlatformSpec":
+        """Cloud-only checks: what the aws target can run, and sizes AWS accepts."""
+        if self.target is not Target.AWS:
+            return self
+        cloud = self.aws
+        for name in self.enabled_services():
+            if name not in AWS_SERVICES:
+                reason = NOT_ON_AWS.get(name, "the aws target has no way to run it")
+                raise ValueError(f"services.{name}.enabled: {name} does not run on the aws target ({reason}); disable it")
+        if self.storage.region != cloud.region:
+            raise ValueError(
+                f"storage.region: {self.storage.region!r} differs from aws.region {cloud.region!r}; on aws the bucket "
+                "lives in aws.region, so leave storage.region unset or make them equal"
+            )
+        memories = FARGATE_SIZES.get(cloud.trino_worker_cpu)
+        if memories is None:
+            raise ValueError(
+                f"aws.trino_worker_cpu: {cloud.trino_worker_cpu} is not a Fargate CPU size; allowed: "
+                + ", ".join(map(str, FARGATE_SIZES))
+            )
+        if cloud.trino_worker_memory_mb not in memories:
+            raise ValueError(
+                f"aws.trino_worker_memory_mb: {cloud.trino_worker_memory_mb} does not fit {cloud.trino_worker_cpu} CPU "
+                f"units on Fargate; allowed: {memories[0]} to {memories[-1]} in steps of {memories[1] - memories[0]}"
+            )
+        if cloud.kafka_msk and cloud.msk_broker_count % cloud.availability_zones:
+            raise ValueError(
+                f"aws.msk_broker_count: {cloud.msk_broker_count} brokers cannot spread evenly over "
+                f"{cloud.availability_zones} availability zones; use a multiple of {cloud.availability_zones}"
+            )
+        if self.storage.replica_bucket and len(f"{self.storage.bucket}-replica") > 63:
+            raise ValueError(
+                f"storage.bucket: {self.storage.bucket!r} leaves no room for its replica "
+                f"'{self.storage.bucket}-replica' (63 characters at most); shorten the bucket name"
+            )
+        if self.maintenance and "trino" not in self.enabled_services():
+            raise ValueError(
+                "maintenance: on aws maintenance runs through Trino (its CLI against the coordinator); "
+                "enable services.trino or remove maintenance"
+            )
+        for index, job in enumerate(self.maintenance):
+            _, _, day_of_month, _, day_of_week = job.schedule.split()
+            if day_of_month != "*" and day_of_week != "*":
+                raise ValueError(
+                    f"maintenance.{index}.schedule: {job.schedule!r} restricts both day-of-month and day-of-week; "
+                    "EventBridge Scheduler accepts only one of them (set the other to *)"
+                )
+        return self
+
     def enabled_services(self) -> dict[str, ServiceSpec]:
         """The services this stack runs, in declaration order."""
         return {name: svc for name, svc in self.services.items() if svc.enabled}
@@ -362,9 +520,14 @@ class PlatformSpec(Strict):
         svc = self.services[service]
         return svc.owner or self.layers[svc.layer].owner
 
+    def pin_of(self, service: str) -> str:
+        """The version this stack's target runs for a service (native may differ where registries lack the pin)."""
+        svc = self.services[service]
+        return svc.native_version if self.target is Target.NATIVE and svc.native_version else svc.version
+
     def version_manifest(self) -> dict[str, str]:
         """The pins of this stack: every enabled service plus the host engines and the Iceberg library."""
-        manifest = {name: svc.version for name, svc in self.enabled_services().items()}
+        manifest = {name: self.pin_of(name) for name in self.enabled_services()}
         manifest.update(
             {
                 "iceberg": self.engines.iceberg,

@@ -15,7 +15,7 @@ import pulumi
 import pulumi_docker as docker
 
 from infra.layers.base import layer_labels
-from infra.secrets import render
+from infra.secrets_config import render
 from infra.services import flink, kafka, lakekeeper, polaris, postgres, rest_fixture, seaweedfs, trino
 from infra.services.base import ContainerPlan, ServiceContext
 from infra.spec import Layer, PlatformSpec, ServiceSpec

@@ -1,0 +1,365 @@
+"""Compute on AWS: the engines, each on the managed service that runs it at scale.
+
+- Trino: a coordinator and ``aws.trino_workers`` workers on ECS Fargate; the catalog files are the
+  same ``trino.catalog_files`` every target renders (on AWS they hold no S3 keys: the catalogs vend
+  short-lived credentials); the coordinator is ``trino.<name>.internal`` (Cloud Map A record);
+- Spark: an EMR Serverless application in the private subnets, its defaults pointing at the
+  stack's default catalog (``aws.spark_emr_serverless``);
+- Kafka: Amazon MSK (IAM auth, TLS, KMS) with Debezium on MSK Connect (``aws.kafka_msk``).
+Never a home-made cluster.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pulumi
+import pulumi_aws as aws
+
+from infra import profiles
+from infra.services import kafka, postgres, trino
+from infra.services.base import ServiceContext, Side, host_of, properties, url
+from infra.spec import Layer
+from infra.targets.aws import governance as gov_module
+from infra.targets.aws.common import fargate_size, log_group_name
+from infra.targets.aws.ecs import Container, files_then_exec, secret_names, service_memory_mib, task_definition
+from infra.targets.aws.storage import secure_bucket
+
+if TYPE_CHECKING:
+    from infra.layers.base import LayerComponent
+    from infra.targets.aws import AwsTarget
+
+LAYER = Layer.COMPUTE
+TRINO_WORKER = "trino-worker"
+TRINO_LAUNCHER = "/usr/lib/trino/bin/run-trino"
+SPARK = "spark"
+MSK_CONNECT = "kafka-connect"
+MSK_CONNECT_VERSION = "3.7.x"
+EMR_ICEBERG_JAR = "/usr/share/aws/iceberg/lib/iceberg-spark3-runtime.jar"  # Iceberg as EMR ships it
+
+
+@dataclass
+class ComputeState:
+    cluster: aws.ecs.Cluster
+    services: dict[str, aws.ecs.Service] = field(default_factory=dict)
+    task_definitions: dict[str, aws.ecs.TaskDefinition] = field(default_factory=dict)
+    spark: aws.emrserverless.Application | None = None
+    msk: aws.msk.Cluster | None = None
+    log_sources: list[str] = field(default_factory=list)
+
+
+def build(target: "AwsTarget", component: "LayerComponent") -> dict[str, Any]:
+    spec = target.spec
+    opts = target.opts(component)
+    cluster = aws.ecs.Cluster(
+        f"{spec.name}-compute", name=f"{spec.name}-{pulumi.get_stack()}-compute",
+        settings=[{"name": "containerInsights", "value": "enabled"}], tags=target.tags(LAYER), opts=opts,
+    )
+    state = ComputeState(cluster)
+    target.compute = state
+    outputs: dict[str, Any] = {"cluster": cluster.name}
+    if trino.NAME in spec.enabled_services():
+        _trino(target, component, state)
+        trino_url = url(spec, trino.NAME, "http", Side.INTERNAL)
+        outputs["trino_url"] = trino_url
+        outputs["trino_workers"] = spec.aws.trino_workers
+        target.export(trino_url=trino_url)
+    if spec.aws.spark_emr_serverless:
+        state.spark = _spark(target, component, state)
+        outputs["spark_application_id"] = state.spark.id
+        target.export(spark_application_id=state.spark.id,
+                      spark_job_role_arn=target.governance.roles["spark-job"].arn)
+    if spec.aws.kafka_msk:
+        state.msk = _msk(target, component, state)
+        outputs["kafka_bootstrap_brokers"] = state.msk.bootstrap_brokers_sasl_iam
+        target.export(kafka_bootstrap_brokers=state.msk.bootstrap_brokers_sasl_iam)
+    target.export(compute_cluster=cluster.name)
+    return outputs
+
+
+# -- Trino ---------------------------------------------------------------------------------------
+
+
+def coordinator_properties(port: int) -> str:
+    """The coordinator plans and schedules only: workers execute."""
+    return properties({
+        "coordinator": "true",
+        "node-scheduler.include-coordinator": "false",
+        "http-server.http.port": port,
+        "discovery.uri": f"http://localhost:{port}",
+    })
+
+
+def worker_properties(discovery: str, port: int, heap_mib: int) -> str:
+    per_node = max(heap_mib * 3 // 10, 256)
+    return properties({
+        "coordinator": "false",
+        "http-server.http.port": port,
+        "discovery.uri": discovery,
+        "query.max-memory-per-node": f"{per_node}MB",
+    })
+
+
+def _trino(target: "AwsTarget", component: "LayerComponent", state: ComputeState) -> None:
+    spec = target.spec
+    gov: gov_module.GovernanceState = target.governance
+    network = gov.network
+    opts = target.opts(component)
+    service = spec.services[trino.NAME]
+    ctx = ServiceContext(spec, trino.NAME)
+    port = service.ports["http"].internal
+    catalogs = {f"/etc/trino/catalog/{name}": body for name, body in trino.catalog_files(ctx, Side.INTERNAL).items()}
+    env = {**service.env, **trino.secret_env(ctx), "AWS_REGION": spec.aws.region}
+    tags = target.tags(LAYER, trino.NAME)
+
+    # Coordinator: the service's own budget; registered as trino.<name>.internal.
+    coordinator_memory = service_memory_mib(service)
+    coordinator_entry, coordinator_command = files_then_exec(
+        {**catalogs, "/etc/trino/jvm.config": trino.jvm_config(ctx),
+         "/etc/trino/config.properties": coordinator_properties(port)},
+        [TRINO_LAUNCHER],
+    )
+    coordinator = Container(
+        name=trino.NAME, image=service.image, memory_mib=coordinator_memory, env=env,
+        entry_point=coordinator_entry, command=coordinator_command, ports=[port], health=service.health,
+    )
+    # Workers: the Fargate size the stack sets; heap three quarters of it.
+    worker_memory = spec.aws.trino_worker_memory_mb
+    heap = worker_memory * 3 // 4
+    worker_jvm = re.sub(r"-Xmx\d+m", f"-Xmx{heap}m", trino.jvm_config(ctx))
+    discovery = url(spec, trino.NAME, "http", Side.INTERNAL)
+    worker_entry, worker_command = files_then_exec(
+        {**catalogs, "/etc/trino/jvm.config": worker_jvm,
+         "/etc/trino/config.properties": worker_properties(discovery, port, heap)},
+        [TRINO_LAUNCHER],
+    )
+    worker = Container(
+        name=TRINO_WORKER, image=service.image, memory_mib=worker_memory, env=env, entry_point=worker_entry,
+        command=worker_command, ports=[port], health=service.health,
+    )
+
+    registry = aws.servicediscovery.Service(
+        f"{spec.name}-trino-dns", name=trino.NAME,
+        description=f"{host_of(spec, trino.NAME, Side.INTERNAL)}: the Trino coordinator",
+        dns_config={"namespace_id": network.namespace.id, "dns_records": [{"type": "A", "ttl": 10}],
+                    "routing_policy": "MULTIVALUE"},
+        tags=tags, opts=opts,
+    )
+    for container, cpu_memory, desired, registries in (
+        (coordinator, fargate_size(coordinator_memory, min_cpu=1024), 1, [{"registry_arn": registry.arn}]),
+        (worker, (spec.aws.trino_worker_cpu, worker_memory), spec.aws.trino_workers, []),
+    ):
+        name = container.name
+        execution = gov_module.execution_role(target, name, [name], secret_names(container.env))
+        cpu, memory = cpu_memory
+        task = task_definition(
+            target, component, f"{spec.name}-{name}", [container], tags=tags, execution_role=execution,
+            task_role=None,  # no AWS rights of its own: table data only through catalog-vended credentials
+            secret_refs=gov.secret_refs, cpu=cpu, memory=memory,
+        )
+        state.task_definitions[name] = task
+        state.log_sources.append(name)
+        state.services[name] = aws.ecs.Service(
+            f"{spec.name}-{name}",
+            name=name,
+            cluster=state.cluster.arn,
+            task_definition=task.arn,
+            desired_count=desired,
+            launch_type="FARGATE",
+            platform_version="LATEST",
+            network_configuration={"subnets": network.private_subnet_ids,
+                                   "security_groups": [network.sg("engines").id], "assign_public_ip": False},
+            service_registries=registries[0] if registries else None,
+            deployment_circuit_breaker={"enable": True, "rollback": True},
+            deployment_minimum_healthy_percent=0 if desired == 1 else 50,
+            deployment_maximum_percent=200,
+            propagate_tags="SERVICE",
+            enable_ecs_managed_tags=True,
+            wait_for_steady_state=False,
+            tags=tags,
+            opts=target.opts(component, depends_on=target.logs_ready),
+        )
+
+
+# -- Spark on EMR Serverless ---------------------------------------------------------------------
+
+
+def _spark(target: "AwsTarget", component: "LayerComponent", state: ComputeState) -> aws.emrserverless.Application:
+    spec = target.spec
+    gov: gov_module.GovernanceState = target.governance
+    network = gov.network
+    logs = log_group_name(spec, SPARK)
+    state.log_sources.append(SPARK)
+    gov_module.service_role(
+        target, "spark-job", "emr-serverless.amazonaws.com",
+        "EMR Serverless job runtime role: writes its logs; table data only through catalog-vended credentials",
+        [
+            {"Sid": "WriteOwnLogs", "Effect": "Allow",
+             "Action": ["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
+             "Resource": [gov.arn("logs", f"log-group:{logs}"), gov.arn("logs", f"log-group:{logs}:*")]},
+            {"Sid": "EncryptOwnLogs", "Effect": "Allow", "Action": ["kms:GenerateDataKey", "kms:Decrypt"],
+             "Resource": gov.key.arn},
+        ],
+        layer=LAYER,
+    )
+    defaults = {k: v for k, v in profiles.spark(spec, Side.INTERNAL, catalog_name=spec.name.replace("-", "_")).items()
+                if not k.startswith("spark.jars.packages")}
+    defaults["spark.jars"] = EMR_ICEBERG_JAR
+    vcpu = spec.aws.spark_max_vcpu
+    return aws.emrserverless.Application(
+        f"{spec.name}-spark",
+        name=f"{spec.name}-{pulumi.get_stack()}-spark",
+        release_label=spec.aws.emr_release_label,
+        type="spark",
+        architecture="X86_64",
+        network_configuration={"subnet_ids": network.private_subnet_ids,
+                               "security_group_ids": [network.sg("engines").id]},
+        auto_start_configuration={"enabled": True},
+        auto_stop_configuration={"enabled": True, "idle_timeout_minutes": 15},
+        maximum_capacity={"cpu": f"{vcpu} vCPU", "memory": f"{vcpu * 4} GB"},
+        monitoring_configuration={"cloudwatch_logging_configuration": {
+            "enabled": True, "log_group_name": logs, "encryption_key_arn": gov.key.arn}},
+        runtime_configurations=[{"classification": "spark-defaults", "properties": defaults}],
+        tags=target.tags(LAYER, **{"lakehouse.engine": SPARK}),
+        opts=target.opts(component, depends_on=target.logs_ready),
+    )
+
+
+# -- Kafka on MSK, Debezium on MSK Connect -------------------------------------------------------
+
+
+def _artifacts_bucket_name(bucket: str) -> str:
+    name = f"{bucket}-artifacts"
+    if len(name) <= 63:
+        return name
+    return f"{bucket[:50].rstrip('-.')}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
+
+
+def debezium_plugin_url(version_tag: str) -> str:
+    """Debezium's PostgreSQL connector plugin on Maven Central (Pulumi uploads the archive as a ZIP)."""
+    base = "https://repo1.maven.org/maven2/io/debezium/debezium-connector-postgres"
+    return f"{base}/{version_tag}/debezium-connector-postgres-{version_tag}-plugin.tar.gz"
+
+
+def _msk(target: "AwsTarget", component: "LayerComponent", state: ComputeState) -> aws.msk.Cluster:
+    spec = target.spec
+    gov: gov_module.GovernanceState = target.governance
+    network = gov.network
+    opts = target.opts(component)
+    tags = target.tags(LAYER, kafka.KAFKA)
+    broker_logs = log_group_name(spec, kafka.KAFKA)
+    state.log_sources += [kafka.KAFKA, MSK_CONNECT]
+    cluster = aws.msk.Cluster(
+        f"{spec.name}-kafka",
+        cluster_name=f"{spec.name}-{pulumi.get_stack()}",
+        kafka_version=spec.aws.msk_kafka_version,
+        number_of_broker_nodes=spec.aws.msk_broker_count,
+        broker_node_group_info={
+            "instance_type": spec.aws.msk_instance_type,
+            "client_subnets": network.private_subnet_ids,
+            "security_groups": [network.sg("msk").id],
+            "storage_info": {"ebs_storage_info": {"volume_size": 100}},
+        },
+        encryption_info={"encryption_at_rest_kms_key_arn": gov.key.arn,
+                         "encryption_in_transit": {"client_broker": "TLS", "in_cluster": True}},
+        client_authentication={"sasl": {"iam": True}, "unauthenticated": False},
+        logging_info={"broker_logs": {"cloudwatch_logs": {"enabled": True, "log_group": broker_logs}}},
+        tags=tags,
+        opts=target.opts(component, depends_on=target.logs_ready),
+    )
+
+    # Debezium on MSK Connect: plugin from Maven Central into a private artifacts bucket.
+    connect = spec.services[kafka.CONNECT]
+    artifacts = secure_bucket(
+        target, component, LAYER, f"{spec.name}-artifacts", _artifacts_bucket_name(spec.storage.bucket), gov.key,
+        noncurrent_days=spec.storage.noncurrent_version_expiration_days,
+        abort_multipart_days=spec.storage.abort_incomplete_multipart_days,
+    )
+    plugin_key = f"plugins/debezium-connector-postgres-{connect.image_tag}.zip"
+    plugin_object = aws.s3.BucketObjectv2(
+        f"{spec.name}-debezium-plugin", bucket=artifacts.bucket.id, key=plugin_key,
+        source=pulumi.RemoteArchive(debezium_plugin_url(connect.image_tag)),
+        server_side_encryption="aws:kms", kms_key_id=gov.key.arn,
+        tags=target.tags(LAYER, kafka.CONNECT), opts=opts,
+    )
+    plugin = aws.mskconnect.CustomPlugin(
+        f"{spec.name}-debezium", name=f"{spec.name}-{pulumi.get_stack()}-debezium-{connect.version}",
+        content_type="ZIP",
+        location={"s3": {"bucket_arn": artifacts.bucket.arn, "file_key": plugin_object.key}},
+        tags=target.tags(LAYER, kafka.CONNECT), opts=opts,
+    )
+    workers = aws.mskconnect.WorkerConfiguration(
+        f"{spec.name}-connect-workers", name=f"{spec.name}-{pulumi.get_stack()}-connect-workers",
+        # Secrets are resolved by the worker at run time (MSK config provider), never written in the connector.
+        properties_file_content="\n".join([
+            "key.converter=org.apache.kafka.connect.json.JsonConverter",
+            "value.converter=org.apache.kafka.connect.json.JsonConverter",
+            "config.providers=secretsmanager",
+            "config.providers.secretsmanager.class="
+            "com.amazonaws.kafka.config.providers.SecretsManagerConfigProvider",
+            f"config.providers.secretsmanager.param.region={spec.aws.region}",
+            "",
+        ]),
+        tags=target.tags(LAYER, kafka.CONNECT), opts=opts,
+    )
+    topics = cluster.arn.apply(lambda arn: arn.replace(":cluster/", ":topic/") + "/*")
+    groups = cluster.arn.apply(lambda arn: arn.replace(":cluster/", ":group/") + "/*")
+    db_secret = gov.secret_refs["postgres-password"]
+    role = gov_module.service_role(
+        target, "connect", "kafkaconnect.amazonaws.com",
+        "MSK Connect: Debezium writes the bookshop's changes to MSK and reads the database secret",
+        [
+            {"Sid": "KafkaCluster", "Effect": "Allow",
+             "Action": ["kafka-cluster:Connect", "kafka-cluster:DescribeCluster"], "Resource": cluster.arn},
+            {"Sid": "KafkaTopics", "Effect": "Allow",
+             "Action": ["kafka-cluster:CreateTopic", "kafka-cluster:DescribeTopic", "kafka-cluster:WriteData",
+                        "kafka-cluster:ReadData"], "Resource": topics},
+            {"Sid": "KafkaGroups", "Effect": "Allow",
+             "Action": ["kafka-cluster:AlterGroup", "kafka-cluster:DescribeGroup"], "Resource": groups},
+            {"Sid": "DatabaseSecret", "Effect": "Allow", "Action": ["secretsmanager:GetSecretValue"],
+             "Resource": pulumi.Output.from_input(db_secret).apply(gov_module._secret_arn)},
+            {"Sid": "DecryptDatabaseSecret", "Effect": "Allow", "Action": ["kms:Decrypt"], "Resource": gov.key.arn},
+            {"Sid": "WriteOwnLogs", "Effect": "Allow",
+             "Action": ["logs:CreateLogDelivery", "logs:PutLogEvents", "logs:CreateLogStream"], "Resource": "*"},
+        ],
+        layer=LAYER,
+    )
+    pg = spec.services[postgres.NAME]
+    secret_arn = pulumi.Output.from_input(db_secret).apply(gov_module._secret_arn)
+    aws.mskconnect.Connector(
+        f"{spec.name}-bookshop-cdc",
+        name=f"{spec.name}-{pulumi.get_stack()}-bookshop-cdc",
+        description="Debezium: the bookshop's PostgreSQL changes to Kafka",
+        kafkaconnect_version=MSK_CONNECT_VERSION,
+        capacity={"provisioned_capacity": {"mcu_count": 1, "worker_count": 1}},
+        connector_configuration={
+            "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+            "tasks.max": "1",
+            "database.hostname": host_of(spec, postgres.NAME, Side.INTERNAL),
+            "database.port": str(pg.ports["pg"].internal),
+            "database.user": "postgres",
+            "database.password": secret_arn.apply(lambda arn: "${secretsmanager:" + arn + ":password}"),
+            "database.dbname": "bookshop",
+            "database.sslmode": "require",
+            "topic.prefix": "bookshop",
+            "plugin.name": "pgoutput",
+            "slot.name": "debezium_bookshop",
+            "publication.autocreate.mode": "filtered",
+        },
+        kafka_cluster={"apache_kafka_cluster": {
+            "bootstrap_servers": cluster.bootstrap_brokers_sasl_iam,
+            "vpc": {"security_groups": [network.sg("connect").id], "subnets": network.private_subnet_ids}}},
+        kafka_cluster_client_authentication={"authentication_type": "IAM"},
+        kafka_cluster_encryption_in_transit={"encryption_type": "TLS"},
+        plugins=[{"custom_plugin": {"arn": plugin.arn, "revision": plugin.latest_revision}}],
+        worker_configuration={"arn": workers.arn, "revision": workers.latest_revision},
+        service_execution_role_arn=role.arn,
+        log_delivery={"worker_log_delivery": {"cloudwatch_logs": {
+            "enabled": True, "log_group": log_group_name(spec, MSK_CONNECT)}}},
+        tags=target.tags(LAYER, kafka.CONNECT),
+        opts=target.opts(component, depends_on=target.logs_ready),
+    )
+    return cluster

@@ -1,0 +1,206 @@
+"""ECS Fargate building blocks shared by the catalog, compute and orchestration layers.
+
+A service's container plan (infra/services) is rendered into an ECS container definition here:
+plain settings go to ``environment``; every value that is a secret placeholder goes to ``secrets``
+as a Secrets Manager reference, so no secret is ever in a task definition's environment.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import shlex
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pulumi
+import pulumi_aws as aws
+
+from infra.services.base import SECRET_TOKEN
+from infra.spec.model import HealthCheckSpec, ServiceSpec
+from infra.targets.aws.common import log_group_name, to_json
+
+if TYPE_CHECKING:
+    from infra.targets.aws import AwsTarget
+
+
+class SecretInEnvironment(ValueError):
+    """A plan embeds a secret inside a larger environment value; on aws secrets are injected whole."""
+
+
+@dataclass
+class Container:
+    """One container of a task definition, before it is rendered to ECS JSON."""
+
+    name: str
+    image: str
+    memory_mib: int
+    env: dict[str, str] = field(default_factory=dict)
+    command: list[str] = field(default_factory=list)
+    entry_point: list[str] = field(default_factory=list)
+    ports: list[int] = field(default_factory=list)
+    health: HealthCheckSpec | None = None
+    essential: bool = True
+    log_source: str | None = None  # log group suffix; the container name when unset
+
+
+def split_env(
+    env: dict[str, str], secret_refs: dict[str, pulumi.Input[str]], where: str
+) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
+    """(environment, secrets) of an ECS container from a plan's env.
+
+    A value that is exactly ``${secret:name}`` becomes ``{"name", "valueFrom": <Secrets Manager ARN>}``.
+    A value that hides a secret inside a longer string cannot be injected safely and is refused.
+    """
+    environment, secrets = [], []
+    for key, value in env.items():
+        names = SECRET_TOKEN.findall(value)
+        if not names:
+            environment.append({"name": key, "value": value})
+            continue
+        if SECRET_TOKEN.fullmatch(value) is None:
+            raise SecretInEnvironment(
+                f"{where}: environment {key} embeds a secret inside a longer value; on aws a secret is injected "
+                "whole from Secrets Manager, so pass it in a variable of its own"
+            )
+        if names[0] not in secret_refs:
+            raise KeyError(f"{where}: no Secrets Manager secret for {names[0]!r}; known: {', '.join(sorted(secret_refs))}")
+        secrets.append({"name": key, "valueFrom": secret_refs[names[0]]})
+    return environment, secrets
+
+
+def health_check(health: HealthCheckSpec, port: int | None) -> dict[str, Any]:
+    """ECS container health check from the service's spec, clamped to what ECS accepts."""
+    if health.command:
+        command = list(health.command)
+    elif health.kind == "http":
+        command = ["CMD-SHELL", f"curl -fsS http://127.0.0.1:{port}{health.path} >/dev/null || exit 1"]
+    else:
+        command = ["CMD-SHELL", f"bash -c 'exec 3<>/dev/tcp/127.0.0.1/{port}' || exit 1"]
+    interval = min(max(health.interval_s, 5), 300)
+    return {
+        "command": command,
+        "interval": interval,
+        "timeout": min(max(health.timeout_s, 2), 60, interval),
+        "retries": min(max(health.retries, 1), 10),
+        "startPeriod": min(max(health.start_period_s, health.ready_timeout_s // 2), 300),
+    }
+
+
+def shell(script_lines: list[str]) -> tuple[list[str], list[str]]:
+    """(entryPoint, command) running a shell script in place of the image's entrypoint."""
+    return ["/bin/sh", "-c"], ["\n".join(script_lines)]
+
+
+def files_then_exec(files: dict[str, str], exec_command: list[str]) -> tuple[list[str], list[str]]:
+    """(entryPoint, command) writing config files (base64: any content is safe) then exec-ing the server.
+
+    Fargate has no bind mounts of host files: configuration travels in the task definition. Files
+    written this way must hold no secret; secrets reach the process through task ``secrets``.
+    """
+    lines = ["set -e"]
+    for path, body in files.items():
+        directory = path.rsplit("/", 1)[0]
+        encoded = base64.b64encode(body.encode()).decode()
+        lines.append(f"mkdir -p {shlex.quote(directory)} && echo {encoded} | base64 -d > {shlex.quote(path)}")
+    lines.append("exec " + " ".join(shlex.quote(arg) for arg in exec_command))
+    return shell(lines)
+
+
+def secrets_as_variables(command: list[str], exec_prefix: list[str]) -> tuple[list[str], list[str], dict[str, str]]:
+    """(entryPoint, command, env) for a plan whose command line carries secret placeholders.
+
+    A task definition's command is plain text, so each ``${secret:name}`` becomes a shell variable
+    filled from task ``secrets`` at run time: the command keeps the reference, never the value.
+    """
+    env: dict[str, str] = {}
+
+    def variable(match: "re.Match[str]") -> str:
+        name = match.group(1)
+        var = name.upper().replace("-", "_")
+        env[var] = "${secret:" + name + "}"
+        return "${" + var + "}"
+
+    words = []
+    for arg in [*exec_prefix, *command]:
+        if SECRET_TOKEN.search(arg):
+            words.append('"' + SECRET_TOKEN.sub(variable, arg.replace('"', '\\"')) + '"')
+        else:
+            words.append(shlex.quote(arg))
+    entry_point, shell_command = shell(["exec " + " ".join(words)])
+    return entry_point, shell_command, env
+
+
+def secret_names(env: dict[str, str]) -> list[str]:
+    """The secrets an environment references (placeholder names), sorted."""
+    return sorted({name for value in env.values() for name in SECRET_TOKEN.findall(value)})
+
+
+def container_definition(
+    target: "AwsTarget", container: Container, secret_refs: dict[str, pulumi.Input[str]]
+) -> dict[str, Any]:
+    """One ECS container definition (a mapping that may hold Outputs)."""
+    spec = target.spec
+    environment, secrets = split_env(container.env, secret_refs, f"{container.name} (aws)")
+    definition: dict[str, Any] = {
+        "name": container.name,
+        "image": container.image,
+        "essential": container.essential,
+        "memory": container.memory_mib,
+        "environment": sorted(environment, key=lambda item: item["name"]),
+        "secrets": sorted(secrets, key=lambda item: item["name"]),
+        "portMappings": [{"containerPort": port, "protocol": "tcp"} for port in container.ports],
+        "readonlyRootFilesystem": False,
+        "logConfiguration": {
+            "logDriver": "awslogs",
+            "options": {
+                "awslogs-group": log_group_name(spec, container.log_source or container.name),
+                "awslogs-region": spec.aws.region,
+                "awslogs-stream-prefix": container.name,
+            },
+        },
+    }
+    if container.command:
+        definition["command"] = container.command
+    if container.entry_point:
+        definition["entryPoint"] = container.entry_point
+    if container.health is not None:
+        port = container.ports[0] if container.ports else None
+        definition["healthCheck"] = health_check(container.health, port)
+    return definition
+
+
+def task_definition(
+    target: "AwsTarget",
+    parent: pulumi.Resource,
+    name: str,
+    containers: list[Container],
+    *,
+    tags: dict[str, str],
+    execution_role: aws.iam.Role,
+    task_role: aws.iam.Role | None,
+    secret_refs: dict[str, pulumi.Input[str]],
+    cpu: int,
+    memory: int,
+) -> aws.ecs.TaskDefinition:
+    """A Fargate task definition: awsvpc networking, x86_64 (the pinned images are multi-arch or amd64)."""
+    definitions = [container_definition(target, c, secret_refs) for c in containers]
+    return aws.ecs.TaskDefinition(
+        name,
+        family=f"{target.spec.name}-{pulumi.get_stack()}-{name.removeprefix(target.spec.name + '-')}",
+        requires_compatibilities=["FARGATE"],
+        network_mode="awsvpc",
+        cpu=str(cpu),
+        memory=str(memory),
+        execution_role_arn=execution_role.arn,
+        task_role_arn=task_role.arn if task_role is not None else None,
+        container_definitions=to_json(definitions),
+        runtime_platform={"operating_system_family": "LINUX", "cpu_architecture": "X86_64"},
+        tags=tags,
+        opts=target.opts(parent),
+    )
+
+
+def service_memory_mib(service: ServiceSpec) -> int:
+    """A service's memory budget in MiB (the container's hard limit)."""
+    return max(service.memory_bytes // (1024 * 1024), 64)

@@ -1,0 +1,432 @@
+"""Governance on AWS: who may reach, read and write what.
+
+- the network: VPC, private subnets per AZ (public ones only for NAT egress), an S3 gateway
+  endpoint, security groups that admit each hop from exactly one place, and the Cloud Map
+  namespace ``<name>.internal`` every service is reached by;
+- the customer-managed KMS key everything is encrypted with, and its key policy;
+- the credential-vending role the catalogs assume to hand engines short-lived, prefix-scoped
+  credentials (the only identity with S3 rights on the warehouse);
+- the catalogs' task roles, and per task definition execution roles that may read only their
+  own secrets and write only their own log group;
+- the Secrets Manager secrets the tasks read (the database password stays in the RDS-managed one).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pulumi
+import pulumi_aws as aws
+
+from infra.services import lakekeeper, polaris
+from infra.spec import Layer
+from infra.targets.aws.common import assume_role_policy, log_group_name, policy_document
+
+if TYPE_CHECKING:
+    from infra.layers.base import LayerComponent
+    from infra.targets.aws import AwsTarget
+
+LAYER = Layer.GOVERNANCE
+CATALOG_SERVERS = (polaris.NAME, lakekeeper.NAME)
+CATALOG_PORT = 8181
+POLARIS_MANAGEMENT_PORT = 8182
+TRINO_PORT = 8080
+POSTGRES_PORT = 5432
+MSK_IAM_PORT = 9098
+HTTPS = 443
+ANYWHERE = "0.0.0.0/0"
+
+
+@dataclass
+class Network:
+    vpc: aws.ec2.Vpc
+    private_subnets: list[aws.ec2.Subnet]
+    public_subnets: list[aws.ec2.Subnet]
+    private_route_tables: list[aws.ec2.RouteTable]
+    security_groups: dict[str, aws.ec2.SecurityGroup]
+    namespace: aws.servicediscovery.PrivateDnsNamespace
+
+    @property
+    def private_subnet_ids(self) -> list[pulumi.Output[str]]:
+        return [subnet.id for subnet in self.private_subnets]
+
+    def sg(self, name: str) -> aws.ec2.SecurityGroup:
+        return self.security_groups[name]
+
+
+@dataclass
+class GovernanceState:
+    """What governance hands to every other layer."""
+
+    region: str
+    account_id: pulumi.Output[str]
+    partition: pulumi.Output[str]
+    key: aws.kms.Key
+    network: Network
+    vending_role: aws.iam.Role
+    task_roles: dict[str, aws.iam.Role]
+    secrets: dict[str, aws.secretsmanager.Secret]
+    # secret placeholder name -> what an ECS ``secrets`` entry's valueFrom is
+    secret_refs: dict[str, pulumi.Input[str]] = field(default_factory=dict)
+    execution_roles: dict[str, aws.iam.Role] = field(default_factory=dict)
+    roles: dict[str, aws.iam.Role] = field(default_factory=dict)
+    replica_keys: dict[str, aws.kms.Key] = field(default_factory=dict)
+
+    def arn(self, service: str, resource: pulumi.Input[str], region: bool = True) -> pulumi.Output[str]:
+        """An ARN in this account and partition (``region=False`` for global services such as IAM)."""
+        where = self.region if region else ""
+        return pulumi.Output.concat("arn:", self.partition, f":{service}:{where}:", self.account_id, ":", resource)
+
+
+def bucket_arn(partition: pulumi.Input[str], bucket: str, path: str = "") -> pulumi.Output[str]:
+    return pulumi.Output.concat("arn:", partition, f":s3:::{bucket}{path}")
+
+
+def build(target: "AwsTarget", component: "LayerComponent") -> dict[str, Any]:
+    spec = target.spec
+    opts = target.opts(component)
+    identity = aws.get_caller_identity_output(opts=target.invoke_opts())
+    partition = aws.get_partition_output(opts=target.invoke_opts()).partition
+    account_id = identity.account_id
+
+    network = _network(target, component)
+
+    # Task roles of the catalog servers: the only principals that may assume the vending role.
+    task_roles = {}
+    for name in CATALOG_SERVERS:
+        if name in spec.enabled_services():
+            task_roles[name] = aws.iam.Role(
+                f"{spec.name}-{name}-task",
+                description=f"{name}: the catalog's own identity; may only assume the credential-vending role",
+                assume_role_policy=assume_role_policy("ecs-tasks.amazonaws.com", account_id),
+                tags=target.tags(LAYER, name),
+                opts=opts,
+            )
+    vending_role = aws.iam.Role(
+        f"{spec.name}-credential-vending",
+        description="Assumed by the catalogs to vend short-lived credentials scoped to a table's prefix",
+        max_session_duration=3600,
+        assume_role_policy=policy_document({
+            "Sid": "CatalogsVendCredentials",
+            "Effect": "Allow",
+            "Principal": {"AWS": [role.arn for role in task_roles.values()]},
+            "Action": ["sts:AssumeRole", "sts:TagSession"],
+        }),
+        tags=target.tags(LAYER),
+        opts=opts,
+    )
+    key = aws.kms.Key(
+        f"{spec.name}-key",
+        description=f"{spec.name}: encrypts the warehouse, catalog database, secrets, logs, backups",
+        enable_key_rotation=True,
+        deletion_window_in_days=30,
+        policy=_key_policy(spec.aws.region, account_id, partition, vending_role),
+        tags=target.tags(LAYER),
+        opts=opts,
+    )
+    aws.kms.Alias(f"{spec.name}-key-alias", name=f"alias/{spec.name}-{pulumi.get_stack()}", target_key_id=key.key_id,
+                  opts=opts)
+
+    warehouse = bucket_arn(partition, spec.storage.bucket)
+    aws.iam.RolePolicy(
+        f"{spec.name}-credential-vending-warehouse",
+        role=vending_role.id,
+        policy=policy_document(
+            {"Sid": "ListWarehouse", "Effect": "Allow", "Action": ["s3:ListBucket", "s3:GetBucketLocation"],
+             "Resource": warehouse},
+            {"Sid": "ReadWriteWarehouseObjects", "Effect": "Allow",
+             "Action": ["s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "s3:DeleteObject",
+                        "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts"],
+             "Resource": bucket_arn(partition, spec.storage.bucket, "/*")},
+            {"Sid": "UseWarehouseKey", "Effect": "Allow",
+             "Action": ["kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:GenerateDataKeyWithoutPlaintext"],
+             "Resource": key.arn},
+        ),
+        opts=opts,
+    )
+    for name, role in task_roles.items():
+        aws.iam.RolePolicy(
+            f"{spec.name}-{name}-task-assume-vending",
+            role=role.id,
+            policy=policy_document({
+                "Sid": "AssumeVendingRole", "Effect": "Allow", "Action": ["sts:AssumeRole", "sts:TagSession"],
+                "Resource": vending_role.arn,
+            }),
+            opts=opts,
+        )
+
+    secrets: dict[str, aws.secretsmanager.Secret] = {}
+    wanted = {"polaris-root-secret": polaris.NAME, "lakekeeper-encryption-key": lakekeeper.NAME}
+    for secret_name, owner_service in wanted.items():
+        if owner_service not in spec.enabled_services():
+            continue
+        secret = aws.secretsmanager.Secret(
+            f"{spec.name}-{secret_name}",
+            description=f"{secret_name} (read by the tasks that need it, through their execution role)",
+            kms_key_id=key.arn,
+            recovery_window_in_days=7,
+            tags=target.tags(LAYER, owner_service),
+            opts=opts,
+        )
+        aws.secretsmanager.SecretVersion(
+            f"{spec.name}-{secret_name}-value",
+            secret_id=secret.id,
+            secret_string=target.secrets[secret_name],  # already a Pulumi secret
+            opts=opts,
+        )
+        secrets[secret_name] = secret
+
+    state = GovernanceState(
+        region=spec.aws.region, account_id=account_id, partition=partition, key=key, network=network, vending_role=vending_role,
+        task_roles=task_roles, secrets=secrets,
+        secret_refs={name: secret.arn for name, secret in secrets.items()},
+    )
+    target.governance = state
+    target.export(
+        vpc_id=network.vpc.id,
+        private_subnet_ids=network.private_subnet_ids,
+        kms_key_arn=key.arn,
+        vending_role_arn=vending_role.arn,
+        service_namespace=network.namespace.name,
+    )
+    return {
+        "vpc": network.vpc.id,
+        "kms_key": key.arn,
+        "vending_role": vending_role.arn,
+        "namespace": network.namespace.name,
+        "security_groups": {name: sg.id for name, sg in network.security_groups.items()},
+    }
+
+
+def _key_policy(region: str, account_id: pulumi.Output[str], partition: pulumi.Output[str],
+                vending_role: aws.iam.Role) -> pulumi.Output[str]:
+    root = pulumi.Output.concat("arn:", partition, ":iam::", account_id, ":root")
+    return policy_document(
+        {"Sid": "AccountAdministers", "Effect": "Allow", "Principal": {"AWS": root}, "Action": "kms:*",
+         "Resource": "*"},
+        {"Sid": "VendingRoleUsesKey", "Effect": "Allow", "Principal": {"AWS": vending_role.arn},
+         "Action": ["kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:GenerateDataKeyWithoutPlaintext",
+                    "kms:DescribeKey"],
+         "Resource": "*"},
+        {"Sid": "CloudWatchLogsEncrypt", "Effect": "Allow",
+         "Principal": {"Service": f"logs.{region}.amazonaws.com"},
+         "Action": ["kms:Encrypt*", "kms:Decrypt*", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:Describe*"],
+         "Resource": "*",
+         "Condition": {"ArnLike": {"kms:EncryptionContext:aws:logs:arn": pulumi.Output.concat(
+             "arn:", partition, f":logs:{region}:", account_id, ":log-group:*")}}},
+        {"Sid": "CloudWatchAlarmsPublishToEncryptedTopic", "Effect": "Allow",
+         "Principal": {"Service": "cloudwatch.amazonaws.com"},
+         "Action": ["kms:Decrypt", "kms:GenerateDataKey*"], "Resource": "*"},
+    )
+
+
+def _network(target: "AwsTarget", component: "LayerComponent") -> Network:
+    spec = target.spec
+    opts = target.opts(component)
+    name = spec.name
+    azs = aws.get_availability_zones_output(state="available", opts=target.invoke_opts()).names
+    blocks = list(ipaddress.ip_network(spec.aws.vpc_cidr).subnets(prefixlen_diff=3))  # 8 subnets
+
+    vpc = aws.ec2.Vpc(f"{name}-vpc", cidr_block=spec.aws.vpc_cidr, enable_dns_support=True,
+                      enable_dns_hostnames=True, tags={**target.tags(LAYER), "Name": f"{name}-vpc"}, opts=opts)
+    # The default security group admits nothing: every hop goes through a group declared below.
+    aws.ec2.DefaultSecurityGroup(f"{name}-default-sg-closed", vpc_id=vpc.id, ingress=[], egress=[],
+                                 tags=target.tags(LAYER), opts=opts)
+    igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags=target.tags(LAYER), opts=opts)
+    public_rt = aws.ec2.RouteTable(f"{name}-public", vpc_id=vpc.id, tags=target.tags(LAYER), opts=opts)
+    aws.ec2.Route(f"{name}-public-default", route_table_id=public_rt.id, destination_cidr_block=ANYWHERE,
+                  gateway_id=igw.id, opts=opts)
+
+    private_subnets, public_subnets, private_rts = [], [], []
+    for index in range(spec.aws.availability_zones):
+        az = azs.apply(lambda names, i=index: names[i])
+        private = aws.ec2.Subnet(
+            f"{name}-private-{index}", vpc_id=vpc.id, cidr_block=str(blocks[index]), availability_zone=az,
+            map_public_ip_on_launch=False, tags={**target.tags(LAYER), "Name": f"{name}-private-{index}"}, opts=opts,
+        )
+        public = aws.ec2.Subnet(
+            f"{name}-public-{index}", vpc_id=vpc.id, cidr_block=str(blocks[4 + index]), availability_zone=az,
+            map_public_ip_on_launch=False, tags={**target.tags(LAYER), "Name": f"{name}-public-{index}"}, opts=opts,
+        )
+        aws.ec2.RouteTableAssociation(f"{name}-public-{index}", subnet_id=public.id, route_table_id=public_rt.id,
+                                      opts=opts)
+        # Egress only (image pulls, AWS APIs): one NAT per AZ, so losing an AZ loses only its tasks.
+        eip = aws.ec2.Eip(f"{name}-nat-{index}", domain="vpc", tags=target.tags(LAYER), opts=opts)
+        nat = aws.ec2.NatGateway(f"{name}-nat-{index}", allocation_id=eip.id, subnet_id=public.id,
+                                 tags=target.tags(LAYER), opts=target.opts(component, depends_on=[igw]))
+        private_rt = aws.ec2.RouteTable(f"{name}-private-{index}", vpc_id=vpc.id, tags=target.tags(LAYER), opts=opts)
+        aws.ec2.Route(f"{name}-private-{index}-default", route_table_id=private_rt.id,
+                      destination_cidr_block=ANYWHERE, nat_gateway_id=nat.id, opts=opts)
+        aws.ec2.RouteTableAssociation(f"{name}-private-{index}", subnet_id=private.id,
+                                      route_table_id=private_rt.id, opts=opts)
+        private_subnets.append(private)
+        public_subnets.append(public)
+        private_rts.append(private_rt)
+
+    # S3 traffic stays on the AWS network and never crosses the NAT.
+    aws.ec2.VpcEndpoint(
+        f"{name}-s3", vpc_id=vpc.id, service_name=f"com.amazonaws.{spec.aws.region}.s3",
+        vpc_endpoint_type="Gateway", route_table_ids=[rt.id for rt in private_rts],
+        tags=target.tags(LAYER), opts=opts,
+    )
+
+    groups = {
+        "lb": "internal load balancer in front of the catalogs",
+        "catalogs": "catalog servers (Polaris, Lakekeeper) and their jobs",
+        "engines": "engines: Trino, Spark on EMR Serverless, maintenance tasks",
+        "db": "the catalogs' PostgreSQL database",
+    }
+    if spec.aws.kafka_msk:
+        groups["msk"] = "Amazon MSK brokers"
+        groups["connect"] = "MSK Connect workers (Debezium)"
+    sgs = {
+        key: aws.ec2.SecurityGroup(f"{name}-{key}", description=f"{name}: {text}", vpc_id=vpc.id,
+                                   tags={**target.tags(LAYER), "Name": f"{name}-{key}"}, opts=opts)
+        for key, text in groups.items()
+    }
+
+    def ingress(group: str, port: int, source: str, why: str, to_port: int | None = None) -> None:
+        aws.vpc.SecurityGroupIngressRule(
+            f"{name}-{group}-in-{port}-from-{source}", security_group_id=sgs[group].id, ip_protocol="tcp",
+            from_port=port, to_port=to_port or port, referenced_security_group_id=sgs[source].id, description=why,
+            tags=target.tags(LAYER), opts=opts,
+        )
+
+    def egress(group: str, port: int, to: str, why: str, to_port: int | None = None) -> None:
+        kwargs: dict[str, Any] = {"cidr_ipv4": ANYWHERE} if to == "anywhere" else {
+            "referenced_security_group_id": sgs[to].id}
+        aws.vpc.SecurityGroupEgressRule(
+            f"{name}-{group}-out-{port}-to-{to}", security_group_id=sgs[group].id, ip_protocol="tcp",
+            from_port=port, to_port=to_port or port, description=why, tags=target.tags(LAYER), opts=opts, **kwargs,
+        )
+
+    ingress("lb", CATALOG_PORT, "engines", "engines call the catalogs' REST API")
+    egress("lb", CATALOG_PORT, "catalogs", "forward to the catalogs")
+    egress("lb", POLARIS_MANAGEMENT_PORT, "catalogs", "health checks on Polaris's management port")
+    ingress("catalogs", CATALOG_PORT, "lb", "REST API through the load balancer")
+    ingress("catalogs", CATALOG_PORT, "engines", "REST API directly from the engines")
+    ingress("catalogs", POLARIS_MANAGEMENT_PORT, "lb", "health checks")
+    egress("catalogs", POSTGRES_PORT, "db", "the catalog database")
+    egress("catalogs", HTTPS, "anywhere", "S3, STS, Secrets Manager, image registries")
+    ingress("db", POSTGRES_PORT, "catalogs", "only the catalogs reach the database")
+    ingress("engines", TRINO_PORT, "engines", "Trino coordinator and workers; maintenance tasks")
+    egress("engines", TRINO_PORT, "engines", "Trino coordinator and workers")
+    egress("engines", CATALOG_PORT, "lb", "catalogs through the load balancer")
+    egress("engines", CATALOG_PORT, "catalogs", "catalogs directly")
+    egress("engines", HTTPS, "anywhere", "S3 (vended credentials), image registries")
+    if spec.aws.kafka_msk:
+        ingress("msk", MSK_IAM_PORT, "engines", "Kafka clients (IAM auth, TLS)")
+        ingress("msk", MSK_IAM_PORT, "connect", "Debezium on MSK Connect")
+        ingress("msk", 9092, "msk", "broker to broker", to_port=MSK_IAM_PORT)
+        egress("msk", 9092, "msk", "broker to broker", to_port=MSK_IAM_PORT)
+        egress("engines", MSK_IAM_PORT, "msk", "Kafka clients")
+        egress("connect", MSK_IAM_PORT, "msk", "Debezium writes change events")
+        egress("connect", POSTGRES_PORT, "db", "Debezium reads the bookshop's WAL")
+        egress("connect", HTTPS, "anywhere", "Secrets Manager, STS")
+        ingress("db", POSTGRES_PORT, "connect", "Debezium (change data capture of the bookshop)")
+
+    namespace = aws.servicediscovery.PrivateDnsNamespace(
+        f"{name}-namespace", name=f"{name}.internal", vpc=vpc.id,
+        description=f"{name}: services reachable as <service>.{name}.internal inside the VPC",
+        tags=target.tags(LAYER), opts=opts,
+    )
+    return Network(vpc, private_subnets, public_subnets, private_rts, sgs, namespace)
+
+
+# -- roles other layers ask for (always children of governance) --------------------------------
+
+
+def execution_role(target: "AwsTarget", family: str, log_sources: list[str], secret_names: list[str]) -> aws.iam.Role:
+    """The ECS execution role of one task definition: its own log groups and its own secrets, nothing else."""
+    gov: GovernanceState = target.governance
+    spec = target.spec
+    if family in gov.execution_roles:
+        return gov.execution_roles[family]
+    opts = target.governance_opts()
+    role = aws.iam.Role(
+        f"{spec.name}-{family}-execution",
+        description=f"ECS execution role of {family}: pulls its image, writes its logs, reads its secrets",
+        assume_role_policy=assume_role_policy("ecs-tasks.amazonaws.com", gov.account_id),
+        tags=target.tags(LAYER, **{"lakehouse.task": family}),
+        opts=opts,
+    )
+    statements: list[dict[str, Any]] = [{
+        "Sid": "WriteOwnLogs", "Effect": "Allow", "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
+        "Resource": [gov.arn("logs", f"log-group:{log_group_name(spec, source)}:*") for source in log_sources],
+    }]
+    refs = [gov.secret_refs[name] for name in secret_names]
+    if refs:
+        statements.append({
+            "Sid": "ReadOwnSecrets", "Effect": "Allow", "Action": ["secretsmanager:GetSecretValue"],
+            # ECS references may carry a JSON key suffix (:password::); the policy names the secret itself.
+            "Resource": [pulumi.Output.from_input(ref).apply(_secret_arn) for ref in refs],
+        })
+        statements.append({
+            "Sid": "DecryptOwnSecrets", "Effect": "Allow", "Action": ["kms:Decrypt"], "Resource": gov.key.arn,
+            "Condition": {"StringEquals": {"kms:ViaService": f"secretsmanager.{spec.aws.region}.amazonaws.com"}},
+        })
+    aws.iam.RolePolicy(f"{spec.name}-{family}-execution", role=role.id, policy=policy_document(*statements),
+                       opts=opts)
+    gov.execution_roles[family] = role
+    return role
+
+
+def _secret_arn(reference: str) -> str:
+    """The secret's ARN from an ECS ``valueFrom`` (which may end in ``:json-key:version-stage:version-id``)."""
+    parts = reference.split(":")
+    return ":".join(parts[:7]) if len(parts) > 7 else reference
+
+
+def service_role(target: "AwsTarget", key: str, principal: str, description: str,
+                 statements: list[dict[str, Any]], managed: list[str] | None = None,
+                 layer: Layer = LAYER) -> aws.iam.Role:
+    """A role an AWS service assumes on the platform's behalf (scheduler, backup, replication, EMR, MSK Connect)."""
+    gov: GovernanceState = target.governance
+    spec = target.spec
+    opts = target.governance_opts()
+    role = aws.iam.Role(
+        f"{spec.name}-{key}",
+        description=description,
+        assume_role_policy=assume_role_policy(principal, gov.account_id),
+        tags=target.tags(LAYER, **{"lakehouse.used-by": layer.value}),
+        opts=opts,
+    )
+    if statements:
+        aws.iam.RolePolicy(f"{spec.name}-{key}", role=role.id, policy=policy_document(*statements), opts=opts)
+    for index, arn in enumerate(managed or []):
+        aws.iam.RolePolicyAttachment(
+            f"{spec.name}-{key}-managed-{index}", role=role.id,
+            policy_arn=pulumi.Output.concat("arn:", gov.partition, f":iam::aws:policy/{arn}"), opts=opts,
+        )
+    gov.roles[key] = role
+    return role
+
+
+def grant(target: "AwsTarget", key: str, role: aws.iam.Role, statements: list[dict[str, Any]]) -> aws.iam.RolePolicy:
+    """An inline policy on a governance role, added by the layer that creates what it grants access to."""
+    return aws.iam.RolePolicy(f"{target.spec.name}-{key}", role=role.id, policy=policy_document(*statements),
+                              opts=target.governance_opts())
+
+
+def replica_key(target: "AwsTarget", region: str) -> aws.kms.Key:
+    """The KMS key of the replica region (keys are regional); the platform's key when it is the same region."""
+    gov: GovernanceState = target.governance
+    spec = target.spec
+    if region == spec.aws.region:
+        return gov.key
+    if region not in gov.replica_keys:
+        root = pulumi.Output.concat("arn:", gov.partition, ":iam::", gov.account_id, ":root")
+        gov.replica_keys[region] = aws.kms.Key(
+            f"{spec.name}-replica-key",
+            region=region,
+            description=f"{spec.name}: encrypts the replica bucket in {region}",
+            enable_key_rotation=True,
+            deletion_window_in_days=30,
+            policy=policy_document({"Sid": "AccountAdministers", "Effect": "Allow", "Principal": {"AWS": root},
+                                    "Action": "kms:*", "Resource": "*"}),
+            tags=target.tags(LAYER),
+            opts=target.governance_opts(),
+        )
+    return gov.replica_keys[region]

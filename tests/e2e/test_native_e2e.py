@@ -1,0 +1,136 @@
+"""End to end, for real: `pulumi up` of a native stack, engines through it, restart, destroy.
+
+The stack is the native stack with every port moved by +20000 (``e2e``), so the test never
+collides with a developer's own ``make up`` platform. Needs the Pulumi CLI (.tools/bin) and the
+native artifacts in the cache: ``make test`` installs both first.
+"""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+
+import psutil
+import pyarrow as pa
+import pytest
+
+from infra.spec.loader import PROJECT_ROOT
+from infra.targets.native import stack as native_stack
+
+STACK = "e2e"
+OFFSET = 20000
+
+pytestmark = pytest.mark.skipif(
+    not (PROJECT_ROOT / ".tools" / "bin" / "pulumi").exists(),
+    reason="the Pulumi CLI is not built: run `make pulumi` (make test does)",
+)
+
+
+def _platform_processes(state_dir: str) -> list[psutil.Process]:
+    """Processes whose command line points into this stack's state directory."""
+    found = []
+    for proc in psutil.process_iter(["pid", "cmdline"]):
+        try:
+            if any(state_dir in arg for arg in proc.info["cmdline"] or []):
+                found.append(proc)
+        except psutil.Error:
+            continue
+    return found
+
+
+@pytest.fixture(scope="module")
+def deployed():
+    """The e2e stack, up; destroyed (and forgotten) afterwards whatever happens."""
+    native_stack.write_offset_stack(STACK, OFFSET)
+    state_dir = PROJECT_ROOT / ".state" / STACK
+    shutil.rmtree(state_dir, ignore_errors=True)  # a clean platform, not a previous run's data
+    try:
+        seconds = native_stack.up(STACK)
+        print(f"\n== native stack {STACK} up in {seconds:.1f} s")
+        yield native_stack.outputs(STACK)
+    finally:
+        native_stack.down(STACK)
+        native_stack.remove_stack(STACK)
+
+
+def _catalog(outputs):
+    from pyiceberg.catalog import load_catalog
+
+    creds = outputs["credentials"]
+    props = dict(outputs["profiles"]["host"]["pyiceberg"])
+    props.update({"s3.access-key-id": creds["s3_access_key"], "s3.secret-access-key": creds["s3_secret_key"]})
+    return load_catalog("e2e", **props)
+
+
+def _trino_count(outputs, table: str) -> int:
+    import trino
+
+    t = outputs["profiles"]["host"]["trino"]
+    cur = trino.dbapi.connect(host=t["host"], port=t["port"], user=t["user"], catalog="fixture").cursor()
+    cur.execute(f"SELECT count(*) FROM fixture.{table}")
+    return cur.fetchone()[0]
+
+
+def _duckdb_count(outputs, table: str) -> int:
+    import duckdb
+
+    creds = outputs["credentials"]
+    con = duckdb.connect()
+    for statement in outputs["native"]["duckdb_extensions"]:
+        con.execute(statement)
+    for statement in outputs["profiles"]["host"]["duckdb"]:
+        con.execute(statement.format(s3_access_key=creds["s3_access_key"], s3_secret_key=creds["s3_secret_key"]))
+    return con.execute(f"SELECT count(*) FROM lab.{table}").fetchone()[0]
+
+
+def test_second_up_changes_nothing(deployed):
+    done = native_stack.pulumi("preview", "--diff", "--expect-no-changes", stack=STACK, capture=True, check=False)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+
+
+def test_engines_read_what_pyiceberg_wrote_and_it_survives_a_catalog_restart(deployed):
+    namespace = f"e2e_{uuid.uuid4().hex[:8]}"
+    table_name = f"{namespace}.orders"
+    catalog = _catalog(deployed)
+    catalog.create_namespace(namespace)
+    schema = pa.schema([("order_id", pa.int64()), ("amount", pa.float64())])
+    table = catalog.create_table(table_name, schema=schema)
+    table.append(pa.table({"order_id": list(range(100)), "amount": [float(i) for i in range(100)]}, schema=schema))
+    table.append(pa.table({"order_id": [100, 101], "amount": [1.5, 2.5]}, schema=schema))
+
+    assert catalog.load_table(table_name).scan().to_arrow().num_rows == 102
+    assert _trino_count(deployed, table_name) == 102
+    assert _duckdb_count(deployed, table_name) == 102
+    snapshot = catalog.load_table(table_name).current_snapshot().snapshot_id
+
+    old_pid = deployed["native"]["services"]["rest-fixture"]["pid"]
+    seconds = native_stack.restart("rest-fixture", STACK)
+    new_pid = native_stack.outputs(STACK)["native"]["services"]["rest-fixture"]["pid"]
+    print(f"\n== rest-fixture restarted in {seconds:.1f} s (pid {old_pid} -> {new_pid})")
+    assert new_pid != old_pid and not psutil.pid_exists(old_pid)
+
+    again = _catalog(deployed).load_table(table_name)
+    assert again.current_snapshot().snapshot_id == snapshot
+    assert again.scan().to_arrow().num_rows == 102
+    assert _trino_count(deployed, table_name) == 102
+    assert _duckdb_count(deployed, table_name) == 102
+
+
+def test_destroy_leaves_no_platform_process(deployed):
+    """Last test of the stack (file order): destroy it, then nothing of it may be running."""
+    state_dir = str(PROJECT_ROOT / ".state" / STACK)
+    pids = [info["pid"] for info in native_stack.outputs(STACK)["native"]["services"].values()]
+    assert pids and all(psutil.pid_exists(pid) for pid in pids)
+    procs = [p for pid in pids for p in (psutil.Process(pid), *psutil.Process(pid).children(recursive=True))]
+    native_stack.down(STACK)
+    assert _platform_processes(state_dir) == []
+    # is_running() compares the start time too, so a reused pid does not count as ours.
+    assert [p.pid for p in procs if p.is_running() and p.status() != psutil.STATUS_ZOMBIE] == []
+
+
+def test_preview_of_the_native_stack_with_the_policy_pack_runs_clean():
+    native_stack.ensure_stack("native")
+    done = native_stack.pulumi("preview", "--policy-pack", str(PROJECT_ROOT / "policies"), stack="native",
+                               capture=True, check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "error" not in done.stdout.lower().split("resources:")[-1]

@@ -1,0 +1,644 @@
+"""The cloud stack (target aws) under Pulumi mocks: the real resource graph, checked for its promises.
+
+Each run evaluates the whole program (spec, seven layers, aws target) with Pulumi.cloud.yaml's
+``lakehouse:platform`` object; only the AWS provider is mocked. Assertions read what the program
+registered: inputs, tags, parents.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import pulumi_aws as aws
+import pytest
+import yaml
+
+from harness import SECRET_SIG, ProgramRun, Registered, run_program
+from infra.secrets_config import SECRETS
+from infra.spec import LAYER_NAMES, ConfigError, Layer, load_platform
+from infra.targets.aws.common import tag_value
+from infra.targets.aws.orchestration import scheduler_cron
+
+ROOT = Path(__file__).resolve().parents[1]
+SECRET_MARKER = "4dabf18193072939515e22adb298388d"  # key Pulumi's wire format puts next to SECRET_SIG
+LAYER_COMPONENTS = {f"lakehouse-{layer}": layer for layer in LAYER_NAMES}
+
+
+def cloud_platform() -> dict[str, Any]:
+    """Pulumi.cloud.yaml's ``lakehouse:platform`` object (a fresh copy)."""
+    document = yaml.safe_load((ROOT / "Pulumi.cloud.yaml").read_text())
+    return copy.deepcopy(document["config"]["lakehouse:platform"])
+
+
+def with_changes(**aws_changes: Any) -> dict[str, Any]:
+    platform = cloud_platform()
+    platform["aws"] = {**platform.get("aws", {}), **aws_changes}
+    return platform
+
+
+@pytest.fixture(scope="module")
+def cloud() -> ProgramRun:
+    return run_program("cloud", cloud_platform())
+
+
+@pytest.fixture(scope="module")
+def five_workers_no_spark() -> ProgramRun:
+    platform = with_changes(trino_workers=5, spark_emr_serverless=False)
+    platform["storage"]["replica_bucket"] = False
+    return run_program("cloud", platform)
+
+
+@pytest.fixture(scope="module")
+def streaming() -> ProgramRun:
+    platform = with_changes(kafka_msk=True, replica_region="eu-central-1")
+    platform["observability"] = {"alarm_email": "oncall@example.com"}
+    return run_program("cloud", platform)
+
+
+ALL_RUNS = ["cloud", "five_workers_no_spark", "streaming"]
+
+
+# -- helpers --------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=None)
+def accepts_tags(token: str) -> bool:
+    """Whether the pulumi-aws resource class of a type token takes a ``tags`` input."""
+    module, name = token.split(":")[1].split("/")[0], token.split(":")[2]
+    cls = getattr(aws if module == "index" else getattr(aws, module), name)
+    return "tags" in inspect.signature(cls._internal_init).parameters
+
+
+def aws_resources(run: ProgramRun) -> list[Registered]:
+    return [r for r in run.resources if r.type.startswith("aws:")]
+
+
+def the(run: ProgramRun, token: str) -> Registered:
+    found = run.of_type(token)
+    assert len(found) == 1, f"expected one {token}, found {[r.name for r in found]}"
+    return found[0]
+
+
+def named(run: ProgramRun, token: str, name: str) -> Registered:
+    found = [r for r in run.of_type(token) if r.name == name]
+    assert len(found) == 1, f"expected one {token} named {name}"
+    return found[0]
+
+
+BUCKET = "aws:s3/bucket:Bucket"
+TASK = "aws:ecs/taskDefinition:TaskDefinition"
+
+
+def resource_id(resource: Registered) -> str:
+    """The id the mocks give a resource (what other resources' inputs reference)."""
+    return f"{resource.name}-id"
+
+
+def containers(run: ProgramRun) -> list[tuple[str, dict[str, Any]]]:
+    return [(task.name, c) for task in run.of_type("aws:ecs/taskDefinition:TaskDefinition")
+            for c in json.loads(task.inputs["containerDefinitions"])]
+
+
+def ecs_service(run: ProgramRun, name: str) -> Registered:
+    found = [r for r in run.of_type("aws:ecs/service:Service") if r.inputs.get("name") == name]
+    assert len(found) == 1, f"expected one ECS service {name!r}"
+    return found[0]
+
+
+def buckets_of(run: ProgramRun, token: str) -> dict[str, Registered]:
+    """Bucket sub-resources (versioning, encryption, ...) keyed by the bucket id they configure."""
+    return {r.inputs["bucket"]: r for r in run.of_type(token)}
+
+
+# -- storage --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("run_name", ALL_RUNS)
+def test_no_bucket_is_public_and_every_bucket_is_hardened(run_name: str, request: pytest.FixtureRequest) -> None:
+    run: ProgramRun = request.getfixturevalue(run_name)
+    buckets = run.of_type("aws:s3/bucket:Bucket")
+    assert buckets
+    blocks = buckets_of(run, "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock")
+    ownership = buckets_of(run, "aws:s3/bucketOwnershipControls:BucketOwnershipControls")
+    policies = buckets_of(run, "aws:s3/bucketPolicy:BucketPolicy")
+    versioning = buckets_of(run, "aws:s3/bucketVersioning:BucketVersioning")
+    for bucket in buckets:
+        bid = resource_id(bucket)
+        block = blocks[bid].inputs
+        assert (block["blockPublicAcls"], block["blockPublicPolicy"], block["ignorePublicAcls"],
+                block["restrictPublicBuckets"]) == (True, True, True, True), bucket.name
+        assert ownership[bid].inputs["rule"] == {"objectOwnership": "BucketOwnerEnforced"}
+        assert versioning[bid].inputs["versioningConfiguration"]["status"] == "Enabled"
+        statements = json.loads(policies[bid].inputs["policy"])["Statement"]
+        assert {"Sid": "DenyInsecureTransport", "Effect": "Deny", "Principal": "*", "Action": "s3:*",
+                "Condition": {"Bool": {"aws:SecureTransport": "false"}}}.items() <= statements[0].items()
+        assert all(s["Effect"] == "Deny" for s in statements), "a bucket policy must never grant access"
+
+
+@pytest.mark.parametrize("run_name", ALL_RUNS)
+def test_lifecycle_never_expires_current_objects(run_name: str, request: pytest.FixtureRequest) -> None:
+    run: ProgramRun = request.getfixturevalue(run_name)
+    spec = load_platform(cloud_platform())
+    lifecycles = run.of_type("aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration")
+    assert len(lifecycles) == len(run.of_type("aws:s3/bucket:Bucket"))
+    for lifecycle in lifecycles:
+        for rule in lifecycle.inputs["rules"]:
+            assert "expiration" not in rule, f"{lifecycle.name}: rule {rule['id']} expires current objects"
+            assert "transitions" not in rule
+            assert set(rule) <= {"id", "status", "filter", "noncurrentVersionExpiration",
+                                 "abortIncompleteMultipartUpload"}
+        by_id = {rule["id"]: rule for rule in lifecycle.inputs["rules"]}
+        assert by_id["expire-noncurrent-versions"]["noncurrentVersionExpiration"] == {
+            "noncurrentDays": spec.storage.noncurrent_version_expiration_days}
+        assert by_id["abort-incomplete-multipart-uploads"]["abortIncompleteMultipartUpload"] == {
+            "daysAfterInitiation": spec.storage.abort_incomplete_multipart_days}
+
+
+def test_warehouse_bucket_is_the_configured_one(cloud: ProgramRun) -> None:
+    warehouse = named(cloud, BUCKET, "lakehouse-warehouse")
+    assert warehouse.inputs["bucket"] == "lakehouse-warehouse-prod"
+    assert warehouse.inputs["forceDestroy"] is False
+    assert cloud.outputs["bucket"] == "lakehouse-warehouse-prod"
+
+
+# -- encryption -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("run_name", ALL_RUNS)
+def test_encryption_everywhere(run_name: str, request: pytest.FixtureRequest) -> None:
+    run: ProgramRun = request.getfixturevalue(run_name)
+    keys = {r.inputs.get("region", "eu-west-1"): f"arn:aws:kms:eu-west-1:123456789012:{r.name}"
+            for r in run.of_type("aws:kms/key:Key")}
+    platform_key = keys["eu-west-1"]
+    for key in run.of_type("aws:kms/key:Key"):
+        assert key.inputs["enableKeyRotation"] is True
+    sse = buckets_of(run, "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration")
+    for bucket in run.of_type("aws:s3/bucket:Bucket"):
+        (rule,) = sse[resource_id(bucket)].inputs["rules"]
+        default = rule["applyServerSideEncryptionByDefault"]
+        assert default["sseAlgorithm"] == "aws:kms"
+        assert default["kmsMasterKeyId"] == keys[bucket.inputs.get("region", "eu-west-1")]
+        assert rule["bucketKeyEnabled"] is True
+    database = the(run, "aws:rds/instance:Instance").inputs
+    assert database["storageEncrypted"] is True and database["kmsKeyId"] == platform_key
+    assert database["performanceInsightsKmsKeyId"] == platform_key
+    log_groups = run.of_type("aws:cloudwatch/logGroup:LogGroup")
+    assert log_groups
+    for group in log_groups:
+        assert group.inputs["kmsKeyId"] == platform_key, group.name
+        assert group.inputs["retentionInDays"] == 30
+    assert the(run, "aws:backup/vault:Vault").inputs["kmsKeyArn"] == platform_key
+    for secret in run.of_type("aws:secretsmanager/secret:Secret"):
+        assert secret.inputs["kmsKeyId"] == platform_key
+    for topic in run.of_type("aws:sns/topic:Topic"):
+        assert topic.inputs["kmsMasterKeyId"] == platform_key
+    for queue in run.of_type("aws:sqs/queue:Queue"):
+        assert queue.inputs["kmsMasterKeyId"] == platform_key
+    for cluster in run.of_type("aws:msk/cluster:Cluster"):
+        encryption = cluster.inputs["encryptionInfo"]
+        assert encryption["encryptionAtRestKmsKeyArn"] == platform_key
+        assert encryption["encryptionInTransit"] == {"clientBroker": "TLS", "inCluster": True}
+
+
+def test_every_log_source_writes_to_an_encrypted_group_that_exists_first(cloud: ProgramRun) -> None:
+    groups = {g.inputs["name"] for g in cloud.of_type("aws:cloudwatch/logGroup:LogGroup")}
+    for task, container in containers(cloud):
+        assert container["logConfiguration"]["options"]["awslogs-group"] in groups, task
+    database = the(cloud, "aws:rds/instance:Instance").inputs
+    for export in database["enabledCloudwatchLogsExports"]:
+        assert f"/aws/rds/instance/{database['identifier']}/{export}" in groups
+    spark = the(cloud, "aws:emrserverless/application:Application").inputs
+    assert spark["monitoringConfiguration"]["cloudwatchLoggingConfiguration"]["logGroupName"] in groups
+    # Log groups are registered before the resources that write to them (forward dependency resolved).
+    order = [r.type for r in cloud.resources]
+    last_group = max(i for i, t in enumerate(order) if t == "aws:cloudwatch/logGroup:LogGroup")
+    for token in ("aws:ecs/service:Service", "aws:rds/instance:Instance", "aws:emrserverless/application:Application"):
+        assert min(i for i, t in enumerate(order) if t == token) > last_group, token
+
+
+# -- catalog database -----------------------------------------------------------------------------
+
+
+def test_rds_private_backed_up_and_protected(cloud: ProgramRun) -> None:
+    spec = load_platform(cloud_platform())
+    database = the(cloud, "aws:rds/instance:Instance").inputs
+    assert database["publiclyAccessible"] is False
+    assert database["backupRetentionPeriod"] >= spec.recovery.backup_retention_days == 14
+    assert database["deletionProtection"] is True
+    assert database["skipFinalSnapshot"] is False
+    assert database["manageMasterUserPassword"] is True
+    assert "password" not in database
+    assert database["engine"] == "postgres"
+    assert database["engineVersion"] == spec.services["postgres"].version.split(".")[0] == "18"
+    assert database["multiAz"] is True
+    subnets = the(cloud, "aws:rds/subnetGroup:SubnetGroup")
+    assert database["dbSubnetGroupName"] == subnets.inputs["name"]
+    private = [resource_id(s) for s in cloud.of_type("aws:ec2/subnet:Subnet") if "-private-" in s.name]
+    assert sorted(subnets.inputs["subnetIds"]) == sorted(private)
+    for subnet in cloud.of_type("aws:ec2/subnet:Subnet"):
+        assert subnet.inputs["mapPublicIpOnLaunch"] is False
+    parameters = {p["name"]: p["value"] for p in the(cloud, "aws:rds/parameterGroup:ParameterGroup").inputs["parameters"]}
+    assert parameters["rds.force_ssl"] == "1"
+    assert the(cloud, "aws:rds/parameterGroup:ParameterGroup").inputs["family"] == "postgres18"
+
+
+def test_backup_plan_keeps_at_least_the_promised_retention(cloud: ProgramRun) -> None:
+    (rule,) = the(cloud, "aws:backup/plan:Plan").inputs["rules"]
+    assert rule["lifecycle"]["deleteAfter"] >= 14
+    assert rule["targetVaultName"] == the(cloud, "aws:backup/vault:Vault").inputs["name"]
+    selection = the(cloud, "aws:backup/selection:Selection").inputs
+    assert selection["resources"] == ["arn:aws:rds:eu-west-1:123456789012:lakehouse-catalog-db"]
+    assert selection["planId"] == resource_id(the(cloud, "aws:backup/plan:Plan"))
+
+
+def test_catalogs_reach_the_database_only_through_their_security_group(cloud: ProgramRun) -> None:
+    database = the(cloud, "aws:rds/instance:Instance").inputs
+    (db_sg,) = database["vpcSecurityGroupIds"]
+    catalog_sgs = {sg for name in ("polaris", "lakekeeper")
+                   for sg in ecs_service(cloud, name).inputs["networkConfiguration"]["securityGroups"]}
+    assert len(catalog_sgs) == 1
+    (catalog_sg,) = catalog_sgs
+    assert catalog_sg != db_sg
+    ingress = [r.inputs for r in cloud.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
+               if r.inputs["securityGroupId"] == db_sg]
+    assert ingress, "the database admits nobody"
+    for rule in ingress:
+        assert rule["referencedSecurityGroupId"] == catalog_sg
+        assert rule["fromPort"] == rule["toPort"] == 5432
+        assert not {"cidrIpv4", "cidrIpv6", "prefixListId"} & set(rule)
+    for group in cloud.of_type("aws:ec2/securityGroup:SecurityGroup"):
+        assert not group.inputs.get("ingress"), f"{group.name}: inline ingress bypasses the reviewed rules"
+    # No ingress anywhere is open to a CIDR: every hop is admitted from a security group.
+    for rule in cloud.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"):
+        assert "referencedSecurityGroupId" in rule.inputs and "cidrIpv4" not in rule.inputs, rule.name
+    # The catalog port admits only the engines and the internal load balancer.
+    engines = ecs_service(cloud, "trino").inputs["networkConfiguration"]["securityGroups"][0]
+    balancer = the(cloud, "aws:lb/loadBalancer:LoadBalancer").inputs["securityGroups"][0]
+    sources = {r.inputs["referencedSecurityGroupId"] for r in
+               cloud.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
+               if r.inputs["securityGroupId"] == catalog_sg and r.inputs["fromPort"] == 8181}
+    assert sources == {engines, balancer}
+
+
+def test_streaming_adds_only_debezium_to_the_database(streaming: ProgramRun) -> None:
+    (db_sg,) = the(streaming, "aws:rds/instance:Instance").inputs["vpcSecurityGroupIds"]
+    sources = {r.inputs["referencedSecurityGroupId"] for r in
+               streaming.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
+               if r.inputs["securityGroupId"] == db_sg}
+    assert sources == {"lakehouse-catalogs-id", "lakehouse-connect-id"}
+
+
+# -- catalogs on ECS ------------------------------------------------------------------------------
+
+
+def test_catalogs_run_on_fargate_behind_an_internal_load_balancer(cloud: ProgramRun) -> None:
+    balancer = the(cloud, "aws:lb/loadBalancer:LoadBalancer").inputs
+    assert balancer["internal"] is True
+    assert balancer["loadBalancerType"] == "application"
+    groups = {r.name: r.inputs for r in cloud.of_type("aws:lb/targetGroup:TargetGroup")}
+    assert groups["lakehouse-polaris"]["healthCheck"]["path"] == "/q/health"
+    assert groups["lakehouse-polaris"]["healthCheck"]["port"] == "8182"
+    assert groups["lakehouse-lakekeeper"]["healthCheck"]["path"] == "/health"
+    assert groups["lakehouse-lakekeeper"]["healthCheck"]["port"] == "traffic-port"
+    rules = {r.name: r.inputs for r in cloud.of_type("aws:lb/listenerRule:ListenerRule")}
+    assert rules["lakehouse-polaris"]["conditions"] == [{"hostHeader": {"values": ["polaris.lakehouse.internal"]}}]
+    for name in ("polaris", "lakekeeper"):
+        service = ecs_service(cloud, name).inputs
+        assert service["launchType"] == "FARGATE"
+        assert service["desiredCount"] == 2
+        assert service["networkConfiguration"]["assignPublicIp"] is False
+        assert service["loadBalancers"][0]["targetGroupArn"].endswith(f"lakehouse-{name}")
+        assert service["deploymentCircuitBreaker"] == {"enable": True, "rollback": True}
+    images = {c["name"]: c["image"] for _, c in containers(cloud)}
+    spec = load_platform(cloud_platform())
+    for name in ("polaris", "lakekeeper", "polaris-bootstrap", "lakekeeper-migrate", "trino"):
+        assert images[name] == spec.services[name].image
+    memory = {c["name"]: c["memory"] for _, c in containers(cloud)}
+    assert memory["polaris"] == 1024 and memory["lakekeeper"] == 256  # the service budgets
+
+
+def test_jobs_are_one_off_task_definitions_in_order(cloud: ProgramRun) -> None:
+    jobs = cloud.outputs["catalog_jobs"]
+    assert sorted(jobs, key=lambda j: jobs[j]["order"]) == ["postgres-init", "polaris-bootstrap", "lakekeeper-migrate"]
+    for name, job in jobs.items():
+        assert job["command"].startswith(f"aws ecs run-task --cluster lakehouse-cloud-catalog "
+                                         f"--task-definition {job['task_definition']}")
+    services = {r.inputs.get("name") for r in cloud.of_type("aws:ecs/service:Service")}
+    assert not services & set(jobs), "a job must not run as a long-lived service"
+
+
+def test_secrets_never_in_task_environment(cloud: ProgramRun, streaming: ProgramRun) -> None:
+    secret_values = {default for _, default in SECRETS.values()}
+    for run in (cloud, streaming):
+        for task, container in containers(run):
+            plain = json.dumps({k: container.get(k) for k in ("environment", "command", "entryPoint")})
+            for value in secret_values:
+                assert value not in plain, f"{task}/{container['name']}: a secret value in plain text"
+            assert "${secret:" not in plain
+            for variable in container["environment"]:
+                assert not any(word in variable["name"] for word in ("PASSWORD", "SECRET", "ENCRYPTION_KEY")), (
+                    f"{task}/{container['name']}: {variable['name']} belongs in secrets")
+            for entry in container["secrets"]:
+                assert entry["valueFrom"].startswith("arn:aws:secretsmanager:")
+    by_name = {c["name"]: c for _, c in containers(cloud)}
+    assert {s["name"] for s in by_name["polaris"]["secrets"]} == {"QUARKUS_DATASOURCE_PASSWORD"}
+    assert by_name["polaris"]["secrets"][0]["valueFrom"].endswith(":password::")  # the RDS-managed secret
+    assert {s["name"] for s in by_name["lakekeeper"]["secrets"]} == {"LAKEKEEPER__PG_PASSWORD",
+                                                                     "LAKEKEEPER__PG_ENCRYPTION_KEY"}
+    assert {s["name"] for s in by_name["trino"]["secrets"]} == {"POLARIS_ROOT_SECRET"}
+    bootstrap = by_name["polaris-bootstrap"]
+    assert "${POLARIS_ROOT_SECRET}" in bootstrap["command"][0]
+    # Secret values reach Secrets Manager as Pulumi secrets (encrypted in state).
+    for version in cloud.of_type("aws:secretsmanager/secretVersion:SecretVersion"):
+        assert version.inputs["secretString"][SECRET_MARKER] == SECRET_SIG
+    connector = the(streaming, "aws:mskconnect/connector:Connector").inputs["connectorConfiguration"]
+    assert connector["database.password"].startswith("${secretsmanager:arn:aws:secretsmanager:")
+
+
+def test_execution_roles_read_only_their_own_secrets(cloud: ProgramRun) -> None:
+    policies = {r.name: json.loads(r.inputs["policy"]) for r in cloud.of_type("aws:iam/rolePolicy:RolePolicy")}
+    trino = {s["Sid"]: s for s in policies["lakehouse-trino-execution"]["Statement"]}
+    assert trino["ReadOwnSecrets"]["Resource"] == [
+        "arn:aws:secretsmanager:eu-west-1:123456789012:lakehouse-polaris-root-secret"]
+    polaris = {s["Sid"]: s for s in policies["lakehouse-polaris-execution"]["Statement"]}
+    assert polaris["ReadOwnSecrets"]["Resource"] == [
+        "arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-lakehouse-catalog-db"]
+    assert "ReadOwnSecrets" not in {s["Sid"] for s in policies["lakehouse-maintenance-execution"]["Statement"]}
+
+
+# -- governance -----------------------------------------------------------------------------------
+
+
+def test_only_the_catalogs_may_assume_the_vending_role_and_it_reaches_only_the_warehouse(cloud: ProgramRun) -> None:
+    vending = cloud.named("lakehouse-credential-vending").inputs
+    (trust,) = json.loads(vending["assumeRolePolicy"])["Statement"]
+    assert sorted(trust["Principal"]["AWS"]) == [
+        "arn:aws:iam:eu-west-1:123456789012:lakehouse-lakekeeper-task",
+        "arn:aws:iam:eu-west-1:123456789012:lakehouse-polaris-task",
+    ]
+    policy = json.loads(cloud.named("lakehouse-credential-vending-warehouse").inputs["policy"])
+    s3_resources = {r for s in policy["Statement"] if s["Action"][0].startswith("s3:")
+                    for r in ([s["Resource"]] if isinstance(s["Resource"], str) else s["Resource"])}
+    assert s3_resources == {"arn:aws:s3:::lakehouse-warehouse-prod", "arn:aws:s3:::lakehouse-warehouse-prod/*"}
+    key_policy = json.loads(the(cloud, "aws:kms/key:Key").inputs["policy"])
+    sids = {s["Sid"]: s for s in key_policy["Statement"]}
+    assert sids["AccountAdministers"]["Principal"] == {"AWS": "arn:aws:iam::123456789012:root"}
+    assert sids["VendingRoleUsesKey"]["Principal"] == {
+        "AWS": "arn:aws:iam:eu-west-1:123456789012:lakehouse-credential-vending"}
+    # Engines hold no AWS rights of their own: table data only through vended credentials.
+    for task in cloud.of_type("aws:ecs/taskDefinition:TaskDefinition"):
+        if task.name in ("lakehouse-trino", "lakehouse-trino-worker", "lakehouse-maintenance"):
+            assert "taskRoleArn" not in task.inputs
+    trino_catalogs = cloud.outputs["profiles"]["services"]["trino_catalogs"]
+    for body in trino_catalogs.values():
+        assert "s3.aws-access-key" not in body and "vended-credentials-enabled=true" in body
+
+
+@pytest.mark.parametrize("run_name", ALL_RUNS)
+def test_every_taggable_resource_carries_its_layer_and_owner(run_name: str, request: pytest.FixtureRequest) -> None:
+    run: ProgramRun = request.getfixturevalue(run_name)
+    spec = load_platform(cloud_platform())
+    checked = 0
+    for resource in aws_resources(run):
+        if not accepts_tags(resource.type):
+            continue
+        tags = resource.inputs.get("tags") or {}
+        assert "lakehouse.layer" in tags and "lakehouse.owner" in tags, f"{resource.type} {resource.name} untagged"
+        layer = tags["lakehouse.layer"]
+        assert layer == LAYER_COMPONENTS[resource.parent], f"{resource.name}: tagged {layer}, parented {resource.parent}"
+        service = tags.get("lakehouse.service")
+        expected = spec.owner_of(service) if service else spec.layers[Layer(layer)].owner
+        assert tags["lakehouse.owner"] == tag_value(expected), resource.name
+        checked += 1
+    assert checked > 50
+    provider = the(run, "pulumi:providers:aws").inputs
+    assert provider["region"] == "eu-west-1"
+    assert json.loads(provider["defaultTags"])["tags"] == {"lakehouse.platform": "lakehouse",
+                                                           "lakehouse.stack": "cloud"}
+
+
+def test_tag_values_are_what_aws_accepts() -> None:
+    assert tag_value("each engine's team") == "each engines team"
+    assert tag_value("security, executed by platform") == "security executed by platform"
+    assert tag_value("data engineering") == "data engineering"
+
+
+@pytest.mark.parametrize("run_name", ALL_RUNS)
+def test_every_resource_has_a_layer_component_parent(run_name: str, request: pytest.FixtureRequest) -> None:
+    run: ProgramRun = request.getfixturevalue(run_name)
+    components = [r for r in run.resources if r.type.startswith("platform:layers:")]
+    assert sorted(r.name for r in components) == sorted(LAYER_COMPONENTS)
+    for resource in run.resources:
+        if resource in components:
+            continue
+        assert resource.parent in LAYER_COMPONENTS, f"{resource.type} {resource.name}: parent {resource.parent}"
+    iam = [r for r in run.resources if r.type.startswith(("aws:iam/", "aws:kms/"))]
+    assert iam and all(r.parent == "lakehouse-governance" for r in iam)
+
+
+# -- compute --------------------------------------------------------------------------------------
+
+
+def test_trino_workers_follow_config(cloud: ProgramRun, five_workers_no_spark: ProgramRun) -> None:
+    assert ecs_service(cloud, "trino-worker").inputs["desiredCount"] == 3
+    assert ecs_service(five_workers_no_spark, "trino-worker").inputs["desiredCount"] == 5
+    for run in (cloud, five_workers_no_spark):
+        coordinator = ecs_service(run, "trino").inputs
+        assert coordinator["desiredCount"] == 1
+        assert coordinator["serviceRegistries"]["registryArn"].endswith("lakehouse-trino-dns")
+    worker = named(cloud, TASK, "lakehouse-trino-worker").inputs
+    assert (worker["cpu"], worker["memory"]) == ("2048", "8192")
+    (definition,) = json.loads(worker["containerDefinitions"])
+    assert "discovery.uri=http://trino.lakehouse.internal:8080" in _written_files(definition)
+    assert cloud.outputs["trino_url"] == "http://trino.lakehouse.internal:8080"
+
+
+def _written_files(container: dict[str, Any]) -> str:
+    import base64
+    import re
+
+    script = container["command"][0]
+    return "".join(base64.b64decode(b).decode() for b in re.findall(r"echo ([A-Za-z0-9+/=]+) \| base64 -d", script))
+
+
+def test_trino_catalog_files_are_the_shared_ones(cloud: ProgramRun) -> None:
+    (definition,) = json.loads(named(cloud, TASK, "lakehouse-trino").inputs["containerDefinitions"])
+    files = _written_files(definition)
+    for body in cloud.outputs["profiles"]["services"]["trino_catalogs"].values():
+        assert body in files
+    assert "iceberg.rest-catalog.uri=http://polaris.lakehouse.internal:8181/api/catalog" in files
+    assert "node-scheduler.include-coordinator=false" in files
+
+
+def test_spark_is_emr_serverless_only_when_asked(cloud: ProgramRun, five_workers_no_spark: ProgramRun) -> None:
+    app = the(cloud, "aws:emrserverless/application:Application").inputs
+    assert app["type"] == "spark"
+    assert app["networkConfiguration"]["subnetIds"] == ["lakehouse-private-0-id", "lakehouse-private-1-id"]
+    (defaults,) = app["runtimeConfigurations"]
+    assert defaults["properties"]["spark.sql.catalog.lakehouse.uri"] == "http://polaris.lakehouse.internal:8181/api/catalog"
+    assert not five_workers_no_spark.of_type("aws:emrserverless/application:Application")
+    assert not five_workers_no_spark.of_type("aws:s3/bucketReplicationConfig:BucketReplicationConfig")
+    assert not cloud.of_type("aws:msk/cluster:Cluster")
+
+
+def test_kafka_is_msk_with_debezium_on_msk_connect(streaming: ProgramRun) -> None:
+    cluster = the(streaming, "aws:msk/cluster:Cluster").inputs
+    assert cluster["numberOfBrokerNodes"] == 2
+    assert cluster["clientAuthentication"] == {"sasl": {"iam": True}, "unauthenticated": False}
+    assert len(cluster["brokerNodeGroupInfo"]["clientSubnets"]) == 2
+    connector = the(streaming, "aws:mskconnect/connector:Connector").inputs
+    assert connector["connectorConfiguration"]["connector.class"] == "io.debezium.connector.postgresql.PostgresConnector"
+    assert connector["connectorConfiguration"]["database.hostname"] == "postgres.lakehouse.internal"
+    plugin = streaming.named("lakehouse-debezium-plugin").inputs
+    assert plugin["key"] == "plugins/debezium-connector-postgres-3.6.2.Final.zip"
+
+
+# -- orchestration, observability, recovery -------------------------------------------------------
+
+
+def test_maintenance_runs_on_eventbridge_scheduler(cloud: ProgramRun) -> None:
+    spec = load_platform(cloud_platform())
+    schedules = cloud.of_type("aws:scheduler/schedule:Schedule")
+    assert len(schedules) == len(spec.maintenance) == 2
+    group = the(cloud, "aws:scheduler/scheduleGroup:ScheduleGroup").inputs
+    assert group["tags"]["lakehouse.owner"] == "data engineering"
+    for schedule, job in zip(schedules, spec.maintenance):
+        target = schedule.inputs["target"]
+        assert schedule.inputs["scheduleExpression"] == scheduler_cron(job.schedule)
+        assert schedule.inputs["groupName"] == group["name"]
+        assert target["arn"] == "arn:aws:ecs:eu-west-1:123456789012:lakehouse-compute"
+        assert target["ecsParameters"]["tags"]["lakehouse.owner"] == "data engineering"
+        assert target["ecsParameters"]["tags"]["lakehouse.layer"] == "orchestration"
+        assert target["deadLetterConfig"]["arn"].endswith("lakehouse-maintenance-dlq")
+        overrides = json.loads(target["input"])["containerOverrides"][0]["environment"]
+        assert {"name": "MAINTENANCE_ACTION", "value": job.action} in overrides
+
+
+@pytest.mark.parametrize(("cron", "expected"), [
+    ("0 3 * * *", "cron(0 3 * * ? *)"),
+    ("30 2 * * 0", "cron(30 2 ? * 1 *)"),
+    ("0 4 * * 1-5", "cron(0 4 ? * 2-6 *)"),
+    ("*/15 * * * 6,0", "cron(*/15 * ? * 7,1 *)"),
+    ("0 1 1 * *", "cron(0 1 1 * ? *)"),
+])
+def test_scheduler_cron(cron: str, expected: str) -> None:
+    assert scheduler_cron(cron) == expected
+
+
+def test_alarms_on_catalog_health_reach_the_topic(cloud: ProgramRun, streaming: ProgramRun) -> None:
+    topic = "arn:aws:sns:eu-west-1:123456789012:lakehouse-alarms"
+    alarms = {r.name: r.inputs for r in cloud.of_type("aws:cloudwatch/metricAlarm:MetricAlarm")}
+    for catalog in ("polaris", "lakekeeper"):
+        unhealthy = alarms[f"lakehouse-{catalog}-unhealthy"]
+        assert unhealthy["metricName"] == "UnHealthyHostCount"
+        assert unhealthy["dimensions"]["TargetGroup"] == f"targetgroup/lakehouse-{catalog}/abc"
+        assert alarms[f"lakehouse-{catalog}-5xx"]["metricName"] == "HTTPCode_Target_5XX_Count"
+    for alarm in alarms.values():
+        assert alarm["alarmActions"] == [topic]
+    assert not cloud.of_type("aws:sns/topicSubscription:TopicSubscription")
+    subscription = the(streaming, "aws:sns/topicSubscription:TopicSubscription").inputs
+    assert (subscription["protocol"], subscription["endpoint"]) == ("email", "oncall@example.com")
+
+
+def test_replica_bucket_is_versioned_encrypted_blocked_and_replicated(cloud: ProgramRun,
+                                                                      streaming: ProgramRun) -> None:
+    replica = named(cloud, BUCKET, "lakehouse-warehouse-replica").inputs
+    assert replica["bucket"] == "lakehouse-warehouse-prod-replica"
+    (rule,) = the(cloud, "aws:s3/bucketReplicationConfig:BucketReplicationConfig").inputs["rules"]
+    assert rule["status"] == "Enabled"
+    assert rule["destination"]["bucket"] == "arn:aws:s3:eu-west-1:123456789012:lakehouse-warehouse-replica"
+    assert rule["sourceSelectionCriteria"] == {"sseKmsEncryptedObjects": {"status": "Enabled"}}
+    # Cross-region replica: its own bucket, key and configuration in the replica region.
+    other = named(streaming, BUCKET, "lakehouse-warehouse-replica").inputs
+    assert other["region"] == "eu-central-1"
+    (rule,) = the(streaming, "aws:s3/bucketReplicationConfig:BucketReplicationConfig").inputs["rules"]
+    assert rule["destination"]["encryptionConfiguration"]["replicaKmsKeyId"] == (
+        "arn:aws:kms:eu-west-1:123456789012:lakehouse-replica-key")
+
+
+def test_stack_outputs(cloud: ProgramRun) -> None:
+    outputs = cloud.outputs
+    assert outputs["target"] == "aws"
+    assert outputs["catalog_urls"] == {"polaris": "http://polaris.lakehouse.internal:8181/api/catalog",
+                                       "lakekeeper": "http://lakekeeper.lakehouse.internal:8181/catalog"}
+    assert outputs["rds_endpoint"] == "lakehouse-catalog-db.abc123.eu-west-1.rds.amazonaws.com:5432"
+    assert outputs["replica_bucket"] == "lakehouse-warehouse-prod-replica"
+    assert outputs["service_namespace"] == "lakehouse.internal"
+    assert outputs["profiles"]["host"]["pyiceberg"]["uri"] == "http://polaris.lakehouse.internal:8181/api/catalog"
+    assert "s3.endpoint" not in outputs["profiles"]["host"]["pyiceberg"]
+    dns = {r.inputs["name"] for r in cloud.of_type("aws:servicediscovery/service:Service")}
+    assert dns == {"postgres", "polaris", "lakekeeper", "trino"}
+
+
+# -- config validation ----------------------------------------------------------------------------
+
+
+def config_errors(platform: dict[str, Any]) -> list[str]:
+    with pytest.raises(ConfigError) as caught:
+        load_platform(platform, source="Pulumi.cloud.yaml")
+    return caught.value.errors
+
+
+def test_the_rest_fixture_is_refused_on_aws() -> None:
+    platform = cloud_platform()
+    platform["services"]["rest-fixture"]["enabled"] = True
+    platform["services"]["seaweedfs"]["enabled"] = True  # its store, so the fixture's own refusal is what fails
+    assert config_errors(platform) == [
+        "lakehouse:platform.services.rest-fixture.enabled: the REST fixture is a test server with SQLite behind it "
+        "and is refused on the aws target; use polaris or lakekeeper (allowed on lab and native only)"
+    ]
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda p: p["aws"].update(region="mars-north-1"),
+     "lakehouse:platform.aws.region: 'mars-north-1' is not an AWS region; use a region code such as eu-west-1 "
+     "or us-east-1"),
+    (lambda p: p["aws"].update(trino_workers=0),
+     "lakehouse:platform.aws.trino_workers: 0 workers cannot run a query: the coordinator only plans; "
+     "set at least 1 Trino worker"),
+    (lambda p: p["layers"]["compute"].update(owner=" "),
+     "lakehouse:platform.layers.compute.owner: every layer needs an owner: name the team that answers for it"),
+    (lambda p: p["aws"].update(kafka_msk=True, msk_broker_count=3),
+     "lakehouse:platform.aws.msk_broker_count: 3 brokers cannot spread evenly over 2 availability zones; "
+     "use a multiple of 2"),
+    (lambda p: p["aws"].update(vpc_cidr="8.8.0.0/16"),
+     "lakehouse:platform.aws.vpc_cidr: '8.8.0.0/16' must be a private IPv4 network from /16 to /22 "
+     "(an eighth of it per subnet, per AZ)"),
+    (lambda p: p["aws"].update(trino_worker_cpu=2048, trino_worker_memory_mb=2048),
+     "lakehouse:platform.aws.trino_worker_memory_mb: 2048 does not fit 2048 CPU units on Fargate; "
+     "allowed: 4096 to 16384 in steps of 1024"),
+    (lambda p: p["aws"].update(trino_worker_cpu=3000),
+     "lakehouse:platform.aws.trino_worker_cpu: 3000 is not a Fargate CPU size; allowed: 256, 512, 1024, 2048, "
+     "4096, 8192, 16384"),
+    (lambda p: p["storage"].update(region="us-east-1"),
+     "lakehouse:platform.storage.region: 'us-east-1' differs from aws.region 'eu-west-1'; on aws the bucket lives "
+     "in aws.region, so leave storage.region unset or make them equal"),
+    (lambda p: p["services"]["kafka"].update(enabled=True),
+     "lakehouse:platform.services.kafka.enabled: kafka does not run on the aws target (on aws Kafka runs as "
+     "Amazon MSK: set aws.kafka_msk: true instead); disable it"),
+    (lambda p: p["aws"].update(log_retention_days=10),
+     "lakehouse:platform.aws.log_retention_days: 10 is not a CloudWatch retention; allowed: 1, 3, 5, 7, 14, 30, "
+     "60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653"),
+    (lambda p: p["services"].update(trino={"enabled": False}),
+     "lakehouse:platform.maintenance: on aws maintenance runs through Trino (its CLI against the coordinator); "
+     "enable services.trino or remove maintenance"),
+    (lambda p: p["maintenance"].append({"action": "rewrite_manifests", "schedule": "0 5 1 * 1"}),
+     "lakehouse:platform.maintenance.2.schedule: '0 5 1 * 1' restricts both day-of-month and day-of-week; "
+     "EventBridge Scheduler accepts only one of them (set the other to *)"),
+])
+def test_malformed_cloud_configs_fail_with_clear_messages(change: Any, message: str) -> None:
+    platform = cloud_platform()
+    change(platform)
+    assert config_errors(platform) == [message]
+
+
+def test_storage_region_follows_the_aws_region() -> None:
+    assert load_platform(cloud_platform()).storage.region == "eu-west-1"
+    platform = cloud_platform()
+    platform["aws"]["region"] = "us-west-2"
+    assert load_platform(platform).storage.region == "us-west-2"
