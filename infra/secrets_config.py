@@ -22,14 +22,30 @@ SECRETS: dict[str, tuple[str, str]] = {
 }
 
 
+# On aws no lab default is acceptable: these must be set as secrets in the stack's config, for
+# the services that use them. (RDS keeps the database password itself, in Secrets Manager.)
+REQUIRED_ON_AWS = {"polaris-root-secret": "polaris", "lakekeeper-encryption-key": "lakekeeper"}
+
+
 def resolve_secrets(config: pulumi.Config, spec: PlatformSpec) -> dict[str, pulumi.Output[str]]:
     """Every named secret of the stack as a Pulumi secret.
 
     The lab store's identities get ``s3-secret-key-<identity>``; the first identity with Admin
-    is the platform's own S3 credential (``s3-access-key`` / ``s3-secret-key``).
+    is the platform's own S3 credential (``s3-access-key`` / ``s3-secret-key``). On aws, a
+    secret without a value in the stack config stops the run with the command that sets it.
     """
     values: dict[str, pulumi.Output[str]] = {}
+    if spec.target is Target.AWS:
+        missing = [SECRETS[name][0] for name, service in REQUIRED_ON_AWS.items()
+                   if service in spec.enabled_services() and config.get_secret(SECRETS[name][0]) is None]
+        if missing:
+            raise pulumi.RunError("secrets required on the aws target are not set (lab defaults never reach the "
+                                  "cloud):\n" + "\n".join(f"  - lakehouse:{key}: run `pulumi config set --secret "
+                                                           f"lakehouse:{key} <value> --stack {pulumi.get_stack()}`"
+                                                           for key in missing))
     for name, (key, default) in SECRETS.items():
+        if spec.target is Target.AWS and name == "postgres-password":
+            continue  # RDS manages the master password in Secrets Manager
         values[name] = config.get_secret(key) or pulumi.Output.secret(default)
     for name, identity in spec.identities.items():
         lab_default = identity.access_key.replace("access", "secret")  # lab-access-key -> lab-secret-key

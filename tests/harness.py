@@ -13,6 +13,10 @@ from typing import Any
 import pulumi
 from pulumi.runtime import mocks as pulumi_mocks
 
+CLOUD_SECRETS = {
+    "lakehouse:polarisRootSecret": "test-polaris-root-secret",
+    "lakehouse:lakekeeperEncryptionKey": "test-lakekeeper-encryption-key",
+}
 SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"  # Pulumi's wire signature of a secret value
 
 
@@ -110,6 +114,8 @@ def run_program(
     from infra import program
 
     mocks = mocks if mocks is not None else RecordingMocks()
+    if extra_config is None and platform.get("target") == "aws":
+        extra_config = CLOUD_SECRETS  # what `pulumi config set --secret` puts in a cloud stack
     config = {"lakehouse:platform": json.dumps(platform), **(extra_config or {})}
     pulumi.runtime.set_all_config(config, list((extra_config or {}).keys()))
     pulumi_mocks.set_mocks(mocks, project="lakehouse-platform", stack=stack, preview=False)

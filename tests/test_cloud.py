@@ -642,3 +642,25 @@ def test_storage_region_follows_the_aws_region() -> None:
     platform = cloud_platform()
     platform["aws"]["region"] = "us-west-2"
     assert load_platform(platform).storage.region == "us-west-2"
+
+
+def test_cloud_refuses_lab_default_secrets():
+    """On aws no lab default may reach Secrets Manager: unset secrets stop the run with the fix."""
+    import pulumi
+
+    from harness import RecordingMocks
+
+    mocks = RecordingMocks()
+    with pytest.raises(pulumi.RunError) as info:
+        run_program("cloud", cloud_platform(), extra_config={}, mocks=mocks)
+    message = str(info.value)
+    assert "lakehouse:polarisRootSecret: run `pulumi config set --secret lakehouse:polarisRootSecret <value>" in message
+    assert "lakehouse:lakekeeperEncryptionKey" in message
+    assert not [r for r in mocks.resources if not r.type.startswith("pulumi:")]
+
+
+def test_cloud_credentials_output_has_no_database_password(cloud):
+    creds = cloud.outputs["credentials"]
+    assert creds["secret"] is True
+    assert "postgres_password" not in creds["value"]
+    assert creds["value"]["polaris_root_secret"] == "test-polaris-root-secret"

@@ -45,11 +45,11 @@ def deployed():
     state_dir = PROJECT_ROOT / ".state" / STACK
     shutil.rmtree(state_dir, ignore_errors=True)  # a clean platform, not a previous run's data
     try:
-        seconds = native_stack.up(STACK)
+        seconds = native_stack.up(STACK, quiet=True)
         print(f"\n== native stack {STACK} up in {seconds:.1f} s")
         yield native_stack.outputs(STACK)
     finally:
-        native_stack.down(STACK)
+        native_stack.down(STACK, quiet=True)
         native_stack.remove_stack(STACK)
 
 
@@ -122,7 +122,7 @@ def test_destroy_leaves_no_platform_process(deployed):
     pids = [info["pid"] for info in native_stack.outputs(STACK)["native"]["services"].values()]
     assert pids and all(psutil.pid_exists(pid) for pid in pids)
     procs = [p for pid in pids for p in (psutil.Process(pid), *psutil.Process(pid).children(recursive=True))]
-    native_stack.down(STACK)
+    native_stack.down(STACK, quiet=True)
     assert _platform_processes(state_dir) == []
     # is_running() compares the start time too, so a reused pid does not count as ours.
     assert [p.pid for p in procs if p.is_running() and p.status() != psutil.STATUS_ZOMBIE] == []

@@ -27,7 +27,7 @@ from infra.spec import Layer
 from infra.targets.aws import governance as gov_module
 from infra.targets.aws.common import fargate_size, physical_name
 from infra.targets.aws.ecs import (
-    Container, secret_names, secrets_as_variables, service_memory_mib, shell, task_definition,
+    Container, cluster as ecs_cluster, secret_names, secrets_as_variables, service_memory_mib, shell, task_definition,
 )
 
 if TYPE_CHECKING:
@@ -61,10 +61,7 @@ def build(target: "AwsTarget", component: "LayerComponent") -> dict[str, Any]:
     gov: gov_module.GovernanceState = target.governance
     enabled = spec.enabled_services()
     opts = target.opts(component)
-    cluster = aws.ecs.Cluster(
-        f"{spec.name}-catalog", name=f"{spec.name}-{pulumi.get_stack()}-catalog",
-        settings=[{"name": "containerInsights", "value": "enabled"}], tags=target.tags(LAYER), opts=opts,
-    )
+    cluster = ecs_cluster(target, component, LAYER)
     state = CatalogState(cluster)
     target.catalog = state
 

@@ -25,7 +25,7 @@ from infra.services.base import ServiceContext, Side, host_of, properties, url
 from infra.spec import Layer
 from infra.targets.aws import governance as gov_module
 from infra.targets.aws.common import fargate_size, log_group_name
-from infra.targets.aws.ecs import Container, files_then_exec, secret_names, service_memory_mib, task_definition
+from infra.targets.aws.ecs import Container, cluster as ecs_cluster, files_then_exec, secret_names, service_memory_mib, task_definition
 from infra.targets.aws.storage import secure_bucket
 
 if TYPE_CHECKING:
@@ -54,10 +54,7 @@ class ComputeState:
 def build(target: "AwsTarget", component: "LayerComponent") -> dict[str, Any]:
     spec = target.spec
     opts = target.opts(component)
-    cluster = aws.ecs.Cluster(
-        f"{spec.name}-compute", name=f"{spec.name}-{pulumi.get_stack()}-compute",
-        settings=[{"name": "containerInsights", "value": "enabled"}], tags=target.tags(LAYER), opts=opts,
-    )
+    cluster = ecs_cluster(target, component, LAYER)
     state = ComputeState(cluster)
     target.compute = state
     outputs: dict[str, Any] = {"cluster": cluster.name}

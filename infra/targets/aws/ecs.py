@@ -21,6 +21,8 @@ from infra.spec.model import HealthCheckSpec, ServiceSpec
 from infra.targets.aws.common import log_group_name, to_json
 
 if TYPE_CHECKING:
+    from infra.layers.base import LayerComponent
+    from infra.spec import Layer
     from infra.targets.aws import AwsTarget
 
 
@@ -198,6 +200,16 @@ def task_definition(
         runtime_platform={"operating_system_family": "LINUX", "cpu_architecture": "X86_64"},
         tags=tags,
         opts=target.opts(parent),
+    )
+
+
+def cluster(target: "AwsTarget", component: "LayerComponent", layer: "Layer") -> aws.ecs.Cluster:
+    """The ECS cluster of one layer (catalog services, engines), with Container Insights."""
+    spec = target.spec
+    return aws.ecs.Cluster(
+        f"{spec.name}-{layer.value}", name=f"{spec.name}-{pulumi.get_stack()}-{layer.value}",
+        settings=[{"name": "containerInsights", "value": "enabled"}], tags=target.tags(layer),
+        opts=target.opts(component),
     )
 
 

@@ -94,18 +94,25 @@ def outputs(stack: str) -> dict[str, Any]:
     return json.loads(done.stdout or "{}")
 
 
-def up(stack: str) -> float:
-    """``pulumi up --yes`` on the stack; returns the wall time in seconds."""
+def up(stack: str, quiet: bool = False) -> float:
+    """``pulumi up --yes`` on the stack; returns the wall time in seconds.
+
+    ``quiet`` keeps Pulumi's output for an error message only (benchmarks, tests).
+    """
     ensure_stack(stack)
     start = time.perf_counter()
-    pulumi("up", "--yes", "--skip-preview", stack=stack)
+    done = pulumi("up", "--yes", "--skip-preview", stack=stack, capture=quiet, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"pulumi up --stack {stack} failed:\n{(done.stdout or '')[-4000:]}{done.stderr or ''}")
     return time.perf_counter() - start
 
 
-def down(stack: str) -> None:
+def down(stack: str, quiet: bool = False) -> None:
     """``pulumi destroy --yes``: every process stopped; data directories are kept."""
     ensure_stack(stack)
-    pulumi("destroy", "--yes", "--skip-preview", stack=stack)
+    done = pulumi("destroy", "--yes", "--skip-preview", stack=stack, capture=quiet, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"pulumi destroy --stack {stack} failed:\n{(done.stdout or '')[-4000:]}{done.stderr or ''}")
 
 
 def restart(service: str, stack: str) -> float:
@@ -205,6 +212,9 @@ def main(argv: list[str] | None = None) -> int:
     except subprocess.CalledProcessError as exc:
         console.print(f"[red]error:[/red] {' '.join(exc.cmd[:3])} ... exited {exc.returncode}; see the output above")
         return exc.returncode or 1
+    except RuntimeError as exc:
+        console.print(f"[red]error:[/red] {str(exc).splitlines()[0]}; see the output above")
+        return 1
 
 
 def _smoke_report(stack: str) -> int:
