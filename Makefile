@@ -5,7 +5,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 STACK ?= native
 
-.PHONY: bootstrap venv pulumi artifacts up down smoke test unit e2e review bench
+.PHONY: bootstrap venv pulumi artifacts up down smoke verify test unit review bench
 
 ## bootstrap: project venv, Pulumi CLI + language host (Go module proxy), native artifacts
 bootstrap: venv pulumi artifacts
@@ -30,9 +30,14 @@ down: venv
 smoke: venv
 	@$(PY) -m infra.targets.native.stack smoke --stack $(STACK)
 
-## test: unit tests (mocks, spec, policies, review, process manager), then the native end to end
+## verify: the post-deploy probes against a throwaway native stack (ports +21000), JUnit in reports/
+verify: bootstrap
+	$(PY) -m infra.targets.native.stack verify
+
+## test: unit tests (mocks, spec, policies, review, process manager), the native end to end, the probes
 test: bootstrap
 	$(PY) -m pytest tests -q -p no:cacheprovider
+	$(PY) -m infra.targets.native.stack verify
 
 unit: venv
 	$(PY) -m pytest tests -q -p no:cacheprovider --ignore=tests/e2e

@@ -81,7 +81,7 @@ def duckdb(spec: PlatformSpec, side: Side = Side.EXTERNAL, catalog_name: str = "
         )
     statements.append(
         f"ATTACH '{warehouse(spec)}' AS {catalog_name} (TYPE iceberg, ENDPOINT '{catalog_uri(spec, side)}', "
-        "AUTHORIZATION_TYPE 'none')"
+        "AUTHORIZATION_TYPE 'none', READ_ONLY false)"  # a remote path would attach read-only
     )
     return statements
 

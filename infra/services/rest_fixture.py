@@ -51,6 +51,9 @@ def catalog_env(ctx: ServiceContext, s3_endpoint: str, jdbc_uri: str | None = No
         "CATALOG_S3_ENDPOINT": s3_endpoint,
         "CATALOG_S3_PATH__STYLE__ACCESS": "true",
         "CATALOG_JDBC_STRICT__MODE": "true",
+        # One pooled connection: with two, commits right after a restart on an existing database
+        # get 500 SQLITE_BUSY (database is locked); SQLite serialises writers anyway.
+        "CATALOG_CLIENTS": "1",
         "AWS_REGION": spec.storage.region,
         "AWS_ACCESS_KEY_ID": secret("s3-access-key"),
         "AWS_SECRET_ACCESS_KEY": secret("s3-secret-key"),

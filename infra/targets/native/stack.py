@@ -133,6 +133,30 @@ def restart(service: str, stack: str) -> float:
     return time.perf_counter() - start
 
 
+VERIFY_STACK, VERIFY_OFFSET = "verify", 21000
+
+
+def verify(pytest_args: list[str]) -> int:
+    """Deploy a throwaway copy of the native stack (ports +21000), run the probes, destroy it.
+
+    The exit code is the probe suite's; the stack is destroyed whatever happens. JUnit XML goes to
+    reports/probes.xml for CD.
+    """
+    import shutil
+
+    write_offset_stack(VERIFY_STACK, VERIFY_OFFSET)
+    shutil.rmtree(PROJECT_ROOT / ".state" / VERIFY_STACK, ignore_errors=True)
+    (PROJECT_ROOT / "reports").mkdir(exist_ok=True)
+    try:
+        console.print(f"==> stack {VERIFY_STACK} up in {up(VERIFY_STACK, quiet=True):.1f} s")
+        argv = [sys.executable, "-m", "pytest", "platform_tests", "--stack", VERIFY_STACK, "-p", "no:cacheprovider",
+                f"--junitxml={PROJECT_ROOT / 'reports' / 'probes.xml'}", *pytest_args]
+        return subprocess.run(argv, cwd=PROJECT_ROOT, env={**os.environ, **pulumi_env()}).returncode
+    finally:
+        down(VERIFY_STACK, quiet=True)
+        remove_stack(VERIFY_STACK)
+
+
 def smoke(stack: str) -> list[tuple[str, str, bool, str]]:
     """A short check that the core answers: store, catalog, engine. (layer, check, ok, detail)."""
     import boto3
@@ -184,10 +208,12 @@ def print_endpoints(stack: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m infra.targets.native.stack", description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=("up", "down", "outputs", "restart", "smoke"))
+    parser.add_argument("command", choices=("up", "down", "outputs", "restart", "smoke", "verify"))
     parser.add_argument("service", nargs="?", help="the service to restart")
     parser.add_argument("--stack", default="native")
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command != "verify":
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         if args.command == "up":
             seconds = up(args.stack)
@@ -200,6 +226,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "down":
             down(args.stack)
             return 0
+        if args.command == "verify":
+            return verify(extra)
         if args.command == "outputs":
             print(json.dumps(outputs(args.stack), indent=2))
             return 0

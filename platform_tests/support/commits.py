@@ -1,0 +1,314 @@
+"""Concurrent commits against one table: the workload of probe 2 and of bench/bench_commits.py.
+
+Writers (threads, each with its own PyIceberg catalog client):
+
+* ``stream``: a streaming writer committing a micro-batch every ``stream_interval_s`` (~2 s);
+* ``batch``: a batch job committing a few large appends spread over the run;
+* ``append-<i>``: parallel appenders committing small appends back to back.
+
+Each commit reloads the table and appends; a ``CommitFailedException`` (HTTP 409: someone else
+committed first) is retried with jittered backoff (tenacity). Anything else — a 5xx, an unknown
+commit state — is recorded as an error and the writer stops. Every HTTP response the clients get is
+tallied by status code through a hook on their sessions, and the body of any 5xx is kept.
+
+``verify`` then checks the outcome against the catalog: every acknowledged snapshot is in the
+table's snapshot log (an ancestor of the current snapshot), every acknowledged batch is in the table
+exactly once, and the row count is exactly the sum of acknowledged rows.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime as dt
+import statistics
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import tenacity
+
+SYMPTOM_NO_SUCH_TABLE = "no such table"
+
+
+@dataclass
+class Commit:
+    writer: str
+    seq: int
+    rows: int
+    snapshot_id: int
+    attempts: int
+    latency_s: float
+
+
+@dataclass
+class Workload:
+    """Knobs of one run; the defaults are probe 2's."""
+
+    duration_s: float = 30.0
+    stream: bool = True
+    stream_interval_s: float = 2.0
+    stream_rows: int = 50
+    batch_commits: int = 3
+    batch_rows: int = 5_000
+    appenders: int = 4
+    appender_rows: int = 10
+    appender_max_commits: int = 25
+    max_attempts: int = 40
+    commit_timeout_s: float = 60.0
+
+
+@dataclass
+class Outcome:
+    table: str
+    commits: list[Commit] = field(default_factory=list)
+    conflicts: int = 0  # 409 answers to commits (each one retried)
+    statuses: collections.Counter = field(default_factory=collections.Counter)
+    errors: list[str] = field(default_factory=list)  # non-retryable failures, one per failed writer attempt
+    server_errors: list[str] = field(default_factory=list)  # 5xx response bodies (first ones)
+    gave_up: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    verified: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    log_evidence: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def retries(self) -> int:
+        return sum(c.attempts - 1 for c in self.commits)
+
+    @property
+    def five_xx(self) -> int:
+        return sum(n for code, n in self.statuses.items() if code >= 500)
+
+    def latency(self, q: float) -> float:
+        values = sorted(c.latency_s for c in self.commits)
+        if not values:
+            return 0.0
+        if len(values) == 1:
+            return values[0]
+        return statistics.quantiles(values, n=100, method="inclusive")[int(q * 100) - 1] if q < 1 else values[-1]
+
+    def symptoms(self) -> str:
+        return "\n".join(self.errors + self.server_errors + self.log_evidence + self.problems)
+
+    def summary(self) -> str:
+        return (f"{len(self.commits)} commits in {self.seconds:.0f}s ({len(self.commits) / max(self.seconds, 1e-9):.1f}/s), "
+                f"{self.conflicts} conflicts (409) retried, {self.five_xx} 5xx, p50 {self.latency(0.5) * 1000:.0f} ms, "
+                f"p99 {self.latency(0.99) * 1000:.0f} ms")
+
+
+def _schema():
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import IntegerType, LongType, NestedField, StringType, TimestamptzType
+
+    return Schema(
+        NestedField(1, "writer", StringType(), required=False),
+        NestedField(2, "seq", IntegerType(), required=False),
+        NestedField(3, "row", LongType(), required=False),
+        NestedField(4, "written_at", TimestamptzType(), required=False),
+    )
+
+
+def _rows(writer: str, seq: int, count: int):
+    import pyarrow as pa
+
+    now = dt.datetime.now(dt.timezone.utc)
+    return pa.table({
+        "writer": pa.array([writer] * count, pa.string()),
+        "seq": pa.array([seq] * count, pa.int32()),
+        "row": pa.array(range(count), pa.int64()),
+        "written_at": pa.array([now] * count, pa.timestamp("us", tz="UTC")),
+    })
+
+
+def instrument(catalog, outcome: Outcome, lock: threading.Lock) -> None:
+    """Tally every HTTP response of this catalog client by status; keep the bodies of 5xx answers."""
+
+    def hook(response, *args, **kwargs):
+        with lock:
+            outcome.statuses[response.status_code] += 1
+            if response.status_code >= 500 and len(outcome.server_errors) < 20:
+                outcome.server_errors.append(f"{response.request.method} {response.request.url} -> "
+                                             f"{response.status_code}: {response.text[:1500]}")
+        return response
+
+    catalog._session.hooks["response"].append(hook)  # noqa: SLF001 - the client's requests.Session
+
+
+def run(catalog_factory: Callable[[], Any], ident: str, workload: Workload | None = None,
+        create: bool = True) -> Outcome:
+    """Run the writers against ``ident`` (created here unless ``create=False``) and verify the result."""
+    from pyiceberg.exceptions import CommitFailedException
+
+    workload = workload or Workload()
+    outcome = Outcome(table=ident)
+    lock = threading.Lock()
+    try:
+        admin = catalog_factory()
+        instrument(admin, outcome, lock)
+        if create:
+            namespace = ident.rsplit(".", 1)[0]
+            try:
+                admin.create_namespace(namespace)
+            except Exception as exc:  # noqa: BLE001
+                if "AlreadyExists" not in type(exc).__name__:
+                    raise
+            admin.create_table(ident, _schema())
+    except Exception as exc:  # noqa: BLE001 - setup failing is the outcome
+        outcome.errors.append(f"setup: {type(exc).__name__}: {exc}")
+        outcome.problems.append(f"could not create {ident}: {type(exc).__name__}: {exc}")
+        return outcome
+
+    deadline = time.monotonic() + workload.duration_s
+    stop = threading.Event()
+
+    def commit(catalog, writer: str, seq: int, rows: int) -> bool:
+        """One acknowledged commit (retrying 409s) or a recorded error; False stops the writer."""
+        data = _rows(writer, seq, rows)
+        attempts = 0
+        started = time.monotonic()
+
+        def before_sleep(state: tenacity.RetryCallState) -> None:
+            with lock:
+                outcome.conflicts += 1
+
+        retrying = tenacity.Retrying(
+            retry=tenacity.retry_if_exception_type(CommitFailedException),
+            stop=tenacity.stop_after_attempt(workload.max_attempts) | tenacity.stop_after_delay(workload.commit_timeout_s),
+            wait=tenacity.wait_random_exponential(multiplier=0.05, max=1.0),
+            before_sleep=before_sleep,
+            reraise=True,
+        )
+        try:
+            for attempt in retrying:
+                with attempt:
+                    attempts += 1
+                    table = catalog.load_table(ident)
+                    table.append(data)
+                    snapshot = table.current_snapshot()
+        except CommitFailedException as exc:
+            with lock:
+                outcome.conflicts += 1
+                outcome.gave_up.append(f"{writer}#{seq}: still conflicting after {attempts} attempts: {exc}")
+            return False
+        except Exception as exc:  # noqa: BLE001 - 5xx, unknown commit state, storage errors...
+            with lock:
+                outcome.errors.append(f"{writer}#{seq}: {type(exc).__name__}: {str(exc)[:800]}")
+            return False
+        with lock:
+            outcome.commits.append(Commit(writer, seq, rows, snapshot.snapshot_id, attempts, time.monotonic() - started))
+        return True
+
+    def stream() -> None:
+        catalog = catalog_factory()
+        instrument(catalog, outcome, lock)
+        seq = 0
+        while time.monotonic() < deadline and not stop.is_set():
+            tick = time.monotonic()
+            if not commit(catalog, "stream", seq, workload.stream_rows):
+                return
+            seq += 1
+            stop.wait(max(0.0, workload.stream_interval_s - (time.monotonic() - tick)))
+
+    def batch() -> None:
+        catalog = catalog_factory()
+        instrument(catalog, outcome, lock)
+        spacing = workload.duration_s / max(workload.batch_commits, 1)
+        for seq in range(workload.batch_commits):
+            if time.monotonic() >= deadline or stop.is_set():
+                return
+            tick = time.monotonic()
+            if not commit(catalog, "batch", seq, workload.batch_rows):
+                return
+            stop.wait(max(0.0, spacing - (time.monotonic() - tick)))
+
+    def appender(index: int) -> None:
+        catalog = catalog_factory()
+        instrument(catalog, outcome, lock)
+        for seq in range(workload.appender_max_commits):
+            if time.monotonic() >= deadline or stop.is_set():
+                return
+            if not commit(catalog, f"append-{index}", seq, workload.appender_rows):
+                return
+
+    threads = [threading.Thread(target=stream, name="stream")] if workload.stream else []
+    if workload.batch_commits:
+        threads.append(threading.Thread(target=batch, name="batch"))
+    threads += [threading.Thread(target=appender, args=(i,), name=f"append-{i}") for i in range(workload.appenders)]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=workload.duration_s + workload.commit_timeout_s + 30)
+    stop.set()
+    outcome.seconds = time.monotonic() - started
+    verify(admin, outcome)
+    return outcome
+
+
+def verify(catalog, outcome: Outcome) -> None:
+    """Every acknowledged commit is in the snapshot log and in the data, once; the count is exact."""
+    if outcome.five_xx:
+        outcome.problems.append(f"{outcome.five_xx} responses were 5xx (never acceptable): "
+                                f"{dict(sorted(outcome.statuses.items()))}")
+    if outcome.errors:
+        outcome.problems.append(f"{len(outcome.errors)} commit(s) failed with a non-retryable error")
+    if outcome.gave_up:
+        outcome.problems.append(f"{len(outcome.gave_up)} commit(s) were still conflicting after every retry")
+    try:
+        table = catalog.load_table(outcome.table)
+    except Exception as exc:  # noqa: BLE001
+        outcome.problems.append(f"the table cannot be loaded after the run: {type(exc).__name__}: {exc}")
+        return
+    current = table.current_snapshot()
+    lineage: set[int] = set()
+    snapshot = current
+    by_id = {s.snapshot_id: s for s in table.snapshots()}
+    while snapshot is not None:
+        lineage.add(snapshot.snapshot_id)
+        snapshot = by_id.get(snapshot.parent_snapshot_id) if snapshot.parent_snapshot_id else None
+    acked = {c.snapshot_id for c in outcome.commits}
+    missing = sorted(acked - lineage)
+    if missing:
+        outcome.problems.append(f"{len(missing)} acknowledged snapshot(s) are not in the snapshot log: {missing[:10]}")
+    data = table.scan(selected_fields=("writer", "seq")).to_arrow()
+    per_batch = collections.Counter(zip(data.column("writer").to_pylist(), data.column("seq").to_pylist()))
+    expected_rows = sum(c.rows for c in outcome.commits)
+    wrong = [(c.writer, c.seq, per_batch.get((c.writer, c.seq), 0), c.rows) for c in outcome.commits
+             if per_batch.get((c.writer, c.seq), 0) != c.rows]
+    if wrong:
+        outcome.problems.append(f"{len(wrong)} acknowledged batch(es) do not appear exactly once "
+                                f"(writer, seq, rows found, rows committed): {wrong[:10]}")
+    unacked = set(per_batch) - {(c.writer, c.seq) for c in outcome.commits}
+    if unacked:
+        outcome.problems.append(f"{len(unacked)} batch(es) in the table were never acknowledged: {sorted(unacked)[:10]}")
+    if data.num_rows != expected_rows:
+        outcome.problems.append(f"row count {data.num_rows} != {expected_rows} acknowledged rows")
+    outcome.verified = {"snapshots": len(by_id), "lineage": len(lineage), "acknowledged": len(acked),
+                        "rows": data.num_rows, "expected_rows": expected_rows}
+
+
+def grep_log(path: str | Path | None, needle: str, since_offset: int = 0, limit: int = 5) -> list[str]:
+    """Lines of a service log (from byte ``since_offset``) containing ``needle`` (case-insensitive)."""
+    if not path:
+        return []
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(since_offset)
+            text = handle.read().decode("utf-8", "replace")
+    except OSError:
+        return []
+    found = [line.strip() for line in text.splitlines() if needle.lower() in line.lower()]
+    return found[:limit]
+
+
+def log_size(path: str | Path | None) -> int:
+    try:
+        return Path(path).stat().st_size if path else 0
+    except OSError:
+        return 0

@@ -1,0 +1,131 @@
+"""The four engines as the probes drive them: Spark, PyIceberg, DuckDB, Trino — each from the profiles.
+
+Spark runs as ``local[1]`` with an explicit driver heap and exactly the two Iceberg jars the target
+provides (``native.spark_jars``); its catalog ``lab`` is configured from ``profiles.host.spark`` plus
+the credentials. DuckDB loads its extensions from the packages' paths (no download) and runs the
+profile's SECRET/ATTACH statements.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from typing import Any
+
+from platform_tests.support.stack import Stack
+
+SPARK_DRIVER_MEMORY = os.environ.get("PROBE_SPARK_DRIVER_MEMORY", "1g")
+SPARK_CATALOG = "lab"
+# Keys of the Spark profile that are notes for people, not Spark settings.
+_NOT_SPARK_CONF = re.compile(r"^spark\.jars\.packages\.")
+
+_spark_lock = threading.Lock()
+_spark = None
+
+
+def spark_conf(stack: Stack) -> dict[str, str]:
+    """``profiles.host.spark`` + S3 credentials + the local settings of a probe session."""
+    profile = stack.host_profiles.get("spark") or {}
+    conf = {k: str(v) for k, v in profile.items() if not _NOT_SPARK_CONF.match(k)}
+    prefix = f"spark.sql.catalog.{SPARK_CATALOG}"
+    creds = stack.credentials
+    if "s3_access_key" in creds and f"{prefix}.s3.endpoint" in conf:
+        conf[f"{prefix}.s3.access-key-id"] = creds["s3_access_key"]
+        conf[f"{prefix}.s3.secret-access-key"] = creds["s3_secret_key"]
+    conf.update({
+        "spark.master": "local[1]",
+        "spark.driver.memory": SPARK_DRIVER_MEMORY,
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.driver.host": "127.0.0.1",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": "4",
+        "spark.sql.session.timeZone": "UTC",
+        # Exactly the target's two Iceberg jars; no spark.jars.packages, so no Ivy and no network.
+        "spark.jars": ",".join(stack.spark_jars()),
+    })
+    return conf
+
+
+def spark_session(stack: Stack):
+    """The probe run's one SparkSession (a JVM per pytest process), created on first use."""
+    global _spark
+    with _spark_lock:
+        if _spark is not None:
+            return _spark
+        java_home = stack.java_home()
+        if java_home:
+            os.environ["JAVA_HOME"] = java_home
+        os.environ.setdefault("PYSPARK_PYTHON", os.sys.executable)
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        from pyspark.sql import SparkSession
+
+        builder = SparkSession.builder.appName(f"platform-probe-{stack.run_id}")
+        for key, value in spark_conf(stack).items():
+            builder = builder.config(key, value)
+        _spark = builder.getOrCreate()
+        _spark.sparkContext.setLogLevel("ERROR")
+        return _spark
+
+
+def spark_running():
+    return _spark
+
+
+def stop_spark() -> None:
+    global _spark
+    with _spark_lock:
+        if _spark is not None:
+            _spark.stop()
+            _spark = None
+
+
+def spark_driver_pid() -> int | None:
+    """Pid of the Spark driver JVM (the py4j gateway child of this process), when running."""
+    if _spark is None:
+        return None
+    try:
+        return int(_spark.sparkContext._gateway.proc.pid)  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def duckdb_connect(stack: Stack, writable: bool = False):
+    """``(connection, notes)``: DuckDB with the catalog attached as ``lab`` from the profile.
+
+    ``writable``: DuckDB attaches a catalog whose path is a remote URL (``'s3://warehouse/'``) read-only
+    unless ``READ_ONLY false`` is given; when the profile does not say, the probe adds it and says so.
+    """
+    import duckdb
+
+    con = duckdb.connect()
+    notes = []
+    for statement in stack.duckdb_statements():
+        if writable and statement.lstrip().upper().startswith("ATTACH") and "READ_ONLY" not in statement.upper():
+            statement = re.sub(r"\)\s*$", ", READ_ONLY false)", statement.rstrip())
+            notes.append("profiles.host.duckdb ATTACH has no READ_ONLY false: DuckDB attaches an s3:// path "
+                         "read-only (remote path, access_mode automatic); the probe added it to write")
+        con.execute(statement)
+    return con, notes
+
+
+def duckdb_versions(con) -> dict[str, str]:
+    import duckdb
+
+    versions = {"duckdb": duckdb.__version__}
+    for name, version in con.execute(
+        "SELECT extension_name, extension_version FROM duckdb_extensions() WHERE loaded AND extension_name IN "
+        "('iceberg', 'httpfs', 'avro')"
+    ).fetchall():
+        versions[f"duckdb-ext-{name}"] = version
+    return versions
+
+
+def trino_scalar(stack: Stack, sql: str) -> Any:
+    cursor = stack.trino_connection().cursor()
+    try:
+        cursor.execute(sql)
+        return cursor.fetchall()[0][0]
+    finally:
+        cursor.close()

@@ -1,0 +1,100 @@
+"""A throwaway REST fixture for control experiments (e.g. Book 1's in-memory SQLite URI).
+
+Started exactly as the native target starts the platform's fixture: the cached fixture runtime jar
+plus the loopback launcher (``artifacts.ensure_rest_fixture``: classpath + main class) on a JDK >= 17,
+configured through ``CATALOG_*`` variables, through ``local_service`` (detached, pid + create_time
+recorded), on a free loopback port with ``-Xmx256m``; stopped by that pid.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from platform_tests.support.stack import Stack
+
+IN_MEMORY_URI = "jdbc:sqlite:file:/tmp/iceberg_rest_{tag}?mode=memory"  # Book 1's URI, made unique per run
+
+
+@dataclass
+class RunningFixture:
+    uri: str
+    port: int
+    pid: int
+    log_file: str
+    jdbc_uri: str
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def throwaway_fixture(stack: Stack, jdbc_uri: str, heap: str = "-Xmx256m",
+                      extra_env: dict[str, str] | None = None, tag: str = "") -> Iterator[RunningFixture]:
+    """A fixture on ``jdbc_uri`` (``{work}`` = its temporary directory) whose tables live under
+    ``s3://<bucket>/_probes/fixture-<tag>/``; every object written there is deleted afterwards (an
+    in-memory catalog forgets its tables, so nothing else would ever clean them up)."""
+    from infra.targets.native import artifacts
+    from infra.targets.native import local_service as ls
+
+    fixture = artifacts.ensure_rest_fixture()
+    java = artifacts.find_java(artifacts.JAVA_FOR_JVM_SERVICES)
+    props = stack.host_profiles.get("pyiceberg") or {}
+    creds = stack.credentials
+    port = free_port()
+    tag = tag or str(port)
+    bucket = stack.bucket
+    prefix = f"_probes/fixture-{tag}/"
+    with tempfile.TemporaryDirectory(prefix="probe-fixture-") as work:
+        jdbc_uri = jdbc_uri.replace("{work}", work)
+        spec = ls.ServiceSpec(
+            service="probe-control-fixture",
+            argv=[str(java / "bin" / "java"), heap, "-XX:+ExitOnOutOfMemoryError",
+                  "-cp", ":".join(str(p) for p in fixture.classpath), str(fixture.main_class)],
+            cwd=work, data_dir=str(Path(work) / "data"), log_file=str(Path(work) / "fixture.log"),
+            env={
+                "CATALOG_URI": jdbc_uri,
+                "CATALOG_WAREHOUSE": f"s3://{bucket}/{prefix}",
+                "CATALOG_IO__IMPL": "org.apache.iceberg.aws.s3.S3FileIO",
+                "CATALOG_S3_ENDPOINT": props.get("s3.endpoint", ""),
+                "CATALOG_S3_PATH__STYLE__ACCESS": props.get("s3.path-style-access", "true"),
+                "CATALOG_JDBC_STRICT__MODE": "true",
+                "CATALOG_REST_HOST": "127.0.0.1",
+                "CATALOG_REST_PORT": str(port),
+                "AWS_REGION": props.get("s3.region", "us-east-1"),
+                "AWS_ACCESS_KEY_ID": creds.get("s3_access_key", ""),
+                "AWS_SECRET_ACCESS_KEY": creds.get("s3_secret_key", ""),
+                **(extra_env or {}),
+            },
+            health={"kind": "http", "url": f"http://127.0.0.1:{port}/v1/config"},
+            ports=[port], health_timeout_s=90, stop_grace_s=5,
+        )
+        record = ls.start_service(spec)
+        try:
+            yield RunningFixture(uri=f"http://127.0.0.1:{port}", port=port, pid=record.pid,
+                                 log_file=spec.log_file, jdbc_uri=jdbc_uri)
+        finally:
+            ls.stop_service(spec, record)
+            delete_prefix(stack, bucket, prefix)
+
+
+def delete_prefix(stack: Stack, bucket: str, prefix: str) -> int:
+    """Delete every object under ``prefix`` (bounded: a control run writes a few hundred)."""
+    s3 = stack.s3()
+    deleted = 0
+    try:
+        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+            keys = [{"Key": o["Key"]} for o in page.get("Contents", [])]
+            for start in range(0, len(keys), 500):
+                s3.delete_objects(Bucket=bucket, Delete={"Objects": keys[start:start + 500], "Quiet": True})
+                deleted += len(keys[start:start + 500])
+    except Exception:  # noqa: BLE001 - cleanup is best effort
+        pass
+    return deleted

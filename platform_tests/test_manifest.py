@@ -1,0 +1,338 @@
+"""Probe 5 — the version manifest, read from the running services and engines (compute, catalog, storage).
+
+Each version is read from the thing itself: Trino's ``/v1/info`` and the Iceberg jars in its plugin
+directory, PostgreSQL's ``SHOW server_version``, SeaweedFS's master ``/dir/status``, the REST fixture's
+runtime jar on its process's classpath, Spark's version and its Iceberg runtime's
+``IcebergBuild.version()`` from the running JVM, PyIceberg's and DuckDB's (with its extensions).
+
+Each is compared with the pin in ``version_manifest`` and with what the target declares it runs
+(the spec's ``native_version``, the native artifacts it obtained; or ``native.versions`` when the
+target exports it). Rule: a version that differs from the pin but is what the target declares for
+itself is a *deviation* (reported with its reason, not a failure); a version that differs from what
+the target declares is a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+import pytest
+import requests
+
+from platform_tests.support import engines
+from platform_tests.support.stack import Stack, fail
+
+# Marked compute (engine and service upgrades are certified there); a failure names the layer of the
+# component whose version is wrong.
+pytestmark = [pytest.mark.compute]
+
+VERSION = re.compile(r"\d+(?:\.\d+)+")
+
+
+@dataclass
+class Reading:
+    name: str
+    layer: str
+    running: str | None
+    pin: str | None
+    declared: str | None = None
+    reason: str = ""
+    source: str = ""
+    status: str = ""
+    detail: str = ""
+
+
+def matches(running: str | None, expected: str | None) -> bool:
+    if not running or not expected:
+        return False
+    return running == expected or running.startswith(expected + ".") or running.startswith(expected + " ")
+
+
+def first_version(text: str) -> str | None:
+    match = VERSION.search(text or "")
+    return match.group(0) if match else None
+
+
+# --------------------------------------------------------------------------------------------------
+# what the target declares for itself
+# --------------------------------------------------------------------------------------------------
+
+
+OBTAINED_ALIASES = {"iceberg-spark-runtime": "iceberg"}  # native.obtained_versions key -> manifest name
+
+
+def declared_versions(stack: Stack) -> dict[str, tuple[str, str]]:
+    """``{component: (version, reason)}``: what the target declares it runs, where it says so.
+
+    Sources, first wins: ``native.obtained_versions`` (+ ``native.notes`` for the reason) as the native
+    target exports them; the stack file's ``native_version`` / ``engines.duckdb_native``; the native
+    artifact cache's manifest (for outputs that predate ``obtained_versions``).
+    """
+    declared: dict[str, tuple[str, str]] = {}
+    notes = stack.native.get("notes") or {}
+
+    def reason_for(name: str, default: str) -> str:
+        found = [n for n in notes.get(name, []) if "pin" in n or "newest" in n or "resolves" in n]
+        return "; ".join(found) or default
+
+    for name, version in (stack.native.get("obtained_versions") or stack.native.get("versions") or {}).items():
+        key = OBTAINED_ALIASES.get(name, name)
+        if isinstance(version, dict):
+            declared[key] = (str(version.get("version")), str(version.get("reason") or reason_for(name, "")))
+        elif version:
+            declared[key] = (str(version), reason_for(name, "obtained by the native target"))
+    if stack.target != "native":
+        return declared
+    try:
+        from infra.spec.loader import load_stack
+
+        spec = load_stack(stack.name or "native")
+        for name, svc in spec.enabled_services().items():
+            if svc.native_version and svc.native_version != svc.version:
+                version, reason = declared.get(name, (svc.native_version, ""))
+                declared[name] = (version, reason if "pin" in reason else
+                                  f"native_version {svc.native_version} in the spec; pin {svc.version} elsewhere")
+        if spec.engines.duckdb != spec.engines.duckdb_native:
+            version, _ = declared.get("duckdb", (spec.engines.duckdb_native, ""))
+            declared["duckdb"] = (version, f"engines.duckdb_native: newest DuckDB with extensions on PyPI; "
+                                           f"{spec.engines.duckdb} elsewhere")
+    except Exception:  # noqa: BLE001 - no stack file (outputs from elsewhere): the artifacts still tell
+        pass
+    try:
+        from infra.targets.native import artifacts
+
+        manifest = json.loads((artifacts.cache_root() / "manifest.json").read_text())
+    except Exception:  # noqa: BLE001
+        manifest = {}
+    for key, entry in manifest.items():
+        name = key.split(":", 1)[0]
+        if name in ("seaweedfs", "postgres", "rest-fixture", "trino") and name not in declared and entry.get("version"):
+            pin_notes = [n for n in entry.get("notes", []) if "pin" in n]
+            declared[name] = (entry["version"], "native artifact: " + ("; ".join(pin_notes) or "obtained version"))
+    return declared
+
+
+# --------------------------------------------------------------------------------------------------
+# reading the running versions
+# --------------------------------------------------------------------------------------------------
+
+
+def _http_json(url: str) -> dict:
+    response = requests.get(url, timeout=10, headers={"Accept": "application/json"})
+    response.raise_for_status()
+    return response.json()
+
+
+def read_trino(stack: Stack) -> tuple[str | None, str, list[str]]:
+    address = stack.endpoint("trino", "http")
+    info = _http_json(f"http://{address}/v1/info")
+    version = str(info.get("nodeVersion", {}).get("version"))
+    jars: list[str] = []
+    home = trino_home(stack)
+    if home:
+        jars = sorted(p.name for p in (home / "plugin" / "iceberg").glob("org.apache.iceberg_iceberg-*.jar"))
+    return version, f"GET http://{address}/v1/info", jars
+
+
+def trino_home(stack: Stack) -> Path | None:
+    record = stack.service_record("trino")
+    argv0 = record.get("argv0")
+    if argv0 and Path(argv0).name == "launcher" and (Path(argv0).parents[1] / "plugin").is_dir():
+        return Path(argv0).parents[1]
+    pid = record.get("pid")
+    try:
+        procs = [psutil.Process(int(pid))] if pid else []
+        procs += procs[0].children(recursive=True) if procs else []
+        for proc in procs:
+            for arg in proc.cmdline():
+                if "/lib/" in arg and "trino" in arg:
+                    home = Path(arg.split("/lib/", 1)[0])
+                    if (home / "plugin").is_dir():
+                        return home
+    except psutil.Error:
+        pass
+    return None
+
+
+def read_postgres(stack: Stack) -> tuple[str | None, str]:
+    address = stack.endpoint("postgres", "pg")
+    host, port = address.rsplit(":", 1)
+    password = stack.credentials.get("postgres_password", "")
+    try:
+        import psycopg  # type: ignore[import-not-found]
+
+        with psycopg.connect(host=host, port=int(port), user="postgres", password=password, dbname="postgres",
+                             connect_timeout=10) as conn:
+            value = conn.execute("SHOW server_version").fetchone()[0]
+        return value, f"psycopg SHOW server_version @ {address}"
+    except ImportError:
+        pass
+    argv0 = stack.service_record("postgres").get("argv0")
+    psql = str(Path(argv0).with_name("psql")) if argv0 and Path(argv0).with_name("psql").exists() else shutil.which("psql")
+    if not psql:
+        raise RuntimeError("no PostgreSQL client: add psycopg[binary] to requirements.txt (or install psql)")
+    done = subprocess.run([psql, "-h", host, "-p", port, "-U", "postgres", "-d", "postgres", "-XAtc",
+                           "SHOW server_version"], capture_output=True, text=True, timeout=30,
+                          env={**os.environ, "PGPASSWORD": password, "PGCONNECT_TIMEOUT": "10"})
+    if done.returncode != 0:
+        raise RuntimeError(f"psql exited {done.returncode}: {done.stderr.strip()[:300]}")
+    return done.stdout.strip(), f"psql SHOW server_version @ {address} (no Python driver in the venv)"
+
+
+def read_seaweedfs(stack: Stack) -> tuple[str | None, str]:
+    master = stack.endpoint("seaweedfs", "master")
+    if master:
+        try:
+            status = _http_json(f"http://{master}/dir/status")
+            if status.get("Version"):  # "30GB 4.53 7506e5f91cd6": build flavour, version, commit
+                return first_version(status["Version"]), f"GET http://{master}/dir/status ({status['Version']})"
+        except (requests.RequestException, ValueError):
+            pass
+    argv0 = stack.service_record("seaweedfs").get("argv0")
+    if argv0:
+        done = subprocess.run([argv0, "version"], capture_output=True, text=True, timeout=30)
+        return first_version(done.stdout), f"{argv0} version ({done.stdout.strip()})"
+    raise RuntimeError("no master endpoint answering /dir/status and no weed binary in the outputs")
+
+
+def read_fixture(stack: Stack) -> tuple[str | None, str]:
+    pid = stack.service_record("rest-fixture").get("pid")
+    if not pid:
+        raise RuntimeError("no pid for rest-fixture in the outputs (the fixture reports no version over HTTP)")
+    cmdline = " ".join(psutil.Process(int(pid)).cmdline())
+    match = re.search(r"iceberg-open-api-(\d+(?:\.\d+)+)\.jar", cmdline)
+    if not match:
+        raise RuntimeError(f"no iceberg-open-api jar on pid {pid}'s classpath")
+    return match.group(1), f"classpath of pid {pid} (iceberg-open-api-{match.group(1)}.jar)"
+
+
+def read_spark(stack: Stack) -> tuple[str, str]:
+    spark = engines.spark_running() or engines.spark_session(stack)
+    iceberg = str(spark.sparkContext._jvm.org.apache.iceberg.IcebergBuild.version())  # noqa: SLF001
+    return spark.version, iceberg
+
+
+# --------------------------------------------------------------------------------------------------
+
+
+def layer_of(stack: Stack, service: str, default: str = "compute") -> str:
+    for row in stack.outputs.get("ownership") or []:
+        if service in (row.get("services") or {}):
+            return row["layer"]
+    return default
+
+
+def test_version_manifest_matches_the_pins(stack: Stack, figure, say):
+    pins = stack.version_manifest
+    declared = declared_versions(stack)
+    readings: list[Reading] = []
+    notes: list[str] = []
+
+    def add(name: str, layer: str, reader, pin_key: str | None = None):
+        pin = pins.get(pin_key or name)
+        try:
+            result = reader()
+            running, source = result[0], result[1]
+        except Exception as exc:  # noqa: BLE001
+            readings.append(Reading(name, layer, None, pin, source="", status="unread", detail=str(exc)[:300]))
+            return None
+        readings.append(Reading(name, layer, running, pin, source=source))
+        return result
+
+    enabled = set((stack.outputs.get("endpoints") or {}).keys())
+    trino_jars: list[str] = []
+    if "trino" in enabled:
+        result = add("trino", layer_of(stack, "trino"), lambda: read_trino(stack))
+        trino_jars = result[2] if result else []
+    if "postgres" in enabled:
+        add("postgres", layer_of(stack, "postgres"), lambda: read_postgres(stack))
+    if "seaweedfs" in enabled:
+        add("seaweedfs", layer_of(stack, "seaweedfs"), lambda: read_seaweedfs(stack))
+    if "rest-fixture" in enabled and stack.target == "native":
+        add("rest-fixture", layer_of(stack, "rest-fixture"), lambda: read_fixture(stack))
+    spark_version, spark_iceberg = read_spark(stack)
+    readings.append(Reading("pyspark", "compute", spark_version, pins.get("pyspark"), source="SparkSession.version"))
+    readings.append(Reading("iceberg", "compute", spark_iceberg, pins.get("iceberg"),
+                            source="IcebergBuild.version() in the Spark JVM (iceberg-spark-runtime)"))
+    import duckdb
+    import pyiceberg
+
+    readings.append(Reading("pyiceberg", "compute", pyiceberg.__version__, pins.get("pyiceberg"),
+                            source="pyiceberg.__version__"))
+    con, _ = engines.duckdb_connect(stack)
+    duck = engines.duckdb_versions(con)
+    con.close()
+    readings.append(Reading("duckdb", "compute", duckdb.__version__, pins.get("duckdb"), source="duckdb.__version__"))
+
+    if trino_jars:
+        bundled = sorted({first_version(j) for j in trino_jars if first_version(j)})
+        trino_running = next((r.running for r in readings if r.name == "trino"), "?")
+        readings.append(Reading("iceberg in trino", "compute", ",".join(bundled), pins.get("iceberg"),
+                                declared=",".join(bundled),
+                                reason=f"an engine's Iceberg is whatever it ships: Trino {trino_running} bundles "
+                                       f"{', '.join(bundled)}", source="plugin/iceberg jar names"))
+
+    for reading in readings:
+        decl = declared.get(reading.name)
+        if reading.declared is None and decl:
+            reading.declared, reading.reason = decl
+        if reading.status == "unread":
+            continue
+        declared_list = [d for d in (reading.declared or "").split(",") if d]
+        if matches(reading.running, reading.pin):
+            reading.status = "ok"  # running the pin is never a problem, whatever else was declared
+        elif declared_list and (reading.running == reading.declared
+                                or any(matches(reading.running, d) for d in declared_list)):
+            reading.status = "deviation"
+        else:
+            reading.status = "FAIL"
+            reading.detail = (f"running {reading.running}, pin {reading.pin}"
+                              + (f", target declares {reading.declared}" if reading.declared else ""))
+
+    say("== version manifest")
+    for r in readings:
+        shown = r.running if r.running is not None else "?"
+        extra = ""
+        if r.status == "deviation":
+            extra = f"   (pin {r.pin}; deviation: {r.reason})"
+        elif r.status == "ok" and r.reason and r.reason != "obtained by the native target":
+            extra = f"   ({r.reason})"
+        elif r.status != "ok":
+            extra = f"   [{r.status}: {r.detail}]"
+        say(f"{r.name} {shown}{extra}")
+    if trino_jars:
+        say("iceberg jars in Trino's plugin dir:")
+        for jar in trino_jars:
+            if any(k in jar for k in ("iceberg-api", "iceberg-aws", "iceberg-core")):
+                say(f"  {jar}")
+    say(f"duckdb extensions: {', '.join(f'{k}={v}' for k, v in duck.items() if k != 'duckdb')}")
+    if "postgres" in enabled and not _has_psycopg():
+        notes.append("PostgreSQL read with psql: add psycopg[binary] to requirements.txt for a Python driver")
+    for note in notes:
+        say(f"== note: {note}")
+
+    tally = {s: sum(r.status == s for r in readings) for s in ("ok", "deviation", "FAIL", "unread")}
+    figure(", ".join(f"{n} {s}" for s, n in tally.items() if n) + "; deviations: "
+           + (", ".join(f"{r.name} {r.running} vs {r.pin}" for r in readings if r.status == "deviation") or "none"))
+    bad = [r for r in readings if r.status in ("FAIL", "unread")]
+    if bad:
+        layer = bad[0].layer
+        fail(stack, layer, f"{len(bad)} running version(s) differ from what the target declares or cannot be read",
+             [{"component": r.name, "layer": r.layer, "running": r.running, "pin": r.pin, "declared": r.declared,
+               "status": r.status, "detail": r.detail, "source": r.source} for r in bad])
+
+
+def _has_psycopg() -> bool:
+    try:
+        import psycopg  # type: ignore[import-not-found]  # noqa: F401
+
+        return True
+    except ImportError:
+        return False

@@ -1,0 +1,82 @@
+"""Probe 6 — resident memory of each service after the probes, against its budget (observability).
+
+Resident set size of every service process (``native.services[*].pid``) plus all its children, read
+with psutil once the other probes have run, compared with the service's memory budget. Like the
+chapter's table, it is one instant on a platform that has just been worked, not a peak under load.
+The Spark driver of this probe run is shown for scale (no budget: it is a client, not a service).
+"""
+
+from __future__ import annotations
+
+import psutil
+import pytest
+
+from platform_tests.support import engines
+from platform_tests.support.stack import Stack, fail
+
+pytestmark = [pytest.mark.observability]
+
+MiB = 1024 * 1024
+
+
+def tree_rss(pid: int) -> tuple[int, int]:
+    """(bytes resident, process count) of ``pid`` and its recursive children."""
+    root = psutil.Process(pid)
+    total, count = 0, 0
+    for proc in [root, *root.children(recursive=True)]:
+        try:
+            total += proc.memory_info().rss
+            count += 1
+        except psutil.Error:
+            continue
+    return total, count
+
+
+def human(size: int) -> str:
+    return f"{size / (1024 * MiB):.2f} GB" if size >= 1024 * MiB else f"{size / MiB:.0f} MB"
+
+
+def test_resident_memory_within_budget(stack: Stack, figure, say):
+    stack.reload()  # a restart earlier in the run changed pids
+    services = stack.native.get("services") or {}
+    if not services:
+        pytest.skip(f"target {stack.target}: no service pids in the outputs (memory is the orchestrator's metric "
+                    "there: docker stats / CloudWatch)")
+    roles = {name: (svc or {}).get("version", "") for row in stack.outputs.get("ownership") or []
+             for name, svc in (row.get("services") or {}).items()}
+    layers = {name: row["layer"] for row in stack.outputs.get("ownership") or [] for name in (row.get("services") or {})}
+    rows, over, gone = [], [], []
+    total = 0
+    for name, record in services.items():
+        pid, budget = record.get("pid"), record.get("memory_budget_bytes")
+        try:
+            rss, count = tree_rss(int(pid))
+        except (psutil.Error, TypeError, ValueError) as exc:
+            gone.append({"service": name, "pid": pid, "error": f"{type(exc).__name__}: {exc}"})
+            continue
+        total += rss
+        share = rss / budget if budget else None
+        rows.append((name, roles.get(name, ""), rss, count, budget, share))
+        if budget and rss > budget:
+            over.append({"service": name, "layer": layers.get(name, "?"), "pid": pid, "rss": human(rss),
+                         "processes": count, "budget": human(budget)})
+    driver = engines.spark_driver_pid()
+    say("| Service | Pin | Resident memory | Processes | Budget | Of budget |")
+    say("|---|---|---|---|---|---|")
+    for name, pin, rss, count, budget, share in rows:
+        say(f"| {name} | {pin} | {human(rss)} | {count} | {human(budget) if budget else '-'} | "
+            f"{f'{share:.0%}' if share is not None else '-'} |")
+    if driver:
+        try:
+            rss, count = tree_rss(driver)
+            say(f"| spark driver (this run, local[1], -Xmx {engines.SPARK_DRIVER_MEMORY}) | - | {human(rss)} | {count} | - | - |")
+        except psutil.Error:
+            pass
+    say(f"== the platform's services resident at once: {human(total)}")
+    figure(f"{human(total)} across {len(rows)} services; " + ", ".join(
+        f"{n} {human(r)}/{human(b) if b else '-'}" for n, _, r, _, b, _ in rows))
+    if gone:
+        layer = layers.get(gone[0]["service"], "compute")
+        fail(stack, layer, f"{len(gone)} service process(es) in the outputs are not running", gone)
+    if over:
+        fail(stack, over[0]["layer"], f"{len(over)} service(s) hold more resident memory than their budget", over)
