@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from infra.spec import load_stack  # noqa: E402
-from infra.spec.loader import PROJECT_ROOT  # noqa: E402
+from infra.spec.loader import state_root  # noqa: E402
 from infra.targets.native import stack as native_stack  # noqa: E402
 
 STACK, OFFSET = "bench", 22000
@@ -36,7 +36,7 @@ def rss_of(pid: int) -> int:
 
 def main() -> None:
     native_stack.write_offset_stack(STACK, OFFSET)
-    shutil.rmtree(PROJECT_ROOT / ".state" / STACK, ignore_errors=True)
+    shutil.rmtree(state_root() / STACK, ignore_errors=True)
     spec = load_stack("native")
     try:
         seconds = native_stack.up(STACK, quiet=True)

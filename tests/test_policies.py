@@ -25,6 +25,7 @@ import pytest
 import yaml
 
 from infra.spec import ConfigError, load_platform
+from infra.spec.loader import state_root
 from policies import config as pack_config
 from policies.validators import (
     LAYER_NAMES,
@@ -460,7 +461,7 @@ def test_fixture_database_without_mount_user_or_init_job_is_refused():
 
     resources, context = lab()
     resources = [r for r in resources if r.name != "rest-fixture-init"]
-    source = str(ROOT / ".state/lab/rest-fixture/catalog")
+    source = str(state_root() / "lab" / "rest-fixture" / "catalog")
     assert violations(rule, resources, context) == [
         prefix + f"nothing hands the bind mount {source} (at /catalog) to the catalog's user 1000:1000: add an init "
                  "job that mounts it and runs chown 1000:1000, or SQLite fails with SQLITE_CANTOPEN"

@@ -21,6 +21,23 @@ NAMESPACE = "lakehouse"
 CONFIG_KEY = f"{NAMESPACE}:platform"
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
+
+def state_root() -> Path:
+    """Where stacks keep local state (native data dirs and logs, lab bind mounts).
+
+    ``$LAKEHOUSE_STATE_DIR`` if set, else ``<project>/.state``, unless some parent of the
+    project is closed to other users (a checkout under /root): natively PostgreSQL runs as its own
+    system user and must reach its data directory, so the state then lives under /var/tmp.
+    """
+    import hashlib
+    import os
+
+    if os.environ.get("LAKEHOUSE_STATE_DIR"):
+        return Path(os.environ["LAKEHOUSE_STATE_DIR"])
+    if all(os.stat(p).st_mode & 0o001 for p in (PROJECT_ROOT, *PROJECT_ROOT.parents)):
+        return PROJECT_ROOT / ".state"
+    return Path("/var/tmp/lakehouse-platform") / hashlib.sha256(str(PROJECT_ROOT).encode()).hexdigest()[:12]
+
 DEFAULT_IDENTITIES = {
     "lab": {
         "access_key": "lab-access-key",

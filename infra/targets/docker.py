@@ -19,7 +19,7 @@ from infra.secrets_config import render
 from infra.services import flink, kafka, lakekeeper, polaris, postgres, rest_fixture, seaweedfs, trino
 from infra.services.base import ContainerPlan, ServiceContext
 from infra.spec import Layer, PlatformSpec, ServiceSpec
-from infra.spec.loader import PROJECT_ROOT
+from infra.spec.loader import PROJECT_ROOT, state_root
 from infra.targets.base import DeployTarget
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ class DockerTarget(DeployTarget):
         super().__init__(spec, secrets)
         self.network: docker.Network | None = None
         self.containers: dict[str, docker.Container] = {}
-        self.state_dir = PROJECT_ROOT / ".state" / pulumi.get_stack()
+        self.state_dir = state_root() / pulumi.get_stack()
 
     def build_layer(self, component: "LayerComponent", spec: PlatformSpec) -> dict[str, Any]:
         if component.layer is Layer.GOVERNANCE:

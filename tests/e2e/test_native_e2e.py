@@ -14,7 +14,7 @@ import psutil
 import pyarrow as pa
 import pytest
 
-from infra.spec.loader import PROJECT_ROOT
+from infra.spec.loader import PROJECT_ROOT, state_root
 from infra.targets.native import stack as native_stack
 
 STACK = "e2e"
@@ -42,7 +42,7 @@ def _platform_processes(state_dir: str) -> list[psutil.Process]:
 def deployed():
     """The e2e stack, up; destroyed (and forgotten) afterwards whatever happens."""
     native_stack.write_offset_stack(STACK, OFFSET)
-    state_dir = PROJECT_ROOT / ".state" / STACK
+    state_dir = state_root() / STACK
     shutil.rmtree(state_dir, ignore_errors=True)  # a clean platform, not a previous run's data
     try:
         seconds = native_stack.up(STACK, quiet=True)
@@ -118,7 +118,7 @@ def test_engines_read_what_pyiceberg_wrote_and_it_survives_a_catalog_restart(dep
 
 def test_destroy_leaves_no_platform_process(deployed):
     """Last test of the stack (file order): destroy it, then nothing of it may be running."""
-    state_dir = str(PROJECT_ROOT / ".state" / STACK)
+    state_dir = str(state_root() / STACK)
     pids = [info["pid"] for info in native_stack.outputs(STACK)["native"]["services"].values()]
     assert pids and all(psutil.pid_exists(pid) for pid in pids)
     procs = [p for pid in pids for p in (psutil.Process(pid), *psutil.Process(pid).children(recursive=True))]

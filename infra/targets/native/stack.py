@@ -20,7 +20,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from infra.spec.loader import PROJECT_ROOT
+from infra.spec.loader import PROJECT_ROOT, state_root
 
 console = Console()
 # Provider packages installed in the venv that the native stack never uses and that no registry
@@ -145,7 +145,7 @@ def verify(pytest_args: list[str]) -> int:
     import shutil
 
     write_offset_stack(VERIFY_STACK, VERIFY_OFFSET)
-    shutil.rmtree(PROJECT_ROOT / ".state" / VERIFY_STACK, ignore_errors=True)
+    shutil.rmtree(state_root() / VERIFY_STACK, ignore_errors=True)
     (PROJECT_ROOT / "reports").mkdir(exist_ok=True)
     try:
         console.print(f"==> stack {VERIFY_STACK} up in {up(VERIFY_STACK, quiet=True):.1f} s")

@@ -20,7 +20,7 @@ from infra.secrets_config import render
 from infra.services import postgres, rest_fixture, seaweedfs, trino
 from infra.services.base import NativeHost, NativePlan, ServiceContext
 from infra.spec import PlatformSpec
-from infra.spec.loader import PROJECT_ROOT
+from infra.spec.loader import PROJECT_ROOT, state_root
 from infra.spec.model import NATIVE_SERVICES
 from infra.targets.base import DeployTarget
 from infra.targets.native import artifacts as fetch
@@ -98,13 +98,13 @@ def port_conflicts(spec: PlatformSpec, state_dir: Path) -> list[str]:
 
 
 class NativeTarget(DeployTarget):
-    """Builds the platform as local processes under ``.state/<stack>/`` of the project."""
+    """Builds the platform as local processes under ``<state root>/<stack>/`` (see ``state_root``)."""
 
     def __init__(self, spec: PlatformSpec, secrets: dict[str, pulumi.Output[str]],
                  artifacts: Callable[[PlatformSpec], dict[str, Any]] = resolve_artifacts,
                  check_ports: bool = True):
         super().__init__(spec, secrets)
-        self.state_dir = PROJECT_ROOT / ".state" / pulumi.get_stack()
+        self.state_dir = state_root() / pulumi.get_stack()
         conflicts = port_conflicts(spec, self.state_dir) if check_ports else []
         if conflicts:
             raise pulumi.RunError("the native platform cannot start:\n" + "\n".join(f"  - {c}" for c in conflicts))
