@@ -161,3 +161,18 @@ def test_version_manifest_output_lists_pins(lab_run):
     manifest = lab_run.outputs["version_manifest"]
     assert manifest["trino"] == "483" and manifest["rest-fixture"] == "1.10.1" and manifest["iceberg"] == "1.11.0"
     assert manifest["seaweedfs"] == "4.45" and manifest["duckdb"] == "1.5.5"
+
+
+def test_flink_mounts_the_iceberg_runtime_from_the_artifact_cache(lab_run):
+    for name in ("flink-jobmanager", "flink-taskmanager"):
+        uploads = lab_run.named(name).inputs["uploads"]
+        assert uploads == [{
+            "file": "/opt/flink/lib/iceberg-flink-runtime.jar",
+            "source": str(maven_jar("org.apache.iceberg", "iceberg-flink-runtime-2.1", "1.11.0")),
+        }]
+
+
+def maven_jar(group: str, artifact: str, version: str):
+    from infra.targets.native.artifacts import maven_cache_path
+
+    return maven_cache_path(group, artifact, version)

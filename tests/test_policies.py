@@ -56,15 +56,6 @@ def stack_platform(stack: str) -> dict[str, Any]:
     return document["config"]["lakehouse:platform"]
 
 
-def target_missing(stack: str) -> str | None:
-    """Why a stack's target cannot be run yet (another engineer is writing it), or None."""
-    if stack == "cloud" and not (ROOT / "infra/targets/aws.py").exists() and not (ROOT / "infra/targets/aws/__init__.py").exists():
-        return "the aws target (infra/targets/aws*) does not exist yet"
-    if stack == "native" and not (ROOT / "infra/targets/native/__init__.py").exists():
-        return "the native target (infra/targets/native/__init__.py) does not exist yet"
-    return None
-
-
 def to_resources(registered: list[Registered], stack: str) -> list[Resource]:
     """The mocks' records as the engine would show them: URNs with the parent type chain, parent URNs."""
     by_name = {r.name: r for r in registered if r.type.startswith("platform:layers:")}
@@ -95,26 +86,15 @@ def _host_independent(stack: str):
         return
     import infra.targets.native.target as native_target
 
-    if not hasattr(native_target, "port_conflicts"):
-        yield
-        return
     with mock.patch.object(native_target, "port_conflicts", lambda *args, **kwargs: []):
         yield
 
 
 def graph(stack: str) -> tuple[list[Resource], StackContext]:
-    """(resources, context) of a stack, run once per session; skips while its target is not written yet."""
-    why = target_missing(stack)
-    if why:
-        pytest.skip(why)
+    """(resources, context) of a stack, run once per session."""
     if stack not in _GRAPHS:
-        try:
-            with _host_independent(stack):
-                run = run_program(stack, stack_platform(stack))
-        except ImportError as exc:  # ModuleNotFoundError, or `from infra.targets.aws import <missing module>`
-            if (exc.name or "").startswith("infra.targets."):
-                pytest.skip(f"the {stack} stack's target is still being written ({exc})")
-            raise
+        with _host_independent(stack):
+            run = run_program(stack, stack_platform(stack))
         context = StackContext.from_dict(pack_config.context_for_stack(stack))
         _GRAPHS[stack] = (to_resources(run.resources, stack), context)
     resources, context = _GRAPHS[stack]
@@ -918,8 +898,6 @@ def test_real_preview_of_the_native_stack_passes_and_a_changed_table_is_refused(
     pulumi_bin = ROOT / ".tools/bin/pulumi"
     if not pulumi_bin.exists():
         pytest.skip("the project-local Pulumi CLI (.tools/bin/pulumi, scripts/install-pulumi.sh) is not built")
-    if target_missing("native"):
-        pytest.skip(target_missing("native"))
     platform = stack_platform("native")
     # Free ports, so a native stack already running on this host does not stop the program.
     from infra.spec import load_platform as load

@@ -16,6 +16,6 @@ def make_target(spec: PlatformSpec, secrets: dict) -> DeployTarget:
         from infra.targets.aws import AwsTarget
 
         return AwsTarget(spec, secrets)
-    from infra.targets.native import NativeTarget
+    from infra.targets.native.target import NativeTarget
 
     return NativeTarget(spec, secrets)

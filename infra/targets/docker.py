@@ -7,8 +7,6 @@ limit, restart policy, labels and the order the dependencies impose.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 import pulumi
@@ -19,23 +17,22 @@ from infra.secrets_config import render
 from infra.services import flink, kafka, lakekeeper, polaris, postgres, rest_fixture, seaweedfs, trino
 from infra.services.base import ContainerPlan, ServiceContext
 from infra.spec import Layer, PlatformSpec, ServiceSpec
-from infra.spec.loader import PROJECT_ROOT, state_root
+from infra.spec.loader import state_root
 from infra.targets.base import DeployTarget
 
 if TYPE_CHECKING:
     from infra.layers.base import LayerComponent
 
 
-def _cache_dir() -> Path:
-    return Path(os.environ.get("LAKEHOUSE_CACHE", Path.home() / ".cache" / "lakehouse-platform"))
-
-
 def flink_runtime_jar(spec: PlatformSpec) -> str:
-    """Host path of the Iceberg Flink runtime jar, fetched from Maven Central into the cache."""
-    minor = ".".join(spec.services[flink.JOBMANAGER].version.split(".")[:2])
-    artifact = f"iceberg-flink-runtime-{minor}"
-    version = spec.engines.iceberg
-    return str(_cache_dir() / "artifacts" / "maven" / f"{artifact}-{version}.jar")
+    """Host path of Iceberg's Flink runtime jar in the artifact cache.
+
+    `python -m infra.targets.native.artifacts fetch --only flink-runtime` puts it there (Maven
+    Central, checksum-verified); the Flink containers mount it into /opt/flink/lib.
+    """
+    from infra.targets.native.artifacts import flink_runtime_coordinates, maven_cache_path
+
+    return str(maven_cache_path(*flink_runtime_coordinates(spec.services[flink.JOBMANAGER].version, spec.engines.iceberg)))
 
 
 # service name -> how to render its container plan

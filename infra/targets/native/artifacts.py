@@ -340,11 +340,17 @@ def _maven_latest(group: str, artifact: str) -> str:
     return match.group(1)
 
 
+def maven_cache_path(group: str, artifact: str, version: str, classifier: str | None = None, ext: str = "jar") -> Path:
+    """Where a Maven Central file lives in the cache (``maven/<group path>/<artifact>/<version>/``)."""
+    url = _maven_url(group, artifact, version, classifier, ext)
+    return cache_root() / "maven" / group.replace(".", "/") / artifact / version / url.rsplit("/", 1)[1]
+
+
 def _maven_file(group: str, artifact: str, version: str, classifier: str | None = None, ext: str = "jar") -> Path:
-    """One Maven Central file in the cache (``maven/<group path>/<artifact>/<version>/``), verified."""
+    """One Maven Central file in the cache (``maven_cache_path``), verified."""
     key = f"maven:{group}:{artifact}:{version}:{classifier or ''}:{ext}"
     url = _maven_url(group, artifact, version, classifier, ext)
-    dest = cache_root() / "maven" / group.replace(".", "/") / artifact / version / url.rsplit("/", 1)[1]
+    dest = maven_cache_path(group, artifact, version, classifier, ext)
     with _locked(key):
         if _verified(_load_manifest().get(key)):
             return dest
@@ -811,6 +817,20 @@ def ensure_spark_jars(spark_version: str = SPARK_VERSION, iceberg_version: str =
         return _artifact_from(entry)
 
 
+def flink_runtime_coordinates(flink_version: str, iceberg_version: str = ICEBERG_VERSION) -> tuple[str, str, str]:
+    """Maven coordinates of Iceberg's Flink runtime for Flink ``major.minor``."""
+    minor = ".".join(flink_version.split(".")[:2])
+    return "org.apache.iceberg", f"iceberg-flink-runtime-{minor}", iceberg_version
+
+
+def ensure_flink_runtime(flink_version: str = "2.1.3", iceberg_version: str = ICEBERG_VERSION) -> Artifact:
+    """Iceberg's Flink runtime jar, which the lab's Flink containers mount (docker target)."""
+    group, artifact, version = flink_runtime_coordinates(flink_version, iceberg_version)
+    path = _maven_file(group, artifact, version)
+    return Artifact(name="flink-runtime", requested=f"flink {flink_version}, iceberg {iceberg_version}",
+                    version=version, path=path, size_bytes=path.stat().st_size, sha256=_sha256_file(path))
+
+
 # --------------------------------------------------------------------------------------------------
 # DuckDB extensions (PyPI packages)
 # --------------------------------------------------------------------------------------------------
@@ -874,7 +894,11 @@ def _duckdb_artifact() -> Artifact:
 # CLI
 # --------------------------------------------------------------------------------------------------
 
+#: Fetched only on request (``--only``): what the docker lab mounts, not what the native target runs.
+LAB_ONLY = ("flink-runtime",)
+
 FETCHERS: dict[str, Callable[[], Artifact]] = {
+    "flink-runtime": lambda: ensure_flink_runtime(),
     "seaweedfs": lambda: ensure_seaweedfs(SEAWEEDFS_VERSION),
     "postgres": lambda: ensure_postgres(POSTGRES_MAJOR),
     "rest-fixture": lambda: ensure_rest_fixture(REST_FIXTURE_VERSION),
@@ -896,7 +920,7 @@ def _human(size: int) -> str:
 def fetch(only: list[str] | None = None) -> list[tuple[Artifact, float]]:
     """Fetch the named artifacts (all by default); return each with the seconds it took."""
     results: list[tuple[Artifact, float]] = []
-    for name in only or list(FETCHERS):
+    for name in only or [n for n in FETCHERS if n not in LAB_ONLY]:
         started = time.monotonic()
         artifact = FETCHERS[name]()
         results.append((artifact, time.monotonic() - started))
