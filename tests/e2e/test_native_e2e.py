@@ -45,7 +45,12 @@ def deployed():
     state_dir = state_root() / STACK
     shutil.rmtree(state_dir, ignore_errors=True)  # a clean platform, not a previous run's data
     try:
-        seconds = native_stack.up(STACK, quiet=True)
+        try:
+            seconds = native_stack.up(STACK, quiet=True)
+        except RuntimeError as first:
+            # Seen once in many runs and never reproduced: a second `up` converges; say so loudly.
+            print(f"\n== WARNING: first pulumi up of {STACK} failed, retrying once:\n{first}")
+            seconds = native_stack.up(STACK, quiet=True)
         print(f"\n== native stack {STACK} up in {seconds:.1f} s")
         yield native_stack.outputs(STACK)
     finally:
@@ -114,6 +119,32 @@ def test_engines_read_what_pyiceberg_wrote_and_it_survives_a_catalog_restart(dep
     assert again.scan().to_arrow().num_rows == 102
     assert _trino_count(deployed, table_name) == 102
     assert _duckdb_count(deployed, table_name) == 102
+
+
+def _resource_state(service: str) -> dict:
+    import json
+
+    exported = json.loads(native_stack.pulumi("stack", "export", "--show-secrets", stack=STACK, capture=True).stdout)
+    for resource in exported["deployment"]["resources"]:
+        if resource["type"].endswith("native:LocalService") and resource["urn"].endswith(f"::{service}"):
+            return resource["outputs"]
+    raise AssertionError(f"no LocalService {service} in the stack's state")
+
+
+def test_refresh_notices_a_dead_service_and_up_restarts_only_it(deployed):
+    before = {name: _resource_state(name)["pid"] for name in deployed["native"]["services"]}
+    victim = psutil.Process(before["postgres"])
+    victim.kill()  # by its recorded pid: the service dies behind Pulumi's back
+    victim.wait(timeout=10)
+
+    native_stack.pulumi("refresh", "--yes", "--skip-preview", stack=STACK, capture=True)
+    dead = _resource_state("postgres")
+    assert dead["alive"] is False and dead["pid"] == 0
+
+    native_stack.up(STACK, quiet=True)
+    after = {name: _resource_state(name)["pid"] for name in deployed["native"]["services"]}
+    assert after["postgres"] not in (0, before["postgres"]) and psutil.pid_exists(after["postgres"])
+    assert {k: v for k, v in after.items() if k != "postgres"} == {k: v for k, v in before.items() if k != "postgres"}
 
 
 def test_destroy_leaves_no_platform_process(deployed):
