@@ -57,7 +57,6 @@ def spark(spec: PlatformSpec, side: Side = Side.EXTERNAL, catalog_name: str = "l
         f"{prefix}.client.region": spec.storage.region,
         f"{prefix}.cache-enabled": str(spec.catalog.spark_cache_enabled).lower(),
         f"{prefix}.cache.expiration-interval-ms": str(spec.catalog.spark_cache_expiration_ms),
-        "spark.jars.packages.iceberg": f"org.apache.iceberg:iceberg-spark-runtime-{spark_minor(spec)}_2.13:{spec.engines.iceberg}",
     }
     endpoint = s3_endpoint(spec, side)
     if endpoint:
@@ -67,6 +66,12 @@ def spark(spec: PlatformSpec, side: Side = Side.EXTERNAL, catalog_name: str = "l
 
 def spark_minor(spec: PlatformSpec) -> str:
     return ".".join(spec.engines.spark.split(".")[:2])
+
+
+def spark_packages(spec: PlatformSpec) -> list[str]:
+    """Maven coordinates a Spark session needs (``spark.jars.packages``, or the jars fetched natively)."""
+    return [f"org.apache.iceberg:iceberg-spark-runtime-{spark_minor(spec)}_2.13:{spec.engines.iceberg}",
+            f"org.apache.iceberg:iceberg-aws-bundle:{spec.engines.iceberg}"]
 
 
 def duckdb(spec: PlatformSpec, side: Side = Side.EXTERNAL, catalog_name: str = "lab") -> list[str]:
@@ -107,7 +112,8 @@ def trino_client(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, An
 def all_profiles(spec: PlatformSpec) -> dict[str, Any]:
     """Every profile, host side and service side, as one stack output."""
     enabled = spec.enabled_services()
-    host: dict[str, Any] = {"pyiceberg": pyiceberg(spec), "spark": spark(spec), "duckdb": duckdb(spec)}
+    host: dict[str, Any] = {"pyiceberg": pyiceberg(spec), "spark": spark(spec), "spark_packages": spark_packages(spec),
+                            "duckdb": duckdb(spec)}
     services: dict[str, Any] = {}
     if "trino" in enabled:
         host["trino"] = trino_client(spec)

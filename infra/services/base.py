@@ -13,7 +13,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from infra.spec.model import PlatformSpec, ServiceSpec, Target
+from infra.spec.model import PlatformSpec, ServiceSpec, Target, parse_size
 
 
 class Side(str, Enum):
@@ -127,8 +127,6 @@ class ServiceContext:
 
 def jvm_heap_flag(service: ServiceSpec) -> str:
     """-Xmx for a JVM service, from its heap setting (every JVM gets an explicit heap)."""
-    from infra.spec.model import parse_size
-
     heap = service.heap or service.memory
     return f"-Xmx{parse_size(heap) // (1024 * 1024)}m"
 

@@ -18,7 +18,6 @@ from platform_tests.support.stack import Stack
 SPARK_DRIVER_MEMORY = os.environ.get("PROBE_SPARK_DRIVER_MEMORY", "1g")
 SPARK_CATALOG = "lab"
 # Keys of the Spark profile that are notes for people, not Spark settings.
-_NOT_SPARK_CONF = re.compile(r"^spark\.jars\.packages\.")
 
 _spark_lock = threading.Lock()
 _spark = None
@@ -27,7 +26,7 @@ _spark = None
 def spark_conf(stack: Stack) -> dict[str, str]:
     """``profiles.host.spark`` + S3 credentials + the local settings of a probe session."""
     profile = stack.host_profiles.get("spark") or {}
-    conf = {k: str(v) for k, v in profile.items() if not _NOT_SPARK_CONF.match(k)}
+    conf = {k: str(v) for k, v in profile.items()}
     prefix = f"spark.sql.catalog.{SPARK_CATALOG}"
     creds = stack.credentials
     if "s3_access_key" in creds and f"{prefix}.s3.endpoint" in conf:
