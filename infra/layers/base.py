@@ -47,6 +47,11 @@ class LayerComponent(pulumi.ComponentResource):
             "promise": contract.promise,
             "down_means": contract.down_means,
             "services": self.services,
+            **self.commitments(spec),
             **built,
         }
         self.register_outputs(self.outputs)
+
+    def commitments(self, spec: PlatformSpec) -> dict[str, Any]:
+        """The figures behind the layer's promise (schedules, retention, freshness); none by default."""
+        return {}
