@@ -120,5 +120,7 @@ def all_profiles(spec: PlatformSpec) -> dict[str, Any]:
         services["trino_catalogs"] = trino.catalog_files(ServiceContext(spec, "trino"), Side.INTERNAL)
     if "flink-jobmanager" in enabled:
         services["flink_sql"] = flink_sql(spec)
-    side_note = "127.0.0.1 on both sides (local processes)" if spec.target is Target.NATIVE else None
-    return {"host": host, "services": services, **({"note": side_note} if side_note else {})}
+    profiles: dict[str, Any] = {"host": host, "services": services}
+    if spec.target is Target.NATIVE:
+        profiles["note"] = "127.0.0.1 on both sides (local processes)"
+    return profiles

@@ -11,7 +11,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -27,17 +26,12 @@ def _services_text(services: dict[str, dict[str, str]]) -> str:
     return ", ".join(f"{name} {svc['version']}" for name, svc in services.items()) or "-"
 
 
-def rows(spec: PlatformSpec) -> list[dict[str, Any]]:
-    """The ownership rows of a stack (shared with the stack output of the same name)."""
-    return ownership(spec)
-
-
 def render_markdown(stack: str, spec: PlatformSpec) -> str:
     header = "| Layer | Owner | Change control | Promise | Down means | Services (pins) |\n|---|---|---|---|---|---|\n"
     body = "".join(
         f"| {r['layer']} | {r['owner']} | {r['change_control']} | {r['promise']} | {r['down_means']} | "
         f"{_services_text(r['services'])} |\n"
-        for r in rows(spec)
+        for r in ownership(spec)
     )
     return f"## Ownership: stack `{stack}` (target {spec.target.value})\n\n{header}{body}"
 
@@ -46,7 +40,7 @@ def render_table(console: Console, stack: str, spec: PlatformSpec) -> None:
     table = Table(title=f"Ownership: stack {stack} (target {spec.target.value})", show_lines=True)
     for column in ("Layer", "Owner", "Change control", "Promise", "Down means", "Services (pins)"):
         table.add_column(column, overflow="fold")
-    for r in rows(spec):
+    for r in ownership(spec):
         table.add_row(r["layer"], r["owner"], r["change_control"], r["promise"], r["down_means"],
                       _services_text(r["services"]))
     console.print(table)
@@ -55,7 +49,7 @@ def render_table(console: Console, stack: str, spec: PlatformSpec) -> None:
 def diff(left: PlatformSpec, right: PlatformSpec) -> list[dict[str, str]]:
     """Differences between two stacks: contracts per layer, services enabled, pins, owners."""
     changes: list[dict[str, str]] = []
-    for a, b in zip(rows(left), rows(right)):
+    for a, b in zip(ownership(left), ownership(right)):
         for key in ("owner", "change_control", "promise", "down_means"):
             if a[key] != b[key]:
                 changes.append({"what": f"{a['layer']}.{key}", "left": a[key], "right": b[key]})
@@ -109,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
             console.print(table)
         return 0
     if args.format == "json":
-        print(json.dumps({"stack": args.stack, "target": spec.target.value, "layers": rows(spec)}, indent=2))
+        print(json.dumps({"stack": args.stack, "target": spec.target.value, "layers": ownership(spec)}, indent=2))
     elif args.format == "markdown":
         print(render_markdown(args.stack, spec))
     else:

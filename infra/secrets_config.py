@@ -73,8 +73,3 @@ def render(value: Any, secrets: dict[str, pulumi.Output[str]]) -> Any:
         return SECRET_TOKEN.sub(lambda m: table[m.group(1)], value)
 
     return pulumi.Output.secret(pulumi.Output.all(*[secrets[n] for n in names]).apply(fill))
-
-
-def holds_secret(value: Any) -> bool:
-    """Whether a plan value references a secret."""
-    return isinstance(value, str) and bool(SECRET_TOKEN.search(value))

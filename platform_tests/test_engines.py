@@ -77,7 +77,7 @@ def test_four_engines_one_catalog_one_table(stack: Stack, created_tables, figure
     files = int(spark_snapshot.summary["added-data-files"]) if spark_snapshot else 0
     records = int(spark_snapshot.summary["added-records"]) if spark_snapshot else 0
     say(f"== spark wrote {records:,} rows into {files} files under {stack.warehouse} in {seconds:.1f}s")
-    spark_before = spark.table(spark_ident).count()  # the session has loaded (and caches) the table
+    spark.table(spark_ident).count()  # the session loads (and caches) the table before the others commit
     if records != ORDERS or files != DAYS:
         fail(stack, "compute", f"Spark's write is not {ORDERS:,} rows in {DAYS} day-partition files",
              {"added-records": records, "added-data-files": files, "summary": dict(spark_snapshot.summary)})

@@ -264,7 +264,7 @@ def _fmt_days(value: float) -> str:
 
 def kind_of(resource_type: str) -> str:
     """A short, readable kind: ``docker:Container``, ``aws:BucketLifecycleConfiguration``, ``native:LocalService``."""
-    if resource_type.startswith("pulumi-python:dynamic"):
+    if is_dynamic(resource_type):
         module = resource_type.split(":", 1)[1].split(":")[0]  # dynamic/native
         package = module.split("/", 1)[1] if "/" in module else "dynamic"
         return f"{package}:{resource_type.rsplit(':', 1)[-1]}"
@@ -466,6 +466,17 @@ class EnvEntry:
     secret: bool
 
 
+def _outer(raw: Any) -> tuple[Any, bool]:
+    """``raw`` without a secret wrapper around the whole of it, and whether there was one."""
+    whole = is_secret(raw)
+    return (reveal(raw) if whole else raw), whole
+
+
+def is_dynamic(resource_type: str) -> bool:
+    """A Python dynamic resource: the native target's LocalService (or another of its kind)."""
+    return resource_type.startswith("pulumi-python:dynamic")
+
+
 def _split_env(entry: str) -> tuple[str, str]:
     name, _, value = entry.partition("=")
     return name, value
@@ -476,9 +487,7 @@ def env_entries(resource: Resource) -> list[EnvEntry]:
     props = resource.props
     entries: list[EnvEntry] = []
     if resource.type == DOCKER_CONTAINER:
-        raw = props.get("envs")
-        whole_secret = is_secret(raw)
-        raw = reveal(raw) if whole_secret else raw
+        raw, whole_secret = _outer(props.get("envs"))
         if isinstance(raw, list):
             for item in raw:
                 secret = whole_secret or is_secret(item)
@@ -486,10 +495,8 @@ def env_entries(resource: Resource) -> list[EnvEntry]:
                 if isinstance(text, str) and not is_unknown(text):
                     name, value = _split_env(text)
                     entries.append(EnvEntry(name, value, secret))
-    elif resource.type == LOCAL_SERVICE or resource.type.startswith("pulumi-python:dynamic"):
-        raw = props.get("env")
-        whole_secret = is_secret(raw)
-        raw = reveal(raw) if whole_secret else raw
+    elif is_dynamic(resource.type):
+        raw, whole_secret = _outer(props.get("env"))
         if isinstance(raw, Mapping):
             for name, value in raw.items():
                 entries.append(EnvEntry(str(name), reveal(value), whole_secret or is_secret(value)))
@@ -508,9 +515,7 @@ def config_files(resource: Resource) -> list[ConfigFile]:
     props = resource.props
     files: list[ConfigFile] = []
     if resource.type == DOCKER_CONTAINER:
-        raw = props.get("uploads")
-        whole_secret = is_secret(raw)
-        raw = reveal(raw) if whole_secret else raw
+        raw, whole_secret = _outer(props.get("uploads"))
         if isinstance(raw, list):
             for item in raw:
                 secret = whole_secret or is_secret(item)
@@ -526,10 +531,8 @@ def config_files(resource: Resource) -> list[ConfigFile]:
         for c in container_definitions(resource) or []:
             for arg in list(c.get("command") or []) + list(c.get("entryPoint") or []):
                 files.extend(embedded_files(str(arg)))
-    elif resource.type.startswith("pulumi-python:dynamic"):
-        raw = props.get("files")
-        whole_secret = is_secret(raw)
-        raw = reveal(raw) if whole_secret else raw
+    elif is_dynamic(resource.type):
+        raw, whole_secret = _outer(props.get("files"))
         if isinstance(raw, Mapping):
             for path, content in raw.items():
                 secret = whole_secret or is_secret(content)
@@ -1009,7 +1012,7 @@ def check_catalog_persistent(resources: Sequence[Resource], context: StackContex
                     out.append(message(r, rule, f"nothing hands the bind mount {mount[1]} (at {directory}) to the "
                                                 f"catalog's user {user}: add an init job that mounts it and runs "
                                                 f"chown {user}, or SQLite fails with SQLITE_CANTOPEN", context, index))
-            elif r.type.startswith("pulumi-python:dynamic"):
+            elif is_dynamic(r.type):
                 data_dir = reveal(r.props.get("data_dir"))
                 if isinstance(data_dir, str) and not is_unknown(data_dir):
                     root = posixpath.normpath(data_dir)
@@ -1169,7 +1172,7 @@ def check_health_check(resources: Sequence[Resource], context: StackContext | No
             if not tests or tests[0].upper() == "NONE":
                 out.append(message(r, rule, "server container has no health check (healthcheck); nothing can tell "
                                             "a started service from a ready one", context, index))
-        elif r.type.startswith("pulumi-python:dynamic") and "health" in r.props:
+        elif is_dynamic(r.type) and "health" in r.props:
             health = reveal(r.props.get("health"))
             if not is_unknown(health) and not (isinstance(health, Mapping) and health.get("kind")):
                 out.append(message(r, rule, "local service has no health check (health with kind http, tcp or "

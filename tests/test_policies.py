@@ -13,7 +13,6 @@ import base64
 import contextlib
 import copy
 import json
-import os
 import shutil
 import subprocess
 import textwrap
@@ -99,6 +98,13 @@ def graph(stack: str) -> tuple[list[Resource], StackContext]:
         _GRAPHS[stack] = (to_resources(run.resources, stack), context)
     resources, context = _GRAPHS[stack]
     return copy.deepcopy(resources), context
+
+
+def isolated_pulumi_env(tmp_path: Path, passphrase: str) -> dict[str, str]:
+    """The project's Pulumi environment, with a throwaway file backend and passphrase."""
+    from infra.pulumi_cli import pulumi_env
+
+    return {**pulumi_env(), "PULUMI_BACKEND_URL": f"file://{tmp_path / 'state'}", "PULUMI_CONFIG_PASSPHRASE": passphrase}
 
 
 def named(resources: list[Resource], name: str, type_: str | None = None) -> Resource:
@@ -861,10 +867,7 @@ def test_pack_loads_and_refuses_in_a_real_preview(tmp_path):
     (project / "__main__.py").write_text(SMOKE_PROGRAM)
     (project / "Pulumi.policy-smoke.yaml").write_text(
         yaml.safe_dump({"config": {"lakehouse:platform": stack_platform("native")}}))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PULUMI_")}
-    env.update(PATH=f"{ROOT / '.tools/bin'}:{env.get('PATH', '')}", PULUMI_HOME=str(ROOT / ".tools/pulumi-home"),
-               PULUMI_SKIP_UPDATE_CHECK="true", PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION="true",
-               PULUMI_BACKEND_URL=f"file://{tmp_path / 'state'}", PULUMI_CONFIG_PASSPHRASE="policy-smoke")
+    env = isolated_pulumi_env(tmp_path, "policy-smoke")
     (tmp_path / "state").mkdir()
     subprocess.run([str(pulumi_bin), "stack", "init", "policy-smoke"], cwd=project, env=env, check=True,
                    capture_output=True, timeout=120)
@@ -911,10 +914,7 @@ def test_real_preview_of_the_native_stack_passes_and_a_changed_table_is_refused(
                     "internal": port.internal, "external": _free_port()}
     config_file = tmp_path / "Pulumi.policy-check.yaml"
     config_file.write_text(yaml.safe_dump({"config": {"lakehouse:platform": platform}}))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PULUMI_")}
-    env.update(PATH=f"{ROOT / '.tools/bin'}:{env.get('PATH', '')}", PULUMI_HOME=str(ROOT / ".tools/pulumi-home"),
-               PULUMI_SKIP_UPDATE_CHECK="true", PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION="true",
-               PULUMI_BACKEND_URL=f"file://{tmp_path / 'state'}", PULUMI_CONFIG_PASSPHRASE="policy-check")
+    env = isolated_pulumi_env(tmp_path, "policy-check")
     (tmp_path / "state").mkdir()
     # `stack init` writes the stack's encryption salt into Pulumi.policy-check.yaml at the project root.
     request.addfinalizer(lambda: (ROOT / "Pulumi.policy-check.yaml").unlink(missing_ok=True))

@@ -71,7 +71,7 @@ class ContainerPlan:
     env: dict[str, str] = field(default_factory=dict)
     uploads: dict[str, str] = field(default_factory=dict)  # path in container -> file content
     upload_sources: dict[str, str] = field(default_factory=dict)  # path in container -> host file
-    bind_mounts: dict[str, str] = field(default_factory=dict)  # host path -> container path
+    bind_mounts: dict[str, str] = field(default_factory=dict)  # host dir (under the stack's state) -> container path
     volumes: dict[str, str] = field(default_factory=dict)  # volume name suffix -> container path
     user: str | None = None
     network_mode_service: str | None = None  # share another service's network namespace (sidecar)

@@ -12,6 +12,8 @@ NAME = "rest-fixture"
 # The image's non-root user; the bind mount is handed to it by the init job below.
 FIXTURE_UID = "1000:1000"
 CATALOG_DIR = "/catalog"
+# The host directory behind /catalog, under the stack's state; the fixture and its init job share it.
+CATALOG_HOST_DIR = f"{NAME}/catalog"
 
 DEFAULT = {
     "layer": "catalog",
@@ -65,14 +67,14 @@ def container(ctx: ServiceContext) -> ContainerPlan:
     """The fixture with its SQLite file on a bind mount owned by the image's user."""
     env = catalog_env(ctx, ctx.url("seaweedfs", "s3"))
     env["JAVA_TOOL_OPTIONS"] = jvm_heap_flag(ctx.service)
-    return ContainerPlan(env=env, bind_mounts={"catalog": CATALOG_DIR}, user=FIXTURE_UID)
+    return ContainerPlan(env=env, bind_mounts={CATALOG_HOST_DIR: CATALOG_DIR}, user=FIXTURE_UID)
 
 
 def init_job(ctx: ServiceContext) -> ContainerPlan:
     """Runs as root once: create the catalog directory and give it to the fixture's user."""
     return ContainerPlan(
         command=["sh", "-c", f"mkdir -p {CATALOG_DIR} && chown -R {FIXTURE_UID} {CATALOG_DIR}"],
-        bind_mounts={"catalog": CATALOG_DIR},
+        bind_mounts={CATALOG_HOST_DIR: CATALOG_DIR},
         user="0:0",
     )
 

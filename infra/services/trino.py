@@ -5,7 +5,6 @@ from __future__ import annotations
 from infra.services.base import (
     ContainerPlan, NativeHost, NativePlan, ServiceContext, Side, jvm_heap_flag, properties, secret,
 )
-from infra.services.polaris import REALM
 
 NAME = "trino"
 

@@ -145,8 +145,8 @@ def _format(error: dict[str, Any]) -> str:
         message = f"{error['input']!r} is not allowed; {message[0].lower()}{message[1:]}"
     elif error["type"] == "literal_error":
         message = f"{error['input']!r} is not allowed; {message.lower()}"
-    if not loc and ": " in message and message.split(": ", 1)[0].replace(".", "").replace("-", "").replace("_", "").isalnum():
-        # Cross-field errors carry their own key path.
+    if not loc and ": " in message:
+        # Cross-field (model-level) errors carry their own key path: "services.x.y: what is wrong".
         key, rest = message.split(": ", 1)
         return f"{CONFIG_KEY}.{key}: {rest}"
     return f"{path}: {message}"

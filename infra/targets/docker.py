@@ -117,11 +117,9 @@ class DockerTarget(DeployTarget):
         for suffix, target in plan.volumes.items():
             volume = docker.Volume(f"{name}-{suffix}", name=f"{spec.name}-{name}-{suffix}", labels=labels, opts=child)
             mounts.append(docker.ContainerMountArgs(type="volume", source=volume.name, target=target))
-        for key, target in plan.bind_mounts.items():
+        for host_dir, target in plan.bind_mounts.items():
             # A bind mount, not a named volume: the init job hands it to the image's non-root user.
-            owner = name if not name.endswith("-init") else name.removesuffix("-init")
-            host = self.state_dir / owner / key
-            mounts.append(docker.ContainerMountArgs(type="bind", source=str(host), target=target))
+            mounts.append(docker.ContainerMountArgs(type="bind", source=str(self.state_dir / host_dir), target=target))
         uploads = [
             docker.ContainerUploadArgs(file=path, content=render(body, self.secrets))
             for path, body in plan.uploads.items()

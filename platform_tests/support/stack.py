@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,30 +17,23 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PULUMI_ENV = ROOT / "scripts" / "pulumi-env.sh"
 
 
 class OutputsError(RuntimeError):
     """The stack outputs could not be read; the message says how to get them."""
 
 
-def read_stack_outputs(stack: str, timeout_s: float = 120.0) -> dict[str, Any]:
-    """``pulumi stack output --json --show-secrets --stack <stack>`` with the project's Pulumi env."""
-    command = (
-        f"source {shlex.quote(str(PULUMI_ENV))} >/dev/null && "
-        f"pulumi stack output --json --show-secrets --stack {shlex.quote(stack)}"
-    )
+def read_stack_outputs(stack: str) -> dict[str, Any]:
+    """``pulumi stack output --json --show-secrets --stack <stack>`` through the project's Pulumi CLI."""
+    from infra.pulumi_cli import outputs
+
     try:
-        done = subprocess.run(["bash", "-c", command], cwd=ROOT, capture_output=True, text=True, timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        raise OutputsError(f"pulumi stack output --stack {stack} did not answer within {timeout_s:.0f}s") from None
-    if done.returncode != 0:
+        return outputs(stack)
+    except subprocess.CalledProcessError as exc:
         raise OutputsError(
-            f"pulumi stack output --stack {stack} exited {done.returncode}: {done.stderr.strip()[-800:]}\n"
+            f"pulumi stack output --stack {stack} exited {exc.returncode}: {(exc.stderr or '').strip()[-800:]}\n"
             "deploy first (make up), or pass --outputs <file>"
-        )
-    try:
-        return json.loads(done.stdout)
+        ) from None
     except json.JSONDecodeError as exc:
         raise OutputsError(f"pulumi stack output --stack {stack} printed no JSON: {exc}") from None
 

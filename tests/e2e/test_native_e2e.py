@@ -15,6 +15,7 @@ import pyarrow as pa
 import pytest
 
 from infra.spec.loader import PROJECT_ROOT, state_root
+from infra import pulumi_cli
 from infra.targets.native import stack as native_stack
 
 STACK = "e2e"
@@ -52,7 +53,7 @@ def deployed():
             print(f"\n== WARNING: first pulumi up of {STACK} failed, retrying once:\n{first}")
             seconds = native_stack.up(STACK, quiet=True)
         print(f"\n== native stack {STACK} up in {seconds:.1f} s")
-        yield native_stack.outputs(STACK)
+        yield pulumi_cli.outputs(STACK)
     finally:
         native_stack.down(STACK, quiet=True)
         native_stack.remove_stack(STACK)
@@ -89,7 +90,7 @@ def _duckdb_count(outputs, table: str) -> int:
 
 
 def test_second_up_changes_nothing(deployed):
-    done = native_stack.pulumi("preview", "--diff", "--expect-no-changes", stack=STACK, capture=True, check=False)
+    done = pulumi_cli.pulumi("preview", "--diff", "--expect-no-changes", stack=STACK, capture=True, check=False)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
 
 
@@ -110,7 +111,7 @@ def test_engines_read_what_pyiceberg_wrote_and_it_survives_a_catalog_restart(dep
 
     old_pid = deployed["native"]["services"]["rest-fixture"]["pid"]
     seconds = native_stack.restart("rest-fixture", STACK)
-    new_pid = native_stack.outputs(STACK)["native"]["services"]["rest-fixture"]["pid"]
+    new_pid = pulumi_cli.outputs(STACK)["native"]["services"]["rest-fixture"]["pid"]
     print(f"\n== rest-fixture restarted in {seconds:.1f} s (pid {old_pid} -> {new_pid})")
     assert new_pid != old_pid and not psutil.pid_exists(old_pid)
 
@@ -124,7 +125,7 @@ def test_engines_read_what_pyiceberg_wrote_and_it_survives_a_catalog_restart(dep
 def _resource_state(service: str) -> dict:
     import json
 
-    exported = json.loads(native_stack.pulumi("stack", "export", "--show-secrets", stack=STACK, capture=True).stdout)
+    exported = json.loads(pulumi_cli.pulumi("stack", "export", "--show-secrets", stack=STACK, capture=True).stdout)
     for resource in exported["deployment"]["resources"]:
         if resource["type"].endswith("native:LocalService") and resource["urn"].endswith(f"::{service}"):
             return resource["outputs"]
@@ -137,7 +138,7 @@ def test_refresh_notices_a_dead_service_and_up_restarts_only_it(deployed):
     victim.kill()  # by its recorded pid: the service dies behind Pulumi's back
     victim.wait(timeout=10)
 
-    native_stack.pulumi("refresh", "--yes", "--skip-preview", stack=STACK, capture=True)
+    pulumi_cli.pulumi("refresh", "--yes", "--skip-preview", stack=STACK, capture=True)
     dead = _resource_state("postgres")
     assert dead["alive"] is False and dead["pid"] == 0
 
@@ -150,7 +151,7 @@ def test_refresh_notices_a_dead_service_and_up_restarts_only_it(deployed):
 def test_destroy_leaves_no_platform_process(deployed):
     """Last test of the stack (file order): destroy it, then nothing of it may be running."""
     state_dir = str(state_root() / STACK)
-    pids = [info["pid"] for info in native_stack.outputs(STACK)["native"]["services"].values()]
+    pids = [info["pid"] for info in pulumi_cli.outputs(STACK)["native"]["services"].values()]
     assert pids and all(psutil.pid_exists(pid) for pid in pids)
     procs = [p for pid in pids for p in (psutil.Process(pid), *psutil.Process(pid).children(recursive=True))]
     native_stack.down(STACK, quiet=True)
@@ -160,8 +161,8 @@ def test_destroy_leaves_no_platform_process(deployed):
 
 
 def test_preview_of_the_native_stack_with_the_policy_pack_runs_clean():
-    native_stack.ensure_stack("native")
-    done = native_stack.pulumi("preview", "--policy-pack", str(PROJECT_ROOT / "policies"), stack="native",
+    pulumi_cli.ensure_stack("native")
+    done = pulumi_cli.pulumi("preview", "--policy-pack", str(PROJECT_ROOT / "policies"), stack="native",
                                capture=True, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "error" not in done.stdout.lower().split("resources:")[-1]

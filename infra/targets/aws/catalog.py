@@ -27,7 +27,7 @@ from infra.spec import Layer
 from infra.targets.aws import governance as gov_module
 from infra.targets.aws.common import fargate_size, physical_name
 from infra.targets.aws.ecs import (
-    Container, cluster as ecs_cluster, secret_names, secrets_as_variables, service_memory_mib, shell, task_definition,
+    Container, cluster as ecs_cluster, fargate_service, secret_names, secrets_as_variables, service_memory_mib, shell, task_definition,
 )
 
 if TYPE_CHECKING:
@@ -60,7 +60,6 @@ def build(target: "AwsTarget", component: "LayerComponent") -> dict[str, Any]:
     spec = target.spec
     gov: gov_module.GovernanceState = target.governance
     enabled = spec.enabled_services()
-    opts = target.opts(component)
     cluster = ecs_cluster(target, component, LAYER)
     state = CatalogState(cluster)
     target.catalog = state
@@ -259,35 +258,14 @@ def _catalog_server(target: "AwsTarget", component: "LayerComponent", state: Cat
     _cname(target, component, name, state.load_balancer.dns_name)
 
     container = _server_container(target, name)
-    family = name
-    execution = gov_module.execution_role(target, family, [name], secret_names(container.env))
     cpu, memory = fargate_size(container.memory_mib, min_cpu=512)
-    task = task_definition(
-        target, component, f"{spec.name}-{name}", [container], tags=tags, execution_role=execution,
-        task_role=gov.task_roles.get(name), secret_refs=gov.secret_refs, cpu=cpu, memory=memory,
-    )
-    state.task_definitions[name] = task
-    state.log_sources.append(name)
-    state.services[name] = aws.ecs.Service(
-        f"{spec.name}-{name}",
-        name=name,
-        cluster=state.cluster.arn,
-        task_definition=task.arn,
-        desired_count=spec.aws.catalog_task_count,
-        launch_type="FARGATE",
-        platform_version="LATEST",
-        network_configuration={"subnets": network.private_subnet_ids,
-                               "security_groups": [network.sg("catalogs").id], "assign_public_ip": False},
+    fargate_service(
+        target, component, state, container, cpu=cpu, memory=memory, task_role=gov.task_roles.get(name),
+        desired_count=spec.aws.catalog_task_count, security_group=network.sg("catalogs").id,
+        min_healthy_percent=100, tags=tags,
+        depends_on=target.logs_ready.apply(lambda groups: [*groups, rule]),
         load_balancers=[{"target_group_arn": group.arn, "container_name": name, "container_port": http_port}],
         health_check_grace_period_seconds=health.ready_timeout_s,
-        deployment_circuit_breaker={"enable": True, "rollback": True},
-        deployment_minimum_healthy_percent=100,
-        deployment_maximum_percent=200,
-        propagate_tags="SERVICE",
-        enable_ecs_managed_tags=True,
-        wait_for_steady_state=False,
-        tags=tags,
-        opts=target.opts(component, depends_on=target.logs_ready.apply(lambda groups: [*groups, rule])),
     )
 
 

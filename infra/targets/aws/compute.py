@@ -25,7 +25,7 @@ from infra.services.base import ServiceContext, Side, host_of, properties, url
 from infra.spec import Layer
 from infra.targets.aws import governance as gov_module
 from infra.targets.aws.common import fargate_size, log_group_name
-from infra.targets.aws.ecs import Container, cluster as ecs_cluster, files_then_exec, secret_names, service_memory_mib, task_definition
+from infra.targets.aws.ecs import Container, cluster as ecs_cluster, fargate_service, files_then_exec, service_memory_mib
 from infra.targets.aws.storage import secure_bucket
 
 if TYPE_CHECKING:
@@ -53,7 +53,6 @@ class ComputeState:
 
 def build(target: "AwsTarget", component: "LayerComponent") -> dict[str, Any]:
     spec = target.spec
-    opts = target.opts(component)
     cluster = ecs_cluster(target, component, LAYER)
     state = ComputeState(cluster)
     target.compute = state
@@ -149,35 +148,13 @@ def _trino(target: "AwsTarget", component: "LayerComponent", state: ComputeState
         (coordinator, fargate_size(coordinator_memory, min_cpu=1024), 1, [{"registry_arn": registry.arn}]),
         (worker, (spec.aws.trino_worker_cpu, worker_memory), spec.aws.trino_workers, []),
     ):
-        name = container.name
-        execution = gov_module.execution_role(target, name, [name], secret_names(container.env))
         cpu, memory = cpu_memory
-        task = task_definition(
-            target, component, f"{spec.name}-{name}", [container], tags=tags, execution_role=execution,
+        fargate_service(
+            target, component, state, container, cpu=cpu, memory=memory,
             task_role=None,  # no AWS rights of its own: table data only through catalog-vended credentials
-            secret_refs=gov.secret_refs, cpu=cpu, memory=memory,
-        )
-        state.task_definitions[name] = task
-        state.log_sources.append(name)
-        state.services[name] = aws.ecs.Service(
-            f"{spec.name}-{name}",
-            name=name,
-            cluster=state.cluster.arn,
-            task_definition=task.arn,
-            desired_count=desired,
-            launch_type="FARGATE",
-            platform_version="LATEST",
-            network_configuration={"subnets": network.private_subnet_ids,
-                                   "security_groups": [network.sg("engines").id], "assign_public_ip": False},
+            desired_count=desired, security_group=network.sg("engines").id,
+            min_healthy_percent=0 if desired == 1 else 50, tags=tags, depends_on=target.logs_ready,
             service_registries=registries[0] if registries else None,
-            deployment_circuit_breaker={"enable": True, "rollback": True},
-            deployment_minimum_healthy_percent=0 if desired == 1 else 50,
-            deployment_maximum_percent=200,
-            propagate_tags="SERVICE",
-            enable_ecs_managed_tags=True,
-            wait_for_steady_state=False,
-            tags=tags,
-            opts=target.opts(component, depends_on=target.logs_ready),
         )
 
 

@@ -203,6 +203,62 @@ def task_definition(
     )
 
 
+def fargate_service(
+    target: "AwsTarget",
+    component: "LayerComponent",
+    state: Any,
+    container: Container,
+    *,
+    cpu: int,
+    memory: int,
+    task_role: aws.iam.Role | None,
+    desired_count: int,
+    security_group: pulumi.Input[str],
+    min_healthy_percent: int,
+    tags: dict[str, str],
+    depends_on: pulumi.Input[list[pulumi.Resource]],
+    **service_args: Any,
+) -> aws.ecs.Service:
+    """One long-running Fargate service: its execution role, task definition and ECS service.
+
+    ``state`` is the layer's state (catalog or compute): it records the task definition, the
+    service and the log source, which the orchestration and observability layers read later.
+    """
+    from infra.targets.aws import governance as gov_module  # governance builds the roles
+
+    spec, gov = target.spec, target.governance
+    name = container.name
+    execution = gov_module.execution_role(target, name, [name], secret_names(container.env))
+    task = task_definition(
+        target, component, f"{spec.name}-{name}", [container], tags=tags, execution_role=execution,
+        task_role=task_role, secret_refs=gov.secret_refs, cpu=cpu, memory=memory,
+    )
+    state.task_definitions[name] = task
+    state.log_sources.append(name)
+    service = aws.ecs.Service(
+        f"{spec.name}-{name}",
+        name=name,
+        cluster=state.cluster.arn,
+        task_definition=task.arn,
+        desired_count=desired_count,
+        launch_type="FARGATE",
+        platform_version="LATEST",
+        network_configuration={"subnets": gov.network.private_subnet_ids,
+                               "security_groups": [security_group], "assign_public_ip": False},
+        deployment_circuit_breaker={"enable": True, "rollback": True},
+        deployment_minimum_healthy_percent=min_healthy_percent,
+        deployment_maximum_percent=200,
+        propagate_tags="SERVICE",
+        enable_ecs_managed_tags=True,
+        wait_for_steady_state=False,
+        tags=tags,
+        opts=target.opts(component, depends_on=depends_on),
+        **service_args,
+    )
+    state.services[name] = service
+    return service
+
+
 def cluster(target: "AwsTarget", component: "LayerComponent", layer: "Layer") -> aws.ecs.Cluster:
     """The ECS cluster of one layer (catalog services, engines), with Container Insights."""
     spec = target.spec

@@ -104,7 +104,6 @@ def build(target: "AwsTarget", component: "LayerComponent") -> dict[str, Any]:
     assert trino.NAME in spec.enabled_services(), "the model refuses maintenance on aws without Trino"
     gov: gov_module.GovernanceState = target.governance
     compute = target.compute
-    network = gov.network
     opts = target.opts(component)
     tags = target.tags(LAYER)
 

@@ -15,17 +15,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
+from infra.pulumi_cli import ensure_stack, outputs, pulumi, pulumi_env
 from infra.spec.loader import PROJECT_ROOT, state_root
 
 console = Console()
-# Provider packages installed in the venv that the native stack never uses and that no registry
-# here can supply: the language host must not make the engine ask for them.
-NATIVE_SKIP_PLUGINS = "aws,docker"
 
 
 def write_offset_stack(name: str, offset: int, base: str = "native") -> Path:
@@ -55,43 +52,10 @@ def write_offset_stack(name: str, offset: int, base: str = "native") -> Path:
 
 
 def remove_stack(name: str) -> None:
-    """Forget a stack (after destroy) and delete its stack file and state directory's logs stay."""
+    """Forget a stack (after destroy) and delete its stack file; its state directory is kept."""
     subprocess.run(["pulumi", "stack", "rm", name, "--yes", "--force", "--non-interactive"], cwd=PROJECT_ROOT,
-                   env=pulumi_env(), check=False, capture_output=True)
+                   env=pulumi_env(name), check=False, capture_output=True)
     (PROJECT_ROOT / f"Pulumi.{name}.yaml").unlink(missing_ok=True)
-
-
-def pulumi_env() -> dict[str, str]:
-    """The environment scripts/pulumi-env.sh sets up, read from that script (one source of truth)."""
-    script = PROJECT_ROOT / "scripts" / "pulumi-env.sh"
-    out = subprocess.run(["bash", "-c", f"source '{script}' >/dev/null && env -0"], capture_output=True,
-                         check=True, env=os.environ.copy()).stdout
-    env = dict(item.split("=", 1) for item in out.decode().split("\0") if "=" in item)
-    env.setdefault("PULUMI_PYTHON_SKIP_PLUGINS", NATIVE_SKIP_PLUGINS)
-    return env
-
-
-def pulumi(*args: str, stack: str, capture: bool = False, check: bool = True) -> subprocess.CompletedProcess:
-    """Run the project's Pulumi CLI on a stack, from the project root."""
-    argv = ["pulumi", *args, "--stack", stack, "--non-interactive"]
-    return subprocess.run(argv, cwd=PROJECT_ROOT, env=pulumi_env(), check=check, text=True,
-                          capture_output=capture)
-
-
-def ensure_stack(stack: str) -> None:
-    """Select the stack, creating it (passphrase secrets) on first use."""
-    env = pulumi_env()
-    listed = subprocess.run(["pulumi", "stack", "ls", "--json"], cwd=PROJECT_ROOT, env=env, capture_output=True,
-                            text=True, check=True)
-    if stack not in {s["name"] for s in json.loads(listed.stdout or "[]")}:
-        subprocess.run(["pulumi", "stack", "init", stack, "--secrets-provider", "passphrase", "--non-interactive"],
-                       cwd=PROJECT_ROOT, env=env, check=True)
-
-
-def outputs(stack: str) -> dict[str, Any]:
-    """The stack's outputs, secrets shown (for clients on this host)."""
-    done = pulumi("stack", "output", "--json", "--show-secrets", stack=stack, capture=True)
-    return json.loads(done.stdout or "{}")
 
 
 def up(stack: str, quiet: bool = False) -> float:

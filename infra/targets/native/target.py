@@ -21,7 +21,6 @@ from infra.services import postgres, rest_fixture, seaweedfs, trino
 from infra.services.base import NativeHost, NativePlan, ServiceContext
 from infra.spec import PlatformSpec
 from infra.spec.loader import PROJECT_ROOT, state_root
-from infra.spec.model import NATIVE_SERVICES
 from infra.targets.base import DeployTarget
 from infra.targets.native import artifacts as fetch
 from infra.targets.native import local_service
@@ -87,8 +86,8 @@ def port_conflicts(spec: PlatformSpec, state_dir: Path) -> list[str]:
             if local_service.port_is_free(number):
                 continue
             owner = local_service.port_owner_pid(number)
-            if owner is not None and owner in ours or (owner is None and ours):
-                continue
+            if (owner in ours) if owner is not None else bool(ours):
+                continue  # held by this service's own recorded process (a second `pulumi up`)
             who = local_service.port_owner(number) or "an unknown process"
             problems.append(
                 f"services.{name}.ports.{port_name}: port {number} on 127.0.0.1 is already in use by {who}; "
