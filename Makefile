@@ -5,9 +5,9 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 STACK ?= native
 
-.PHONY: bootstrap venv pulumi artifacts up down smoke verify test unit review bench
+.PHONY: bootstrap venv pulumi artifacts up down smoke verify test unit lint lock review bench
 
-## bootstrap: project venv, Pulumi CLI + language host (Go module proxy), native artifacts
+## bootstrap: project venv (hash-locked), Pulumi CLI + language host (Go module proxy), the stack's artifacts
 bootstrap: venv pulumi artifacts
 
 venv:
@@ -16,31 +16,43 @@ venv:
 pulumi:
 	@bash scripts/install-pulumi.sh
 
+## artifacts: what the stack's target runs or mounts, for the pins of Pulumi.$(STACK).yaml (never fetched by `pulumi up`)
 artifacts: venv
-	@$(PY) -m infra.targets.native.artifacts fetch
+	@$(PY) -m infra.artifacts fetch --stack $(STACK)
 
 ## up: the native platform on 127.0.0.1 via a real `pulumi up`, then endpoints, ownership, smoke check
 up: bootstrap
-	@$(PY) -m infra.targets.native.stack up --stack $(STACK)
+	@$(PY) -m infra.stack up --stack $(STACK)
 
 ## down: destroy the native platform; no process is left running (data directories are kept)
 down: venv
-	@$(PY) -m infra.targets.native.stack down --stack $(STACK)
+	@$(PY) -m infra.stack down --stack $(STACK)
 
 smoke: venv
-	@$(PY) -m infra.targets.native.stack smoke --stack $(STACK)
+	@$(PY) -m infra.stack smoke --stack $(STACK)
 
-## verify: the post-deploy probes against a throwaway native stack (ports +21000), JUnit in reports/
+## verify: the post-deploy probes against an isolated native stack (its own ports and state), JUnit in reports/
 verify: bootstrap
-	$(PY) -m infra.targets.native.stack verify
+	$(PY) -m infra.stack verify
 
-## test: unit tests (mocks, spec, policies, review, process manager), the native end to end, the probes
+## test: every unit test, the toolchain and end-to-end tests, then the probes on an isolated stack
 test: bootstrap
-	$(PY) -m pytest tests -q -p no:cacheprovider
-	$(PY) -m infra.targets.native.stack verify
+	$(PY) -m pytest tests -q
+	$(PY) -m infra.stack verify
 
+## unit: offline, no artifact cache, no Go, no Pulumi CLI (Pulumi mocks and plain functions)
 unit: venv
-	$(PY) -m pytest tests -q -p no:cacheprovider --ignore=tests/e2e
+	$(PY) -m pytest tests -q -m "not e2e and not toolchain"
+
+## lint: ruff and mypy on the Python; gofmt, go vet and go test on the language host (when Go is present)
+lint: venv
+	$(PY) -m ruff check infra policies tests platform_tests bench
+	$(PY) -m mypy
+	@if command -v go >/dev/null; then bash scripts/check-go.sh; else echo "==> go not on PATH: Go checks skipped"; fi
+
+## lock: regenerate requirements.lock (the whole tree, hash-pinned) from pyproject.toml, with uv from PyPI
+lock:
+	@bash scripts/lock.sh
 
 review: venv
 	$(PY) -m infra.review --stack lab

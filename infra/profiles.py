@@ -1,26 +1,33 @@
 """Engine connection profiles for both sides of the network.
 
 Host-side clients (Spark, PyIceberg, DuckDB, the Trino client) get external addresses; engines
-running next to the services (Trino's catalog files, Flink's catalog DDL) get internal ones.
-Profiles hold no credentials: those are in the ``credentials`` secret output, under the names the
-profiles reference (``s3_access_key``, ``s3_secret_key``, ...).
+running next to the services (Trino's catalog files, Flink's catalog DDL) get internal ones. Where
+a catalog authenticates clients (Polaris), the profile names the credential by placeholder:
+profiles hold no secret; values are in the ``credentials`` secret output, under the names the
+profiles reference (``s3_access_key``, ``s3_secret_key``, ``polaris_root_secret``, ...).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from infra.services import trino
-from infra.services.base import ServiceContext, Side, url
+from infra.services import ServiceContext, registry
+from infra.services import trino as trino_service
+from infra.services.base import SECRET_TOKEN, CatalogRole, Side, url
 from infra.spec import PlatformSpec, Target
 
-CATALOG_PATHS = {"rest-fixture": "", "polaris": "/api/catalog", "lakekeeper": "/catalog"}
+
+def catalog_role(spec: PlatformSpec, catalog: str | None = None) -> CatalogRole:
+    """The role of a catalog service (the stack's default catalog unless named)."""
+    role = registry()[catalog or spec.catalog.default].catalog
+    assert role is not None, f"{catalog} is not a catalog"
+    return role
 
 
 def catalog_uri(spec: PlatformSpec, side: Side, catalog: str | None = None) -> str:
     """REST URI of a catalog (the stack's default catalog unless named)."""
     catalog = catalog or spec.catalog.default
-    return url(spec, catalog, "http", side, CATALOG_PATHS[catalog])
+    return url(spec, catalog, "http", side, catalog_role(spec, catalog).path)
 
 
 def s3_endpoint(spec: PlatformSpec, side: Side) -> str | None:
@@ -31,13 +38,19 @@ def s3_endpoint(spec: PlatformSpec, side: Side) -> str | None:
 
 
 def warehouse(spec: PlatformSpec) -> str:
-    return f"s3://{spec.storage.bucket}/" if spec.catalog.default == "rest-fixture" else spec.catalog.warehouse
+    return catalog_role(spec).warehouse(spec)
+
+
+def client_properties(spec: PlatformSpec) -> dict[str, str]:
+    """The default catalog's REST client properties, secrets as ``{credential_name}`` for the client to fill."""
+    props = catalog_role(spec).client_properties(ServiceContext(spec, spec.catalog.default))
+    return {k: SECRET_TOKEN.sub(lambda m: "{" + m.group(1).replace("-", "_") + "}", v) for k, v in props.items()}
 
 
 def pyiceberg(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, str]:
     """PyIceberg catalog properties (credentials: add s3.access-key-id / s3.secret-access-key)."""
     props = {"type": "rest", "uri": catalog_uri(spec, side), "warehouse": warehouse(spec),
-             "s3.region": spec.storage.region}
+             "s3.region": spec.storage.region, **client_properties(spec)}
     endpoint = s3_endpoint(spec, side)
     if endpoint:
         props.update({"s3.endpoint": endpoint, "s3.path-style-access": "true"})
@@ -57,6 +70,7 @@ def spark(spec: PlatformSpec, side: Side = Side.EXTERNAL, catalog_name: str = "l
         f"{prefix}.client.region": spec.storage.region,
         f"{prefix}.cache-enabled": str(spec.catalog.spark_cache_enabled).lower(),
         f"{prefix}.cache.expiration-interval-ms": str(spec.catalog.spark_cache_expiration_ms),
+        **{f"{prefix}.{k}": v for k, v in client_properties(spec).items()},
     }
     endpoint = s3_endpoint(spec, side)
     if endpoint:
@@ -94,7 +108,8 @@ def duckdb(spec: PlatformSpec, side: Side = Side.EXTERNAL, catalog_name: str = "
 def flink_sql(spec: PlatformSpec, side: Side = Side.INTERNAL, catalog_name: str = "lab") -> str:
     """Flink SQL DDL creating the Iceberg REST catalog (for jobs running next to the services)."""
     props = {"type": "iceberg", "catalog-type": "rest", "uri": catalog_uri(spec, side), "warehouse": warehouse(spec),
-             "io-impl": "org.apache.iceberg.aws.s3.S3FileIO", "client.region": spec.storage.region}
+             "io-impl": "org.apache.iceberg.aws.s3.S3FileIO", "client.region": spec.storage.region,
+             **client_properties(spec)}
     endpoint = s3_endpoint(spec, side)
     if endpoint:
         props.update({"s3.endpoint": endpoint, "s3.path-style-access": "true"})
@@ -105,7 +120,8 @@ def flink_sql(spec: PlatformSpec, side: Side = Side.INTERNAL, catalog_name: str 
 def trino_client(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, Any]:
     """Where a Trino client connects, and the catalog names it can use."""
     host, port = url(spec, "trino", "http", side).removeprefix("http://").rsplit(":", 1)
-    catalogs = [name for name, svc in trino.CATALOGS.items() if svc in spec.enabled_services()]
+    catalogs = [d.catalog.engine_name for name, d in registry().catalogs().items()
+                if d.catalog is not None and name in spec.enabled_services()]
     return {"host": host, "port": int(port), "user": "lakehouse", "catalogs": catalogs}
 
 
@@ -117,7 +133,7 @@ def all_profiles(spec: PlatformSpec) -> dict[str, Any]:
     services: dict[str, Any] = {}
     if "trino" in enabled:
         host["trino"] = trino_client(spec)
-        services["trino_catalogs"] = trino.catalog_files(ServiceContext(spec, "trino"), Side.INTERNAL)
+        services["trino_catalogs"] = trino_service.catalog_files(ServiceContext(spec, "trino"), Side.INTERNAL)
     if "flink-jobmanager" in enabled:
         services["flink_sql"] = flink_sql(spec)
     profiles: dict[str, Any] = {"host": host, "services": services}

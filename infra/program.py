@@ -1,15 +1,21 @@
-"""The Pulumi program: validate the stack's platform config, build the seven layers, export outputs."""
+"""The Pulumi program: validate the stack's config, check the target, create the seven layers, build, export.
+
+Order, and why: everything that can refuse the stack (config, secrets, ports, artifacts) runs before
+the first resource is registered, so a refused stack leaves nothing half-deployed; the seven layer
+components come next; then the target builds every resource in dependency order under its layer.
+"""
 
 from __future__ import annotations
 
 import pulumi
 
 from infra import outputs, profiles
-from infra.layers import BUILD_ORDER
-from infra.secrets_config import resolve_secrets
-from infra.spec import ConfigError, PlatformSpec, load_platform
-from infra.spec.loader import NAMESPACE
-from infra.targets import make_target
+from infra.artifacts.resolver import CacheResolver, Resolver
+from infra.config import NAMESPACE, ConfigError, load_platform
+from infra.layers import LayerComponent, create_layers
+from infra.secrets import resolve_secrets
+from infra.spec import PlatformSpec
+from infra.targets import TargetNotReady, prepare
 
 
 def load_spec() -> PlatformSpec:
@@ -22,14 +28,23 @@ def load_spec() -> PlatformSpec:
         raise pulumi.RunError(str(exc)) from None
 
 
-def main() -> dict:
-    """Build the platform and export what clients need. Returns the layer components (for tests)."""
+def main(resolver: Resolver | None = None, check_ports: bool = True) -> dict[str, LayerComponent]:
+    """Build the platform and export what clients need. Returns the layer components (for tests).
+
+    ``resolver`` finds what the native target runs and the lab mounts; the default only looks in
+    the artifact cache. Tests pass their own, and ``check_ports=False`` (the host's ports are not
+    the unit tier's business).
+    """
     spec = load_spec()
     secrets = resolve_secrets(pulumi.Config(NAMESPACE), spec)
-    target = make_target(spec, secrets)
-    layers = {}
-    for layer_cls in BUILD_ORDER:
-        layers[layer_cls.LAYER.value] = layer_cls(spec, target)
+    try:
+        target = prepare(spec, secrets, resolver or CacheResolver(), check_ports=check_ports)
+    except TargetNotReady as exc:
+        raise pulumi.RunError(str(exc)) from None
+    layers = create_layers(spec)
+    built = target.build(layers)
+    for layer, component in layers.items():
+        component.complete(built.layers.get(layer, {}))
 
     pulumi.export("target", spec.target.value)
     pulumi.export("platform", spec.name)
@@ -38,7 +53,7 @@ def main() -> dict:
     pulumi.export("ownership", outputs.ownership(spec))
     pulumi.export("profiles", profiles.all_profiles(spec))
     pulumi.export("credentials", outputs.credentials(secrets))
-    pulumi.export("layers", {name: component.outputs for name, component in layers.items()})
-    for key, value in target.stack_outputs().items():
+    pulumi.export("layers", {layer.value: component.outputs for layer, component in layers.items()})
+    for key, value in built.outputs.items():
         pulumi.export(key, value)
-    return layers
+    return {layer.value: component for layer, component in layers.items()}

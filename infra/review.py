@@ -16,8 +16,9 @@ from rich.console import Console
 from rich.table import Table
 
 from infra.outputs import ownership
-from infra.spec import ConfigError, PlatformSpec, load_stack
-from infra.spec.loader import PROJECT_ROOT
+from infra.config import ConfigError, load_stack
+from infra.spec import PlatformSpec
+from infra.paths import PROJECT_ROOT
 
 COLUMNS = ("layer", "owner", "change_control", "promise", "down_means", "services")
 

@@ -91,7 +91,7 @@ def declared_versions(stack: Stack) -> dict[str, tuple[str, str]]:
     if stack.target != "native":
         return declared
     try:
-        from infra.spec.loader import load_stack
+        from infra.config import load_stack
 
         spec = load_stack(stack.name or "native")
         for name, svc in spec.enabled_services().items():
@@ -105,17 +105,9 @@ def declared_versions(stack: Stack) -> dict[str, tuple[str, str]]:
                                            f"{spec.engines.duckdb} elsewhere")
     except Exception:  # noqa: BLE001 - no stack file (outputs from elsewhere): the artifacts still tell
         pass
-    try:
-        from infra.targets.native import artifacts
-
-        manifest = json.loads((artifacts.cache_root() / "manifest.json").read_text())
-    except Exception:  # noqa: BLE001
-        manifest = {}
-    for key, entry in manifest.items():
-        name = key.split(":", 1)[0]
-        if name in ("seaweedfs", "postgres", "rest-fixture", "trino") and name not in declared and entry.get("version"):
-            pin_notes = [n for n in entry.get("notes", []) if "pin" in n]
-            declared[name] = (entry["version"], "native artifact: " + ("; ".join(pin_notes) or "obtained version"))
+    for name, entry in (stack.native.get("artifacts") or {}).items():
+        if name not in declared and entry.get("version"):
+            declared[name] = (entry["version"], "native artifact: obtained version")
     return declared
 
 
@@ -274,10 +266,10 @@ def test_version_manifest_matches_the_pins(stack: Stack, figure, say):
     if trino_jars:
         bundled = sorted({first_version(j) for j in trino_jars if first_version(j)})
         trino_running = next((r.running for r in readings if r.name == "trino"), "?")
-        readings.append(Reading("iceberg in trino", "compute", ",".join(bundled), pins.get("iceberg"),
-                                declared=",".join(bundled),
-                                reason=f"an engine's Iceberg is whatever it ships: Trino {trino_running} bundles "
-                                       f"{', '.join(bundled)}", source="plugin/iceberg jar names"))
+        # Declared by the stack (services.trino.bundles / native_bundles), never taken from what is observed.
+        readings.append(Reading("iceberg in trino", "compute", ",".join(bundled), pins.get("iceberg in trino"),
+                                reason=f"an engine's Iceberg is whatever it ships: Trino {trino_running} declares "
+                                       f"{pins.get('iceberg in trino')}", source="plugin/iceberg jar names"))
 
     for reading in readings:
         decl = declared.get(reading.name)

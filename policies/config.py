@@ -59,14 +59,14 @@ def stack_context(spec: Any, stack: str) -> dict[str, Any]:
 
 def context_for_stack(stack: str, root: Path = PROJECT_ROOT) -> dict[str, Any]:
     """The stack context read from ``Pulumi.<stack>.yaml`` (validated like the program validates it)."""
-    from infra.spec import load_stack
+    from infra.config import load_stack
 
     return stack_context(load_stack(stack, root), stack)
 
 
 def context_from_config(stack: str, config: Mapping[str, str]) -> dict[str, Any]:
     """The stack context from the stack config as the engine passes it (key -> JSON/plain string)."""
-    from infra.spec import CONFIG_KEY, load_platform
+    from infra.config import CONFIG_KEY, load_platform
 
     raw = config.get(CONFIG_KEY)
     value = json.loads(raw) if isinstance(raw, str) else raw
@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("stack", help="stack name (reads Pulumi.<stack>.yaml)")
     parser.add_argument("-o", "--output", help="write the JSON here instead of stdout")
     args = parser.parse_args(argv)
-    from infra.spec import ConfigError
+    from infra.config import ConfigError
 
     try:
         rendered = json.dumps(render_policy_config(args.stack), indent=2, sort_keys=True)

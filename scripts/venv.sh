@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# Creates the project virtualenv (.venv) from requirements.txt, the one place dependencies are pinned.
-# Re-runs only when requirements.txt changed (its sha256 is kept in .venv/.requirements.sha256).
+# Creates the project virtualenv (.venv) from requirements.lock (the whole dependency tree, hash-pinned;
+# its direct dependencies are declared in pyproject.toml), then installs the project itself, editable.
+# Re-runs only when the lock or pyproject.toml changed (their sha256 is kept in .venv/.lock.sha256).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 python="${PYTHON:-python3}"
-want="$(sha256sum requirements.txt | cut -d' ' -f1)"
-if [ -x .venv/bin/python ] && [ "$(cat .venv/.requirements.sha256 2>/dev/null)" = "$want" ]; then
-  echo "==> .venv up to date with requirements.txt"
+want="$(cat requirements.lock pyproject.toml | sha256sum | cut -d' ' -f1)"
+if [ -x .venv/bin/python ] && [ "$(cat .venv/.lock.sha256 2>/dev/null)" = "$want" ]; then
+  echo "==> .venv up to date with requirements.lock"
   exit 0
 fi
-echo "==> creating .venv from requirements.txt (first run downloads pyspark, pulumi-aws, ...: a few minutes)"
+echo "==> installing .venv from requirements.lock (first run downloads pyspark, pulumi-aws, ...: a few minutes)"
 [ -x .venv/bin/python ] || "$python" -m venv .venv
-.venv/bin/pip install --disable-pip-version-check --progress-bar on -q --upgrade pip
-.venv/bin/pip install --disable-pip-version-check --progress-bar on -r requirements.txt
-echo "$want" > .venv/.requirements.sha256
+.venv/bin/python -m pip install --disable-pip-version-check --progress-bar on --require-hashes --no-deps \
+  -r requirements.lock
+.venv/bin/python -m pip install --disable-pip-version-check -q --no-deps --no-build-isolation -e .
+echo "$want" > .venv/.lock.sha256
 echo "==> .venv ready"

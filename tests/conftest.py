@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 import copy
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-
-from infra.spec.loader import CONFIG_KEY, read_stack_config  # noqa: E402
+from infra.config import CONFIG_KEY, read_stack_config
+from infra.paths import PROJECT_ROOT
 
 
 def stack_platform(stack: str) -> dict:
     """The ``lakehouse:platform`` object of a stack file (a fresh copy)."""
-    return copy.deepcopy(read_stack_config(ROOT / f"Pulumi.{stack}.yaml")[CONFIG_KEY])
+    return copy.deepcopy(read_stack_config(PROJECT_ROOT / f"Pulumi.{stack}.yaml")[CONFIG_KEY])
 
 
 @pytest.fixture

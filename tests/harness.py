@@ -1,17 +1,53 @@
 """Runs the Pulumi program under Pulumi mocks and records every resource it registers.
 
 Mocks stand in for the docker and aws providers only (no engine, no account here); the program,
-the spec, the layers and the targets run for real.
+the spec, the layers and the targets run for real. What the native target runs and the lab mounts
+comes from ``FakeResolver`` (fixed paths, nothing looked up), and host ports are not checked, so the
+unit tier needs no artifact cache, no network and no free ports.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pulumi
 from pulumi.runtime import mocks as pulumi_mocks
+
+from infra.artifacts.clients import DuckDBExtensions
+from infra.artifacts.recipe import Artifact
+from infra.artifacts.resolver import StackArtifacts, java_majors, recipe_of
+from infra.spec import PlatformSpec, Target
+
+FAKE_CACHE = Path("/nonexistent/lakehouse-cache")
+
+
+def fake_artifact(name: str) -> Artifact:
+    """An artifact at a fixed path under a cache that does not exist (the program never reads it)."""
+    path = FAKE_CACHE / name
+    return Artifact(name=name, requested="test", version="test", path=path, size_bytes=0, sha256="0" * 64,
+                    classpath=(path / "a.jar", path / "b.jar"), main_class=f"fake.{name.replace('-', '_')}.Main")
+
+
+class FakeResolver:
+    """Resolves every artifact a stack needs to a fixed fake path: the unit tier's resolver."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def resolve(self, spec: PlatformSpec) -> StackArtifacts:
+        services = {name: fake_artifact(name) for name in spec.enabled_services() if recipe_of(spec, name)}
+        self.asked += list(services)
+        native = spec.target is Target.NATIVE
+        return StackArtifacts(
+            services=services,
+            java={major: Path(f"/usr/lib/jvm/fake-{major}") for major in java_majors(spec)},
+            spark_jars=fake_artifact("spark-jars") if native else None,
+            duckdb=DuckDBExtensions("1.4.4", {n: FAKE_CACHE / "duckdb" / "v1.4.4" / "linux_amd64" / f"{n}.duckdb_extension"
+                                              for n in ("httpfs", "avro", "iceberg")}) if native else None,
+        )
 
 CLOUD_SECRETS = {
     "lakehouse:polarisRootSecret": "test-polaris-root-secret",
@@ -29,6 +65,7 @@ class Registered:
     inputs: dict[str, Any]
     urn: str
     parent: str | None = None
+    depends_on: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -109,6 +146,7 @@ def run_program(
     platform: dict[str, Any],
     extra_config: dict[str, str] | None = None,
     mocks: RecordingMocks | None = None,
+    resolver: Any = None,
 ) -> ProgramRun:
     """Evaluate the whole program for ``stack`` with the given ``lakehouse:platform`` object."""
     from infra import program
@@ -128,16 +166,19 @@ def run_program(
         original_export(name, value)
 
     parents: dict[tuple[str, str], str | None] = {}
+    depends: dict[tuple[str, str], list[str]] = {}
 
-    def record_parent(args: pulumi.ResourceTransformationArgs):
+    def record_options(args: pulumi.ResourceTransformationArgs):
         parent = args.opts.parent if args.opts else None
         parents[(args.type_, args.name)] = getattr(parent, "_name", None) if parent is not None else None
+        on = (args.opts.depends_on if args.opts else None) or []
+        depends[(args.type_, args.name)] = [getattr(r, "_name", "?") for r in (on if isinstance(on, list) else [on])]
         return None
 
     def body() -> None:
-        # An in-process transformation sees each resource's options, so parents can be asserted.
-        pulumi.runtime.register_stack_transformation(record_parent)
-        holder["layers"] = program.main()
+        # An in-process transformation sees each resource's options, so parents and edges can be asserted.
+        pulumi.runtime.register_stack_transformation(record_options)
+        holder["layers"] = program.main(resolver=resolver or FakeResolver(), check_ports=False)
 
     pulumi.export = capture
     try:
@@ -149,6 +190,7 @@ def run_program(
         pulumi.export = original_export
     for resource in mocks.resources:
         resource.parent = parents.get((resource.type, resource.name))
+        resource.depends_on = depends.get((resource.type, resource.name), [])
     resolved = {k: _resolve(v) for k, v in exported.items()}
     return ProgramRun(mocks.resources, resolved, holder.get("layers", {}))
 

@@ -19,10 +19,11 @@ import pytest
 import yaml
 
 from harness import SECRET_SIG, ProgramRun, Registered, run_program
-from infra.secrets_config import SECRETS
-from infra.spec import LAYER_NAMES, ConfigError, Layer, load_platform
+from infra.services import registry
+from infra.config import ConfigError, load_platform
+from infra.spec import LAYER_NAMES, Layer
 from infra.targets.aws.common import tag_value
-from infra.targets.aws.orchestration import scheduler_cron
+from infra.spec import eventbridge_cron as scheduler_cron
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET_MARKER = "4dabf18193072939515e22adb298388d"  # key Pulumi's wire format puts next to SECRET_SIG
@@ -333,7 +334,7 @@ def test_jobs_are_one_off_task_definitions_in_order(cloud: ProgramRun) -> None:
 
 
 def test_secrets_never_in_task_environment(cloud: ProgramRun, streaming: ProgramRun) -> None:
-    secret_values = {default for _, default in SECRETS.values()}
+    secret_values = {item.lab_default for d in registry() for item in d.secrets}
     for run in (cloud, streaming):
         for task, container in containers(run):
             plain = json.dumps({k: container.get(k) for k in ("environment", "command", "entryPoint")})
@@ -412,7 +413,10 @@ def test_every_taggable_resource_carries_its_layer_and_owner(run_name: str, requ
         layer = tags["lakehouse.layer"]
         assert layer == LAYER_COMPONENTS[resource.parent], f"{resource.name}: tagged {layer}, parented {resource.parent}"
         service = tags.get("lakehouse.service")
-        expected = spec.owner_of(service) if service else spec.layers[Layer(layer)].owner
+        # The owner rule (infra.labels): the layer's owner, unless a service *of that layer* has its own.
+        svc = spec.services.get(service) if service else None
+        same_layer = svc is not None and svc.layer is Layer(layer)
+        expected = spec.owner_of(service) if same_layer else spec.layers[Layer(layer)].owner
         assert tags["lakehouse.owner"] == tag_value(expected), resource.name
         checked += 1
     assert checked > 50
@@ -588,9 +592,12 @@ def test_the_rest_fixture_is_refused_on_aws() -> None:
     platform = cloud_platform()
     platform["services"]["rest-fixture"]["enabled"] = True
     platform["services"]["seaweedfs"]["enabled"] = True  # its store, so the fixture's own refusal is what fails
+    allowed = "disable it. Allowed on aws: postgres, polaris, lakekeeper, trino"
     assert config_errors(platform) == [
-        "lakehouse:platform.services.rest-fixture.enabled: the REST fixture is a test server with SQLite behind it "
-        "and is refused on the aws target; use polaris or lakekeeper (allowed on lab and native only)"
+        f"lakehouse:platform.services.seaweedfs.enabled: seaweedfs does not run on the aws target (on aws the store "
+        f"is S3 itself); {allowed}",
+        f"lakehouse:platform.services.rest-fixture.enabled: rest-fixture does not run on the aws target (the REST "
+        f"fixture is a test server with SQLite behind it; use polaris or lakekeeper); {allowed}",
     ]
 
 
@@ -620,7 +627,7 @@ def test_the_rest_fixture_is_refused_on_aws() -> None:
      "in aws.region, so leave storage.region unset or make them equal"),
     (lambda p: p["services"]["kafka"].update(enabled=True),
      "lakehouse:platform.services.kafka.enabled: kafka does not run on the aws target (on aws Kafka runs as "
-     "Amazon MSK: set aws.kafka_msk: true instead); disable it"),
+     "Amazon MSK: set aws.kafka_msk: true instead); disable it. Allowed on aws: postgres, polaris, lakekeeper, trino"),
     (lambda p: p["aws"].update(log_retention_days=10),
      "lakehouse:platform.aws.log_retention_days: 10 is not a CloudWatch retention; allowed: 1, 3, 5, 7, 14, 30, "
      "60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653"),

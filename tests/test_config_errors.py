@@ -6,7 +6,7 @@ import pytest
 from harness import run_program
 
 from conftest import stack_platform
-from infra.spec import ConfigError, load_platform
+from infra.config import ConfigError, load_platform
 
 P = "lakehouse:platform"
 
@@ -79,12 +79,39 @@ CASES = {
         lambda p: p.update({"services": ["trino"]}),
         f"{P}.services: must be a mapping of name -> settings",
     ),
+}
+
+# Cases that start from the cloud stack (CASES start from the lab).
+CLOUD_CASES = {
+    # The user-facing reason first: not "depends on a disabled seaweedfs, enable it" (itself refused on aws).
     "fixture on aws": (
-        lambda p: p.update({"target": "aws"}),
-        f"{P}.services.rest-fixture.enabled: the REST fixture is a test server with SQLite behind it and is refused "
-        "on the aws target; use polaris or lakekeeper (allowed on lab and native only)",
+        lambda p: p["services"].update({"rest-fixture": {"enabled": True}}),
+        f"{P}.services.rest-fixture.enabled: rest-fixture does not run on the aws target (the REST fixture is a "
+        "test server with SQLite behind it; use polaris or lakekeeper); disable it. Allowed on aws: postgres, "
+        "polaris, lakekeeper, trino",
     ),
 }
+
+
+@pytest.mark.parametrize("case", list(CLOUD_CASES))
+def test_malformed_cloud_config_is_refused_with_exact_message(case):
+    mutate, expected = CLOUD_CASES[case]
+    platform = stack_platform("cloud")
+    mutate(platform)
+    with pytest.raises(ConfigError) as info:
+        load_platform(platform, source="Pulumi.cloud.yaml")
+    assert info.value.errors == [expected]
+
+
+def test_the_lab_on_aws_names_every_service_aws_cannot_run_with_its_reason():
+    platform = stack_platform("lab")
+    platform["target"] = "aws"
+    with pytest.raises(ConfigError) as info:
+        load_platform(platform, source="Pulumi.lab.yaml")
+    refused = [e.split(": ", 1)[0].removeprefix(f"{P}.services.").removesuffix(".enabled") for e in info.value.errors]
+    assert refused == ["seaweedfs", "rest-fixture", "lakekeeper-s3-loopback", "flink-jobmanager",
+                       "flink-taskmanager", "kafka", "kafka-connect"]
+    assert "(on aws the store is S3 itself)" in info.value.errors[0]
 
 
 @pytest.mark.parametrize("case", list(CASES))

@@ -5,7 +5,8 @@ from __future__ import annotations
 from harness import SECRET_SIG, run_program
 
 from conftest import stack_platform
-from infra.spec import LAYER_NAMES, load_platform
+from infra.config import load_platform
+from infra.spec import LAYER_NAMES
 
 CONTAINER = "docker:index/container:Container"
 LABELLED = {CONTAINER, "docker:index/network:Network", "docker:index/volume:Volume"}
@@ -164,18 +165,21 @@ def test_version_manifest_output_lists_pins(lab_run):
 
 
 def test_flink_mounts_the_iceberg_runtime_from_the_artifact_cache(lab_run):
+    from harness import fake_artifact
+
+    from infra.artifacts.resolver import recipe_of
+    from infra.services import ServiceContext
+
+    spec = load_platform(stack_platform("lab"))
     for name in ("flink-jobmanager", "flink-taskmanager"):
         uploads = lab_run.named(name).inputs["uploads"]
         assert uploads == [{
             "file": "/opt/flink/lib/iceberg-flink-runtime.jar",
-            "source": str(maven_jar("org.apache.iceberg", "iceberg-flink-runtime-2.1", "1.11.0")),
+            "source": str(fake_artifact(name).path),  # what the resolver found in the cache
         }]
-
-
-def maven_jar(group: str, artifact: str, version: str):
-    from infra.targets.native.artifacts import maven_cache_path
-
-    return maven_cache_path(group, artifact, version)
+        recipe = recipe_of(spec, name)
+        assert recipe is not None
+        assert recipe.key(ServiceContext(spec, name)) == "maven:org.apache.iceberg:iceberg-flink-runtime-2.1:1.11.0::jar"
 
 
 def test_layers_export_their_contract_and_commitments(lab_run):

@@ -579,13 +579,13 @@ def test_post_start_steps_run_after_health_and_failure_stops_the_service(tmp_pat
         "stop_grace_s": 2,
         "post_start": [[_sys.executable, "-c", f"open({str(marker)!r}, 'w').write('ok')"]],
     }
-    spec = ls.ServiceSpec.from_props(props)
+    spec = ls.ServiceInputs.from_props(props)
     record = ls.start_service(spec)
     try:
         assert marker.read_text() == "ok"
     finally:
         ls.stop_service(spec, record)
-    failing = ls.ServiceSpec.from_props({**props, "post_start": [[_sys.executable, "-c", "raise SystemExit(3)"]]})
+    failing = ls.ServiceInputs.from_props({**props, "post_start": [[_sys.executable, "-c", "raise SystemExit(3)"]]})
     try:
         ls.start_service(failing)
     except ls.LocalServiceError as exc:

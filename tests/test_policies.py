@@ -23,8 +23,8 @@ from unittest import mock
 import pytest
 import yaml
 
-from infra.spec import ConfigError, load_platform
-from infra.spec.loader import state_root
+from infra.config import ConfigError, load_platform
+from infra.paths import state_root
 from policies import config as pack_config
 from policies.validators import (
     LAYER_NAMES,
@@ -38,7 +38,7 @@ from policies.validators import (
     run_policy,
     validate_all,
 )
-from tests.harness import Registered, run_program
+from harness import Registered, run_program
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = "lakehouse-platform"
@@ -76,24 +76,11 @@ def to_resources(registered: list[Registered], stack: str) -> list[Resource]:
 _GRAPHS: dict[str, tuple[list[Resource], StackContext]] = {}
 
 
-@contextlib.contextmanager
-def _host_independent(stack: str):
-    """The native target refuses to build while its ports are taken on this host (e.g. by a running
-    native stack); the policies judge the declaration, not the host, so that check is off here."""
-    if stack != "native":
-        yield
-        return
-    import infra.targets.native.target as native_target
-
-    with mock.patch.object(native_target, "port_conflicts", lambda *args, **kwargs: []):
-        yield
-
-
 def graph(stack: str) -> tuple[list[Resource], StackContext]:
     """(resources, context) of a stack, run once per session."""
     if stack not in _GRAPHS:
-        with _host_independent(stack):
-            run = run_program(stack, stack_platform(stack))
+        # The policies judge the declaration, not the host: run_program checks no ports, needs no cache.
+        run = run_program(stack, stack_platform(stack))
         context = StackContext.from_dict(pack_config.context_for_stack(stack))
         _GRAPHS[stack] = (to_resources(run.resources, stack), context)
     resources, context = _GRAPHS[stack]
@@ -102,7 +89,7 @@ def graph(stack: str) -> tuple[list[Resource], StackContext]:
 
 def isolated_pulumi_env(tmp_path: Path, passphrase: str) -> dict[str, str]:
     """The project's Pulumi environment, with a throwaway file backend and passphrase."""
-    from infra.pulumi_cli import pulumi_env
+    from infra.stack.workspace import pulumi_env
 
     return {**pulumi_env(), "PULUMI_BACKEND_URL": f"file://{tmp_path / 'state'}", "PULUMI_CONFIG_PASSPHRASE": passphrase}
 
@@ -132,7 +119,8 @@ def lab() -> tuple[list[Resource], StackContext]:
 
 def test_constants_match_the_program():
     from infra.layers.base import layer_labels
-    from infra.spec import LAYER_NAMES as PROGRAM_LAYERS, Layer, load_stack
+    from infra.config import load_stack
+    from infra.spec import LAYER_NAMES as PROGRAM_LAYERS, Layer
 
     assert LAYER_NAMES == PROGRAM_LAYERS
     labels = layer_labels(load_stack("lab"), Layer.COMPUTE, "trino")
@@ -850,6 +838,7 @@ Catalog("lakehouse-catalog")
 '''
 
 
+@pytest.mark.toolchain
 def test_pack_loads_and_refuses_in_a_real_preview(tmp_path):
     pulumi_bin = ROOT / ".tools/bin/pulumi"
     if not pulumi_bin.exists():
@@ -888,30 +877,20 @@ def test_pack_loads_and_refuses_in_a_real_preview(tmp_path):
     shutil.rmtree(tmp_path / "state", ignore_errors=True)
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
+@pytest.mark.toolchain
 def test_real_preview_of_the_native_stack_passes_and_a_changed_table_is_refused(tmp_path, request):
-    """`pulumi preview --policy-pack policies` on the project itself (native: no provider plugin needed)."""
+    """`pulumi preview --policy-pack policies` on the project itself (native: no provider plugin needed).
+
+    On its own block of ports (infra.stack.isolated), so a user's `make up` platform running on this
+    host does not stop the program; needs the CLI and the artifact cache (`make bootstrap`).
+    """
     pulumi_bin = ROOT / ".tools/bin/pulumi"
     if not pulumi_bin.exists():
         pytest.skip("the project-local Pulumi CLI (.tools/bin/pulumi, scripts/install-pulumi.sh) is not built")
-    platform = stack_platform("native")
-    # Free ports, so a native stack already running on this host does not stop the program.
-    from infra.spec import load_platform as load
+    from infra.config import load_platform as load
+    from infra.stack.isolated import isolated_platform
 
-    spec = load(platform)
-    services = platform.setdefault("services", {})
-    for name, service in spec.enabled_services().items():
-        for port_name, port in service.ports.items():
-            if port.external is not None:
-                services.setdefault(name, {}).setdefault("ports", {})[port_name] = {
-                    "internal": port.internal, "external": _free_port()}
+    platform, _ = isolated_platform("preview")
     config_file = tmp_path / "Pulumi.policy-check.yaml"
     config_file.write_text(yaml.safe_dump({"config": {"lakehouse:platform": platform}}))
     env = isolated_pulumi_env(tmp_path, "policy-check")

@@ -1,8 +1,8 @@
-"""The seven layer components, in the order they are built.
+"""The seven layer components, created first (``create_layers``), each the parent of its layer's resources."""
 
-Governance comes first because it creates what every other layer stands on (the network,
-identities and keys); the ownership table keeps the chapter's order.
-"""
+from __future__ import annotations
+
+import pulumi
 
 from infra.layers.base import LayerComponent, layer_labels
 from infra.layers.catalog import Catalog
@@ -12,10 +12,18 @@ from infra.layers.observability import Observability
 from infra.layers.orchestration import Orchestration
 from infra.layers.recovery import Recovery
 from infra.layers.storage import Storage
+from infra.spec import Layer, PlatformSpec
 
-BUILD_ORDER: tuple[type[LayerComponent], ...] = (
-    Governance, Storage, Catalog, Compute, Orchestration, Observability, Recovery,
+# The ownership table's order; the target decides the order resources are built in.
+COMPONENTS: tuple[type[LayerComponent], ...] = (
+    Storage, Catalog, Compute, Governance, Orchestration, Observability, Recovery,
 )
 
-__all__ = ["BUILD_ORDER", "LayerComponent", "layer_labels", "Storage", "Catalog", "Compute", "Governance",
-           "Orchestration", "Observability", "Recovery"]
+
+def create_layers(spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None) -> dict[Layer, LayerComponent]:
+    """The seven layer components of a stack, before any resource exists."""
+    return {cls.LAYER: cls(spec, opts) for cls in COMPONENTS}
+
+
+__all__ = ["COMPONENTS", "Catalog", "Compute", "Governance", "LayerComponent", "Observability", "Orchestration",
+           "Recovery", "Storage", "create_layers", "layer_labels"]

@@ -1,45 +1,40 @@
-"""The base of the seven layer components: a contract, an owner, and what the target builds for it."""
+"""The base of the seven layer components: a contract, an owner, and the outputs of what was built in it.
+
+A layer component is created before anything else (``infra.program``); the target then builds every
+resource as a child of its layer's component, in dependency order, and each component finally
+registers its outputs with ``complete``. Components never call the target.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import pulumi
 
+from infra.labels import resource_labels
 from infra.spec import Layer, PlatformSpec
-
-if TYPE_CHECKING:
-    from infra.targets.base import DeployTarget
 
 
 def layer_labels(spec: PlatformSpec, layer: Layer, service: str | None = None) -> dict[str, str]:
-    """Labels/tags every resource of a layer carries: layer, owner, and the stack's platform name."""
-    labels = {
-        "lakehouse.platform": spec.name,
-        "lakehouse.layer": layer.value,
-        "lakehouse.owner": spec.owner_of(service) if service else spec.layers[layer].owner,
-    }
-    if service:
-        labels["lakehouse.service"] = service
-    return labels
+    """Labels/tags of a resource of ``layer`` (made for ``service``, if any): see ``infra.labels``."""
+    svc = spec.services.get(service) if service else None
+    return resource_labels(
+        spec.name, layer.value, spec.layer_owners(), service,
+        service_layer=svc.layer.value if svc else None, service_owner=svc.owner if svc else None,
+    )
 
 
 class LayerComponent(pulumi.ComponentResource):
-    """One layer of the platform. Subclasses only name their layer; the target builds its resources.
-
-    Outputs: the layer's contract (owner, change control, promise, what down means) and whatever
-    the target registered for it (service endpoints, bucket names, ...).
-    """
+    """One layer of the platform. Subclasses name their layer and the figures behind its promise."""
 
     LAYER: ClassVar[Layer]
 
-    def __init__(self, spec: PlatformSpec, target: "DeployTarget", opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None):
         super().__init__(f"platform:layers:{type(self).__name__}", f"{spec.name}-{self.LAYER.value}", None, opts)
         contract = spec.layers[self.LAYER]
         self.layer = self.LAYER
         self.owner = contract.owner
         self.services = sorted(spec.services_of(self.LAYER))
-        built: dict[str, Any] = target.build_layer(self, spec)
         self.outputs: dict[str, Any] = {
             "layer": self.LAYER.value,
             "owner": contract.owner,
@@ -48,10 +43,13 @@ class LayerComponent(pulumi.ComponentResource):
             "down_means": contract.down_means,
             "services": self.services,
             **self.commitments(spec),
-            **built,
         }
-        self.register_outputs(self.outputs)
 
     def commitments(self, spec: PlatformSpec) -> dict[str, Any]:
         """The figures behind the layer's promise (schedules, retention, freshness); none by default."""
         return {}
+
+    def complete(self, built: dict[str, Any]) -> None:
+        """Record what the target built in this layer and register the component's outputs."""
+        self.outputs.update(built)
+        self.register_outputs(self.outputs)

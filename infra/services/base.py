@@ -1,19 +1,27 @@
-"""What every service definition provides, and how addresses are resolved on each side of the network.
+"""What a service definition is, and how addresses are resolved on each side of the network.
 
-A service module (one per service, in this package) holds the service's whole definition: its
-default spec (layer, pin, image, ports, health, budget, dependencies) and the configuration files
-and launch details every target renders from that one spec.
+A service module (one per service, in this package) exports ``SERVICES``: one ``ServiceDefinition``
+for the service and one for each of its jobs. A definition is the service's whole definition:
+its default spec (layer, pin, image, ports, health, budget, dependencies), how each target runs it
+(a container, a local process, an ECS task), what the native target obtains for it (its artifact
+recipe), its role as a catalog where it is one, and where it cannot run and why. Targets, the
+config loader, the profiles and the policy pack read these definitions through the registry
+(``infra.services.registry``); nothing else keeps a table keyed by service name.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from infra.spec.model import PlatformSpec, ServiceSpec, Target, parse_size
+from infra.spec import PlatformSpec, ServiceSpec, Target, parse_size
+
+if TYPE_CHECKING:
+    from infra.artifacts.recipe import Artifact, ArtifactRecipe
 
 
 class Side(str, Enum):
@@ -68,6 +76,7 @@ class ContainerPlan:
     """What the docker target needs to run one service as a container."""
 
     command: list[str] = field(default_factory=list)
+    entrypoint: list[str] | None = None  # replaces the image's entrypoint (jobs that run a shell)
     env: dict[str, str] = field(default_factory=dict)
     uploads: dict[str, str] = field(default_factory=dict)  # path in container -> file content
     upload_sources: dict[str, str] = field(default_factory=dict)  # path in container -> host file
@@ -92,15 +101,38 @@ class NativePlan:
     stop_grace_s: float = 15.0
 
 
+@dataclass
+class EcsPlan:
+    """What the aws target needs to run one service as an ECS Fargate task.
+
+    ``files`` are written before ``command`` is exec'd (Fargate has no bind mounts of host files);
+    they must hold no secret: secrets reach the process as whole environment values.
+    """
+
+    env: dict[str, str] = field(default_factory=dict)
+    command: list[str] = field(default_factory=list)
+    entry_point: list[str] = field(default_factory=list)
+    files: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ContainerHost:
+    """What the docker target has on the host for one container: files it mounts, the stack's state."""
+
+    state_dir: Path  # the lab's state directory (bind-mount sources live under it)
+    artifact: Artifact | None = None  # host files the container mounts (``ServiceDefinition.lab_artifact``)
+
+
 @dataclass(frozen=True)
 class NativeHost:
     """Where one service lives on the host: its home (data dir) and what it is built from."""
 
     home: Path  # the service's data directory under the stack's state directory
-    artifact: Any  # infra.targets.native.artifacts.Artifact (or None for services without one)
+    artifact: Artifact | None  # what the service runs (None for services without an artifact)
     java_home: Path | None = None
     python: str = "python3"  # the project's interpreter, for post-start tasks
     project_root: Path | None = None
+    state_dir: Path | None = None  # the stack's state directory (other services' homes are under it)
 
 
 @dataclass(frozen=True)
@@ -124,6 +156,79 @@ class ServiceContext:
     def address(self, service: str, port: str, side: Side = Side.INTERNAL) -> str:
         return address(self.spec, service, port, side)
 
+    def enabled(self, service: str) -> bool:
+        return service in self.spec.enabled_services()
+
+
+@dataclass(frozen=True)
+class CatalogRole:
+    """What a catalog service offers engines: where its REST API is and how clients authenticate.
+
+    ``client_properties`` are Iceberg REST client properties (the names PyIceberg, Spark and
+    Flink share: ``credential``, ``scope``, ``header.X-Iceberg-Access-Delegation``); secret
+    values are placeholders. ``trino_properties`` are the same settings in Trino's catalog
+    property names.
+    """
+
+    path: str
+    engine_name: str  # the name engines know it by (Trino's catalog file, the profiles' catalog)
+    warehouse: Callable[[PlatformSpec], str]
+    client_properties: Callable[[ServiceContext], dict[str, str]] = lambda ctx: {}
+    trino_properties: Callable[[ServiceContext], dict[str, str]] = lambda ctx: {}
+    vends_credentials: bool = False
+
+
+@dataclass(frozen=True)
+class SecretSpec:
+    """A secret a service uses: its placeholder name, its stack config key, and where a lab default applies."""
+
+    name: str  # the placeholder name (``secret(name)``)
+    config_key: str  # ``lakehouse:<config_key>``, set with ``pulumi config set --secret``
+    lab_default: str  # used on docker and native when the stack sets none (still a Pulumi secret)
+    managed_on: Mapping[Target, str] = field(default_factory=dict)  # target -> who keeps it instead
+
+
+ContainerRenderer = Callable[[ServiceContext, ContainerHost], ContainerPlan]
+NativeRenderer = Callable[[ServiceContext, NativeHost], NativePlan]
+EcsRenderer = Callable[[ServiceContext], EcsPlan]
+
+
+@dataclass(frozen=True)
+class ServiceDefinition:
+    """One service (or job) of the platform: its defaults and how each target runs it."""
+
+    name: str
+    default: Mapping[str, Any]
+    summary: str = ""  # one line for the README and the review
+    job_of: str | None = None  # a job or sidecar that follows its service's ``enabled``
+    container: ContainerRenderer | None = None
+    native: NativeRenderer | None = None
+    native_folded: str | None = None  # natively no process of its own: what does its work instead
+    ecs: EcsRenderer | None = None
+    managed: Mapping[Target, str] = field(default_factory=dict)  # target -> the managed service used instead
+    unavailable: Mapping[Target, str] = field(default_factory=dict)  # target -> why it cannot run there
+    artifact: ArtifactRecipe | None = None  # what the native process runs
+    lab_artifact: ArtifactRecipe | None = None  # host files the lab's container mounts
+    java: int | None = None  # JDK major the native process needs
+    catalog: CatalogRole | None = None
+    secrets: tuple[SecretSpec, ...] = ()  # on aws each must be set in the stack's secret config
+
+    def runs_on(self, target: Target) -> bool:
+        """Whether a target has a way to run this service (a renderer, a fold or a managed service)."""
+        if target in self.unavailable:
+            return False
+        renderer = {Target.DOCKER: self.container, Target.NATIVE: self.native or self.native_folded,
+                    Target.AWS: self.ecs}[target]
+        return renderer is not None or target in self.managed
+
+    def why_not_on(self, target: Target) -> str | None:
+        """The reason this service cannot run on ``target``, or None when it can."""
+        if target in self.unavailable:
+            return self.unavailable[target]
+        if not self.runs_on(target):
+            return f"the {target.value} target has no way to run it"
+        return None
+
 
 def jvm_heap_flag(service: ServiceSpec) -> str:
     """-Xmx for a JVM service, from its heap setting (every JVM gets an explicit heap)."""
@@ -131,6 +236,6 @@ def jvm_heap_flag(service: ServiceSpec) -> str:
     return f"-Xmx{parse_size(heap) // (1024 * 1024)}m"
 
 
-def properties(values: dict[str, Any]) -> str:
+def properties(values: Mapping[str, Any]) -> str:
     """A Java properties file from a mapping, in the mapping's order."""
     return "".join(f"{key}={value}\n" for key, value in values.items())

@@ -1,12 +1,21 @@
-"""Flink job manager and task manager: the streaming writer, committing to Iceberg per checkpoint (compute)."""
+"""Flink job manager and task manager: the streaming writer, committing to Iceberg per checkpoint (compute).
+
+Whole definition: defaults, the two containers (with Iceberg's Flink runtime jar from the
+artifact cache mounted into lib/), and the lab artifact that provides that jar.
+"""
 
 from __future__ import annotations
 
-from infra.services.base import ContainerPlan, ServiceContext
+from infra.artifacts import cache, maven
+from infra.artifacts.recipe import Artifact, ArtifactRecipe
+from infra.services.base import ContainerHost, ContainerPlan, ServiceContext, ServiceDefinition
+from infra.spec import Target
 
 JOBMANAGER = "flink-jobmanager"
 TASKMANAGER = "flink-taskmanager"
 ICEBERG_RUNTIME_JAR = "/opt/flink/lib/iceberg-flink-runtime.jar"
+NOT_ON_AWS = "Flink is not offered on the aws target"
+NOT_NATIVE = "the native target does not run Flink yet"
 
 JOBMANAGER_DEFAULT = {
     "layer": "compute",
@@ -47,17 +56,52 @@ def flink_properties(ctx: ServiceContext, role: str) -> str:
     return "\n".join(lines)
 
 
-def _plan(ctx: ServiceContext, role: str, runtime_jar: str) -> ContainerPlan:
+def _plan(ctx: ServiceContext, host: ContainerHost, role: str) -> ContainerPlan:
+    assert host.artifact is not None
     return ContainerPlan(
         command=[role],
         env={"FLINK_PROPERTIES": flink_properties(ctx, role)},
-        upload_sources={ICEBERG_RUNTIME_JAR: runtime_jar},
+        upload_sources={ICEBERG_RUNTIME_JAR: str(host.artifact.path)},
     )
 
 
-def jobmanager(ctx: ServiceContext, runtime_jar: str) -> ContainerPlan:
-    return _plan(ctx, "jobmanager", runtime_jar)
+def jobmanager(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
+    return _plan(ctx, host, "jobmanager")
 
 
-def taskmanager(ctx: ServiceContext, runtime_jar: str) -> ContainerPlan:
-    return _plan(ctx, "taskmanager", runtime_jar)
+def taskmanager(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
+    return _plan(ctx, host, "taskmanager")
+
+
+# -- lab artifact: Iceberg's Flink runtime jar ---------------------------------------------------
+
+
+def runtime_coordinate(ctx: ServiceContext) -> maven.Coordinate:
+    """Maven coordinates of Iceberg's Flink runtime for Flink ``major.minor``."""
+    minor = ".".join(ctx.service.version.split(".")[:2])
+    return maven.Coordinate("org.apache.iceberg", f"iceberg-flink-runtime-{minor}", ctx.spec.engines.iceberg)
+
+
+def fetch_runtime(ctx: ServiceContext) -> Artifact:
+    coordinate = runtime_coordinate(ctx)
+    maven.fetch(coordinate)
+    found = cache.lookup(coordinate.key)
+    assert found is not None
+    return found
+
+
+RUNTIME = ArtifactRecipe(key=lambda ctx: runtime_coordinate(ctx).key, fetch=fetch_runtime,
+                         source="Maven Central iceberg-flink-runtime")
+
+SERVICES = (
+    ServiceDefinition(
+        name=JOBMANAGER, default=JOBMANAGER_DEFAULT, summary="Flink job manager (checkpoints, scheduling)",
+        container=jobmanager, lab_artifact=RUNTIME,
+        unavailable={Target.NATIVE: NOT_NATIVE, Target.AWS: NOT_ON_AWS},
+    ),
+    ServiceDefinition(
+        name=TASKMANAGER, default=TASKMANAGER_DEFAULT, summary="Flink task manager (the writer's tasks)",
+        container=taskmanager, lab_artifact=RUNTIME,
+        unavailable={Target.NATIVE: NOT_NATIVE, Target.AWS: NOT_ON_AWS},
+    ),
+)

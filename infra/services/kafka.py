@@ -1,11 +1,16 @@
-"""Kafka (KRaft, one node) and Kafka Connect with Debezium: event streams and CDC (compute, streams)."""
+"""Kafka (KRaft, one node) and Kafka Connect with Debezium: event streams and CDC (compute, streams).
+
+Whole definition: defaults and the two containers. On aws Kafka is Amazon MSK (``aws.kafka_msk``).
+"""
 
 from __future__ import annotations
 
-from infra.services.base import ContainerPlan, ServiceContext, Side, jvm_heap_flag
+from infra.services.base import ContainerHost, ContainerPlan, ServiceContext, ServiceDefinition, Side, jvm_heap_flag
+from infra.spec import Target
 
 KAFKA = "kafka"
 CONNECT = "kafka-connect"
+NOT_NATIVE = "the native target does not run Kafka yet"
 
 KAFKA_DEFAULT = {
     "layer": "compute",
@@ -13,9 +18,11 @@ KAFKA_DEFAULT = {
     "role": "message broker in KRaft mode, no ZooKeeper",
     "version": "4.3.1",
     "image": "apache/kafka:4.3.1",
-    "ports": {"broker": {"internal": 9092}, "host": {"internal": 9094, "external": 9094}, "controller": {"internal": 9093}},
+    "ports": {"broker": {"internal": 9092}, "host": {"internal": 9094, "external": 9094},
+              "controller": {"internal": 9093}},
     "health": {"kind": "tcp", "port": "broker",
-               "command": ["CMD-SHELL", "/opt/kafka/bin/kafka-broker-api-versions.sh --bootstrap-server 127.0.0.1:9092 >/dev/null"]},
+               "command": ["CMD-SHELL",
+                           "/opt/kafka/bin/kafka-broker-api-versions.sh --bootstrap-server 127.0.0.1:9092 >/dev/null"]},
     "memory": "1GiB",
     "heap": "512MiB",
 }
@@ -35,7 +42,7 @@ CONNECT_DEFAULT = {
 }
 
 
-def kafka(ctx: ServiceContext) -> ContainerPlan:
+def kafka(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
     """Broker and controller in one process; an extra listener advertised to host clients."""
     ports = ctx.service.ports
     internal = ctx.address(KAFKA, "broker", Side.INTERNAL)
@@ -57,7 +64,7 @@ def kafka(ctx: ServiceContext) -> ContainerPlan:
     )
 
 
-def connect(ctx: ServiceContext) -> ContainerPlan:
+def connect(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
     return ContainerPlan(
         env={
             "BOOTSTRAP_SERVERS": ctx.address(KAFKA, "broker"),
@@ -68,3 +75,17 @@ def connect(ctx: ServiceContext) -> ContainerPlan:
             "HEAP_OPTS": jvm_heap_flag(ctx.service),
         },
     )
+
+
+SERVICES = (
+    ServiceDefinition(
+        name=KAFKA, default=KAFKA_DEFAULT, summary="Kafka broker + controller (KRaft)", container=kafka,
+        unavailable={Target.NATIVE: NOT_NATIVE,
+                     Target.AWS: "on aws Kafka runs as Amazon MSK: set aws.kafka_msk: true instead"},
+    ),
+    ServiceDefinition(
+        name=CONNECT, default=CONNECT_DEFAULT, summary="Kafka Connect with Debezium", container=connect,
+        unavailable={Target.NATIVE: NOT_NATIVE,
+                     Target.AWS: "on aws Debezium runs on MSK Connect: set aws.kafka_msk: true instead"},
+    ),
+)

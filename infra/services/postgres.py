@@ -1,8 +1,21 @@
-"""PostgreSQL: the catalogs' database and the bookshop's operational source (catalog layer)."""
+"""PostgreSQL: the catalogs' database and the bookshop's operational source (catalog layer).
+
+Whole definition: defaults (logical WAL for Debezium), the container, the local process (its own
+initdb cluster, run as the Debian package's system user), and the native artifact (the server
+binaries of the newest PostgreSQL major Debian offers up to the pin). On aws it is RDS.
+"""
 
 from __future__ import annotations
 
-from infra.services.base import ContainerPlan, NativeHost, NativePlan, ServiceContext, secret
+import re
+from pathlib import Path
+
+from infra.artifacts import apt, cache
+from infra.artifacts.recipe import Artifact, ArtifactError, ArtifactRecipe
+from infra.services.base import (
+    ContainerHost, ContainerPlan, NativeHost, NativePlan, SecretSpec, ServiceContext, ServiceDefinition, secret,
+)
+from infra.spec import Target
 
 NAME = "postgres"
 DATABASES = ("polaris", "lakekeeper", "bookshop")
@@ -11,7 +24,6 @@ DEFAULT = {
     "layer": "catalog",
     "role": "database behind the production catalogs, and the bookshop's operational source",
     "version": "18.6",
-    "native_version": None,
     "image": "postgres:18.6",
     "ports": {"pg": {"internal": 5432, "external": 5432}},
     "health": {"kind": "tcp", "port": "pg", "command": ["CMD-SHELL", "pg_isready -U postgres -h 127.0.0.1"]},
@@ -21,9 +33,12 @@ DEFAULT = {
 # Logical WAL so Debezium can capture the bookshop's changes.
 SERVER_SETTINGS = {"wal_level": "logical", "max_wal_senders": "10", "max_replication_slots": "10"}
 
-
 # The server refuses to run as root; natively it runs as the Debian package's system user.
 NATIVE_USER = "postgres"
+
+
+def major_of(ctx: ServiceContext) -> int:
+    return int(ctx.service.version.split(".")[0])
 
 
 def create_databases_sql() -> str:
@@ -39,7 +54,7 @@ def server_flags(settings: dict[str, str]) -> list[str]:
     return [arg for key, value in settings.items() for arg in ("-c", f"{key}={value}")]
 
 
-def container(ctx: ServiceContext) -> ContainerPlan:
+def container(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
     """Official image; data on a named volume, init SQL uploaded, logical WAL on."""
     return ContainerPlan(
         command=["postgres", *server_flags(SERVER_SETTINGS)],
@@ -51,6 +66,7 @@ def container(ctx: ServiceContext) -> ContainerPlan:
 
 def native(ctx: ServiceContext, host: NativeHost) -> NativePlan:
     """initdb once (password auth), then the postmaster on 127.0.0.1 with logical WAL."""
+    assert host.artifact is not None
     bindir = host.artifact.path
     data = host.home / "data"  # initdb wants an empty directory; the home also holds .pid
     port = ctx.listen_port("pg")
@@ -71,7 +87,84 @@ def native(ctx: ServiceContext, host: NativeHost) -> NativePlan:
         ],
         post_start=[psql],
         health={"kind": "command", "argv": [str(bindir / "pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(port),
-                                                   "-U", "postgres", "-d", "postgres"]},
+                                            "-U", "postgres", "-d", "postgres"]},
         run_as_user=NATIVE_USER,
         stop_grace_s=15.0,
     )
+
+
+# -- native artifact: Debian's server packages --------------------------------------------------
+
+
+def _installed() -> dict[int, Path]:
+    found: dict[int, Path] = {}
+    for bindir in Path("/usr/lib/postgresql").glob("*/bin"):
+        if bindir.parent.name.isdigit() and (bindir / "postgres").exists() and (bindir / "initdb").exists():
+            found[int(bindir.parent.name)] = bindir
+    return found
+
+
+def artifact_key(ctx: ServiceContext) -> str:
+    return f"postgres:{major_of(ctx)}"
+
+
+def fetch_server(ctx: ServiceContext, oldest: int = 13) -> Artifact:
+    """``/usr/lib/postgresql/<N>/bin`` for the newest N <= the pinned major that apt offers (or is installed).
+
+    Debian 12 offers 15, so pin 18 yields 15 (said in ``notes``). Installed under a ``policy-rc.d``
+    that forbids starting services; the cluster Debian creates on install is dropped (the platform
+    runs its own ``initdb`` cluster).
+    """
+    wanted = major_of(ctx)
+    key = artifact_key(ctx)
+    with cache.locked(NAME):
+        installed = _installed()
+        chosen = wanted if wanted in installed else None
+        if chosen is None:
+            packages = [f"postgresql-{m}" for m in range(wanted, oldest - 1, -1)]
+            offered = {int(p.split("-")[1]) for p in apt.refresh_if_unknown(packages)}
+            best_offered = max(offered, default=None)
+            best_installed = max((m for m in installed if m <= wanted), default=None)
+            if best_installed is not None and (best_offered is None or best_installed >= best_offered):
+                chosen = best_installed
+            elif best_offered is not None:
+                apt.install([f"postgresql-{best_offered}"])
+                _drop_debian_cluster(best_offered)
+                chosen = best_offered
+            else:
+                raise ArtifactError(f"apt offers no postgresql-N package with N <= {wanted}")
+        bindir = _installed()[chosen]
+        printed = cache.run([str(bindir / "postgres"), "--version"]).strip()
+        match = re.search(r"\)\s*(\d+(?:\.\d+)*)", printed)
+        notes = [printed]
+        if chosen != wanted:
+            notes.append(f"pin {wanted} not offered by apt; using {chosen}, the newest it offers")
+        entry = {
+            "name": NAME, "requested": str(wanted), "version": match.group(1) if match else printed,
+            "path": str(bindir), "root": str(bindir),
+            "files": {},  # apt owns these files: recorded, not re-verified (an apt upgrade may change them)
+            "size": sum(p.stat().st_size for p in bindir.iterdir() if p.is_file()),
+            "sha256": cache.sha256_file(bindir / "postgres"), "source": f"apt postgresql-{chosen}", "notes": notes,
+        }
+        if cache.load_manifest().get(key) != entry:
+            cache.record(key, entry)
+        return cache.artifact_from(entry)
+
+
+def _drop_debian_cluster(major: int) -> None:
+    clusters = cache.run(["pg_lsclusters", "--no-header"])
+    for line in clusters.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[0] == str(major) and parts[1] == "main":
+            cache.run(["pg_dropcluster", "--stop", str(major), "main"])
+
+
+SERVICES = (
+    ServiceDefinition(
+        name=NAME, default=DEFAULT, summary="catalog databases and the bookshop's source (logical WAL)",
+        container=container, native=native, managed={Target.AWS: "RDS PostgreSQL"},
+        artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_server, source="Debian apt (postgresql-N)"),
+        secrets=(SecretSpec("postgres-password", "postgresPassword", "lab-postgres-password",
+                            managed_on={Target.AWS: "RDS keeps the master password in Secrets Manager"}),),
+    ),
+)

@@ -2,13 +2,31 @@
 
 The fixture is a test server. Its JDBC URI must be a file: an in-memory SQLite database is per
 connection, so the second pooled connection sees an empty database (no such table: iceberg_tables).
+
+Whole definition: defaults, the container (and its init job handing the bind mount to the image's
+non-root user), the local process (the fixture's own classes behind a launcher that binds
+127.0.0.1 only; upstream binds every interface), its role as a catalog, and the native artifact
+(the shaded fixture jar from Maven Central plus the launcher compiled from
+``tools/rest-fixture-launcher``). Refused on aws: it is a test server.
 """
 
 from __future__ import annotations
 
-from infra.services.base import ContainerPlan, NativeHost, NativePlan, ServiceContext, jvm_heap_flag, secret
+import hashlib
+import os
+import zipfile
+
+from infra.artifacts import cache, java, maven
+from infra.artifacts.recipe import Artifact, ArtifactError, ArtifactRecipe
+from infra.paths import PROJECT_ROOT
+from infra.services.base import (
+    CatalogRole, ContainerHost, ContainerPlan, NativeHost, NativePlan, ServiceContext, ServiceDefinition,
+    jvm_heap_flag, secret,
+)
+from infra.spec import Target
 
 NAME = "rest-fixture"
+INIT_JOB = "rest-fixture-init"
 # The image's non-root user; the bind mount is handed to it by the init job below.
 FIXTURE_UID = "1000:1000"
 CATALOG_DIR = "/catalog"
@@ -28,8 +46,6 @@ DEFAULT = {
     "depends_on": ["seaweedfs"],
 }
 
-INIT_JOB = "rest-fixture-init"
-
 INIT_JOB_DEFAULT = {
     "layer": "catalog",
     "kind": "job",
@@ -38,6 +54,10 @@ INIT_JOB_DEFAULT = {
     "image": "apache/iceberg-rest-fixture:1.10.1",
     "memory": "64MiB",
 }
+
+LAUNCHER_SOURCE = PROJECT_ROOT / "tools" / "rest-fixture-launcher" / "LoopbackRESTCatalogServer.java"
+UPSTREAM_MAIN = "org.apache.iceberg.rest.RESTCatalogServer"
+LAUNCHER_MAIN = "org.apache.iceberg.rest.LoopbackRESTCatalogServer"
 
 
 def catalog_env(ctx: ServiceContext, s3_endpoint: str, jdbc_uri: str | None = None) -> dict[str, str]:
@@ -63,14 +83,14 @@ def catalog_env(ctx: ServiceContext, s3_endpoint: str, jdbc_uri: str | None = No
     }
 
 
-def container(ctx: ServiceContext) -> ContainerPlan:
+def container(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
     """The fixture with its SQLite file on a bind mount owned by the image's user."""
     env = catalog_env(ctx, ctx.url("seaweedfs", "s3"))
     env["JAVA_TOOL_OPTIONS"] = jvm_heap_flag(ctx.service)
     return ContainerPlan(env=env, bind_mounts={CATALOG_HOST_DIR: CATALOG_DIR}, user=FIXTURE_UID)
 
 
-def init_job(ctx: ServiceContext) -> ContainerPlan:
+def init_job(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
     """Runs as root once: create the catalog directory and give it to the fixture's user."""
     return ContainerPlan(
         command=["sh", "-c", f"mkdir -p {CATALOG_DIR} && chown -R {FIXTURE_UID} {CATALOG_DIR}"],
@@ -86,11 +106,13 @@ def native_jdbc_uri(ctx: ServiceContext, host: NativeHost) -> str:
 
 
 def native(ctx: ServiceContext, host: NativeHost) -> NativePlan:
-    """The fixture's own classes behind a launcher that binds 127.0.0.1 only (upstream binds *)."""
+    """The fixture's own classes behind the loopback launcher."""
+    assert host.artifact is not None and host.java_home is not None and ctx.service.health is not None
     port = ctx.listen_port("http")
     env = catalog_env(ctx, ctx.url("seaweedfs", "s3"), native_jdbc_uri(ctx, host))
     env.update({"CATALOG_REST_HOST": "127.0.0.1", "CATALOG_REST_PORT": str(port), "JAVA_HOME": str(host.java_home)})
     classpath = ":".join(str(p) for p in host.artifact.classpath)
+    assert host.artifact.main_class is not None
     return NativePlan(
         argv=[str(host.java_home / "bin" / "java"), jvm_heap_flag(ctx.service), "-XX:+ExitOnOutOfMemoryError",
               "-cp", classpath, host.artifact.main_class],
@@ -98,3 +120,60 @@ def native(ctx: ServiceContext, host: NativeHost) -> NativePlan:
         health={"kind": "http", "url": ctx.url(NAME, "http", path=ctx.service.health.path), "expect_status": 200},
         stop_grace_s=10.0,
     )
+
+
+# -- native artifact: the shaded fixture from Maven Central + the loopback launcher --------------
+
+
+def artifact_key(ctx: ServiceContext) -> str:
+    launcher = hashlib.sha256(LAUNCHER_SOURCE.read_bytes()).hexdigest()[:12]
+    return f"rest-fixture:{ctx.service.version}:launcher-{launcher}"
+
+
+def fetch_fixture(ctx: ServiceContext) -> Artifact:
+    """``org.apache.iceberg:iceberg-open-api:<version>`` (no classifier) is the shaded fixture runtime: the
+    test fixtures with iceberg-core, iceberg-aws + AWS SDK (S3FileIO), sqlite-jdbc and Jetty in one jar."""
+    version = ctx.service.version
+    key = artifact_key(ctx)
+    with cache.locked(key):
+        if found := cache.cached(key):
+            return found
+        coordinate = maven.Coordinate("org.apache.iceberg", "iceberg-open-api", version)
+        jar = maven.fetch(coordinate)
+        with zipfile.ZipFile(jar) as archive:
+            names = set(archive.namelist())
+        for needed in ("org/apache/iceberg/rest/RESTCatalogServer.class", "org/apache/iceberg/aws/s3/S3FileIO.class"):
+            if needed not in names:
+                raise ArtifactError(f"{jar} has no {needed}: not the fixture runtime jar")
+        out_dir = cache.cache_root() / NAME / version
+        launcher = java.compile_jar([LAUNCHER_SOURCE], [jar], out_dir / "loopback-launcher.jar")
+        # Both files are recorded relative to one root: link the jar beside the launcher.
+        link = out_dir / jar.name
+        if not link.exists():
+            link.symlink_to(os.path.relpath(jar, link.parent))
+        files = {jar.name: cache.file_record(jar), launcher.name: cache.file_record(launcher)}
+        entry = {
+            "name": NAME, "requested": version, "version": version, "path": str(jar), "root": str(out_dir),
+            "files": files, "sha256": files[jar.name]["sha256"], "classpath": [str(launcher), str(jar)],
+            "main_class": LAUNCHER_MAIN, "source": coordinate.url,
+            "notes": [f"upstream main {UPSTREAM_MAIN} binds 0.0.0.0; {LAUNCHER_MAIN} binds rest.host"],
+        }
+        cache.record(key, entry)
+        return cache.artifact_from(entry)
+
+
+SERVICES = (
+    ServiceDefinition(
+        name=INIT_JOB, default=INIT_JOB_DEFAULT, job_of=NAME, summary="hands the catalog bind mount to uid 1000",
+        container=init_job, native_folded="the fixture's home is created for the user it runs as",
+        unavailable={Target.AWS: "the REST fixture does not run on aws"},
+    ),
+    ServiceDefinition(
+        name=NAME, default=DEFAULT, summary="reference REST catalog on file-backed SQLite",
+        container=container, native=native, java=java.JAVA_FOR_JVM_SERVICES,
+        unavailable={Target.AWS: "the REST fixture is a test server with SQLite behind it; use polaris or lakekeeper"},
+        artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_fixture,
+                                source="Maven Central iceberg-open-api + javac (tools/rest-fixture-launcher)"),
+        catalog=CatalogRole(path="", engine_name="fixture", warehouse=lambda spec: f"s3://{spec.storage.bucket}/"),
+    ),
+)

@@ -1,10 +1,23 @@
-"""Typed model of the platform and its loader."""
+"""Pydantic models of the platform: the typed boundary between a stack's config and the program.
 
-from infra.spec.layers import DEFAULT_CONTRACTS, LAYER_NAMES, Layer
-from infra.spec.loader import CONFIG_KEY, ConfigError, load_platform, load_stack
-from infra.spec.model import LayerSpec, PlatformSpec, ServiceSpec, Target, parse_size
+Everything a stack may set is declared here, one module per concern, with a description and a
+validator. Components never see raw config: they receive plain typed values taken from a
+validated ``PlatformSpec``. Loading a stack's config is ``infra.config``.
+"""
+
+from infra.labels import LAYER_NAMES
+from infra.spec.aws import AwsSpec
+from infra.spec.base import SIZE_HELP, Strict, Target, parse_size
+from infra.spec.catalog import CatalogSpec, EngineSpec
+from infra.spec.layers import DEFAULT_CONTRACTS, Layer, LayerSpec
+from infra.spec.operations import MaintenanceJob, ObservabilitySpec, RecoverySpec, cron_problem, eventbridge_cron
+from infra.spec.platform import PlacementContext, PlatformSpec
+from infra.spec.service import HealthCheckSpec, PortSpec, ServiceSpec
+from infra.spec.storage import IdentitySpec, StorageSpec, bucket_name_problem
 
 __all__ = [
-    "CONFIG_KEY", "ConfigError", "DEFAULT_CONTRACTS", "LAYER_NAMES", "Layer", "LayerSpec", "PlatformSpec",
-    "ServiceSpec", "Target", "load_platform", "load_stack", "parse_size",
+    "DEFAULT_CONTRACTS", "LAYER_NAMES", "SIZE_HELP", "AwsSpec", "CatalogSpec", "EngineSpec", "HealthCheckSpec",
+    "IdentitySpec", "Layer", "LayerSpec", "MaintenanceJob", "ObservabilitySpec", "PlacementContext",
+    "PlatformSpec", "PortSpec", "RecoverySpec", "ServiceSpec", "StorageSpec", "Strict", "Target",
+    "bucket_name_problem", "cron_problem", "eventbridge_cron", "parse_size",
 ]

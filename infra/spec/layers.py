@@ -1,4 +1,4 @@
-"""The seven layers of the platform and their default contracts.
+"""The seven layers of the platform, their contract model and their default contracts.
 
 The defaults are the bookshop's ownership table; every stack may override any field of any layer.
 """
@@ -6,6 +6,11 @@ The defaults are the bookshop's ownership table; every stack may override any fi
 from __future__ import annotations
 
 from enum import Enum
+
+from pydantic import Field, field_validator
+
+from infra.labels import LAYER_NAMES
+from infra.spec.base import Strict
 
 
 class Layer(str, Enum):
@@ -20,7 +25,25 @@ class Layer(str, Enum):
     RECOVERY = "recovery"
 
 
-LAYER_NAMES: tuple[str, ...] = tuple(layer.value for layer in Layer)
+assert tuple(layer.value for layer in Layer) == LAYER_NAMES  # one list of layers, shared with the policy pack
+
+
+class LayerSpec(Strict):
+    """A layer's contract: who owns it, how it changes, what it promises, what its loss means."""
+
+    owns: str = Field(description="What the layer owns.")
+    owner: str = Field(description="The team that answers for the layer.")
+    change_control: str = Field(description="How changes to the layer are reviewed and released.")
+    promise: str = Field(description="What the owner promises everyone else.")
+    down_means: str = Field(description="What the layer being down means for everyone else.")
+
+    @field_validator("owner")
+    @classmethod
+    def _owner_named(cls, value: str) -> str:
+        if not value or not value.strip():
+            raise ValueError("every layer needs an owner: name the team that answers for it")
+        return value.strip()
+
 
 # Each entry: what the layer owns, who owns it, how it changes, what it promises, and what its
 # failure means for everyone else. Kept as data so review, outputs, labels and policies share it.

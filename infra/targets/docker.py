@@ -1,58 +1,26 @@
 """The docker target: every service a container on one network, from pinned images (pulumi-docker).
 
-Each service's container is rendered from its service module's ``ContainerPlan``; this module only
+Each service's container is rendered from its definition's ``container`` renderer; this module only
 turns plans into Docker resources: image, volumes, bind mounts, uploads, health check, memory
 limit, restart policy, labels and the order the dependencies impose.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Mapping
+from typing import Any
 
 import pulumi
 import pulumi_docker as docker
 
-from infra.layers.base import layer_labels
-from infra.secrets_config import render
-from infra.services import flink, kafka, lakekeeper, polaris, postgres, rest_fixture, seaweedfs, trino
-from infra.services.base import ContainerPlan, ServiceContext
+from infra.artifacts.resolver import Resolver
+from infra.layers import LayerComponent, layer_labels
+from infra.paths import state_root
+from infra.secrets import render
+from infra.services import ServiceContext, registry
+from infra.services.base import ContainerHost
 from infra.spec import Layer, PlatformSpec, ServiceSpec
-from infra.spec.loader import state_root
-from infra.targets.base import DeployTarget
-
-if TYPE_CHECKING:
-    from infra.layers.base import LayerComponent
-
-
-def flink_runtime_jar(spec: PlatformSpec) -> str:
-    """Host path of Iceberg's Flink runtime jar in the artifact cache.
-
-    `python -m infra.targets.native.artifacts fetch --only flink-runtime` puts it there (Maven
-    Central, checksum-verified); the Flink containers mount it into /opt/flink/lib.
-    """
-    from infra.targets.native.artifacts import flink_runtime_coordinates, maven_cache_path
-
-    return str(maven_cache_path(*flink_runtime_coordinates(spec.services[flink.JOBMANAGER].version, spec.engines.iceberg)))
-
-
-# service name -> how to render its container plan
-PLANS: dict[str, Callable[[ServiceContext], ContainerPlan]] = {
-    seaweedfs.NAME: seaweedfs.container,
-    seaweedfs.BUCKET_JOB: seaweedfs.bucket_job,
-    postgres.NAME: postgres.container,
-    rest_fixture.INIT_JOB: rest_fixture.init_job,
-    rest_fixture.NAME: rest_fixture.container,
-    polaris.BOOTSTRAP_JOB: polaris.bootstrap_job,
-    polaris.NAME: polaris.container,
-    lakekeeper.MIGRATE_JOB: lakekeeper.migrate_job,
-    lakekeeper.NAME: lakekeeper.container,
-    lakekeeper.LOOPBACK: lakekeeper.loopback,
-    trino.NAME: trino.container,
-    flink.JOBMANAGER: lambda ctx: flink.jobmanager(ctx, flink_runtime_jar(ctx.spec)),
-    flink.TASKMANAGER: lambda ctx: flink.taskmanager(ctx, flink_runtime_jar(ctx.spec)),
-    kafka.KAFKA: kafka.kafka,
-    kafka.CONNECT: kafka.connect,
-}
+from infra.targets import Built, dependencies
 
 
 def healthcheck(service: ServiceSpec) -> docker.ContainerHealthcheckArgs:
@@ -61,12 +29,11 @@ def healthcheck(service: ServiceSpec) -> docker.ContainerHealthcheckArgs:
     assert health is not None
     if health.command:
         tests = health.command
-    elif health.kind == "http":
-        port = service.ports[health.port].internal
-        tests = ["CMD-SHELL", f"curl -fsS http://127.0.0.1:{port}{health.path} >/dev/null"]
     else:
+        assert health.port is not None
         port = service.ports[health.port].internal
-        tests = ["CMD-SHELL", f"bash -c 'exec 3<>/dev/tcp/127.0.0.1/{port}'"]
+        tests = (["CMD-SHELL", f"curl -fsS http://127.0.0.1:{port}{health.path} >/dev/null"] if health.kind == "http"
+                 else ["CMD-SHELL", f"bash -c 'exec 3<>/dev/tcp/127.0.0.1/{port}'"])
     return docker.ContainerHealthcheckArgs(
         tests=tests,
         interval=f"{health.interval_s}s",
@@ -76,39 +43,41 @@ def healthcheck(service: ServiceSpec) -> docker.ContainerHealthcheckArgs:
     )
 
 
-class DockerTarget(DeployTarget):
-    """Builds the lab on a Docker engine: network in governance, each service in its own layer."""
+class DockerTarget:
+    """Builds the lab on a Docker engine: the network in governance, each service in its own layer."""
 
-    def __init__(self, spec: PlatformSpec, secrets: dict[str, pulumi.Output[str]]):
-        super().__init__(spec, secrets)
-        self.network: docker.Network | None = None
-        self.containers: dict[str, docker.Container] = {}
+    def __init__(self, spec: PlatformSpec, secrets: dict[str, pulumi.Output[str]], resolver: Resolver):
+        self.spec = spec
+        self.secrets = secrets
         self.state_dir = state_root() / pulumi.get_stack()
-
-    def build_layer(self, component: "LayerComponent", spec: PlatformSpec) -> dict[str, Any]:
-        if component.layer is Layer.GOVERNANCE:
-            self.network = docker.Network(
-                f"{spec.name}-network",
-                name=f"{spec.name}-{pulumi.get_stack()}",
-                labels=self._labels(Layer.GOVERNANCE),
-                opts=pulumi.ResourceOptions(parent=component),
-            )
-        built = {}
-        for name in spec.services_of(component.layer):
-            container = self._service(component, name)
-            built[name] = container.name
-        out: dict[str, Any] = {"containers": built}
-        if component.layer is Layer.GOVERNANCE and self.network is not None:
-            out["network"] = self.network.name
-        return out
+        self.artifacts = resolver.resolve(spec)  # host files containers mount (looked up, never fetched)
+        self.containers: dict[str, docker.Container] = {}
 
     def _labels(self, layer: Layer, service: str | None = None) -> list[docker.ContainerLabelArgs]:
         return [docker.ContainerLabelArgs(label=k, value=v) for k, v in layer_labels(self.spec, layer, service).items()]
 
-    def _service(self, component: "LayerComponent", name: str) -> docker.Container:
+    def build(self, layers: Mapping[Layer, LayerComponent]) -> Built:
+        built = Built()
+        network = docker.Network(
+            f"{self.spec.name}-network",
+            name=f"{self.spec.name}-{pulumi.get_stack()}",
+            labels=self._labels(Layer.GOVERNANCE),
+            opts=pulumi.ResourceOptions(parent=layers[Layer.GOVERNANCE]),
+        )
+        built.layer(Layer.GOVERNANCE)["network"] = network.name
+        for name in self.spec.start_order():
+            service = self.spec.services[name]
+            container = self._service(layers[service.layer], network, name)
+            built.layer(service.layer).setdefault("containers", {})[name] = container.name
+        return built
+
+    def _service(self, component: LayerComponent, network: docker.Network, name: str) -> docker.Container:
         spec = self.spec
         service = spec.services[name]
-        plan = PLANS[name](ServiceContext(spec, name))
+        definition = registry()[name]
+        assert definition.container is not None  # placement was validated with the spec
+        host = ContainerHost(state_dir=self.state_dir, artifact=self.artifacts.services.get(name))
+        plan = definition.container(ServiceContext(spec, name), host)
         child = pulumi.ResourceOptions(parent=component)
         labels = self._labels(service.layer, name)
 
@@ -130,12 +99,13 @@ class DockerTarget(DeployTarget):
             docker.ContainerPortArgs(internal=p.internal, external=p.external, ip="127.0.0.1")
             for p in service.ports.values() if p.external is not None and plan.network_mode_service is None
         ]
-        depends = [self.containers[d] for d in service.depends_on if d in self.containers]
         is_job = service.kind == "job"
+        health = service.health
         args: dict[str, Any] = dict(
             name=f"{spec.name}-{name}",
             image=image.image_id,
             command=command or None,
+            entrypoints=plan.entrypoint,
             envs=envs or None,
             uploads=uploads or None,
             mounts=mounts or None,
@@ -148,16 +118,16 @@ class DockerTarget(DeployTarget):
             attach=is_job,  # jobs: create waits until the job has run to completion
             healthcheck=None if is_job else healthcheck(service),
             wait=not is_job,  # servers: create waits until the container is healthy
-            wait_timeout=None if is_job else service.health.ready_timeout_s,
+            wait_timeout=None if is_job or health is None else health.ready_timeout_s,
         )
         if plan.network_mode_service:
             args["network_mode"] = self.containers[plan.network_mode_service].id.apply(lambda cid: f"container:{cid}")
         else:
-            args["networks_advanced"] = [docker.ContainerNetworksAdvancedArgs(name=self.network.name, aliases=[name])]
+            args["networks_advanced"] = [docker.ContainerNetworksAdvancedArgs(name=network.name, aliases=[name])]
         container = docker.Container(
-            name,
-            **args,
-            opts=pulumi.ResourceOptions(parent=component, depends_on=depends),
+            name, **args,
+            opts=pulumi.ResourceOptions(parent=component, depends_on=dependencies(self.containers, name,
+                                                                                  service.depends_on)),
         )
         self.containers[name] = container
         return container

@@ -41,11 +41,13 @@ def throwaway_fixture(stack: Stack, jdbc_uri: str, heap: str = "-Xmx256m",
     """A fixture on ``jdbc_uri`` (``{work}`` = its temporary directory) whose tables live under
     ``s3://<bucket>/_probes/fixture-<tag>/``; every object written there is deleted afterwards (an
     in-memory catalog forgets its tables, so nothing else would ever clean them up)."""
-    from infra.targets.native import artifacts
     from infra.targets.native import local_service as ls
 
-    fixture = artifacts.ensure_rest_fixture()
-    java = artifacts.find_java(artifacts.JAVA_FOR_JVM_SERVICES)
+    native = stack.outputs.get("native") or {}
+    if "rest-fixture" not in native.get("artifacts", {}):
+        pytest.skip("the control fixture runs the stack's own fixture build: a native stack with rest-fixture")
+    fixture = native["artifacts"]["rest-fixture"]
+    java = Path(native["java_home"])
     props = stack.host_profiles.get("pyiceberg") or {}
     creds = stack.credentials
     port = free_port()
@@ -54,10 +56,10 @@ def throwaway_fixture(stack: Stack, jdbc_uri: str, heap: str = "-Xmx256m",
     prefix = f"_probes/fixture-{tag}/"
     with tempfile.TemporaryDirectory(prefix="probe-fixture-") as work:
         jdbc_uri = jdbc_uri.replace("{work}", work)
-        spec = ls.ServiceSpec(
+        spec = ls.ServiceInputs(
             service="probe-control-fixture",
             argv=[str(java / "bin" / "java"), heap, "-XX:+ExitOnOutOfMemoryError",
-                  "-cp", ":".join(str(p) for p in fixture.classpath), str(fixture.main_class)],
+                  "-cp", ":".join(fixture["classpath"]), str(fixture["main_class"])],
             cwd=work, data_dir=str(Path(work) / "data"), log_file=str(Path(work) / "fixture.log"),
             env={
                 "CATALOG_URI": jdbc_uri,

@@ -24,18 +24,19 @@ class OutputsError(RuntimeError):
 
 
 def read_stack_outputs(stack: str) -> dict[str, Any]:
-    """``pulumi stack output --json --show-secrets --stack <stack>`` through the project's Pulumi CLI."""
-    from infra.pulumi_cli import outputs
+    """The stack's outputs, secrets shown, through the project's Automation API workspace."""
+    from pulumi import automation as auto
+
+    from infra.stack.workspace import outputs
 
     try:
-        return outputs(stack)
-    except subprocess.CalledProcessError as exc:
-        raise OutputsError(
-            f"pulumi stack output --stack {stack} exited {exc.returncode}: {(exc.stderr or '').strip()[-800:]}\n"
-            "deploy first (make up), or pass --outputs <file>"
-        ) from None
-    except json.JSONDecodeError as exc:
-        raise OutputsError(f"pulumi stack output --stack {stack} printed no JSON: {exc}") from None
+        found = outputs(stack)
+    except auto.CommandError as exc:
+        raise OutputsError(f"pulumi stack output --stack {stack} failed: {str(exc).strip()[-800:]}\n"
+                           "deploy first (make up), or pass --outputs <file>") from None
+    if not found:
+        raise OutputsError(f"stack {stack} has no outputs: deploy it first (make up), or pass --outputs <file>")
+    return found
 
 
 def read_outputs_file(path: Path) -> dict[str, Any]:

@@ -1,8 +1,9 @@
 """End to end, for real: `pulumi up` of a native stack, engines through it, restart, destroy.
 
-The stack is the native stack with every port moved by +20000 (``e2e``), so the test never
-collides with a developer's own ``make up`` platform. Needs the Pulumi CLI (.tools/bin) and the
-native artifacts in the cache: ``make test`` installs both first.
+The stack is an isolated copy of the native stack (``e2e``: its own block of ports and its own
+state, infra.stack.isolated), so the test never collides with a user's own ``make up`` platform.
+Needs the Pulumi CLI (.tools/bin) and the native artifacts in the cache: ``make test`` installs both
+first. A failed first ``pulumi up`` fails the test: it is never retried behind the reader's back.
 """
 
 from __future__ import annotations
@@ -14,17 +15,17 @@ import psutil
 import pyarrow as pa
 import pytest
 
-from infra.spec.loader import PROJECT_ROOT, state_root
-from infra import pulumi_cli
-from infra.targets.native import stack as native_stack
+from infra.paths import PROJECT_ROOT, state_root
+from infra.stack import commands, isolated
+from infra.stack.workspace import forget, outputs, select
 
 STACK = "e2e"
-OFFSET = 20000
 
-pytestmark = pytest.mark.skipif(
-    not (PROJECT_ROOT / ".tools" / "bin" / "pulumi").exists(),
-    reason="the Pulumi CLI is not built: run `make pulumi` (make test does)",
-)
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(not (PROJECT_ROOT / ".tools" / "bin" / "pulumi").exists(),
+                       reason="the Pulumi CLI is not built: run `make pulumi` (make test does)"),
+]
 
 
 def _platform_processes(state_dir: str) -> list[psutil.Process]:
@@ -42,21 +43,15 @@ def _platform_processes(state_dir: str) -> list[psutil.Process]:
 @pytest.fixture(scope="module")
 def deployed():
     """The e2e stack, up; destroyed (and forgotten) afterwards whatever happens."""
-    native_stack.write_offset_stack(STACK, OFFSET)
-    state_dir = state_root() / STACK
-    shutil.rmtree(state_dir, ignore_errors=True)  # a clean platform, not a previous run's data
+    isolated.isolated_stack(STACK)  # a clean platform: its state directory starts empty
     try:
-        try:
-            seconds = native_stack.up(STACK, quiet=True)
-        except RuntimeError as first:
-            # Seen once in many runs and never reproduced: a second `up` converges; say so loudly.
-            print(f"\n== WARNING: first pulumi up of {STACK} failed, retrying once:\n{first}")
-            seconds = native_stack.up(STACK, quiet=True)
+        seconds = commands.up(STACK, quiet=True)
         print(f"\n== native stack {STACK} up in {seconds:.1f} s")
-        yield pulumi_cli.outputs(STACK)
+        yield outputs(STACK)
     finally:
-        native_stack.down(STACK, quiet=True)
-        native_stack.remove_stack(STACK)
+        commands.down(STACK, quiet=True)
+        forget(STACK)
+        isolated.remove_stack_file(STACK)
 
 
 def _catalog(outputs):
@@ -90,8 +85,9 @@ def _duckdb_count(outputs, table: str) -> int:
 
 
 def test_second_up_changes_nothing(deployed):
-    done = pulumi_cli.pulumi("preview", "--diff", "--expect-no-changes", stack=STACK, capture=True, check=False)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    preview = select(STACK).preview(expect_no_changes=True, diff=True, color="never")
+    assert preview.change_summary.get("same", 0) > 0
+    assert set(preview.change_summary) == {"same"}, preview.change_summary
 
 
 def test_engines_read_what_pyiceberg_wrote_and_it_survives_a_catalog_restart(deployed):
@@ -110,8 +106,8 @@ def test_engines_read_what_pyiceberg_wrote_and_it_survives_a_catalog_restart(dep
     snapshot = catalog.load_table(table_name).current_snapshot().snapshot_id
 
     old_pid = deployed["native"]["services"]["rest-fixture"]["pid"]
-    seconds = native_stack.restart("rest-fixture", STACK)
-    new_pid = pulumi_cli.outputs(STACK)["native"]["services"]["rest-fixture"]["pid"]
+    seconds = commands.restart("rest-fixture", STACK)
+    new_pid = outputs(STACK)["native"]["services"]["rest-fixture"]["pid"]
     print(f"\n== rest-fixture restarted in {seconds:.1f} s (pid {old_pid} -> {new_pid})")
     assert new_pid != old_pid and not psutil.pid_exists(old_pid)
 
@@ -123,10 +119,8 @@ def test_engines_read_what_pyiceberg_wrote_and_it_survives_a_catalog_restart(dep
 
 
 def _resource_state(service: str) -> dict:
-    import json
-
-    exported = json.loads(pulumi_cli.pulumi("stack", "export", "--show-secrets", stack=STACK, capture=True).stdout)
-    for resource in exported["deployment"]["resources"]:
+    exported = select(STACK).export_stack()
+    for resource in exported.deployment["resources"]:
         if resource["type"].endswith("native:LocalService") and resource["urn"].endswith(f"::{service}"):
             return resource["outputs"]
     raise AssertionError(f"no LocalService {service} in the stack's state")
@@ -138,11 +132,11 @@ def test_refresh_notices_a_dead_service_and_up_restarts_only_it(deployed):
     victim.kill()  # by its recorded pid: the service dies behind Pulumi's back
     victim.wait(timeout=10)
 
-    pulumi_cli.pulumi("refresh", "--yes", "--skip-preview", stack=STACK, capture=True)
+    commands.refresh(STACK)
     dead = _resource_state("postgres")
     assert dead["alive"] is False and dead["pid"] == 0
 
-    native_stack.up(STACK, quiet=True)
+    commands.up(STACK, quiet=True)
     after = {name: _resource_state(name)["pid"] for name in deployed["native"]["services"]}
     assert after["postgres"] not in (0, before["postgres"]) and psutil.pid_exists(after["postgres"])
     assert {k: v for k, v in after.items() if k != "postgres"} == {k: v for k, v in before.items() if k != "postgres"}
@@ -151,18 +145,22 @@ def test_refresh_notices_a_dead_service_and_up_restarts_only_it(deployed):
 def test_destroy_leaves_no_platform_process(deployed):
     """Last test of the stack (file order): destroy it, then nothing of it may be running."""
     state_dir = str(state_root() / STACK)
-    pids = [info["pid"] for info in pulumi_cli.outputs(STACK)["native"]["services"].values()]
+    pids = [info["pid"] for info in outputs(STACK)["native"]["services"].values()]
     assert pids and all(psutil.pid_exists(pid) for pid in pids)
     procs = [p for pid in pids for p in (psutil.Process(pid), *psutil.Process(pid).children(recursive=True))]
-    native_stack.down(STACK, quiet=True)
+    commands.down(STACK, quiet=True)
     assert _platform_processes(state_dir) == []
     # is_running() compares the start time too, so a reused pid does not count as ours.
     assert [p.pid for p in procs if p.is_running() and p.status() != psutil.STATUS_ZOMBIE] == []
 
 
-def test_preview_of_the_native_stack_with_the_policy_pack_runs_clean():
-    pulumi_cli.ensure_stack("native")
-    done = pulumi_cli.pulumi("preview", "--policy-pack", str(PROJECT_ROOT / "policies"), stack="native",
-                               capture=True, check=False)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert "error" not in done.stdout.lower().split("resources:")[-1]
+def test_preview_of_an_isolated_native_stack_with_the_policy_pack_runs_clean():
+    """The policy pack on a real preview, on the isolated `preview` block (a running `make up` does not matter)."""
+    name = "preview"
+    isolated.isolated_stack(name)
+    try:
+        preview = select(name).preview(policy_packs=[str(PROJECT_ROOT / "policies")], color="never")
+        assert "error" not in preview.stdout.lower().split("resources:")[-1], preview.stdout[-3000:]
+    finally:
+        forget(name)
+        isolated.remove_stack_file(name)

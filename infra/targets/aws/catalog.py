@@ -8,44 +8,63 @@
 - their one-off jobs (database init, Polaris bootstrap, Lakekeeper migrate) as ECS task
   definitions, run in order by CD with the ``jobs`` stack output.
 
-Containers are rendered from the same service plans as docker and native (infra/services); only
-what differs on AWS is adapted here (credentials from Secrets Manager, S3 as the only storage).
+Containers are rendered from each service definition's ``ecs`` plan (infra/services); this module
+only places them (load balancer, DNS, task roles, jobs).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pulumi
 import pulumi_aws as aws
 
-from infra.services import lakekeeper, polaris, postgres
-from infra.services.base import ServiceContext, Side, host_of, secret, url
-from infra.spec import Layer
+from infra.services import postgres, registry
+from infra.services.base import EcsPlan, Side, host_of, secret, url
+from infra.spec import Layer, PlatformSpec
 from infra.targets.aws import governance as gov_module
-from infra.targets.aws.common import fargate_size, physical_name
+from infra.targets.aws.common import fargate_size, log_group_name, physical_name
 from infra.targets.aws.ecs import (
-    Container, cluster as ecs_cluster, fargate_service, secret_names, secrets_as_variables, service_memory_mib, shell, task_definition,
+    Container, container_of, fargate_service, secret_names, shell, task_definition,
 )
+from infra.targets.aws.ecs import cluster as ecs_cluster
 
 if TYPE_CHECKING:
-    from infra.layers.base import LayerComponent
-    from infra.targets.aws import AwsTarget
+    from infra.targets.aws import AwsContext
+    from infra.targets.aws.observability import LogGroups
 
 LAYER = Layer.CATALOG
 DB_INIT_JOB = "postgres-init"  # aws only: RDS creates one database; this job creates the catalogs'
-POLARIS_ADMIN_ENTRYPOINT = "/opt/jboss/container/java/run/run-java.sh"  # apache/polaris-admin-tool's ENTRYPOINT
 DB_USER = "postgres"
-CATALOG_PATHS = {polaris.NAME: "/api/catalog", lakekeeper.NAME: "/catalog"}
-# The order CD runs the one-off jobs in (each only if its service is enabled).
-JOB_ORDER = (DB_INIT_JOB, polaris.BOOTSTRAP_JOB, lakekeeper.MIGRATE_JOB)
+RDS_LOG_EXPORTS = ("postgresql", "upgrade")
+
+
+def db_identifier(spec: PlatformSpec) -> str:
+    return f"{spec.name}-{pulumi.get_stack()}-catalog"
+
+
+def jobs(spec: PlatformSpec) -> list[str]:
+    """The one-off jobs, in the order CD runs them: the database init, then each catalog's jobs (start order)."""
+    enabled = spec.enabled_services()
+    ordered = [DB_INIT_JOB] if postgres.NAME in enabled else []
+    return ordered + [n for n in spec.start_order() if spec.services[n].kind == "job" and registry()[n].ecs]
+
+
+def log_sources(spec: PlatformSpec) -> dict[str, str | None]:
+    """The log groups this layer writes to (None: the platform's default name for the source)."""
+    sources: dict[str, str | None] = {name: None for name in gov_module.catalog_servers(spec)}
+    sources.update({job: None for job in jobs(spec)})
+    if postgres.NAME in spec.enabled_services():
+        for export in RDS_LOG_EXPORTS:
+            sources[f"rds-{export}"] = f"/aws/rds/instance/{db_identifier(spec)}/{export}"
+    return sources
 
 
 @dataclass
 class CatalogState:
     cluster: aws.ecs.Cluster
+    secret_refs: dict[str, pulumi.Input[str]]  # governance's secrets plus the database's own
     database: aws.rds.Instance | None = None
     db_identifier: str | None = None
     load_balancer: aws.lb.LoadBalancer | None = None
@@ -53,34 +72,52 @@ class CatalogState:
     services: dict[str, aws.ecs.Service] = field(default_factory=dict)
     task_definitions: dict[str, aws.ecs.TaskDefinition] = field(default_factory=dict)
     jobs: dict[str, aws.ecs.TaskDefinition] = field(default_factory=dict)
-    log_sources: list[str] = field(default_factory=list)
+    run_spec: dict[str, Any] = field(default_factory=dict)
+    catalog_urls: dict[str, str] = field(default_factory=dict)
+
+    def layer_outputs(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"cluster": self.cluster.name, "catalog_urls": self.catalog_urls, "jobs": self.run_spec}
+        if self.database is not None:
+            out["rds_endpoint"] = self.database.endpoint
+        if self.load_balancer is not None:
+            out["load_balancer"] = self.load_balancer.dns_name
+        return out
+
+    def stack_outputs(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"catalog_urls": self.catalog_urls, "catalog_jobs": self.run_spec,
+                               "catalog_cluster": self.cluster.name}
+        if self.database is not None:
+            out["rds_endpoint"] = self.database.endpoint
+            out["rds_master_secret_arn"] = self.database.master_user_secrets.apply(
+                lambda s: s[0].secret_arn if s else None)
+        if self.load_balancer is not None:
+            out["catalog_load_balancer"] = self.load_balancer.dns_name
+        return out
 
 
-def build(target: "AwsTarget", component: "LayerComponent") -> dict[str, Any]:
-    spec = target.spec
-    gov: gov_module.GovernanceState = target.governance
+def build(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups) -> CatalogState:
+    spec = ctx.spec
     enabled = spec.enabled_services()
-    cluster = ecs_cluster(target, component, LAYER)
-    state = CatalogState(cluster)
-    target.catalog = state
+    cluster = ecs_cluster(ctx, LAYER)
+    state = CatalogState(cluster, secret_refs=dict(gov.secret_refs))
 
     if postgres.NAME in enabled:
-        _database(target, component, state)
+        _database(ctx, gov, logs, state)
 
-    servers = [name for name in gov_module.CATALOG_SERVERS if name in enabled]
+    servers = gov_module.catalog_servers(spec)
     if servers:
-        listener = _load_balancer(target, component, state)
+        listener = _load_balancer(ctx, gov, state)
         for priority, name in enumerate(servers, start=1):
-            _catalog_server(target, component, state, name, listener, priority)
+            _catalog_server(ctx, gov, logs, state, name, listener, priority)
 
-    for job in JOB_ORDER:
-        if job == DB_INIT_JOB and postgres.NAME in enabled or job in enabled:
-            state.jobs[job] = _job(target, component, state, job)
+    order = jobs(spec)
+    for job in order:
+        state.jobs[job] = _job(ctx, gov, state, job)
 
     network = gov.network
-    run_spec = {
+    state.run_spec = {
         job: {
-            "order": JOB_ORDER.index(job),
+            "order": order.index(job),
             "cluster": cluster.name,
             "task_definition": task.arn,
             "subnets": network.private_subnet_ids,
@@ -90,19 +127,11 @@ def build(target: "AwsTarget", component: "LayerComponent") -> dict[str, Any]:
         }
         for job, task in state.jobs.items()
     }
-    catalog_urls = {name: url(spec, name, "http", Side.INTERNAL, CATALOG_PATHS[name]) for name in servers}
-    outputs: dict[str, Any] = {"cluster": cluster.name, "catalog_urls": catalog_urls, "jobs": run_spec}
-    target.export(catalog_urls=catalog_urls, catalog_jobs=run_spec, catalog_cluster=cluster.name)
-    if state.database is not None:
-        outputs["rds_endpoint"] = state.database.endpoint
-        target.export(
-            rds_endpoint=state.database.endpoint,
-            rds_master_secret_arn=state.database.master_user_secrets.apply(lambda s: s[0].secret_arn if s else None),
-        )
-    if state.load_balancer is not None:
-        outputs["load_balancer"] = state.load_balancer.dns_name
-        target.export(catalog_load_balancer=state.load_balancer.dns_name)
-    return outputs
+    for name in servers:
+        role = registry()[name].catalog
+        assert role is not None
+        state.catalog_urls[name] = url(spec, name, "http", Side.INTERNAL, role.path)
+    return state
 
 
 def run_task_command(cluster: pulumi.Input[str], task: pulumi.Input[str], subnets: list[pulumi.Input[str]],
@@ -119,13 +148,12 @@ def run_task_command(cluster: pulumi.Input[str], task: pulumi.Input[str], subnet
     return pulumi.Output.all(cluster, task, *subnets, *groups).apply(line)
 
 
-def _database(target: "AwsTarget", component: "LayerComponent", state: CatalogState) -> None:
-    spec = target.spec
-    gov: gov_module.GovernanceState = target.governance
-    opts = target.opts(component)
-    tags = target.tags(LAYER, postgres.NAME)
+def _database(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups, state: CatalogState) -> None:
+    spec = ctx.spec
+    opts = ctx.opts(LAYER)
+    tags = ctx.tags(LAYER, postgres.NAME)
     major = spec.services[postgres.NAME].version.split(".")[0]
-    identifier = f"{spec.name}-{pulumi.get_stack()}-catalog"
+    identifier = db_identifier(spec)
     subnets = aws.rds.SubnetGroup(
         f"{spec.name}-catalog-db", name=identifier, description=f"{spec.name}: private subnets of the catalog database",
         subnet_ids=gov.network.private_subnet_ids, tags=tags, opts=opts,
@@ -175,29 +203,28 @@ def _database(target: "AwsTarget", component: "LayerComponent", state: CatalogSt
         iam_database_authentication_enabled=True,
         performance_insights_enabled=True,
         performance_insights_kms_key_id=gov.key.arn,
-        enabled_cloudwatch_logs_exports=["postgresql", "upgrade"],
+        enabled_cloudwatch_logs_exports=list(RDS_LOG_EXPORTS),
         tags=tags,
         # RDS would create its log groups unencrypted: wait for the observability layer's KMS-encrypted ones.
-        opts=target.opts(component, depends_on=target.logs_ready),
+        opts=ctx.opts(LAYER, depends_on=[logs.group(f"rds-{export}") for export in RDS_LOG_EXPORTS]),
     )
     state.database = database
-    _cname(target, component, postgres.NAME, database.address)
-    gov.secret_refs["postgres-password"] = database.master_user_secrets.apply(
+    _cname(ctx, gov, postgres.NAME, database.address)
+    state.secret_refs["postgres-password"] = database.master_user_secrets.apply(
         lambda secrets: f"{secrets[0].secret_arn}:password::"
     )
 
 
-def _cname(target: "AwsTarget", component: "LayerComponent", service: str, hostname: pulumi.Input[str]) -> None:
+def _cname(ctx: AwsContext, gov: gov_module.GovernanceState, service: str, hostname: pulumi.Input[str]) -> None:
     """``<service>.<name>.internal`` as a CNAME to an AWS-managed name (RDS endpoint, internal ALB)."""
-    spec = target.spec
-    gov: gov_module.GovernanceState = target.governance
-    opts = target.opts(component)
+    spec = ctx.spec
+    opts = ctx.opts(LAYER)
     registry = aws.servicediscovery.Service(
         f"{spec.name}-{service}-dns", name=service,
         description=f"{host_of(spec, service, Side.INTERNAL)} -> the managed endpoint in front of {service}",
         dns_config={"namespace_id": gov.network.namespace.id, "dns_records": [{"type": "CNAME", "ttl": 30}],
                     "routing_policy": "WEIGHTED"},
-        tags=target.tags(LAYER, service), opts=opts,
+        tags=ctx.tags(LAYER, service), opts=opts,
     )
     aws.servicediscovery.Instance(
         f"{spec.name}-{service}-dns", instance_id=f"{service}-endpoint", service_id=registry.id,
@@ -205,35 +232,35 @@ def _cname(target: "AwsTarget", component: "LayerComponent", service: str, hostn
     )
 
 
-def _load_balancer(target: "AwsTarget", component: "LayerComponent", state: CatalogState) -> aws.lb.Listener:
-    spec = target.spec
-    network = target.governance.network
-    opts = target.opts(component)
+def _load_balancer(ctx: AwsContext, gov: gov_module.GovernanceState, state: CatalogState) -> aws.lb.Listener:
+    spec = ctx.spec
+    network = gov.network
+    opts = ctx.opts(LAYER)
     balancer = aws.lb.LoadBalancer(
         f"{spec.name}-catalogs", name=physical_name(spec, "catalogs"), internal=True, load_balancer_type="application",
         security_groups=[network.sg("lb").id], subnets=network.private_subnet_ids, drop_invalid_header_fields=True,
-        idle_timeout=120, tags=target.tags(LAYER), opts=opts,
+        idle_timeout=120, tags=ctx.tags(LAYER), opts=opts,
     )
     state.load_balancer = balancer
     return aws.lb.Listener(
-        f"{spec.name}-catalogs-http", load_balancer_arn=balancer.arn, port=gov_module.CATALOG_PORT, protocol="HTTP",
+        f"{spec.name}-catalogs-http", load_balancer_arn=balancer.arn, port=gov_module.Ports.of(spec).catalog,
+        protocol="HTTP",
         default_actions=[{"type": "fixed-response", "fixed_response": {
             "content_type": "text/plain", "status_code": "404",
             "message_body": f"no catalog at this host; use <catalog>.{spec.name}.internal"}}],
-        tags=target.tags(LAYER), opts=opts,
+        tags=ctx.tags(LAYER), opts=opts,
     )
 
 
-def _catalog_server(target: "AwsTarget", component: "LayerComponent", state: CatalogState, name: str,
-                    listener: aws.lb.Listener, priority: int) -> None:
-    spec = target.spec
-    gov: gov_module.GovernanceState = target.governance
+def _catalog_server(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups, state: CatalogState,
+                    name: str, listener: aws.lb.Listener, priority: int) -> None:
+    spec = ctx.spec
     network = gov.network
     service = spec.services[name]
     health = service.health
     assert health is not None and health.port is not None
-    opts = target.opts(component)
-    tags = target.tags(LAYER, name)
+    opts = ctx.opts(LAYER)
+    tags = ctx.tags(LAYER, name)
     http_port = service.ports["http"].internal
     health_port = service.ports[health.port].internal
     interval = min(max(health.interval_s, 5), 300)
@@ -255,106 +282,49 @@ def _catalog_server(target: "AwsTarget", component: "LayerComponent", state: Cat
         tags=tags, opts=opts,
     )
     state.target_groups[name] = group
-    _cname(target, component, name, state.load_balancer.dns_name)
+    assert state.load_balancer is not None
+    _cname(ctx, gov, name, state.load_balancer.dns_name)
 
-    container = _server_container(target, name)
+    container = container_of(ctx, name)
     cpu, memory = fargate_size(container.memory_mib, min_cpu=512)
-    fargate_service(
-        target, component, state, container, cpu=cpu, memory=memory, task_role=gov.task_roles.get(name),
+    deployed = fargate_service(
+        ctx, LAYER, gov, logs, state.cluster, container, cpu=cpu, memory=memory, task_role=gov.task_roles.get(name),
         desired_count=spec.aws.catalog_task_count, security_group=network.sg("catalogs").id,
-        min_healthy_percent=100, tags=tags,
-        depends_on=target.logs_ready.apply(lambda groups: [*groups, rule]),
+        min_healthy_percent=100, tags=tags, secret_refs=state.secret_refs, depends_on=[rule],
         load_balancers=[{"target_group_arn": group.arn, "container_name": name, "container_port": http_port}],
         health_check_grace_period_seconds=health.ready_timeout_s,
     )
+    state.task_definitions[name] = deployed.task_definition
+    state.services[name] = deployed.service
 
 
-def _database_url_parts(url_value: str) -> dict[str, str]:
-    """host, port, user and database of a ``postgresql://user:password@host:port/db`` URL."""
-    match = re.match(r"^postgresql://(?P<user>[^:@]+)(?::.*)?@(?P<host>[^:/@]+):(?P<port>\d+)/(?P<db>[^/?]+)$",
-                     url_value)
-    if match is None:
-        raise ValueError(f"not a postgresql:// URL: {url_value!r}")
-    return match.groupdict()
-
-
-def _lakekeeper_env(plan_env: dict[str, str]) -> dict[str, str]:
-    """Lakekeeper's database settings as separate variables: its password is injected whole, never in a URL."""
-    parts = _database_url_parts(plan_env["LAKEKEEPER__PG_DATABASE_URL_WRITE"])
-    env = {k: v for k, v in plan_env.items() if not k.startswith("LAKEKEEPER__PG_DATABASE_URL")}
-    env.update({
-        "LAKEKEEPER__PG_HOST_R": parts["host"],
-        "LAKEKEEPER__PG_HOST_W": parts["host"],
-        "LAKEKEEPER__PG_PORT": parts["port"],
-        "LAKEKEEPER__PG_USER": parts["user"],
-        "LAKEKEEPER__PG_DATABASE": parts["db"],
-        "LAKEKEEPER__PG_PASSWORD": secret("postgres-password"),
-        "LAKEKEEPER__PG_SSL_MODE": "require",
+def _db_init_container(ctx: AwsContext) -> Container:
+    """RDS creates one database; this job creates the catalogs' and the bookshop's (idempotent)."""
+    spec = ctx.spec
+    pg = spec.services[postgres.NAME]
+    creates = " ".join(postgres.DATABASES)
+    entry_point, command = shell([
+        "set -e",
+        f"for db in {creates}; do",
+        "  psql -tAc \"SELECT 1 FROM pg_database WHERE datname = '$db'\" | grep -q 1 || psql -c \"CREATE DATABASE $db\"",
+        "done",
+    ])
+    plan = EcsPlan(entry_point=entry_point, command=command, env={
+        "PGHOST": host_of(spec, postgres.NAME, Side.INTERNAL), "PGPORT": str(pg.ports["pg"].internal),
+        "PGUSER": DB_USER, "PGDATABASE": "postgres", "PGSSLMODE": "require", "PGPASSWORD": secret("postgres-password"),
     })
-    return env
+    return Container(name=DB_INIT_JOB, image=pg.image, memory_mib=256, env=plan.env, command=plan.command,
+                     entry_point=plan.entry_point)
 
 
-def _server_container(target: "AwsTarget", name: str) -> Container:
-    spec = target.spec
-    service = spec.services[name]
-    ctx = ServiceContext(spec, name)
-    if name == polaris.NAME:
-        plan = polaris.container(ctx)
-        env = {**service.env, **plan.env}
-        env["POLARIS_FEATURES__SUPPORTED_CATALOG_STORAGE_TYPES_"] = '["S3"]'  # no FILE storage in the cloud
-        env["AWS_REGION"] = spec.aws.region
-    else:
-        plan = lakekeeper.container(ctx)
-        env = _lakekeeper_env({**service.env, **plan.env})
-        env["AWS_REGION"] = spec.aws.region
-    return Container(
-        name=name, image=service.image, memory_mib=service_memory_mib(service), env=env,
-        command=list(service.command or plan.command),
-        ports=sorted({port.internal for port in service.ports.values()}, key=lambda p: p != service.ports["http"].internal),
-        health=service.health,
-    )
-
-
-def _job_container(target: "AwsTarget", job: str) -> Container:
-    spec = target.spec
-    if job == DB_INIT_JOB:
-        pg = spec.services[postgres.NAME]
-        creates = " ".join(postgres.DATABASES)
-        entry_point, command = shell([
-            "set -e",
-            f"for db in {creates}; do",
-            "  psql -tAc \"SELECT 1 FROM pg_database WHERE datname = '$db'\" | grep -q 1 || psql -c \"CREATE DATABASE $db\"",
-            "done",
-        ])
-        return Container(
-            name=job, image=pg.image, memory_mib=256, entry_point=entry_point, command=command,
-            env={"PGHOST": host_of(spec, postgres.NAME, Side.INTERNAL), "PGPORT": str(pg.ports["pg"].internal),
-                 "PGUSER": DB_USER, "PGDATABASE": "postgres", "PGSSLMODE": "require",
-                 "PGPASSWORD": secret("postgres-password")},
-        )
-    service = spec.services[job]
-    ctx = ServiceContext(spec, job)
-    if job == polaris.BOOTSTRAP_JOB:
-        plan = polaris.bootstrap_job(ctx)
-        entry_point, command, secret_env = secrets_as_variables(plan.command, [POLARIS_ADMIN_ENTRYPOINT])
-        env = {**service.env, **plan.env, **secret_env}
-        return Container(name=job, image=service.image, memory_mib=service_memory_mib(service),
-                         entry_point=entry_point, command=command, env=env)
-    plan = lakekeeper.migrate_job(ctx)
-    return Container(name=job, image=service.image, memory_mib=service_memory_mib(service),
-                     command=list(service.command or plan.command), env=_lakekeeper_env({**service.env, **plan.env}))
-
-
-def _job(target: "AwsTarget", component: "LayerComponent", state: CatalogState, job: str) -> aws.ecs.TaskDefinition:
-    spec = target.spec
-    gov: gov_module.GovernanceState = target.governance
-    container = _job_container(target, job)
+def _job(ctx: AwsContext, gov: gov_module.GovernanceState, state: CatalogState, job: str) -> aws.ecs.TaskDefinition:
+    spec = ctx.spec
+    container = _db_init_container(ctx) if job == DB_INIT_JOB else container_of(ctx, job, with_health=False)
     owner_service = postgres.NAME if job == DB_INIT_JOB else job
-    execution = gov_module.execution_role(target, job, [job], secret_names(container.env))
+    execution = gov_module.execution_role(ctx, gov, job, [job], secret_names(container.env), state.secret_refs)
     cpu, memory = fargate_size(container.memory_mib)
-    state.log_sources.append(job)
     return task_definition(
-        target, component, f"{spec.name}-{job}", [container],
-        tags=target.tags(LAYER, owner_service, **{"lakehouse.kind": "job"}), execution_role=execution,
-        task_role=None, secret_refs=gov.secret_refs, cpu=cpu, memory=memory,
+        ctx, LAYER, f"{spec.name}-{job}", [container],
+        tags=ctx.tags(LAYER, owner_service, **{"lakehouse.kind": "job"}), execution_role=execution,
+        task_role=None, secret_refs=state.secret_refs, cpu=cpu, memory=memory,
     )

@@ -1,8 +1,7 @@
-"""Helpers every layer module of the aws target shares: tags, names, sizes, policies, deferred dependencies."""
+"""Helpers every layer module of the aws target shares: tags, names, sizes, policies."""
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import re
 from typing import Any
@@ -11,7 +10,7 @@ import pulumi
 
 from infra.layers.base import layer_labels
 from infra.spec import Layer, PlatformSpec
-from infra.spec.model import FARGATE_SIZES
+from infra.spec.aws import FARGATE_SIZES
 
 # AWS tag values allow letters, digits, white space and _ . : / = + - @ only ("each engine's team" has a quote).
 _TAG_VALUE_DISALLOWED = re.compile(r"[^\w\s.:/=+\-@]", re.UNICODE)
@@ -69,27 +68,6 @@ def assume_role_policy(service: str, account_id: pulumi.Input[str] | None = None
     if account_id is not None:
         statement["Condition"] = {"StringEquals": {"aws:SourceAccount": account_id}}
     return policy_document(statement)
-
-
-class Deferred:
-    """Resources a later layer creates that an earlier layer's resources must wait for.
-
-    The layers are built in a fixed order, but a few dependencies point forward (an ECS service
-    must not start before the observability layer has created its encrypted log group). Resources
-    take ``deferred.output`` in ``depends_on``; the later layer calls ``resolve`` with what it built.
-    """
-
-    def __init__(self) -> None:
-        self._future: asyncio.Future = asyncio.get_event_loop().create_future()
-        self.output: pulumi.Output[list[pulumi.Resource]] = pulumi.Output.from_input(self._future)
-
-    def resolve(self, resources: list[pulumi.Resource]) -> None:
-        if not self._future.done():
-            self._future.set_result(list(resources))
-
-    @property
-    def resolved(self) -> bool:
-        return self._future.done()
 
 
 def to_json(value: Any) -> pulumi.Output[str]:

@@ -12,7 +12,6 @@ Never a home-made cluster.
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -20,21 +19,22 @@ import pulumi
 import pulumi_aws as aws
 
 from infra import profiles
-from infra.services import kafka, postgres, trino
-from infra.services.base import ServiceContext, Side, host_of, properties, url
-from infra.spec import Layer
+from infra.services import ServiceContext, kafka, postgres, trino
+from infra.services.base import Side, host_of, url
+from infra.spec import Layer, PlatformSpec
 from infra.targets.aws import governance as gov_module
 from infra.targets.aws.common import fargate_size, log_group_name
-from infra.targets.aws.ecs import Container, cluster as ecs_cluster, fargate_service, files_then_exec, service_memory_mib
+from infra.targets.aws.ecs import container_of, fargate_service, service_memory_mib
+from infra.targets.aws.ecs import cluster as ecs_cluster
 from infra.targets.aws.storage import secure_bucket
 
 if TYPE_CHECKING:
-    from infra.layers.base import LayerComponent
-    from infra.targets.aws import AwsTarget
+    from infra.targets.aws import AwsContext
+    from infra.targets.aws.catalog import CatalogState
+    from infra.targets.aws.observability import LogGroups
 
 LAYER = Layer.COMPUTE
 TRINO_WORKER = "trino-worker"
-TRINO_LAUNCHER = "/usr/lib/trino/bin/run-trino"
 SPARK = "spark"
 MSK_CONNECT = "kafka-connect"
 MSK_CONNECT_VERSION = "3.7.x"
@@ -47,97 +47,80 @@ class ComputeState:
     services: dict[str, aws.ecs.Service] = field(default_factory=dict)
     task_definitions: dict[str, aws.ecs.TaskDefinition] = field(default_factory=dict)
     spark: aws.emrserverless.Application | None = None
+    spark_role: aws.iam.Role | None = None
     msk: aws.msk.Cluster | None = None
-    log_sources: list[str] = field(default_factory=list)
+    trino_url: str | None = None
+    trino_workers: int = 0
+
+    def layer_outputs(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"cluster": self.cluster.name}
+        if self.trino_url:
+            out.update(trino_url=self.trino_url, trino_workers=self.trino_workers)
+        if self.spark is not None:
+            out["spark_application_id"] = self.spark.id
+        if self.msk is not None:
+            out["kafka_bootstrap_brokers"] = self.msk.bootstrap_brokers_sasl_iam
+        return out
+
+    def stack_outputs(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"compute_cluster": self.cluster.name}
+        if self.trino_url:
+            out["trino_url"] = self.trino_url
+        if self.spark is not None and self.spark_role is not None:
+            out.update(spark_application_id=self.spark.id, spark_job_role_arn=self.spark_role.arn)
+        if self.msk is not None:
+            out["kafka_bootstrap_brokers"] = self.msk.bootstrap_brokers_sasl_iam
+        return out
 
 
-def build(target: "AwsTarget", component: "LayerComponent") -> dict[str, Any]:
-    spec = target.spec
-    cluster = ecs_cluster(target, component, LAYER)
-    state = ComputeState(cluster)
-    target.compute = state
-    outputs: dict[str, Any] = {"cluster": cluster.name}
+def log_sources(spec: PlatformSpec) -> dict[str, str | None]:
+    """The log groups this layer writes to (None: the platform's default name for the source)."""
+    sources: dict[str, str | None] = {}
     if trino.NAME in spec.enabled_services():
-        _trino(target, component, state)
-        trino_url = url(spec, trino.NAME, "http", Side.INTERNAL)
-        outputs["trino_url"] = trino_url
-        outputs["trino_workers"] = spec.aws.trino_workers
-        target.export(trino_url=trino_url)
+        sources.update({trino.NAME: None, TRINO_WORKER: None})
     if spec.aws.spark_emr_serverless:
-        state.spark = _spark(target, component, state)
-        outputs["spark_application_id"] = state.spark.id
-        target.export(spark_application_id=state.spark.id,
-                      spark_job_role_arn=target.governance.roles["spark-job"].arn)
+        sources[SPARK] = None
     if spec.aws.kafka_msk:
-        state.msk = _msk(target, component, state)
-        outputs["kafka_bootstrap_brokers"] = state.msk.bootstrap_brokers_sasl_iam
-        target.export(kafka_bootstrap_brokers=state.msk.bootstrap_brokers_sasl_iam)
-    target.export(compute_cluster=cluster.name)
-    return outputs
+        sources.update({kafka.KAFKA: None, MSK_CONNECT: None})
+    return sources
+
+
+def build(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups, catalog: CatalogState) -> ComputeState:
+    spec = ctx.spec
+    state = ComputeState(ecs_cluster(ctx, LAYER))
+    if trino.NAME in spec.enabled_services():
+        _trino(ctx, gov, logs, state)
+        state.trino_url = url(spec, trino.NAME, "http", Side.INTERNAL)
+        state.trino_workers = spec.aws.trino_workers
+    if spec.aws.spark_emr_serverless:
+        state.spark = _spark(ctx, gov, logs, state)
+    if spec.aws.kafka_msk:
+        state.msk = _msk(ctx, gov, logs, catalog)
+    return state
 
 
 # -- Trino ---------------------------------------------------------------------------------------
 
 
-def coordinator_properties(port: int) -> str:
-    """The coordinator plans and schedules only: workers execute."""
-    return properties({
-        "coordinator": "true",
-        "node-scheduler.include-coordinator": "false",
-        "http-server.http.port": port,
-        "discovery.uri": f"http://localhost:{port}",
-    })
-
-
-def worker_properties(discovery: str, port: int, heap_mib: int) -> str:
-    per_node = max(heap_mib * 3 // 10, 256)
-    return properties({
-        "coordinator": "false",
-        "http-server.http.port": port,
-        "discovery.uri": discovery,
-        "query.max-memory-per-node": f"{per_node}MB",
-    })
-
-
-def _trino(target: "AwsTarget", component: "LayerComponent", state: ComputeState) -> None:
-    spec = target.spec
-    gov: gov_module.GovernanceState = target.governance
+def _trino(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups, state: ComputeState) -> None:
+    spec = ctx.spec
     network = gov.network
-    opts = target.opts(component)
+    opts = ctx.opts(LAYER)
     service = spec.services[trino.NAME]
-    ctx = ServiceContext(spec, trino.NAME)
+    service_ctx = ServiceContext(spec, trino.NAME)
     port = service.ports["http"].internal
-    catalogs = {f"/etc/trino/catalog/{name}": body for name, body in trino.catalog_files(ctx, Side.INTERNAL).items()}
-    env = {**service.env, **trino.secret_env(ctx), "AWS_REGION": spec.aws.region}
-    tags = target.tags(LAYER, trino.NAME)
+    tags = ctx.tags(LAYER, trino.NAME)
 
     # Coordinator: the service's own budget; registered as trino.<name>.internal.
     coordinator_memory = service_memory_mib(service)
-    coordinator_entry, coordinator_command = files_then_exec(
-        {**catalogs, "/etc/trino/jvm.config": trino.jvm_config(ctx),
-         "/etc/trino/config.properties": coordinator_properties(port)},
-        [TRINO_LAUNCHER],
-    )
-    coordinator = Container(
-        name=trino.NAME, image=service.image, memory_mib=coordinator_memory, env=env,
-        entry_point=coordinator_entry, command=coordinator_command, ports=[port], health=service.health,
-    )
+    coordinator = container_of(ctx, trino.NAME, memory_mib=coordinator_memory, ports=[port])
     # Workers: the Fargate size the stack sets; heap three quarters of it.
     worker_memory = spec.aws.trino_worker_memory_mb
-    heap = worker_memory * 3 // 4
-    worker_jvm = re.sub(r"-Xmx\d+m", f"-Xmx{heap}m", trino.jvm_config(ctx))
-    discovery = url(spec, trino.NAME, "http", Side.INTERNAL)
-    worker_entry, worker_command = files_then_exec(
-        {**catalogs, "/etc/trino/jvm.config": worker_jvm,
-         "/etc/trino/config.properties": worker_properties(discovery, port, heap)},
-        [TRINO_LAUNCHER],
-    )
-    worker = Container(
-        name=TRINO_WORKER, image=service.image, memory_mib=worker_memory, env=env, entry_point=worker_entry,
-        command=worker_command, ports=[port], health=service.health,
-    )
+    worker = container_of(ctx, trino.NAME, trino.ecs_worker(service_ctx, worker_memory), memory_mib=worker_memory,
+                          ports=[port], log_source=TRINO_WORKER)
+    worker.name = TRINO_WORKER
 
-    registry = aws.servicediscovery.Service(
+    registry_entry = aws.servicediscovery.Service(
         f"{spec.name}-trino-dns", name=trino.NAME,
         description=f"{host_of(spec, trino.NAME, Side.INTERNAL)}: the Trino coordinator",
         dns_config={"namespace_id": network.namespace.id, "dns_records": [{"type": "A", "ttl": 10}],
@@ -145,35 +128,36 @@ def _trino(target: "AwsTarget", component: "LayerComponent", state: ComputeState
         tags=tags, opts=opts,
     )
     for container, cpu_memory, desired, registries in (
-        (coordinator, fargate_size(coordinator_memory, min_cpu=1024), 1, [{"registry_arn": registry.arn}]),
+        (coordinator, fargate_size(coordinator_memory, min_cpu=1024), 1, [{"registry_arn": registry_entry.arn}]),
         (worker, (spec.aws.trino_worker_cpu, worker_memory), spec.aws.trino_workers, []),
     ):
         cpu, memory = cpu_memory
-        fargate_service(
-            target, component, state, container, cpu=cpu, memory=memory,
+        deployed = fargate_service(
+            ctx, LAYER, gov, logs, state.cluster, container, cpu=cpu, memory=memory,
             task_role=None,  # no AWS rights of its own: table data only through catalog-vended credentials
             desired_count=desired, security_group=network.sg("engines").id,
-            min_healthy_percent=0 if desired == 1 else 50, tags=tags, depends_on=target.logs_ready,
+            min_healthy_percent=0 if desired == 1 else 50, tags=tags, secret_refs=gov.secret_refs,
             service_registries=registries[0] if registries else None,
         )
+        state.task_definitions[container.name] = deployed.task_definition
+        state.services[container.name] = deployed.service
 
 
 # -- Spark on EMR Serverless ---------------------------------------------------------------------
 
 
-def _spark(target: "AwsTarget", component: "LayerComponent", state: ComputeState) -> aws.emrserverless.Application:
-    spec = target.spec
-    gov: gov_module.GovernanceState = target.governance
+def _spark(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups,
+           state: ComputeState) -> aws.emrserverless.Application:
+    spec = ctx.spec
     network = gov.network
-    logs = log_group_name(spec, SPARK)
-    state.log_sources.append(SPARK)
-    gov_module.service_role(
-        target, "spark-job", "emr-serverless.amazonaws.com",
+    log_group = log_group_name(spec, SPARK)
+    state.spark_role = gov_module.service_role(
+        ctx, gov, "spark-job", "emr-serverless.amazonaws.com",
         "EMR Serverless job runtime role: writes its logs; table data only through catalog-vended credentials",
         [
             {"Sid": "WriteOwnLogs", "Effect": "Allow",
              "Action": ["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
-             "Resource": [gov.arn("logs", f"log-group:{logs}"), gov.arn("logs", f"log-group:{logs}:*")]},
+             "Resource": [gov.arn("logs", f"log-group:{log_group}"), gov.arn("logs", f"log-group:{log_group}:*")]},
             {"Sid": "EncryptOwnLogs", "Effect": "Allow", "Action": ["kms:GenerateDataKey", "kms:Decrypt"],
              "Resource": gov.key.arn},
         ],
@@ -195,10 +179,10 @@ def _spark(target: "AwsTarget", component: "LayerComponent", state: ComputeState
         auto_stop_configuration={"enabled": True, "idle_timeout_minutes": 15},
         maximum_capacity={"cpu": f"{vcpu} vCPU", "memory": f"{vcpu * 4} GB"},
         monitoring_configuration={"cloudwatch_logging_configuration": {
-            "enabled": True, "log_group_name": logs, "encryption_key_arn": gov.key.arn}},
+            "enabled": True, "log_group_name": log_group, "encryption_key_arn": gov.key.arn}},
         runtime_configurations=[{"classification": "spark-defaults", "properties": defaults}],
-        tags=target.tags(LAYER, **{"lakehouse.engine": SPARK}),
-        opts=target.opts(component, depends_on=target.logs_ready),
+        tags=ctx.tags(LAYER, **{"lakehouse.engine": SPARK}),
+        opts=ctx.opts(LAYER, depends_on=[logs.group(SPARK)]),
     )
 
 
@@ -218,14 +202,12 @@ def debezium_plugin_url(version_tag: str) -> str:
     return f"{base}/{version_tag}/debezium-connector-postgres-{version_tag}-plugin.tar.gz"
 
 
-def _msk(target: "AwsTarget", component: "LayerComponent", state: ComputeState) -> aws.msk.Cluster:
-    spec = target.spec
-    gov: gov_module.GovernanceState = target.governance
+def _msk(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups, catalog: CatalogState) -> aws.msk.Cluster:
+    spec = ctx.spec
     network = gov.network
-    opts = target.opts(component)
-    tags = target.tags(LAYER, kafka.KAFKA)
+    opts = ctx.opts(LAYER)
+    tags = ctx.tags(LAYER, kafka.KAFKA)
     broker_logs = log_group_name(spec, kafka.KAFKA)
-    state.log_sources += [kafka.KAFKA, MSK_CONNECT]
     cluster = aws.msk.Cluster(
         f"{spec.name}-kafka",
         cluster_name=f"{spec.name}-{pulumi.get_stack()}",
@@ -242,13 +224,13 @@ def _msk(target: "AwsTarget", component: "LayerComponent", state: ComputeState) 
         client_authentication={"sasl": {"iam": True}, "unauthenticated": False},
         logging_info={"broker_logs": {"cloudwatch_logs": {"enabled": True, "log_group": broker_logs}}},
         tags=tags,
-        opts=target.opts(component, depends_on=target.logs_ready),
+        opts=ctx.opts(LAYER, depends_on=[logs.group(kafka.KAFKA)]),
     )
 
     # Debezium on MSK Connect: plugin from Maven Central into a private artifacts bucket.
     connect = spec.services[kafka.CONNECT]
     artifacts = secure_bucket(
-        target, component, LAYER, f"{spec.name}-artifacts", _artifacts_bucket_name(spec.storage.bucket), gov.key,
+        ctx, LAYER, f"{spec.name}-artifacts", _artifacts_bucket_name(spec.storage.bucket), gov.key,
         noncurrent_days=spec.storage.noncurrent_version_expiration_days,
         abort_multipart_days=spec.storage.abort_incomplete_multipart_days,
     )
@@ -257,13 +239,13 @@ def _msk(target: "AwsTarget", component: "LayerComponent", state: ComputeState) 
         f"{spec.name}-debezium-plugin", bucket=artifacts.bucket.id, key=plugin_key,
         source=pulumi.RemoteArchive(debezium_plugin_url(connect.image_tag)),
         server_side_encryption="aws:kms", kms_key_id=gov.key.arn,
-        tags=target.tags(LAYER, kafka.CONNECT), opts=opts,
+        tags=ctx.tags(LAYER, kafka.CONNECT), opts=opts,
     )
     plugin = aws.mskconnect.CustomPlugin(
         f"{spec.name}-debezium", name=f"{spec.name}-{pulumi.get_stack()}-debezium-{connect.version}",
         content_type="ZIP",
         location={"s3": {"bucket_arn": artifacts.bucket.arn, "file_key": plugin_object.key}},
-        tags=target.tags(LAYER, kafka.CONNECT), opts=opts,
+        tags=ctx.tags(LAYER, kafka.CONNECT), opts=opts,
     )
     workers = aws.mskconnect.WorkerConfiguration(
         f"{spec.name}-connect-workers", name=f"{spec.name}-{pulumi.get_stack()}-connect-workers",
@@ -277,13 +259,13 @@ def _msk(target: "AwsTarget", component: "LayerComponent", state: ComputeState) 
             f"config.providers.secretsmanager.param.region={spec.aws.region}",
             "",
         ]),
-        tags=target.tags(LAYER, kafka.CONNECT), opts=opts,
+        tags=ctx.tags(LAYER, kafka.CONNECT), opts=opts,
     )
     topics = cluster.arn.apply(lambda arn: arn.replace(":cluster/", ":topic/") + "/*")
     groups = cluster.arn.apply(lambda arn: arn.replace(":cluster/", ":group/") + "/*")
-    db_secret = gov.secret_refs["postgres-password"]
+    db_secret = catalog.secret_refs["postgres-password"]
     role = gov_module.service_role(
-        target, "connect", "kafkaconnect.amazonaws.com",
+        ctx, gov, "connect", "kafkaconnect.amazonaws.com",
         "MSK Connect: Debezium writes the bookshop's changes to MSK and reads the database secret",
         [
             {"Sid": "KafkaCluster", "Effect": "Allow",
@@ -294,7 +276,7 @@ def _msk(target: "AwsTarget", component: "LayerComponent", state: ComputeState) 
             {"Sid": "KafkaGroups", "Effect": "Allow",
              "Action": ["kafka-cluster:AlterGroup", "kafka-cluster:DescribeGroup"], "Resource": groups},
             {"Sid": "DatabaseSecret", "Effect": "Allow", "Action": ["secretsmanager:GetSecretValue"],
-             "Resource": pulumi.Output.from_input(db_secret).apply(gov_module._secret_arn)},
+             "Resource": pulumi.Output.from_input(db_secret).apply(gov_module.secret_arn)},
             {"Sid": "DecryptDatabaseSecret", "Effect": "Allow", "Action": ["kms:Decrypt"], "Resource": gov.key.arn},
             {"Sid": "WriteOwnLogs", "Effect": "Allow",
              "Action": ["logs:CreateLogDelivery", "logs:PutLogEvents", "logs:CreateLogStream"], "Resource": "*"},
@@ -302,7 +284,7 @@ def _msk(target: "AwsTarget", component: "LayerComponent", state: ComputeState) 
         layer=LAYER,
     )
     pg = spec.services[postgres.NAME]
-    secret_arn = pulumi.Output.from_input(db_secret).apply(gov_module._secret_arn)
+    secret_arn = pulumi.Output.from_input(db_secret).apply(gov_module.secret_arn)
     aws.mskconnect.Connector(
         f"{spec.name}-bookshop-cdc",
         name=f"{spec.name}-{pulumi.get_stack()}-bookshop-cdc",
@@ -333,7 +315,7 @@ def _msk(target: "AwsTarget", component: "LayerComponent", state: ComputeState) 
         service_execution_role_arn=role.arn,
         log_delivery={"worker_log_delivery": {"cloudwatch_logs": {
             "enabled": True, "log_group": log_group_name(spec, MSK_CONNECT)}}},
-        tags=target.tags(LAYER, kafka.CONNECT),
-        opts=target.opts(component, depends_on=target.logs_ready),
+        tags=ctx.tags(LAYER, kafka.CONNECT),
+        opts=ctx.opts(LAYER, depends_on=[logs.group(MSK_CONNECT)]),
     )
     return cluster

@@ -1,8 +1,10 @@
 """ECS Fargate building blocks shared by the catalog, compute and orchestration layers.
 
-A service's container plan (infra/services) is rendered into an ECS container definition here:
-plain settings go to ``environment``; every value that is a secret placeholder goes to ``secrets``
-as a Secrets Manager reference, so no secret is ever in a task definition's environment.
+A service's ECS plan (its definition's ``ecs`` renderer) is rendered into an ECS container
+definition here: plain settings go to ``environment``; every value that is a secret placeholder
+goes to ``secrets`` as a Secrets Manager reference, so no secret is ever in a task definition's
+environment; a command carrying a secret reads it from a task variable; config files travel in
+the task definition and are written before the server is exec'd.
 """
 
 from __future__ import annotations
@@ -16,14 +18,15 @@ from typing import TYPE_CHECKING, Any
 import pulumi
 import pulumi_aws as aws
 
-from infra.services.base import SECRET_TOKEN
-from infra.spec.model import HealthCheckSpec, ServiceSpec
+from infra.services import ServiceContext, registry
+from infra.services.base import SECRET_TOKEN, EcsPlan
+from infra.spec import HealthCheckSpec, Layer, ServiceSpec
 from infra.targets.aws.common import log_group_name, to_json
 
 if TYPE_CHECKING:
-    from infra.layers.base import LayerComponent
-    from infra.spec import Layer
-    from infra.targets.aws import AwsTarget
+    from infra.targets.aws import AwsContext
+    from infra.targets.aws.governance import GovernanceState
+    from infra.targets.aws.observability import LogGroups
 
 
 class SecretInEnvironment(ValueError):
@@ -139,10 +142,10 @@ def secret_names(env: dict[str, str]) -> list[str]:
 
 
 def container_definition(
-    target: "AwsTarget", container: Container, secret_refs: dict[str, pulumi.Input[str]]
+    ctx: AwsContext, container: Container, secret_refs: dict[str, pulumi.Input[str]]
 ) -> dict[str, Any]:
     """One ECS container definition (a mapping that may hold Outputs)."""
-    spec = target.spec
+    spec = ctx.spec
     environment, secrets = split_env(container.env, secret_refs, f"{container.name} (aws)")
     definition: dict[str, Any] = {
         "name": container.name,
@@ -173,8 +176,8 @@ def container_definition(
 
 
 def task_definition(
-    target: "AwsTarget",
-    parent: pulumi.Resource,
+    ctx: AwsContext,
+    layer: Layer,
     name: str,
     containers: list[Container],
     *,
@@ -186,10 +189,10 @@ def task_definition(
     memory: int,
 ) -> aws.ecs.TaskDefinition:
     """A Fargate task definition: awsvpc networking, x86_64 (the pinned images are multi-arch or amd64)."""
-    definitions = [container_definition(target, c, secret_refs) for c in containers]
+    definitions = [container_definition(ctx, c, secret_refs) for c in containers]
     return aws.ecs.TaskDefinition(
         name,
-        family=f"{target.spec.name}-{pulumi.get_stack()}-{name.removeprefix(target.spec.name + '-')}",
+        family=f"{ctx.spec.name}-{pulumi.get_stack()}-{name.removeprefix(ctx.spec.name + '-')}",
         requires_compatibilities=["FARGATE"],
         network_mode="awsvpc",
         cpu=str(cpu),
@@ -199,14 +202,24 @@ def task_definition(
         container_definitions=to_json(definitions),
         runtime_platform={"operating_system_family": "LINUX", "cpu_architecture": "X86_64"},
         tags=tags,
-        opts=target.opts(parent),
+        opts=ctx.opts(layer),
     )
 
 
+@dataclass
+class FargateService:
+    """One long-running Fargate service and its task definition."""
+
+    task_definition: aws.ecs.TaskDefinition
+    service: aws.ecs.Service
+
+
 def fargate_service(
-    target: "AwsTarget",
-    component: "LayerComponent",
-    state: Any,
+    ctx: AwsContext,
+    layer: Layer,
+    gov: GovernanceState,
+    logs: LogGroups,
+    cluster: aws.ecs.Cluster,
     container: Container,
     *,
     cpu: int,
@@ -216,29 +229,27 @@ def fargate_service(
     security_group: pulumi.Input[str],
     min_healthy_percent: int,
     tags: dict[str, str],
-    depends_on: pulumi.Input[list[pulumi.Resource]],
+    secret_refs: dict[str, pulumi.Input[str]],
+    depends_on: list[pulumi.Resource] | None = None,
     **service_args: Any,
-) -> aws.ecs.Service:
+) -> FargateService:
     """One long-running Fargate service: its execution role, task definition and ECS service.
 
-    ``state`` is the layer's state (catalog or compute): it records the task definition, the
-    service and the log source, which the orchestration and observability layers read later.
+    The service waits for its own log group (created first by the observability layer).
     """
     from infra.targets.aws import governance as gov_module  # governance builds the roles
 
-    spec, gov = target.spec, target.governance
+    spec = ctx.spec
     name = container.name
-    execution = gov_module.execution_role(target, name, [name], secret_names(container.env))
+    execution = gov_module.execution_role(ctx, gov, name, [name], secret_names(container.env), secret_refs)
     task = task_definition(
-        target, component, f"{spec.name}-{name}", [container], tags=tags, execution_role=execution,
-        task_role=task_role, secret_refs=gov.secret_refs, cpu=cpu, memory=memory,
+        ctx, layer, f"{spec.name}-{name}", [container], tags=tags, execution_role=execution,
+        task_role=task_role, secret_refs=secret_refs, cpu=cpu, memory=memory,
     )
-    state.task_definitions[name] = task
-    state.log_sources.append(name)
     service = aws.ecs.Service(
         f"{spec.name}-{name}",
         name=name,
-        cluster=state.cluster.arn,
+        cluster=cluster.arn,
         task_definition=task.arn,
         desired_count=desired_count,
         launch_type="FARGATE",
@@ -252,23 +263,53 @@ def fargate_service(
         enable_ecs_managed_tags=True,
         wait_for_steady_state=False,
         tags=tags,
-        opts=target.opts(component, depends_on=depends_on),
+        opts=ctx.opts(layer, depends_on=[logs.group(container.log_source or name), *(depends_on or [])]),
         **service_args,
     )
-    state.services[name] = service
-    return service
+    return FargateService(task, service)
 
 
-def cluster(target: "AwsTarget", component: "LayerComponent", layer: "Layer") -> aws.ecs.Cluster:
+def cluster(ctx: AwsContext, layer: Layer) -> aws.ecs.Cluster:
     """The ECS cluster of one layer (catalog services, engines), with Container Insights."""
-    spec = target.spec
+    spec = ctx.spec
     return aws.ecs.Cluster(
         f"{spec.name}-{layer.value}", name=f"{spec.name}-{pulumi.get_stack()}-{layer.value}",
-        settings=[{"name": "containerInsights", "value": "enabled"}], tags=target.tags(layer),
-        opts=target.opts(component),
+        settings=[{"name": "containerInsights", "value": "enabled"}], tags=ctx.tags(layer),
+        opts=ctx.opts(layer),
     )
 
 
 def service_memory_mib(service: ServiceSpec) -> int:
     """A service's memory budget in MiB (the container's hard limit)."""
     return max(service.memory_bytes // (1024 * 1024), 64)
+
+
+def container_of(ctx: AwsContext, name: str, plan: EcsPlan | None = None, *, memory_mib: int | None = None,
+                 ports: list[int] | None = None, with_health: bool = True, log_source: str | None = None) -> Container:
+    """The ECS container of one service or job, from its definition's ``ecs`` plan (or ``plan``).
+
+    Files are written before the command is exec'd; a command that carries a secret reads it from a
+    task variable (never from the task definition's text).
+    """
+    spec = ctx.spec
+    service = spec.services[name]
+    if plan is None:
+        renderer = registry()[name].ecs
+        assert renderer is not None, f"{name} has no ECS renderer (placement is validated with the spec)"
+        plan = renderer(ServiceContext(spec, name))
+    env = {**service.env, **plan.env}
+    command = list(service.command or plan.command)
+    entry_point = list(plan.entry_point)
+    if plan.files:
+        entry_point, command = files_then_exec(plan.files, [*entry_point, *command])
+    elif any(SECRET_TOKEN.search(arg) for arg in command):
+        entry_point, command, secret_env = secrets_as_variables(command, entry_point)
+        env.update(secret_env)
+    if ports is None:
+        http = service.ports.get("http")
+        ports = sorted({p.internal for p in service.ports.values()}, key=lambda p: http is None or p != http.internal)
+    return Container(
+        name=name, image=service.image, memory_mib=memory_mib or service_memory_mib(service), env=env,
+        command=command, entry_point=entry_point, ports=ports,
+        health=service.health if with_health and service.kind == "server" else None, log_source=log_source,
+    )

@@ -20,23 +20,50 @@ from typing import TYPE_CHECKING, Any
 import pulumi
 import pulumi_aws as aws
 
-from infra.services import lakekeeper, polaris
-from infra.spec import Layer
+from infra.services import registry
+from infra.spec import Layer, PlatformSpec
 from infra.targets.aws.common import assume_role_policy, log_group_name, policy_document
 
 if TYPE_CHECKING:
-    from infra.layers.base import LayerComponent
-    from infra.targets.aws import AwsTarget
+    from infra.targets.aws import AwsContext
 
 LAYER = Layer.GOVERNANCE
-CATALOG_SERVERS = (polaris.NAME, lakekeeper.NAME)
-CATALOG_PORT = 8181
-POLARIS_MANAGEMENT_PORT = 8182
-TRINO_PORT = 8080
-POSTGRES_PORT = 5432
-MSK_IAM_PORT = 9098
+MSK_IAM_PORT = 9098  # MSK's IAM-authenticated TLS listener (fixed by AWS)
 HTTPS = 443
 ANYWHERE = "0.0.0.0/0"
+
+
+def catalog_servers(spec: PlatformSpec) -> list[str]:
+    """The enabled catalogs that run as ECS services on aws (in registry order)."""
+    return [name for name, d in registry().catalogs().items() if d.ecs is not None and name in spec.enabled_services()]
+
+
+@dataclass(frozen=True)
+class Ports:
+    """The ports the security groups admit, from the services' specs."""
+
+    catalog: int  # every catalog server's REST port (one load balancer listener)
+    catalog_health: tuple[int, ...]  # health-check ports that differ from the REST port
+    trino: int
+    postgres: int
+
+    @classmethod
+    def of(cls, spec: PlatformSpec) -> Ports:
+        servers = catalog_servers(spec) or [n for n in registry().catalogs() if registry()[n].ecs is not None]
+        rest = {spec.services[n].ports["http"].internal for n in servers}
+        if len(rest) != 1:
+            raise ValueError(f"services.*.ports.http.internal: the catalogs on aws share one load balancer listener, "
+                             f"so their REST ports must be equal; found {sorted(rest)} for {', '.join(servers)}")
+        (catalog,) = rest
+        health = []
+        for name in servers:
+            check = spec.services[name].health
+            if check is not None and check.port is not None:
+                port = spec.services[name].ports[check.port].internal
+                if port != catalog and port not in health:
+                    health.append(port)
+        return cls(catalog=catalog, catalog_health=tuple(health), trino=spec.services["trino"].ports["http"].internal,
+                   postgres=spec.services["postgres"].ports["pg"].internal)
 
 
 @dataclass
@@ -58,7 +85,7 @@ class Network:
 
 @dataclass
 class GovernanceState:
-    """What governance hands to every other layer."""
+    """What governance hands to every other layer (the role registries grow as layers ask for roles)."""
 
     region: str
     account_id: pulumi.Output[str]
@@ -79,31 +106,50 @@ class GovernanceState:
         where = self.region if region else ""
         return pulumi.Output.concat("arn:", self.partition, f":{service}:{where}:", self.account_id, ":", resource)
 
+    def layer_outputs(self) -> dict[str, Any]:
+        return {
+            "vpc": self.network.vpc.id,
+            "kms_key": self.key.arn,
+            "vending_role": self.vending_role.arn,
+            "namespace": self.network.namespace.name,
+            "security_groups": {name: sg.id for name, sg in self.network.security_groups.items()},
+        }
+
+    def stack_outputs(self) -> dict[str, Any]:
+        return {
+            "vpc_id": self.network.vpc.id,
+            "private_subnet_ids": self.network.private_subnet_ids,
+            "kms_key_arn": self.key.arn,
+            "vending_role_arn": self.vending_role.arn,
+            "service_namespace": self.network.namespace.name,
+        }
+
 
 def bucket_arn(partition: pulumi.Input[str], bucket: str, path: str = "") -> pulumi.Output[str]:
     return pulumi.Output.concat("arn:", partition, f":s3:::{bucket}{path}")
 
 
-def build(target: "AwsTarget", component: "LayerComponent") -> dict[str, Any]:
-    spec = target.spec
-    opts = target.opts(component)
-    identity = aws.get_caller_identity_output(opts=target.invoke_opts())
-    partition = aws.get_partition_output(opts=target.invoke_opts()).partition
+def build(ctx: AwsContext) -> GovernanceState:
+    spec = ctx.spec
+    opts = ctx.opts(LAYER)
+    identity = aws.get_caller_identity_output(opts=ctx.invoke_opts())
+    partition = aws.get_partition_output(opts=ctx.invoke_opts()).partition
     account_id = identity.account_id
 
-    network = _network(target, component)
+    network = _network(ctx)
 
     # Task roles of the catalog servers: the only principals that may assume the vending role.
-    task_roles = {}
-    for name in CATALOG_SERVERS:
-        if name in spec.enabled_services():
-            task_roles[name] = aws.iam.Role(
-                f"{spec.name}-{name}-task",
-                description=f"{name}: the catalog's own identity; may only assume the credential-vending role",
-                assume_role_policy=assume_role_policy("ecs-tasks.amazonaws.com", account_id),
-                tags=target.tags(LAYER, name),
-                opts=opts,
-            )
+    # Governance resources made for a catalog are governance's (owner), labelled with the catalog they serve.
+    task_roles = {
+        name: aws.iam.Role(
+            f"{spec.name}-{name}-task",
+            description=f"{name}: the catalog's own identity; may only assume the credential-vending role",
+            assume_role_policy=assume_role_policy("ecs-tasks.amazonaws.com", account_id),
+            tags=ctx.tags(LAYER, name),
+            opts=opts,
+        )
+        for name in catalog_servers(spec)
+    }
     vending_role = aws.iam.Role(
         f"{spec.name}-credential-vending",
         description="Assumed by the catalogs to vend short-lived credentials scoped to a table's prefix",
@@ -114,7 +160,7 @@ def build(target: "AwsTarget", component: "LayerComponent") -> dict[str, Any]:
             "Principal": {"AWS": [role.arn for role in task_roles.values()]},
             "Action": ["sts:AssumeRole", "sts:TagSession"],
         }),
-        tags=target.tags(LAYER),
+        tags=ctx.tags(LAYER),
         opts=opts,
     )
     key = aws.kms.Key(
@@ -123,7 +169,7 @@ def build(target: "AwsTarget", component: "LayerComponent") -> dict[str, Any]:
         enable_key_rotation=True,
         deletion_window_in_days=30,
         policy=_key_policy(spec.aws.region, account_id, partition, vending_role),
-        tags=target.tags(LAYER),
+        tags=ctx.tags(LAYER),
         opts=opts,
     )
     aws.kms.Alias(f"{spec.name}-key-alias", name=f"alias/{spec.name}-{pulumi.get_stack()}", target_key_id=key.key_id,
@@ -157,47 +203,35 @@ def build(target: "AwsTarget", component: "LayerComponent") -> dict[str, Any]:
             opts=opts,
         )
 
+    # Every secret an enabled service declares, unless AWS keeps it itself (RDS's master password).
     secrets: dict[str, aws.secretsmanager.Secret] = {}
-    wanted = {"polaris-root-secret": polaris.NAME, "lakekeeper-encryption-key": lakekeeper.NAME}
-    for secret_name, owner_service in wanted.items():
-        if owner_service not in spec.enabled_services():
+    for definition in registry():
+        if definition.name not in spec.enabled_services():
             continue
-        secret = aws.secretsmanager.Secret(
-            f"{spec.name}-{secret_name}",
-            description=f"{secret_name} (read by the tasks that need it, through their execution role)",
-            kms_key_id=key.arn,
-            recovery_window_in_days=7,
-            tags=target.tags(LAYER, owner_service),
-            opts=opts,
-        )
-        aws.secretsmanager.SecretVersion(
-            f"{spec.name}-{secret_name}-value",
-            secret_id=secret.id,
-            secret_string=target.secrets[secret_name],  # already a Pulumi secret
-            opts=opts,
-        )
-        secrets[secret_name] = secret
+        for item in definition.secrets:
+            if ctx.spec.target in item.managed_on or item.name in secrets:
+                continue
+            secret = aws.secretsmanager.Secret(
+                f"{spec.name}-{item.name}",
+                description=f"{item.name} (read by the tasks that need it, through their execution role)",
+                kms_key_id=key.arn,
+                recovery_window_in_days=7,
+                tags=ctx.tags(LAYER, definition.name),
+                opts=opts,
+            )
+            aws.secretsmanager.SecretVersion(
+                f"{spec.name}-{item.name}-value",
+                secret_id=secret.id,
+                secret_string=ctx.secrets[item.name],  # already a Pulumi secret
+                opts=opts,
+            )
+            secrets[item.name] = secret
 
-    state = GovernanceState(
-        region=spec.aws.region, account_id=account_id, partition=partition, key=key, network=network, vending_role=vending_role,
-        task_roles=task_roles, secrets=secrets,
+    return GovernanceState(
+        region=spec.aws.region, account_id=account_id, partition=partition, key=key, network=network,
+        vending_role=vending_role, task_roles=task_roles, secrets=secrets,
         secret_refs={name: secret.arn for name, secret in secrets.items()},
     )
-    target.governance = state
-    target.export(
-        vpc_id=network.vpc.id,
-        private_subnet_ids=network.private_subnet_ids,
-        kms_key_arn=key.arn,
-        vending_role_arn=vending_role.arn,
-        service_namespace=network.namespace.name,
-    )
-    return {
-        "vpc": network.vpc.id,
-        "kms_key": key.arn,
-        "vending_role": vending_role.arn,
-        "namespace": network.namespace.name,
-        "security_groups": {name: sg.id for name, sg in network.security_groups.items()},
-    }
 
 
 def _key_policy(region: str, account_id: pulumi.Output[str], partition: pulumi.Output[str],
@@ -222,20 +256,21 @@ def _key_policy(region: str, account_id: pulumi.Output[str], partition: pulumi.O
     )
 
 
-def _network(target: "AwsTarget", component: "LayerComponent") -> Network:
-    spec = target.spec
-    opts = target.opts(component)
+def _network(ctx: AwsContext) -> Network:
+    spec = ctx.spec
+    opts = ctx.opts(LAYER)
     name = spec.name
-    azs = aws.get_availability_zones_output(state="available", opts=target.invoke_opts()).names
+    ports = Ports.of(spec)
+    azs = aws.get_availability_zones_output(state="available", opts=ctx.invoke_opts()).names
     blocks = list(ipaddress.ip_network(spec.aws.vpc_cidr).subnets(prefixlen_diff=3))  # 8 subnets
 
     vpc = aws.ec2.Vpc(f"{name}-vpc", cidr_block=spec.aws.vpc_cidr, enable_dns_support=True,
-                      enable_dns_hostnames=True, tags={**target.tags(LAYER), "Name": f"{name}-vpc"}, opts=opts)
+                      enable_dns_hostnames=True, tags={**ctx.tags(LAYER), "Name": f"{name}-vpc"}, opts=opts)
     # The default security group admits nothing: every hop goes through a group declared below.
     aws.ec2.DefaultSecurityGroup(f"{name}-default-sg-closed", vpc_id=vpc.id, ingress=[], egress=[],
-                                 tags=target.tags(LAYER), opts=opts)
-    igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags=target.tags(LAYER), opts=opts)
-    public_rt = aws.ec2.RouteTable(f"{name}-public", vpc_id=vpc.id, tags=target.tags(LAYER), opts=opts)
+                                 tags=ctx.tags(LAYER), opts=opts)
+    igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags=ctx.tags(LAYER), opts=opts)
+    public_rt = aws.ec2.RouteTable(f"{name}-public", vpc_id=vpc.id, tags=ctx.tags(LAYER), opts=opts)
     aws.ec2.Route(f"{name}-public-default", route_table_id=public_rt.id, destination_cidr_block=ANYWHERE,
                   gateway_id=igw.id, opts=opts)
 
@@ -244,19 +279,19 @@ def _network(target: "AwsTarget", component: "LayerComponent") -> Network:
         az = azs.apply(lambda names, i=index: names[i])
         private = aws.ec2.Subnet(
             f"{name}-private-{index}", vpc_id=vpc.id, cidr_block=str(blocks[index]), availability_zone=az,
-            map_public_ip_on_launch=False, tags={**target.tags(LAYER), "Name": f"{name}-private-{index}"}, opts=opts,
+            map_public_ip_on_launch=False, tags={**ctx.tags(LAYER), "Name": f"{name}-private-{index}"}, opts=opts,
         )
         public = aws.ec2.Subnet(
             f"{name}-public-{index}", vpc_id=vpc.id, cidr_block=str(blocks[4 + index]), availability_zone=az,
-            map_public_ip_on_launch=False, tags={**target.tags(LAYER), "Name": f"{name}-public-{index}"}, opts=opts,
+            map_public_ip_on_launch=False, tags={**ctx.tags(LAYER), "Name": f"{name}-public-{index}"}, opts=opts,
         )
         aws.ec2.RouteTableAssociation(f"{name}-public-{index}", subnet_id=public.id, route_table_id=public_rt.id,
                                       opts=opts)
         # Egress only (image pulls, AWS APIs): one NAT per AZ, so losing an AZ loses only its tasks.
-        eip = aws.ec2.Eip(f"{name}-nat-{index}", domain="vpc", tags=target.tags(LAYER), opts=opts)
+        eip = aws.ec2.Eip(f"{name}-nat-{index}", domain="vpc", tags=ctx.tags(LAYER), opts=opts)
         nat = aws.ec2.NatGateway(f"{name}-nat-{index}", allocation_id=eip.id, subnet_id=public.id,
-                                 tags=target.tags(LAYER), opts=target.opts(component, depends_on=[igw]))
-        private_rt = aws.ec2.RouteTable(f"{name}-private-{index}", vpc_id=vpc.id, tags=target.tags(LAYER), opts=opts)
+                                 tags=ctx.tags(LAYER), opts=ctx.opts(LAYER, depends_on=[igw]))
+        private_rt = aws.ec2.RouteTable(f"{name}-private-{index}", vpc_id=vpc.id, tags=ctx.tags(LAYER), opts=opts)
         aws.ec2.Route(f"{name}-private-{index}-default", route_table_id=private_rt.id,
                       destination_cidr_block=ANYWHERE, nat_gateway_id=nat.id, opts=opts)
         aws.ec2.RouteTableAssociation(f"{name}-private-{index}", subnet_id=private.id,
@@ -269,7 +304,7 @@ def _network(target: "AwsTarget", component: "LayerComponent") -> Network:
     aws.ec2.VpcEndpoint(
         f"{name}-s3", vpc_id=vpc.id, service_name=f"com.amazonaws.{spec.aws.region}.s3",
         vpc_endpoint_type="Gateway", route_table_ids=[rt.id for rt in private_rts],
-        tags=target.tags(LAYER), opts=opts,
+        tags=ctx.tags(LAYER), opts=opts,
     )
 
     groups = {
@@ -283,7 +318,7 @@ def _network(target: "AwsTarget", component: "LayerComponent") -> Network:
         groups["connect"] = "MSK Connect workers (Debezium)"
     sgs = {
         key: aws.ec2.SecurityGroup(f"{name}-{key}", description=f"{name}: {text}", vpc_id=vpc.id,
-                                   tags={**target.tags(LAYER), "Name": f"{name}-{key}"}, opts=opts)
+                                   tags={**ctx.tags(LAYER), "Name": f"{name}-{key}"}, opts=opts)
         for key, text in groups.items()
     }
 
@@ -291,7 +326,7 @@ def _network(target: "AwsTarget", component: "LayerComponent") -> Network:
         aws.vpc.SecurityGroupIngressRule(
             f"{name}-{group}-in-{port}-from-{source}", security_group_id=sgs[group].id, ip_protocol="tcp",
             from_port=port, to_port=to_port or port, referenced_security_group_id=sgs[source].id, description=why,
-            tags=target.tags(LAYER), opts=opts,
+            tags=ctx.tags(LAYER), opts=opts,
         )
 
     def egress(group: str, port: int, to: str, why: str, to_port: int | None = None) -> None:
@@ -299,22 +334,23 @@ def _network(target: "AwsTarget", component: "LayerComponent") -> Network:
             "referenced_security_group_id": sgs[to].id}
         aws.vpc.SecurityGroupEgressRule(
             f"{name}-{group}-out-{port}-to-{to}", security_group_id=sgs[group].id, ip_protocol="tcp",
-            from_port=port, to_port=to_port or port, description=why, tags=target.tags(LAYER), opts=opts, **kwargs,
+            from_port=port, to_port=to_port or port, description=why, tags=ctx.tags(LAYER), opts=opts, **kwargs,
         )
 
-    ingress("lb", CATALOG_PORT, "engines", "engines call the catalogs' REST API")
-    egress("lb", CATALOG_PORT, "catalogs", "forward to the catalogs")
-    egress("lb", POLARIS_MANAGEMENT_PORT, "catalogs", "health checks on Polaris's management port")
-    ingress("catalogs", CATALOG_PORT, "lb", "REST API through the load balancer")
-    ingress("catalogs", CATALOG_PORT, "engines", "REST API directly from the engines")
-    ingress("catalogs", POLARIS_MANAGEMENT_PORT, "lb", "health checks")
-    egress("catalogs", POSTGRES_PORT, "db", "the catalog database")
+    ingress("lb", ports.catalog, "engines", "engines call the catalogs' REST API")
+    egress("lb", ports.catalog, "catalogs", "forward to the catalogs")
+    for health in ports.catalog_health:
+        egress("lb", health, "catalogs", "health checks on a catalog's management port")
+        ingress("catalogs", health, "lb", "health checks")
+    ingress("catalogs", ports.catalog, "lb", "REST API through the load balancer")
+    ingress("catalogs", ports.catalog, "engines", "REST API directly from the engines")
+    egress("catalogs", ports.postgres, "db", "the catalog database")
     egress("catalogs", HTTPS, "anywhere", "S3, STS, Secrets Manager, image registries")
-    ingress("db", POSTGRES_PORT, "catalogs", "only the catalogs reach the database")
-    ingress("engines", TRINO_PORT, "engines", "Trino coordinator and workers; maintenance tasks")
-    egress("engines", TRINO_PORT, "engines", "Trino coordinator and workers")
-    egress("engines", CATALOG_PORT, "lb", "catalogs through the load balancer")
-    egress("engines", CATALOG_PORT, "catalogs", "catalogs directly")
+    ingress("db", ports.postgres, "catalogs", "only the catalogs reach the database")
+    ingress("engines", ports.trino, "engines", "Trino coordinator and workers; maintenance tasks")
+    egress("engines", ports.trino, "engines", "Trino coordinator and workers")
+    egress("engines", ports.catalog, "lb", "catalogs through the load balancer")
+    egress("engines", ports.catalog, "catalogs", "catalogs directly")
     egress("engines", HTTPS, "anywhere", "S3 (vended credentials), image registries")
     if spec.aws.kafka_msk:
         ingress("msk", MSK_IAM_PORT, "engines", "Kafka clients (IAM auth, TLS)")
@@ -323,14 +359,14 @@ def _network(target: "AwsTarget", component: "LayerComponent") -> Network:
         egress("msk", 9092, "msk", "broker to broker", to_port=MSK_IAM_PORT)
         egress("engines", MSK_IAM_PORT, "msk", "Kafka clients")
         egress("connect", MSK_IAM_PORT, "msk", "Debezium writes change events")
-        egress("connect", POSTGRES_PORT, "db", "Debezium reads the bookshop's WAL")
+        egress("connect", ports.postgres, "db", "Debezium reads the bookshop's WAL")
         egress("connect", HTTPS, "anywhere", "Secrets Manager, STS")
-        ingress("db", POSTGRES_PORT, "connect", "Debezium (change data capture of the bookshop)")
+        ingress("db", ports.postgres, "connect", "Debezium (change data capture of the bookshop)")
 
     namespace = aws.servicediscovery.PrivateDnsNamespace(
         f"{name}-namespace", name=f"{name}.internal", vpc=vpc.id,
         description=f"{name}: services reachable as <service>.{name}.internal inside the VPC",
-        tags=target.tags(LAYER), opts=opts,
+        tags=ctx.tags(LAYER), opts=opts,
     )
     return Network(vpc, private_subnets, public_subnets, private_rts, sgs, namespace)
 
@@ -338,30 +374,31 @@ def _network(target: "AwsTarget", component: "LayerComponent") -> Network:
 # -- roles other layers ask for (always children of governance) --------------------------------
 
 
-def execution_role(target: "AwsTarget", family: str, log_sources: list[str], secret_names: list[str]) -> aws.iam.Role:
+def execution_role(ctx: AwsContext, gov: GovernanceState, family: str, log_sources: list[str],
+                   secret_names: list[str], secret_refs: dict[str, pulumi.Input[str]] | None = None) -> aws.iam.Role:
     """The ECS execution role of one task definition: its own log groups and its own secrets, nothing else."""
-    gov: GovernanceState = target.governance
-    spec = target.spec
+    spec = ctx.spec
     if family in gov.execution_roles:
         return gov.execution_roles[family]
-    opts = target.governance_opts()
+    opts = ctx.governance_opts()
     role = aws.iam.Role(
         f"{spec.name}-{family}-execution",
         description=f"ECS execution role of {family}: pulls its image, writes its logs, reads its secrets",
         assume_role_policy=assume_role_policy("ecs-tasks.amazonaws.com", gov.account_id),
-        tags=target.tags(LAYER, **{"lakehouse.task": family}),
+        tags=ctx.tags(LAYER, **{"lakehouse.task": family}),
         opts=opts,
     )
     statements: list[dict[str, Any]] = [{
         "Sid": "WriteOwnLogs", "Effect": "Allow", "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
         "Resource": [gov.arn("logs", f"log-group:{log_group_name(spec, source)}:*") for source in log_sources],
     }]
-    refs = [gov.secret_refs[name] for name in secret_names]
+    known = secret_refs if secret_refs is not None else gov.secret_refs
+    refs = [known[name] for name in secret_names]
     if refs:
         statements.append({
             "Sid": "ReadOwnSecrets", "Effect": "Allow", "Action": ["secretsmanager:GetSecretValue"],
             # ECS references may carry a JSON key suffix (:password::); the policy names the secret itself.
-            "Resource": [pulumi.Output.from_input(ref).apply(_secret_arn) for ref in refs],
+            "Resource": [pulumi.Output.from_input(ref).apply(secret_arn) for ref in refs],
         })
         statements.append({
             "Sid": "DecryptOwnSecrets", "Effect": "Allow", "Action": ["kms:Decrypt"], "Resource": gov.key.arn,
@@ -373,24 +410,23 @@ def execution_role(target: "AwsTarget", family: str, log_sources: list[str], sec
     return role
 
 
-def _secret_arn(reference: str) -> str:
+def secret_arn(reference: str) -> str:
     """The secret's ARN from an ECS ``valueFrom`` (which may end in ``:json-key:version-stage:version-id``)."""
     parts = reference.split(":")
     return ":".join(parts[:7]) if len(parts) > 7 else reference
 
 
-def service_role(target: "AwsTarget", key: str, principal: str, description: str,
+def service_role(ctx: AwsContext, gov: GovernanceState, key: str, principal: str, description: str,
                  statements: list[dict[str, Any]], managed: list[str] | None = None,
                  layer: Layer = LAYER) -> aws.iam.Role:
     """A role an AWS service assumes on the platform's behalf (scheduler, backup, replication, EMR, MSK Connect)."""
-    gov: GovernanceState = target.governance
-    spec = target.spec
-    opts = target.governance_opts()
+    spec = ctx.spec
+    opts = ctx.governance_opts()
     role = aws.iam.Role(
         f"{spec.name}-{key}",
         description=description,
         assume_role_policy=assume_role_policy(principal, gov.account_id),
-        tags=target.tags(LAYER, **{"lakehouse.used-by": layer.value}),
+        tags=ctx.tags(LAYER, **{"lakehouse.used-by": layer.value}),
         opts=opts,
     )
     if statements:
@@ -404,16 +440,15 @@ def service_role(target: "AwsTarget", key: str, principal: str, description: str
     return role
 
 
-def grant(target: "AwsTarget", key: str, role: aws.iam.Role, statements: list[dict[str, Any]]) -> aws.iam.RolePolicy:
+def grant(ctx: AwsContext, key: str, role: aws.iam.Role, statements: list[dict[str, Any]]) -> aws.iam.RolePolicy:
     """An inline policy on a governance role, added by the layer that creates what it grants access to."""
-    return aws.iam.RolePolicy(f"{target.spec.name}-{key}", role=role.id, policy=policy_document(*statements),
-                              opts=target.governance_opts())
+    return aws.iam.RolePolicy(f"{ctx.spec.name}-{key}", role=role.id, policy=policy_document(*statements),
+                              opts=ctx.governance_opts())
 
 
-def replica_key(target: "AwsTarget", region: str) -> aws.kms.Key:
+def replica_key(ctx: AwsContext, gov: GovernanceState, region: str) -> aws.kms.Key:
     """The KMS key of the replica region (keys are regional); the platform's key when it is the same region."""
-    gov: GovernanceState = target.governance
-    spec = target.spec
+    spec = ctx.spec
     if region == spec.aws.region:
         return gov.key
     if region not in gov.replica_keys:
@@ -426,7 +461,7 @@ def replica_key(target: "AwsTarget", region: str) -> aws.kms.Key:
             deletion_window_in_days=30,
             policy=policy_document({"Sid": "AccountAdministers", "Effect": "Allow", "Principal": {"AWS": root},
                                     "Action": "kms:*", "Resource": "*"}),
-            tags=target.tags(LAYER),
-            opts=target.governance_opts(),
+            tags=ctx.tags(LAYER),
+            opts=ctx.governance_opts(),
         )
     return gov.replica_keys[region]

@@ -16,16 +16,16 @@ from typing import TYPE_CHECKING, Any
 import pulumi
 import pulumi_aws as aws
 
-from infra.services import trino
+from infra.services import registry, trino
 from infra.services.base import Side, url
-from infra.spec import Layer
-from infra.spec.model import MaintenanceJob
+from infra.spec import Layer, MaintenanceJob, PlatformSpec, eventbridge_cron
 from infra.targets.aws import governance as gov_module
 from infra.targets.aws.ecs import Container, shell, task_definition
 
 if TYPE_CHECKING:
-    from infra.layers.base import LayerComponent
-    from infra.targets.aws import AwsTarget
+    from infra.targets.aws import AwsContext
+    from infra.targets.aws.compute import ComputeState
+    from infra.targets.aws.observability import LogGroups
 
 LAYER = Layer.ORCHESTRATION
 MAINTENANCE = "maintenance"
@@ -44,29 +44,22 @@ class OrchestrationState:
     task_definition: aws.ecs.TaskDefinition | None = None
     schedules: list[aws.scheduler.Schedule] = field(default_factory=list)
     dead_letter_queue: aws.sqs.Queue | None = None
-    log_sources: list[str] = field(default_factory=list)
+    schedule_group: aws.scheduler.ScheduleGroup | None = None
+    described: list[dict[str, str]] = field(default_factory=list)
+
+    def layer_outputs(self) -> dict[str, Any]:
+        if self.schedule_group is None or self.dead_letter_queue is None:
+            return {"schedules": []}
+        return {"schedule_group": self.schedule_group.name, "schedules": self.described,
+                "dead_letter_queue": self.dead_letter_queue.arn}
+
+    def stack_outputs(self) -> dict[str, Any]:
+        return {} if self.schedule_group is None else {"maintenance_schedule_group": self.schedule_group.name}
 
 
-def scheduler_cron(schedule: str) -> str:
-    """A five-field cron (UTC, Sunday = 0) as an EventBridge Scheduler ``cron()`` (six fields, Sunday = 1, one ``?``)."""
-    minute, hour, day_of_month, month, day_of_week = schedule.split()
-
-    def shift(field_value: str) -> str:
-        def day(token: str) -> str:
-            return str(int(token) % 7 + 1) if token.isdigit() else token
-
-        parts = []
-        for part in field_value.split(","):
-            head, slash, step = part.partition("/")
-            head = "-".join(day(t) for t in head.split("-"))
-            parts.append(head + slash + step)
-        return ",".join(parts)
-
-    if day_of_week == "*":
-        day_of_week = "?"
-    else:
-        day_of_month, day_of_week = "?", shift(day_of_week)
-    return f"cron({minute} {hour} {day_of_month} {month} {day_of_week} *)"
+def log_sources(spec: PlatformSpec) -> dict[str, str | None]:
+    """The log groups this layer writes to (None: the platform's default name for the source)."""
+    return {MAINTENANCE: None} if spec.maintenance else {}
 
 
 def maintenance_script(server: str, catalog: str) -> list[str]:
@@ -95,28 +88,26 @@ def maintenance_script(server: str, catalog: str) -> list[str]:
     ]
 
 
-def build(target: "AwsTarget", component: "LayerComponent") -> dict[str, Any]:
-    spec = target.spec
+def build(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups, compute: ComputeState) -> OrchestrationState:
+    spec = ctx.spec
     state = OrchestrationState()
-    target.orchestration = state
     if not spec.maintenance:
-        return {"schedules": []}
+        return state
     assert trino.NAME in spec.enabled_services(), "the model refuses maintenance on aws without Trino"
-    gov: gov_module.GovernanceState = target.governance
-    compute = target.compute
-    opts = target.opts(component)
-    tags = target.tags(LAYER)
+    opts = ctx.opts(LAYER)
+    tags = ctx.tags(LAYER)
 
     trino_service = spec.services[trino.NAME]
-    catalog = next(name for name, svc in trino.CATALOGS.items() if svc == spec.catalog.default)
+    role_of_catalog = registry()[spec.catalog.default].catalog
+    assert role_of_catalog is not None
+    catalog = role_of_catalog.engine_name
     entry_point, command = shell(maintenance_script(url(spec, trino.NAME, "http", Side.INTERNAL), catalog))
     container = Container(name=MAINTENANCE, image=trino_service.image, memory_mib=1024, entry_point=entry_point,
                           command=command, env={"MAINTENANCE_ACTION": "expire_snapshots", "OLDER_THAN_DAYS": "7"})
-    execution = gov_module.execution_role(target, MAINTENANCE, [MAINTENANCE], [])
-    task = task_definition(target, component, f"{spec.name}-{MAINTENANCE}", [container], tags=tags,
+    execution = gov_module.execution_role(ctx, gov, MAINTENANCE, [MAINTENANCE], [])
+    task = task_definition(ctx, LAYER, f"{spec.name}-{MAINTENANCE}", [container], tags=tags,
                            execution_role=execution, task_role=None, secret_refs={}, cpu=512, memory=1024)
     state.task_definition = task
-    state.log_sources.append(MAINTENANCE)
 
     queue = aws.sqs.Queue(
         f"{spec.name}-maintenance-dlq", name=f"{spec.name}-{pulumi.get_stack()}-maintenance-dlq", kms_master_key_id=gov.key.arn, kms_data_key_reuse_period_seconds=3600,
@@ -125,7 +116,7 @@ def build(target: "AwsTarget", component: "LayerComponent") -> dict[str, Any]:
     state.dead_letter_queue = queue
     family = task.family
     role = gov_module.service_role(
-        target, "maintenance-scheduler", "scheduler.amazonaws.com",
+        ctx, gov, "maintenance-scheduler", "scheduler.amazonaws.com",
         "EventBridge Scheduler: starts the platform's maintenance task, nothing else",
         [
             {"Sid": "RunMaintenanceTask", "Effect": "Allow", "Action": "ecs:RunTask",
@@ -143,22 +134,19 @@ def build(target: "AwsTarget", component: "LayerComponent") -> dict[str, Any]:
     )
     group = aws.scheduler.ScheduleGroup(f"{spec.name}-maintenance", name=f"{spec.name}-{pulumi.get_stack()}-maintenance",
                                         tags=tags, opts=opts)
+    state.schedule_group = group
     for index, job in enumerate(spec.maintenance):
-        state.schedules.append(_schedule(target, component, index, job, group, task, role, queue))
-    target.export(maintenance_schedule_group=group.name)
-    return {
-        "schedule_group": group.name,
-        "schedules": [{"action": job.action, "cron": job.schedule, "expression": scheduler_cron(job.schedule)}
-                      for job in spec.maintenance],
-        "dead_letter_queue": queue.arn,
-    }
+        state.schedules.append(_schedule(ctx, gov, compute, index, job, group, task, role, queue))
+    state.described = [{"action": job.action, "cron": job.schedule, "expression": eventbridge_cron(job.schedule)}
+                       for job in spec.maintenance]
+    return state
 
 
-def _schedule(target: "AwsTarget", component: "LayerComponent", index: int, job: MaintenanceJob,
-              group: aws.scheduler.ScheduleGroup, task: aws.ecs.TaskDefinition, role: aws.iam.Role,
-              queue: aws.sqs.Queue) -> aws.scheduler.Schedule:
-    spec = target.spec
-    network = target.governance.network
+def _schedule(ctx: AwsContext, gov: gov_module.GovernanceState, compute: ComputeState, index: int,
+              job: MaintenanceJob, group: aws.scheduler.ScheduleGroup, task: aws.ecs.TaskDefinition,
+              role: aws.iam.Role, queue: aws.sqs.Queue) -> aws.scheduler.Schedule:
+    spec = ctx.spec
+    network = gov.network
     overrides = {"containerOverrides": [{"name": MAINTENANCE, "environment": [
         {"name": "MAINTENANCE_ACTION", "value": job.action},
         {"name": "OLDER_THAN_DAYS", "value": str(job.older_than_days)},
@@ -168,12 +156,12 @@ def _schedule(target: "AwsTarget", component: "LayerComponent", index: int, job:
         name=f"{index}-{job.action.replace('_', '-')}",
         group_name=group.name,
         description=f"{job.action} on every table of the {spec.catalog.default} catalog at {job.schedule} (UTC)",
-        schedule_expression=scheduler_cron(job.schedule),
+        schedule_expression=eventbridge_cron(job.schedule),
         schedule_expression_timezone="UTC",
         flexible_time_window={"mode": "OFF"},
         state="ENABLED",
         target={
-            "arn": target.compute.cluster.arn,
+            "arn": compute.cluster.arn,
             "role_arn": role.arn,
             "input": json.dumps(overrides),
             "ecs_parameters": {
@@ -186,10 +174,10 @@ def _schedule(target: "AwsTarget", component: "LayerComponent", index: int, job:
                                           "assign_public_ip": False},
                 "enable_ecs_managed_tags": True,
                 "propagate_tags": "TASK_DEFINITION",
-                "tags": target.tags(LAYER, **{"lakehouse.maintenance": job.action}),
+                "tags": ctx.tags(LAYER, **{"lakehouse.maintenance": job.action}),
             },
             "retry_policy": {"maximum_retry_attempts": 2, "maximum_event_age_in_seconds": 3600},
             "dead_letter_config": {"arn": queue.arn},
         },
-        opts=target.opts(component),
+        opts=ctx.opts(LAYER),
     )

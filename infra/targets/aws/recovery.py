@@ -21,8 +21,9 @@ from infra.targets.aws import governance as gov_module
 from infra.targets.aws.storage import SecureBucket, secure_bucket
 
 if TYPE_CHECKING:
-    from infra.layers.base import LayerComponent
-    from infra.targets.aws import AwsTarget
+    from infra.targets.aws import AwsContext
+    from infra.targets.aws.catalog import CatalogState
+    from infra.targets.aws.storage import StorageState
 
 LAYER = Layer.RECOVERY
 
@@ -30,24 +31,37 @@ LAYER = Layer.RECOVERY
 @dataclass
 class RecoveryState:
     vault: aws.backup.Vault
+    retention_days: int
     plan: aws.backup.Plan | None = None
     replica: SecureBucket | None = None
 
+    def layer_outputs(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"backup_vault": self.vault.name, "backup_retention_days": self.retention_days}
+        if self.plan is not None:
+            out["backup_plan"] = self.plan.id
+        if self.replica is not None:
+            out["replica_bucket"] = self.replica.bucket.bucket
+        return out
 
-def build(target: "AwsTarget", component: "LayerComponent") -> dict[str, Any]:
-    spec = target.spec
-    gov: gov_module.GovernanceState = target.governance
-    opts = target.opts(component)
-    tags = target.tags(LAYER)
+    def stack_outputs(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"backup_vault": self.vault.name}
+        if self.replica is not None:
+            out["replica_bucket"] = self.replica.bucket.bucket
+        return out
+
+
+def build(ctx: AwsContext, gov: gov_module.GovernanceState, storage: StorageState,
+          catalog: CatalogState) -> RecoveryState:
+    spec = ctx.spec
+    opts = ctx.opts(LAYER)
+    tags = ctx.tags(LAYER)
     retention = spec.recovery.backup_retention_days
 
     vault = aws.backup.Vault(f"{spec.name}-catalog-backups", name=f"{spec.name}-{pulumi.get_stack()}-catalog",
                              kms_key_arn=gov.key.arn, tags=tags, opts=opts)
-    state = RecoveryState(vault)
-    target.recovery = state
-    outputs: dict[str, Any] = {"backup_vault": vault.name, "backup_retention_days": retention}
+    state = RecoveryState(vault, retention)
 
-    database = target.catalog.database if target.catalog is not None else None
+    database = catalog.database
     if database is not None:
         plan = aws.backup.Plan(
             f"{spec.name}-catalog-backups",
@@ -67,7 +81,7 @@ def build(target: "AwsTarget", component: "LayerComponent") -> dict[str, Any]:
             opts=opts,
         )
         role = gov_module.service_role(
-            target, "backup", "backup.amazonaws.com", "AWS Backup: backs up and restores the catalog database",
+            ctx, gov, "backup", "backup.amazonaws.com", "AWS Backup: backs up and restores the catalog database",
             [], managed=["service-role/AWSBackupServiceRolePolicyForBackup",
                          "service-role/AWSBackupServiceRolePolicyForRestores"],
             layer=LAYER,
@@ -75,29 +89,24 @@ def build(target: "AwsTarget", component: "LayerComponent") -> dict[str, Any]:
         aws.backup.Selection(f"{spec.name}-catalog-database", name=f"{spec.name}-catalog-database",
                              plan_id=plan.id, iam_role_arn=role.arn, resources=[database.arn], opts=opts)
         state.plan = plan
-        outputs["backup_plan"] = plan.id
 
     if spec.storage.replica_bucket:
-        state.replica = _replica(target, component)
-        outputs["replica_bucket"] = state.replica.bucket.bucket
-        target.export(replica_bucket=state.replica.bucket.bucket)
-    target.export(backup_vault=vault.name)
-    return outputs
+        state.replica = _replica(ctx, gov, storage)
+    return state
 
 
-def _replica(target: "AwsTarget", component: "LayerComponent") -> SecureBucket:
-    spec = target.spec
-    gov: gov_module.GovernanceState = target.governance
-    source = target.storage.warehouse
+def _replica(ctx: AwsContext, gov: gov_module.GovernanceState, storage: StorageState) -> SecureBucket:
+    spec = ctx.spec
+    source = storage.warehouse
     region = spec.aws.replica_region or spec.aws.region
-    key = gov_module.replica_key(target, region)
+    key = gov_module.replica_key(ctx, gov, region)
     replica = secure_bucket(
-        target, component, LAYER, f"{spec.name}-warehouse-replica", f"{spec.storage.bucket}-replica", key,
+        ctx, LAYER, f"{spec.name}-warehouse-replica", f"{spec.storage.bucket}-replica", key,
         region=region, noncurrent_days=spec.storage.noncurrent_version_expiration_days,
         abort_multipart_days=spec.storage.abort_incomplete_multipart_days,
     )
     role = gov_module.service_role(
-        target, "replication", "s3.amazonaws.com", "S3 replication of the warehouse into its replica",
+        ctx, gov, "replication", "s3.amazonaws.com", "S3 replication of the warehouse into its replica",
         [
             {"Sid": "ReadSourceConfiguration", "Effect": "Allow",
              "Action": ["s3:GetReplicationConfiguration", "s3:ListBucket"], "Resource": source.bucket.arn},
@@ -130,6 +139,6 @@ def _replica(target: "AwsTarget", component: "LayerComponent") -> SecureBucket:
                 "encryption_configuration": {"replica_kms_key_id": key.arn},
             },
         }],
-        opts=target.opts(component, depends_on=[source.versioning, replica.versioning]),
+        opts=ctx.opts(LAYER, depends_on=[source.versioning, replica.versioning]),
     )
     return replica

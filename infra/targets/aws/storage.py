@@ -18,8 +18,8 @@ from infra.spec import Layer
 from infra.targets.aws.common import policy_document
 
 if TYPE_CHECKING:
-    from infra.layers.base import LayerComponent
-    from infra.targets.aws import AwsTarget
+    from infra.targets.aws import AwsContext
+    from infra.targets.aws.governance import GovernanceState
 
 LAYER = Layer.STORAGE
 
@@ -34,11 +34,18 @@ class SecureBucket:
 @dataclass
 class StorageState:
     warehouse: SecureBucket
+    warehouse_prefixes: list[str]
+
+    def layer_outputs(self) -> dict[str, Any]:
+        return {"bucket": self.warehouse.bucket.bucket, "bucket_arn": self.warehouse.bucket.arn,
+                "warehouse_prefixes": self.warehouse_prefixes}
+
+    def stack_outputs(self) -> dict[str, Any]:
+        return {"bucket": self.warehouse.bucket.bucket, "bucket_arn": self.warehouse.bucket.arn}
 
 
 def secure_bucket(
-    target: "AwsTarget",
-    parent: pulumi.Resource,
+    ctx: AwsContext,
     layer: Layer,
     logical: str,
     bucket_name: str,
@@ -49,10 +56,10 @@ def secure_bucket(
     abort_multipart_days: int,
 ) -> SecureBucket:
     """A bucket every layer may rely on: versioned, KMS-encrypted, private, owner-enforced, TLS-only."""
-    spec = target.spec
+    spec = ctx.spec
     where = {} if region is None or region == spec.aws.region else {"region": region}
-    opts = target.opts(parent)
-    bucket = aws.s3.Bucket(logical, bucket=bucket_name, force_destroy=False, tags=target.tags(layer),
+    opts = ctx.opts(layer)
+    bucket = aws.s3.Bucket(logical, bucket=bucket_name, force_destroy=False, tags=ctx.tags(layer),
                            opts=opts, **where)
     versioning = aws.s3.BucketVersioning(
         logical, bucket=bucket.id, versioning_configuration={"status": "Enabled"}, opts=opts, **where,
@@ -78,7 +85,7 @@ def secure_bucket(
             "Resource": [bucket.arn, pulumi.Output.concat(bucket.arn, "/*")],
             "Condition": {"Bool": {"aws:SecureTransport": "false"}},
         }),
-        opts=target.opts(parent, depends_on=[block]), **where,
+        opts=ctx.opts(layer, depends_on=[block]), **where,
     )
     aws.s3.BucketLifecycleConfiguration(
         logical, bucket=bucket.id,
@@ -89,19 +96,16 @@ def secure_bucket(
             {"id": "expire-noncurrent-versions", "status": "Enabled", "filter": {"prefix": ""},
              "noncurrent_version_expiration": {"noncurrent_days": noncurrent_days}},
         ],
-        opts=target.opts(parent, depends_on=[versioning]), **where,
+        opts=ctx.opts(layer, depends_on=[versioning]), **where,
     )
     return SecureBucket(bucket, versioning, bucket_name)
 
 
-def build(target: "AwsTarget", component: "LayerComponent") -> dict[str, Any]:
-    spec = target.spec
+def build(ctx: AwsContext, gov: GovernanceState) -> StorageState:
+    spec = ctx.spec
     warehouse = secure_bucket(
-        target, component, LAYER, f"{spec.name}-warehouse", spec.storage.bucket, target.governance.key,
+        ctx, LAYER, f"{spec.name}-warehouse", spec.storage.bucket, gov.key,
         noncurrent_days=spec.storage.noncurrent_version_expiration_days,
         abort_multipart_days=spec.storage.abort_incomplete_multipart_days,
     )
-    target.storage = StorageState(warehouse)
-    target.export(bucket=warehouse.bucket.bucket, bucket_arn=warehouse.bucket.arn)
-    return {"bucket": warehouse.bucket.bucket, "bucket_arn": warehouse.bucket.arn,
-            "warehouse_prefixes": list(spec.storage.warehouse_prefixes)}
+    return StorageState(warehouse, list(spec.storage.warehouse_prefixes))

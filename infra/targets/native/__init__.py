@@ -1,5 +1,5 @@
 """The native target: the platform as real local processes on 127.0.0.1.
 
-target.py (NativeTarget), local_service.py (the process resource), artifacts.py (what the
-processes are built from), stack.py (up/down/restart/verify from the command line).
+target.py (NativeTarget: one LocalService per service, in dependency order), local_service.py (the
+process resource), tasks.py (idempotent post-start steps).
 """

@@ -105,15 +105,16 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple, Optional
+from typing import Annotated, Any, Literal, NamedTuple, Optional, Union
 
 import psutil
 import pulumi
 import pulumi.dynamic
 import requests
 import tenacity
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 # --------------------------------------------------------------------------------------------
 # Constants
@@ -198,110 +199,6 @@ def _normalize(value: Any) -> Any:
     return value
 
 
-_DEFAULTS: dict[str, Any] = {
-    "env": {},
-    "files": {},
-    "ports": [],
-    "setup": [],
-    "post_start": [],
-    "run_as_user": None,
-    "ulimit_nofile": None,
-    "health_timeout_s": 60.0,
-    "stop_grace_s": 10.0,
-    "labels": {},
-    "memory_budget_bytes": None,
-}
-
-
-def input_view(props: Mapping[str, Any]) -> dict[str, Any]:
-    """The resource inputs found in ``props`` (inputs or outputs), normalized, defaults filled in."""
-    return {key: _normalize(props.get(key, _DEFAULTS.get(key))) for key in INPUT_KEYS}
-
-
-@dataclass(frozen=True)
-class ServiceSpec:
-    """Validated, typed inputs of one local service."""
-
-    service: str
-    argv: list[str]
-    cwd: str
-    data_dir: str
-    log_file: str
-    health: dict[str, Any]
-    env: dict[str, str] = field(default_factory=dict)
-    files: dict[str, str] = field(default_factory=dict)
-    ports: list[int] = field(default_factory=list)
-    setup: list[list[str]] = field(default_factory=list)
-    post_start: list[list[str]] = field(default_factory=list)
-    health_timeout_s: float = 60.0
-    stop_grace_s: float = 10.0
-    run_as_user: Optional[str] = None
-    ulimit_nofile: Optional[int] = None
-    # Recorded for reviewers and the policy pack (layer, owner; the service's memory budget).
-    labels: dict[str, str] = field(default_factory=dict)
-    memory_budget_bytes: Optional[int] = None
-
-    @classmethod
-    def from_props(cls, props: Mapping[str, Any]) -> "ServiceSpec":
-        """Build from Pulumi properties; raises ``LocalServiceError`` listing every invalid input."""
-        problems = validate_props(props)
-        if problems:
-            name = props.get("service", "?")
-            raise LocalServiceError(
-                f"service '{name}': invalid inputs: " + "; ".join(f"{k}: {why}" for k, why in problems)
-            )
-        v = input_view(props)
-        return cls(
-            service=str(v["service"]),
-            argv=[str(a) for a in v["argv"]],
-            cwd=str(v["cwd"]),
-            data_dir=str(v["data_dir"]),
-            log_file=str(v["log_file"]),
-            health=dict(v["health"]),
-            env={str(k): str(val) for k, val in v["env"].items()},
-            files={str(k): str(val) for k, val in v["files"].items()},
-            ports=[int(p) for p in v["ports"]],
-            setup=[[str(a) for a in step] for step in v["setup"]],
-            post_start=[[str(a) for a in step] for step in v["post_start"]],
-            health_timeout_s=float(v["health_timeout_s"]),
-            stop_grace_s=float(v["stop_grace_s"]),
-            run_as_user=v["run_as_user"] or None,
-            ulimit_nofile=int(v["ulimit_nofile"]) if v["ulimit_nofile"] is not None else None,
-            labels={str(k): str(val) for k, val in (v["labels"] or {}).items()},
-            memory_budget_bytes=int(v["memory_budget_bytes"]) if v["memory_budget_bytes"] is not None else None,
-        )
-
-    def to_props(self) -> dict[str, Any]:
-        """The inputs as plain properties (the part of the outputs that echoes the inputs)."""
-        return {
-            "service": self.service,
-            "argv": list(self.argv),
-            "cwd": self.cwd,
-            "data_dir": self.data_dir,
-            "log_file": self.log_file,
-            "health": dict(self.health),
-            "env": dict(self.env),
-            "files": dict(self.files),
-            "ports": list(self.ports),
-            "setup": [list(s) for s in self.setup],
-            "post_start": [list(s) for s in self.post_start],
-            "health_timeout_s": self.health_timeout_s,
-            "stop_grace_s": self.stop_grace_s,
-            "run_as_user": self.run_as_user,
-            "ulimit_nofile": self.ulimit_nofile,
-            "labels": dict(self.labels),
-            "memory_budget_bytes": self.memory_budget_bytes,
-        }
-
-    @property
-    def pid_file(self) -> Path:
-        return Path(self.data_dir) / PID_FILE_NAME
-
-    @property
-    def setup_marker(self) -> Path:
-        return Path(self.data_dir) / SETUP_MARKER_NAME
-
-
 def _is_unknown(value: Any) -> bool:
     """True for a value not known yet (preview) anywhere inside ``value``."""
     from pulumi.output import Unknown
@@ -315,84 +212,133 @@ def _is_unknown(value: Any) -> bool:
     return False
 
 
-def _is_str_list(value: Any, *, non_empty: bool = False) -> bool:
-    return isinstance(value, list) and all(isinstance(a, str) for a in value) and (bool(value) or not non_empty)
+def _absolute(path: str) -> str:
+    if not os.path.isabs(path):
+        raise ValueError("must be an absolute path")
+    return path
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+AbsolutePath = Annotated[str, AfterValidator(_absolute)]
+Argv = Annotated[list[str], Field(min_length=1)]
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+class _Health(BaseModel):
+    model_config = ConfigDict(extra="allow")
 
 
-def _validate_health(health: Any) -> Optional[str]:
-    """Why ``health`` is not a valid health check, or None."""
-    if not isinstance(health, Mapping):
-        return "must be a map with a 'kind'"
-    kind = health.get("kind")
-    if kind == "http":
-        if not isinstance(health.get("url"), str) or not health["url"].startswith(("http://", "https://")):
-            return "http check needs 'url' (http:// or https://)"
-        if "expect_status" in health and not _is_number(health["expect_status"]):
-            return "'expect_status' must be a number"
-        if "json_field" in health and not isinstance(health["json_field"], str):
-            return "'json_field' must be a dotted key path"
-    elif kind == "tcp":
-        if not _is_number(health.get("port")):
-            return "tcp check needs 'port'"
-    elif kind == "command":
-        if not _is_str_list(_normalize(health.get("argv")), non_empty=True):
-            return "command check needs a non-empty 'argv' list of strings"
-    else:
-        return f"unknown kind {kind!r}, expected one of {', '.join(HEALTH_KINDS)}"
-    return None
+class HttpHealth(_Health):
+    """GET must answer ``expect_status``; with ``json_field`` the JSON body's field must equal
+    ``json_expect`` if given, else be truthy (Trino: ``json_field="starting", json_expect=False``)."""
+
+    kind: Literal["http"]
+    url: Annotated[str, Field(pattern=r"^https?://")]
+    expect_status: int = 200
+    json_field: str | None = None
+
+
+class TcpHealth(_Health):
+    """A TCP connect succeeds."""
+
+    kind: Literal["tcp"]
+    host: str = LOOPBACK
+    port: Annotated[int, Field(ge=1, le=65535)]
+
+
+class CommandHealth(_Health):
+    """The command exits 0 (e.g. ``pg_isready``)."""
+
+    kind: Literal["command"]
+    argv: Argv
+
+
+HealthCheck = Annotated[Union[HttpHealth, TcpHealth, CommandHealth], Field(discriminator="kind")]
+
+
+class ServiceInputs(BaseModel):
+    """Validated, typed inputs of one local service (the resource's properties)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    service: Annotated[str, Field(min_length=1)]
+    argv: Argv
+    cwd: AbsolutePath
+    data_dir: AbsolutePath
+    log_file: AbsolutePath
+    health: HealthCheck
+    env: dict[str, str] = {}
+    files: dict[AbsolutePath, str] = {}
+    ports: list[Annotated[int, Field(ge=1, le=65535)]] = []
+    setup: list[Argv] = []
+    post_start: list[Argv] = []
+    health_timeout_s: Annotated[float, Field(gt=0)] = 60.0
+    stop_grace_s: Annotated[float, Field(ge=0)] = 10.0
+    run_as_user: str | None = None
+    ulimit_nofile: Annotated[int, Field(gt=0)] | None = None
+    # Recorded for reviewers and the policy pack (layer, owner; the service's memory budget).
+    labels: dict[str, str] = {}
+    memory_budget_bytes: int | None = None
+
+    @classmethod
+    def from_props(cls, props: Mapping[str, Any]) -> ServiceInputs:
+        """Build from Pulumi properties; raises ``LocalServiceError`` listing every invalid input."""
+        problems = validate_props(props)
+        if problems:
+            name = props.get("service", "?")
+            raise LocalServiceError(
+                f"service '{name}': invalid inputs: " + "; ".join(f"{k}: {why}" for k, why in problems)
+            )
+        return cls.model_validate(_known(props))
+
+    def to_props(self) -> dict[str, Any]:
+        """The inputs as plain properties (the part of the outputs that echoes the inputs)."""
+        props = self.model_dump(mode="json")
+        props["health"] = self.health_check
+        return props
+
+    @property
+    def health_check(self) -> dict[str, Any]:
+        """The health check as the probe reads it (keys given, e.g. ``json_expect: false``, are kept)."""
+        return self.health.model_dump(exclude_none=True)
+
+    @property
+    def pid_file(self) -> Path:
+        return Path(self.data_dir) / PID_FILE_NAME
+
+    @property
+    def setup_marker(self) -> Path:
+        return Path(self.data_dir) / SETUP_MARKER_NAME
+
+
+def _known(props: Mapping[str, Any]) -> dict[str, Any]:
+    """The normalized properties whose values are known (unknowns of a preview left out)."""
+    return {k: _normalize(v) for k, v in props.items() if k in INPUT_KEYS and v is not None and not _is_unknown(v)}
+
+
+def _reason(error: Any) -> str:
+    if error["type"] == "union_tag_invalid":
+        return f"unknown kind {error['input'].get('kind')!r}, expected one of {', '.join(HEALTH_KINDS)}"
+    return str(error["msg"]).removeprefix("Value error, ")
 
 
 def validate_props(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Every problem with the inputs as ``(property, reason)``; values not known yet are skipped."""
-    problems: list[tuple[str, str]] = []
-    v = {k: (props[k] if _is_unknown(props.get(k)) else _normalize(props.get(k, _DEFAULTS.get(k)))) for k in INPUT_KEYS}
+    unknown = {k for k in INPUT_KEYS if _is_unknown(props.get(k))}
+    try:
+        ServiceInputs.model_validate(_known(props))
+    except ValidationError as exc:
+        problems: dict[str, str] = {}
+        for error in exc.errors():
+            key = str(error["loc"][0])
+            if key not in unknown:
+                problems.setdefault(key, _reason(error))
+        return list(problems.items())
+    return []
 
-    def check(key: str, ok: Callable[[Any], bool], reason: str) -> None:
-        if not _is_unknown(v[key]) and not ok(v[key]):
-            problems.append((key, reason))
 
-    check("service", lambda x: isinstance(x, str) and bool(x), "must be a non-empty string")
-    check("argv", lambda x: _is_str_list(x, non_empty=True), "must be a non-empty list of strings")
-    for key in ("cwd", "data_dir", "log_file"):
-        check(key, lambda x: isinstance(x, str) and os.path.isabs(x), "must be an absolute path")
-    check(
-        "env",
-        lambda x: isinstance(x, dict) and all(isinstance(s, str) for s in x.values()),
-        "must map names to strings",
-    )
-    check(
-        "files",
-        lambda x: isinstance(x, dict) and all(os.path.isabs(p) and isinstance(c, str) for p, c in x.items()),
-        "must map absolute paths to string contents",
-    )
-    check(
-        "ports",
-        lambda x: isinstance(x, list) and all(_is_int(p) and 0 < p < 65536 for p in x),
-        "must be a list of port numbers (1-65535)",
-    )
-    for key in ("setup", "post_start"):
-        check(
-            key,
-            lambda x: isinstance(x, list) and all(_is_str_list(s, non_empty=True) for s in x),
-            "must be a list of argv lists",
-        )
-    check("health_timeout_s", lambda x: _is_number(x) and x > 0, "must be a positive number of seconds")
-    check("stop_grace_s", lambda x: _is_number(x) and x >= 0, "must be a non-negative number of seconds")
-    check("run_as_user", lambda x: x is None or isinstance(x, str), "must be a user name")
-    check("ulimit_nofile", lambda x: x is None or (_is_int(x) and x > 0), "must be a positive integer")
-    if not _is_unknown(v["health"]):
-        why = _validate_health(v["health"])
-        if why:
-            problems.append(("health", why))
-    return problems
+def input_view(props: Mapping[str, Any]) -> dict[str, Any]:
+    """The resource inputs found in ``props`` (inputs or outputs), normalized, defaults filled in."""
+    defaults = {name: field.default for name, field in ServiceInputs.model_fields.items()}
+    return {key: _normalize(props.get(key, defaults.get(key))) for key in INPUT_KEYS}
 
 
 # --------------------------------------------------------------------------------------------
@@ -664,7 +610,7 @@ def tail_log(log_file: str | os.PathLike[str], lines: int = LOG_TAIL_LINES) -> s
     return "\n".join(text.splitlines()[-lines:])
 
 
-def _failure(spec: ServiceSpec, reason: str) -> LocalServiceError:
+def _failure(spec: ServiceInputs, reason: str) -> LocalServiceError:
     """An error for the operator: service, reason and the log tail that usually explains it."""
     return LocalServiceError(
         f"service '{spec.service}': {reason}\n"
@@ -735,7 +681,7 @@ def remove_files(paths: Iterable[str]) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _child_env(spec: ServiceSpec, ids: Optional[UserIds]) -> dict[str, str]:
+def _child_env(spec: ServiceInputs, ids: Optional[UserIds]) -> dict[str, str]:
     """The base environment (see ``INHERITED_ENV_VARS``), the run-as user's identity, then ``env``."""
     env = {k: os.environ[k] for k in INHERITED_ENV_VARS if k in os.environ}
     if ids:
@@ -759,7 +705,7 @@ def can_raise_hard_limits() -> bool:
     return os.geteuid() == 0
 
 
-def _child_identity(spec: ServiceSpec, ids: Optional[UserIds]) -> dict[str, Any]:
+def _child_identity(spec: ServiceInputs, ids: Optional[UserIds]) -> dict[str, Any]:
     """Popen arguments that start the child as ``run_as_user`` and with ``ulimit_nofile``.
 
     No ``preexec_fn``: the provider process runs gRPC threads, and Python code between fork and
@@ -783,7 +729,7 @@ def _child_identity(spec: ServiceSpec, ids: Optional[UserIds]) -> dict[str, Any]
     return {"user": ids.uid, "group": ids.gid, "extra_groups": ids.groups}
 
 
-def _prepare_dirs(spec: ServiceSpec, ids: Optional[UserIds]) -> None:
+def _prepare_dirs(spec: ServiceInputs, ids: Optional[UserIds]) -> None:
     """Create data dir (0700) and log dir; hand them to the run-as user; check cwd."""
     data_dir = Path(spec.data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -798,7 +744,7 @@ def _prepare_dirs(spec: ServiceSpec, ids: Optional[UserIds]) -> None:
         raise LocalServiceError(f"service '{spec.service}': cwd {spec.cwd} is not a directory")
 
 
-def _run_steps(spec: ServiceSpec, steps: list[list[str]], what: str) -> None:
+def _run_steps(spec: ServiceInputs, steps: list[list[str]], what: str) -> None:
     """Run argv steps to completion, output to the service log; a failure raises with the log tail."""
     ids = _user_ids(spec.run_as_user)
     env = _child_env(spec, ids)
@@ -829,7 +775,7 @@ def _run_steps(spec: ServiceSpec, steps: list[list[str]], what: str) -> None:
             raise _failure(spec, f"{what} step {index} ({argv[0]}) failed with exit code {done.returncode}")
 
 
-def run_setup(spec: ServiceSpec) -> bool:
+def run_setup(spec: ServiceInputs) -> bool:
     """Run the setup steps unless the marker says they already ran; True if they ran now."""
     if not spec.setup or spec.setup_marker.exists():
         return False
@@ -838,13 +784,13 @@ def run_setup(spec: ServiceSpec) -> bool:
     return True
 
 
-def run_post_start(spec: ServiceSpec) -> None:
+def run_post_start(spec: ServiceInputs) -> None:
     """Run the post-start steps (idempotent, e.g. create a bucket) once the service is healthy."""
     if spec.post_start:
         _run_steps(spec, spec.post_start, "post-start")
 
 
-def spawn_service(spec: ServiceSpec) -> ProcessRecord:
+def spawn_service(spec: ServiceInputs) -> ProcessRecord:
     """Start the service detached and record it in ``<data_dir>/.pid``; no health wait.
 
     Detached: a new session (no controlling terminal, not in pulumi's process group, so neither
@@ -956,7 +902,7 @@ def probe_health(
         raise LocalServiceError(f"unknown health check kind {kind!r}")
 
 
-def wait_healthy(spec: ServiceSpec, record: ProcessRecord) -> None:
+def wait_healthy(spec: ServiceInputs, record: ProcessRecord) -> None:
     """Wait until the health check passes, the process dies, or ``health_timeout_s`` runs out.
 
     Raises ``ServiceExited`` at once if the process dies (no point waiting out the timeout) and
@@ -971,7 +917,7 @@ def wait_healthy(spec: ServiceSpec, record: ProcessRecord) -> None:
             how = f"exited with code {code}" if code is not None else "exited"
             raise ServiceExited(str(_failure(spec, f"process {record.pid} {how} before becoming healthy")))
         remaining = max(0.1, deadline - time.monotonic())
-        probe_health(spec.health, min(MAX_PROBE_TIMEOUT_S, remaining), env=env, cwd=spec.cwd)
+        probe_health(spec.health_check, min(MAX_PROBE_TIMEOUT_S, remaining), env=env, cwd=spec.cwd)
 
     retrying = tenacity.Retrying(
         stop=tenacity.stop_after_delay(spec.health_timeout_s),
@@ -999,7 +945,7 @@ def _now_iso(epoch: float) -> str:
     return _dt.datetime.fromtimestamp(epoch, _dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def stop_service(spec: ServiceSpec, record: Optional[ProcessRecord]) -> list[int]:
+def stop_service(spec: ServiceInputs, record: Optional[ProcessRecord]) -> list[int]:
     """Stop what is known of the service: the given record and the one in ``.pid``; remove ``.pid``."""
     signalled: list[int] = []
     records = {r for r in (record, ProcessRecord.from_pid_file(spec.pid_file)) if r is not None and r.pid > 0}
@@ -1013,7 +959,7 @@ def stop_service(spec: ServiceSpec, record: Optional[ProcessRecord]) -> list[int
     return signalled
 
 
-def start_service(spec: ServiceSpec) -> ProcessRecord:
+def start_service(spec: ServiceInputs) -> ProcessRecord:
     """Everything create does: ports, dirs, files, setup, spawn, health. Stops the process on failure."""
     ids = _user_ids(spec.run_as_user)
     _prepare_dirs(spec, ids)
@@ -1036,7 +982,7 @@ def start_service(spec: ServiceSpec) -> ProcessRecord:
     return record
 
 
-def _outputs(spec: ServiceSpec, record: Optional[ProcessRecord], started_at: str) -> dict[str, Any]:
+def _outputs(spec: ServiceInputs, record: Optional[ProcessRecord], started_at: str) -> dict[str, Any]:
     alive = record is not None and record.pid > 0
     return {
         **spec.to_props(),
@@ -1097,17 +1043,14 @@ class LocalServiceProvider(pulumi.dynamic.ResourceProvider):
         return pulumi.dynamic.CheckResult(news, failures)
 
     def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
-        spec = ServiceSpec.from_props(props)
+        spec = ServiceInputs.from_props(props)
         record = start_service(spec)
         return pulumi.dynamic.CreateResult(spec.service, _outputs(spec, record, _now_iso(record.create_time)))
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.DiffResult:
         """Compare inputs by value (``olds`` are the recorded outputs); a dead service is a change."""
-        old_view = input_view(olds)
-        changed = [
-            key for key in INPUT_KEYS
-            if _is_unknown(news.get(key)) or old_view[key] != _normalize(news.get(key, _DEFAULTS.get(key)))
-        ]
+        old_view, new_view = input_view(olds), input_view(news)
+        changed = [key for key in INPUT_KEYS if _is_unknown(news.get(key)) or old_view[key] != new_view[key]]
         replaces = [key for key in changed if key in REPLACE_KEYS]
         # Checked live as well, so `pulumi up` restarts a crashed service even without a refresh.
         dead = not process_matches(_record_of(olds))
@@ -1120,14 +1063,14 @@ class LocalServiceProvider(pulumi.dynamic.ResourceProvider):
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.UpdateResult:
         """Restart only when the process depends on what changed, or when it is not running."""
-        new_spec = ServiceSpec.from_props(news)
+        new_spec = ServiceInputs.from_props(news)
         old_view, new_view = input_view(olds), input_view(news)
         record = _record_of(olds)
         needs_restart = not process_matches(record) or any(old_view[k] != new_view[k] for k in RESTART_KEYS)
         if not needs_restart:
             assert record is not None
             return pulumi.dynamic.UpdateResult(_outputs(new_spec, record, str(olds.get("started_at", ""))))
-        old_spec = ServiceSpec.from_props(olds)
+        old_spec = ServiceInputs.from_props(olds)
         stop_service(old_spec, record)
         remove_files(set(old_spec.files) - set(new_spec.files))
         new_record = start_service(new_spec)
@@ -1137,14 +1080,14 @@ class LocalServiceProvider(pulumi.dynamic.ResourceProvider):
         """Report whether the recorded process still runs; a dead one reads as ``pid 0, alive false``."""
         if "data_dir" not in props:
             raise LocalServiceError(f"LocalService {id_!r}: cannot be imported, only created by Pulumi")
-        spec = ServiceSpec.from_props(props)
+        spec = ServiceInputs.from_props(props)
         record = _record_of(props)
         started_at = str(props.get("started_at", ""))
         return pulumi.dynamic.ReadResult(id_, _outputs(spec, record if process_matches(record) else None, started_at))
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
         """Stop the process tree; keep ``data_dir`` (the service's state), remove rendered files."""
-        spec = ServiceSpec.from_props(props)
+        spec = ServiceInputs.from_props(props)
         stop_service(spec, _record_of(props))
         remove_files(spec.files)
 

@@ -1,74 +1,34 @@
 """The native target: each service a real local process on 127.0.0.1, managed by ``LocalService``.
 
-The same service specs as the docker target: each service module's ``native()`` renders the
-process from the spec (ports, heap, catalog files, credentials as secrets), and the artifacts it
-runs come from the registries through ``artifacts`` (cached, checksum-verified). Jobs that
-containers need are folded into the processes here (see ``FOLDED_JOBS``).
+The same service specs as the docker target: each definition's ``native`` renderer makes the process
+from the spec (ports, heap, catalog files, credentials as secrets), and what it runs comes from the
+artifact cache (looked up, never fetched: ``make artifacts`` fetches). Jobs that containers need are
+folded into the processes here (``ServiceDefinition.native_folded``).
 """
 
 from __future__ import annotations
 
-import resource
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any
 
 import pulumi
 
-from infra.layers.base import layer_labels
-from infra.secrets_config import render
-from infra.services import postgres, rest_fixture, seaweedfs, trino
-from infra.services.base import NativeHost, NativePlan, ServiceContext
-from infra.spec import PlatformSpec
-from infra.spec.loader import PROJECT_ROOT, state_root
-from infra.targets.base import DeployTarget
-from infra.targets.native import artifacts as fetch
+from infra.artifacts.recipe import ArtifactError
+from infra.artifacts.resolver import Resolver
+from infra.layers import LayerComponent, layer_labels
+from infra.paths import PROJECT_ROOT, state_root
+from infra.secrets import render
+from infra.services import ServiceContext, registry
+from infra.services.base import NativeHost
+from infra.spec import Layer, PlatformSpec
+from infra.targets import Built, TargetNotReady, dependencies
 from infra.targets.native import local_service
 from infra.targets.native.local_service import LocalService
 
-if TYPE_CHECKING:
-    from infra.layers.base import LayerComponent
 
-# Container jobs that have no process of their own natively, and why.
-FOLDED_JOBS = {
-    seaweedfs.BUCKET_JOB: "a post-start step of seaweedfs creates the bucket",
-    rest_fixture.INIT_JOB: "the fixture's home is created for the user it runs as",
-}
-
-
-def _open_files_hard_limit() -> int:
-    return resource.getrlimit(resource.RLIMIT_NOFILE)[1]
-
-
-# service name -> how to render its process from the spec and its host paths
-PLANS: dict[str, Callable[[ServiceContext, NativeHost], NativePlan]] = {
-    seaweedfs.NAME: seaweedfs.native,
-    postgres.NAME: postgres.native,
-    rest_fixture.NAME: rest_fixture.native,
-    trino.NAME: lambda ctx, host: trino.native(ctx, host, _open_files_hard_limit()),
-}
-
-
-def resolve_artifacts(spec: PlatformSpec) -> dict[str, Any]:
-    """What each enabled service runs, from the cache (fetched on first use), plus the JDKs."""
-    enabled = spec.enabled_services()
-    found: dict[str, Any] = {"java17": fetch.find_java(fetch.JAVA_FOR_JVM_SERVICES)}
-    if seaweedfs.NAME in enabled:
-        found[seaweedfs.NAME] = fetch.ensure_seaweedfs(enabled[seaweedfs.NAME].version)
-    if postgres.NAME in enabled:
-        found[postgres.NAME] = fetch.ensure_postgres(enabled[postgres.NAME].version.split(".")[0])
-    if rest_fixture.NAME in enabled:
-        found[rest_fixture.NAME] = fetch.ensure_rest_fixture(enabled[rest_fixture.NAME].version)
-    if trino.NAME in enabled:
-        svc = enabled[trino.NAME]
-        found[trino.NAME] = fetch.ensure_trino(svc.native_version or svc.version)
-        found["java24"] = fetch.find_java(fetch.JAVA_FOR_TRINO)
-    found["spark_jars"] = fetch.ensure_spark_jars(spec.engines.spark, spec.engines.iceberg)
-    found["duckdb"] = fetch.duckdb_extensions()
-    return found
-
-
-def port_conflicts(spec: PlatformSpec, state_dir: Path) -> list[str]:
+def port_conflicts(spec: PlatformSpec, state_dir: Path, stack: str) -> list[str]:
     """Ports of native services held by a process that is not that service's own recorded process.
 
     Checked before any resource is registered, so a taken port stops `pulumi up`/`preview` with a
@@ -77,12 +37,12 @@ def port_conflicts(spec: PlatformSpec, state_dir: Path) -> list[str]:
     """
     problems = []
     for name, service in spec.enabled_services().items():
-        if name in FOLDED_JOBS:
+        if registry()[name].native_folded:
             continue
         record = local_service.ProcessRecord.from_pid_file(state_dir / name / local_service.PID_FILE_NAME)
         ours = {p.pid for p in local_service.service_processes(record)} if record else set()
         for port_name, port in service.ports.items():
-            number = port.external or port.internal
+            number = port.bound
             if local_service.port_is_free(number):
                 continue
             owner = local_service.port_owner_pid(number)
@@ -91,71 +51,89 @@ def port_conflicts(spec: PlatformSpec, state_dir: Path) -> list[str]:
             who = local_service.port_owner(number) or "an unknown process"
             problems.append(
                 f"services.{name}.ports.{port_name}: port {number} on 127.0.0.1 is already in use by {who}; "
-                f"stop that process or give {name} another port in Pulumi.{pulumi.get_stack()}.yaml"
+                f"stop that process or give {name} another port in Pulumi.{stack}.yaml"
             )
     return problems
 
 
-class NativeTarget(DeployTarget):
+class NativeTarget:
     """Builds the platform as local processes under ``<state root>/<stack>/`` (see ``state_root``)."""
 
-    def __init__(self, spec: PlatformSpec, secrets: dict[str, pulumi.Output[str]],
-                 artifacts: Callable[[PlatformSpec], dict[str, Any]] = resolve_artifacts,
+    def __init__(self, spec: PlatformSpec, secrets: dict[str, pulumi.Output[str]], resolver: Resolver,
                  check_ports: bool = True):
-        super().__init__(spec, secrets)
-        self.state_dir = state_root() / pulumi.get_stack()
-        conflicts = port_conflicts(spec, self.state_dir) if check_ports else []
-        if conflicts:
-            raise pulumi.RunError("the native platform cannot start:\n" + "\n".join(f"  - {c}" for c in conflicts))
-        self.artifacts = artifacts(spec)
+        self.spec = spec
+        self.secrets = secrets
+        stack = pulumi.get_stack()
+        self.state_dir = state_root() / stack
+        problems = port_conflicts(spec, self.state_dir, stack) if check_ports else []
+        try:
+            self.artifacts = resolver.resolve(spec)
+        except ArtifactError as exc:
+            problems.append(str(exc))
+        if problems:
+            raise TargetNotReady("the native platform cannot start:\n" + "\n".join(f"  - {p}" for p in problems))
         self.processes: dict[str, LocalService] = {}
 
     def host(self, name: str) -> NativeHost:
-        java = self.artifacts.get("java24") if name == trino.NAME else self.artifacts.get("java17")
+        definition = registry()[name]
         return NativeHost(
             home=self.state_dir / name,
-            artifact=self.artifacts.get(name),
-            java_home=Path(java) if java else None,
+            artifact=self.artifacts.services.get(name),
+            java_home=self.artifacts.java_home(definition.java) if definition.java else None,
             python=sys.executable,
             project_root=PROJECT_ROOT,
+            state_dir=self.state_dir,
         )
 
-    def build_layer(self, component: "LayerComponent", spec: PlatformSpec) -> dict[str, Any]:
-        built: dict[str, Any] = {}
-        for name, service in spec.services_of(component.layer).items():
-            if name in FOLDED_JOBS:
-                built[name] = FOLDED_JOBS[name]
+    def build(self, layers: Mapping[Layer, LayerComponent]) -> Built:
+        built = Built()
+        folded: dict[str, str] = {}
+        for name in self.spec.start_order():
+            definition = registry()[name]
+            service = self.spec.services[name]
+            if definition.native_folded:
+                folded[name] = definition.native_folded
+                built.layer(service.layer).setdefault("folded", {})[name] = definition.native_folded
                 continue
-            host = self.host(name)
-            plan = PLANS[name](ServiceContext(spec, name), host)
-            ports = [p.external or p.internal for p in service.ports.values()]
-            process = LocalService(
-                name,
-                service=name,
-                argv=plan.argv,
-                cwd=str(host.home),
-                data_dir=str(host.home),
-                log_file=str(self.state_dir / "logs" / f"{name}.log"),
-                health=plan.health,
-                env={k: render(v, self.secrets) for k, v in plan.env.items()},
-                files={k: render(v, self.secrets) for k, v in plan.files.items()},
-                ports=ports,
-                health_timeout_s=float(service.health.ready_timeout_s),
-                stop_grace_s=plan.stop_grace_s,
-                setup=plan.setup,
-                post_start=plan.post_start,
-                run_as_user=plan.run_as_user,
-                ulimit_nofile=plan.ulimit_nofile,
-                labels=layer_labels(spec, service.layer, name),
-                memory_budget_bytes=service.memory_bytes,
-                opts=pulumi.ResourceOptions(
-                    parent=component,
-                    depends_on=[self.processes[d] for d in service.depends_on if d in self.processes],
-                ),
-            )
-            self.processes[name] = process
-            built[name] = {"pid": process.pid, "log_file": process.log_file}
-        return {"processes": built}
+            process = self._process(layers[service.layer], name, folded)
+            built.layer(service.layer).setdefault("processes", {})[name] = {"pid": process.pid,
+                                                                             "log_file": process.log_file}
+        built.outputs = self.stack_outputs()
+        return built
+
+    def _process(self, component: LayerComponent, name: str, folded: dict[str, str]) -> LocalService:
+        spec = self.spec
+        service = spec.services[name]
+        definition = registry()[name]
+        assert definition.native is not None and service.health is not None
+        host = self.host(name)
+        plan = definition.native(ServiceContext(spec, name), host)
+        # A folded job's work is done by its service's own process: waiting for it means waiting for that.
+        waits_for = [registry()[d].job_of or d if d in folded else d for d in service.depends_on]
+        process = LocalService(
+            name,
+            service=name,
+            argv=plan.argv,
+            cwd=str(host.home),
+            data_dir=str(host.home),
+            log_file=str(self.state_dir / "logs" / f"{name}.log"),
+            health=plan.health,
+            env={k: render(v, self.secrets) for k, v in plan.env.items()},
+            files={k: render(v, self.secrets) for k, v in plan.files.items()},
+            ports=[p.bound for p in service.ports.values()],
+            health_timeout_s=float(service.health.ready_timeout_s),
+            stop_grace_s=plan.stop_grace_s,
+            setup=plan.setup,
+            post_start=plan.post_start,
+            run_as_user=plan.run_as_user,
+            ulimit_nofile=plan.ulimit_nofile,
+            labels=layer_labels(spec, service.layer, name),
+            memory_budget_bytes=service.memory_bytes,
+            opts=pulumi.ResourceOptions(parent=component,
+                                        depends_on=dependencies(self.processes, name, waits_for)),
+        )
+        self.processes[name] = process
+        return process
 
     def stack_outputs(self) -> dict[str, Any]:
         """Where each process lives, what was obtained, and what host clients load (Spark jars, DuckDB)."""
@@ -168,23 +146,24 @@ class NativeTarget(DeployTarget):
             }
             for name, process in self.processes.items()
         }
-        obtained = {name: art.version for name, art in self.artifacts.items()
-                    if hasattr(art, "version") and name in self.spec.services}
-        spark_jars = self.artifacts["spark_jars"]
-        duckdb = self.artifacts["duckdb"]
-        obtained.update({
-            "iceberg-spark-runtime": spark_jars.version,
-            "duckdb": duckdb.duckdb_version,
-        })
-        return {
-            "native": {
-                "state_dir": str(self.state_dir),
-                "services": services,
-                "java_home": str(self.artifacts["java17"]),
-                "spark_jars": [str(p) for p in spark_jars.classpath],
-                "duckdb_extensions": duckdb.load_statements(),
-                "obtained_versions": obtained,
-                "notes": {name: list(art.notes) for name, art in self.artifacts.items()
-                          if getattr(art, "notes", None)},
-            }
+        found = self.artifacts
+        obtained = {name: art.version for name, art in found.services.items()}
+        notes = {name: list(art.notes) for name, art in found.services.items() if art.notes}
+        native: dict[str, Any] = {
+            "state_dir": str(self.state_dir),
+            "services": services,
+            "java_home": str(found.java_home(min(found.java))) if found.java else None,
+            "java_homes": {str(major): str(home) for major, home in found.java.items()},
+            "artifacts": {name: {"version": art.version, "path": str(art.path),
+                                 "classpath": [str(p) for p in art.classpath], "main_class": art.main_class}
+                          for name, art in found.services.items()},
+            "obtained_versions": obtained,
+            "notes": notes,
         }
+        if found.spark_jars is not None:
+            obtained["iceberg-spark-runtime"] = found.spark_jars.version
+            native["spark_jars"] = [str(p) for p in found.spark_jars.classpath]
+        if found.duckdb is not None:
+            obtained["duckdb"] = found.duckdb.duckdb_version
+            native["duckdb_extensions"] = found.duckdb.load_statements()
+        return {"native": native}

@@ -1,8 +1,9 @@
 """Loads a ``PlatformSpec`` from a stack's config, with errors that name the key and what is allowed.
 
 The stack config holds one structured object, ``lakehouse:platform``. Defaults (the chapter's lab
-and ownership table) are merged under it, then the whole is validated by Pydantic. Any problem
-becomes a ``ConfigError`` listing every bad key path; nothing is registered before that succeeds.
+from the service registry, and the ownership table) are merged under it, then the whole is
+validated by Pydantic with the registry's placement as context. Any problem becomes a
+``ConfigError`` listing every bad key path; nothing is registered before that succeeds.
 """
 
 from __future__ import annotations
@@ -14,29 +15,13 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from infra.spec.layers import DEFAULT_CONTRACTS, LAYER_NAMES
-from infra.spec.model import PlatformSpec
+from infra.labels import LAYER_NAMES
+from infra.paths import PROJECT_ROOT
+from infra.services import registry
+from infra.spec import DEFAULT_CONTRACTS, PlacementContext, PlatformSpec
 
 NAMESPACE = "lakehouse"
 CONFIG_KEY = f"{NAMESPACE}:platform"
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-
-
-def state_root() -> Path:
-    """Where stacks keep local state (native data dirs and logs, lab bind mounts).
-
-    ``$LAKEHOUSE_STATE_DIR`` if set, else ``<project>/.state``, unless some parent of the
-    project is closed to other users (a checkout under /root): natively PostgreSQL runs as its own
-    system user and must reach its data directory, so the state then lives under /var/tmp.
-    """
-    import hashlib
-    import os
-
-    if os.environ.get("LAKEHOUSE_STATE_DIR"):
-        return Path(os.environ["LAKEHOUSE_STATE_DIR"])
-    if all(os.stat(p).st_mode & 0o001 for p in (PROJECT_ROOT, *PROJECT_ROOT.parents)):
-        return PROJECT_ROOT / ".state"
-    return Path("/var/tmp/lakehouse-platform") / hashlib.sha256(str(PROJECT_ROOT).encode()).hexdigest()[:12]
 
 DEFAULT_IDENTITIES = {
     "lab": {
@@ -58,13 +43,17 @@ class ConfigError(Exception):
 
 def defaults() -> dict[str, Any]:
     """The default platform: the chapter's seven contracts and its whole lab."""
-    from infra.services import DEFAULT_SERVICES  # services import the model: import late
-
     return {
         "layers": copy.deepcopy(DEFAULT_CONTRACTS),
-        "services": copy.deepcopy(DEFAULT_SERVICES),
+        "services": copy.deepcopy(registry().defaults()),
         "identities": copy.deepcopy(DEFAULT_IDENTITIES),
     }
+
+
+def placement_context() -> PlacementContext:
+    """What the registry tells validation: where services cannot run, which are jobs, which are catalogs."""
+    reg = registry()
+    return PlacementContext(unavailable=reg.placement(), job_of=reg.jobs_of(), catalogs=tuple(reg.catalogs()))
 
 
 def _merge(base: Any, override: Any) -> Any:
@@ -79,10 +68,8 @@ def _merge(base: Any, override: Any) -> Any:
 
 def _precheck(raw: dict[str, Any]) -> list[str]:
     """Errors Pydantic would word poorly: unknown layers and services, null or non-mapping sections."""
-    from infra.services import DEFAULT_SERVICES
-
     errors = []
-    for section, allowed in (("layers", LAYER_NAMES), ("services", tuple(DEFAULT_SERVICES))):
+    for section, allowed in (("layers", LAYER_NAMES), ("services", registry().names())):
         value = raw.get(section)
         if value is None:
             continue
@@ -100,10 +87,8 @@ def _precheck(raw: dict[str, Any]) -> list[str]:
 
 def _carry_jobs(services_override: dict[str, Any]) -> dict[str, Any]:
     """A service's jobs follow its ``enabled`` unless the stack sets the job explicitly."""
-    from infra.services import JOB_OF
-
     result = dict(services_override)
-    for job, owner in JOB_OF.items():
+    for job, owner in registry().jobs_of().items():
         owner_enabled = services_override.get(owner, {}).get("enabled")
         if owner_enabled is not None and "enabled" not in services_override.get(job, {}):
             result[job] = {**services_override.get(job, {}), "enabled": owner_enabled}
@@ -129,7 +114,7 @@ def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
     return list(args[0].model_fields) if args else []
 
 
-def _format(error: dict[str, Any]) -> str:
+def _format(error: Any) -> list[str]:
     loc = tuple(error["loc"])
     path = ".".join([CONFIG_KEY, *(str(p) for p in loc)])
     message = error["msg"].removeprefix("Value error, ")
@@ -138,18 +123,21 @@ def _format(error: dict[str, Any]) -> str:
         message = f"unknown key; allowed: {', '.join(allowed)}" if allowed else "unknown key"
     elif error["type"] == "missing":
         message = "required but missing"
-    elif error["type"] == "enum":
+    elif error["type"] in ("enum", "literal_error"):
         message = f"{error['input']!r} is not allowed; {message.lower()}"
     elif error["type"] in ("less_than_equal", "greater_than_equal", "less_than", "greater_than", "int_parsing",
                            "int_type", "bool_parsing", "string_type", "dict_type", "list_type"):
         message = f"{error['input']!r} is not allowed; {message[0].lower()}{message[1:]}"
-    elif error["type"] == "literal_error":
-        message = f"{error['input']!r} is not allowed; {message.lower()}"
-    if not loc and ": " in message:
-        # Cross-field (model-level) errors carry their own key path: "services.x.y: what is wrong".
-        key, rest = message.split(": ", 1)
-        return f"{CONFIG_KEY}.{key}: {rest}"
-    return f"{path}: {message}"
+    elif error["type"] == "value_error" and "email" in message.lower():
+        message = f"{error['input']!r} is not an email address ({message})"
+    if not loc:
+        # Cross-field (model-level) errors carry their own key path, one per line: "services.x.y: what is wrong".
+        lines = []
+        for line in message.splitlines():
+            key, sep, rest = line.partition(": ")
+            lines.append(f"{CONFIG_KEY}.{key}: {rest}" if sep else f"{CONFIG_KEY}: {line}")
+        return lines
+    return [f"{path}: {message}"]
 
 
 def load_platform(raw: dict[str, Any] | None, *, source: str = "stack config") -> PlatformSpec:
@@ -166,9 +154,30 @@ def load_platform(raw: dict[str, Any] | None, *, source: str = "stack config") -
         override["services"] = _carry_jobs(override["services"])
     merged = _merge(defaults(), override)
     try:
-        return PlatformSpec.model_validate(merged)
+        return PlatformSpec.model_validate(merged, context=placement_context())
     except ValidationError as exc:
-        raise ConfigError(source, [_format(e) for e in exc.errors()]) from None
+        raise ConfigError(source, [line for e in exc.errors() for line in _format(e)]) from None
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A YAML loader that refuses a key given twice in one mapping (the last would silently win)."""
+
+
+def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                "while reading a mapping", node.start_mark,
+                f"key {key!r} appears twice (first on line {seen[key] + 1}); Pulumi refuses duplicate keys too",
+                key_node.start_mark,
+            )
+        seen[key] = key_node.start_mark.line
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
 def stack_file(stack: str, root: Path = PROJECT_ROOT) -> Path:
@@ -177,11 +186,11 @@ def stack_file(stack: str, root: Path = PROJECT_ROOT) -> Path:
 
 
 def read_stack_config(path: Path) -> dict[str, Any]:
-    """The ``config`` mapping of a stack file."""
+    """The ``config`` mapping of a stack file (duplicate keys refused, like Pulumi's own parser)."""
     if not path.exists():
         raise ConfigError(str(path), [f"{path.name}: no such stack file"])
     try:
-        document = yaml.safe_load(path.read_text()) or {}
+        document = yaml.load(path.read_text(), Loader=_UniqueKeyLoader) or {}  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise ConfigError(path.name, [f"{path.name}: not valid YAML: {exc}"]) from None
     config = document.get("config") or {}

@@ -1,0 +1,110 @@
+"""What the host-side engines load: Iceberg's Spark runtime jars, and DuckDB's extensions from PyPI packages.
+
+Neither is a service of the platform; both are obtained by ``make artifacts`` like every service
+artifact, and the native target's outputs tell clients where they are.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from infra.artifacts import cache, maven
+from infra.artifacts.recipe import Artifact, ArtifactError
+from infra.spec import EngineSpec
+
+
+def spark_jars_key(engines: EngineSpec) -> str:
+    return f"spark-jars:{engines.spark}:{engines.iceberg}"
+
+
+def fetch_spark_jars(engines: EngineSpec) -> Artifact:
+    """Iceberg's Spark runtime for Spark ``major.minor`` (Scala 2.13) and Iceberg's AWS bundle.
+
+    ``classpath`` holds both jars (for ``spark.jars``). When Maven Central has no runtime of the pinned
+    Iceberg for this Spark, the newest it has is taken and ``notes`` says so.
+    """
+    spark_minor = ".".join(engines.spark.split(".")[:2])
+    runtime = f"iceberg-spark-runtime-{spark_minor}_2.13"
+    key = spark_jars_key(engines)
+    with cache.locked(key):
+        if found := cache.cached(key):
+            return found
+        notes: list[str] = []
+        obtained = engines.iceberg
+        if not maven.exists(maven.Coordinate("org.apache.iceberg", runtime, engines.iceberg)):
+            obtained = maven.latest("org.apache.iceberg", runtime)
+            notes.append(f"{runtime}:{engines.iceberg} is not served; using {obtained}, the newest served")
+        jars = [maven.fetch(maven.Coordinate("org.apache.iceberg", runtime, obtained)),
+                maven.fetch(maven.Coordinate("org.apache.iceberg", "iceberg-aws-bundle", obtained))]
+        root = jars[0].parents[2]  # .../maven/org/apache/iceberg
+        files = {str(j.relative_to(root)): cache.file_record(j) for j in jars}
+        entry = {
+            "name": "spark-jars", "requested": f"spark {engines.spark}, iceberg {engines.iceberg}",
+            "version": obtained, "path": str(jars[0]), "root": str(root), "files": files,
+            "sha256": cache.tree_digest(files), "classpath": [str(j) for j in jars], "source": maven.MAVEN_REPO,
+            "notes": notes,
+        }
+        cache.record(key, entry)
+        return cache.artifact_from(entry)
+
+
+#: In load order: iceberg needs avro (and httpfs for s3://) loaded first, or it tries to install them.
+DUCKDB_EXTENSIONS = ("httpfs", "avro", "iceberg")
+
+
+@dataclass(frozen=True)
+class DuckDBExtensions:
+    """``.duckdb_extension`` files shipped by the ``duckdb-ext-*`` PyPI packages, keyed by extension name."""
+
+    duckdb_version: str
+    paths: Mapping[str, Path] = field(default_factory=dict)
+
+    def load_statements(self) -> list[str]:
+        """SQL that forbids any extension download, points DuckDB's extension directory at the packages
+        (so an extension another one autoloads is found there) and loads each, dependencies first."""
+        directories = {path.parents[2] for path in self.paths.values()}
+        statements = ["SET autoinstall_known_extensions = false"]
+        if len(directories) == 1:
+            statements.append(f"SET extension_directory = '{directories.pop()}'")
+        return statements + [f"LOAD '{path}'" for path in self.paths.values()]
+
+
+def duckdb_extensions(names: tuple[str, ...] = DUCKDB_EXTENSIONS) -> DuckDBExtensions:
+    """Paths of the ``.duckdb_extension`` files installed by the ``duckdb-ext-<name>`` packages.
+
+    Nothing is downloaded: the packages are the project's dependencies. Raises ``ArtifactError`` when a
+    package is missing or was built for another DuckDB than the installed one.
+    """
+    try:
+        duckdb_version = importlib.metadata.version("duckdb")
+    except importlib.metadata.PackageNotFoundError as error:
+        raise ArtifactError("duckdb is not installed in this Python; run `make venv`") from error
+    paths: dict[str, Path] = {}
+    for name in names:
+        package = f"duckdb-ext-{name}"
+        try:
+            distribution = importlib.metadata.distribution(package)
+        except importlib.metadata.PackageNotFoundError as error:
+            raise ArtifactError(f"{package} is not installed; run `make venv`") from error
+        if not distribution.version.startswith(duckdb_version + "."):
+            raise ArtifactError(f"{package} {distribution.version} does not match duckdb {duckdb_version}")
+        found = [f for f in distribution.files or () if f.name == f"{name}.duckdb_extension"]
+        if not found:
+            raise ArtifactError(f"{package} ships no {name}.duckdb_extension")
+        paths[name] = Path(str(found[0].locate())).resolve()
+    return DuckDBExtensions(duckdb_version=duckdb_version, paths=paths)
+
+
+def duckdb_artifact() -> Artifact:
+    """The DuckDB extensions as an artifact row (for the fetch table)."""
+    exts = duckdb_extensions()
+    files = {name: cache.file_record(path) for name, path in exts.paths.items()}
+    directory = {p.parents[2] for p in exts.paths.values()}.pop()
+    return Artifact(
+        name="duckdb-extensions", requested=", ".join(exts.paths), version=exts.duckdb_version, path=directory,
+        size_bytes=sum(int(m["size"]) for m in files.values()), sha256=cache.tree_digest(files),
+        classpath=tuple(exts.paths.values()), notes=tuple(f"{n}: {p}" for n, p in exts.paths.items()),
+    )

@@ -1,0 +1,79 @@
+"""JDKs on the host (found, never installed), and small Java sources compiled into reproducible jars."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from functools import cache as memoize
+from pathlib import Path
+
+from infra.artifacts import cache
+from infra.artifacts.recipe import ArtifactError
+
+#: Java majors the platform's JVMs need (a service definition may ask for more: Trino).
+JAVA_FOR_JVM_SERVICES = 17
+
+
+@memoize
+def java_major(home: Path) -> int | None:
+    """Major version printed by ``<home>/bin/java -version`` (``1.8.0_x`` -> 8), or None."""
+    java = home / "bin" / "java"
+    if not os.access(java, os.X_OK):
+        return None
+    try:
+        result = subprocess.run([str(java), "-version"], capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', result.stderr + result.stdout)
+    if not match:
+        return None
+    major = int(match.group(1))
+    return int(match.group(2) or 0) if major == 1 else major
+
+
+def find_java(min_major: int) -> Path:
+    """Home of the JDK with the lowest major version >= ``min_major`` among ``$JAVA_HOME`` and ``/usr/lib/jvm/*``.
+
+    The lowest satisfying major is the one the consumer is most likely tested with (Spark on 17, Trino on
+    24+). Symlinked duplicates count once. Raises ``ArtifactError`` listing what was found.
+    """
+    candidates: list[Path] = []
+    if os.environ.get("JAVA_HOME"):
+        candidates.append(Path(os.environ["JAVA_HOME"]))
+    jvm = Path("/usr/lib/jvm")
+    if jvm.is_dir():
+        candidates.extend(sorted(p for p in jvm.iterdir() if p.is_dir()))
+    found: dict[Path, int] = {}
+    for home in candidates:
+        real = home.resolve()
+        major = java_major(real)
+        if major is not None and real not in found:
+            found[real] = major
+    fitting = sorted((major, str(home)) for home, major in found.items() if major >= min_major)
+    if not fitting:
+        seen = ", ".join(f"{home} ({major})" for home, major in found.items()) or "none"
+        raise ArtifactError(
+            f"no JDK >= {min_major} in $JAVA_HOME or /usr/lib/jvm (found: {seen}); "
+            f"install one, e.g. apt-get install openjdk-{min_major}-jdk-headless, or set JAVA_HOME"
+        )
+    return Path(fitting[0][1])
+
+
+def compile_jar(sources: Sequence[Path], classpath: Sequence[Path], out: Path, release: int = 17) -> Path:
+    """``javac`` the sources against ``classpath`` into the jar ``out`` with fixed timestamps (same bytes every build)."""
+    jdk = find_java(release)
+    javac, jar_tool = jdk / "bin" / "javac", jdk / "bin" / "jar"
+    if not javac.exists():
+        raise ArtifactError(f"{jdk} is a JRE without javac; a JDK >= {release} is needed")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out.parent) as work:
+        classes = Path(work) / "classes"
+        cache.run([str(javac), "--release", str(release), "-cp", ":".join(map(str, classpath)), "-d", str(classes),
+                   *map(str, sources)])
+        partial = str(out) + ".part"
+        cache.run([str(jar_tool), "--create", "--date=2020-01-01T00:00:00Z", "--file", partial, "-C", str(classes), "."])
+        os.replace(partial, out)
+    return out

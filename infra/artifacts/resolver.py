@@ -1,0 +1,117 @@
+"""Which artifacts a stack needs, from its spec and the service registry; looked up, or fetched.
+
+The Pulumi program uses ``CacheResolver``: it only looks artifacts up in the verified cache, and a
+missing one stops the run with one message naming every missing artifact and the command that
+fetches them. ``FetchingResolver`` (``make artifacts``) obtains them, reading the same pins, so the
+two can never disagree. Tests pass a resolver of their own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from infra.artifacts import cache, clients, java
+from infra.artifacts.clients import DuckDBExtensions
+from infra.artifacts.recipe import Artifact, ArtifactError, ArtifactMissing, ArtifactRecipe
+from infra.services import ServiceContext, registry
+from infra.spec import PlatformSpec, Target
+
+
+@dataclass(frozen=True)
+class StackArtifacts:
+    """Everything a stack's target runs or mounts from the host, resolved."""
+
+    services: dict[str, Artifact] = field(default_factory=dict)
+    java: dict[int, Path] = field(default_factory=dict)
+    spark_jars: Artifact | None = None
+    duckdb: DuckDBExtensions | None = None
+
+    def java_home(self, major: int) -> Path:
+        return self.java[major]
+
+
+class Resolver(Protocol):
+    """What the program asks for: the artifacts of a stack."""
+
+    def resolve(self, spec: PlatformSpec) -> StackArtifacts: ...
+
+
+def recipe_of(spec: PlatformSpec, name: str) -> ArtifactRecipe | None:
+    """The recipe a service needs on this stack's target (native: what it runs; docker: what it mounts)."""
+    definition = registry()[name]
+    if spec.target is Target.NATIVE:
+        return definition.artifact
+    if spec.target is Target.DOCKER:
+        return definition.lab_artifact
+    return None
+
+
+def java_majors(spec: PlatformSpec) -> set[int]:
+    """The JDK majors the stack's native processes need."""
+    if spec.target is not Target.NATIVE:
+        return set()
+    majors = {registry()[name].java for name in spec.enabled_services()}
+    return {m for m in majors if m} | {java.JAVA_FOR_JVM_SERVICES}
+
+
+class CacheResolver:
+    """Looks every artifact up in the cache; never downloads, builds or installs (the program's resolver)."""
+
+    def resolve(self, spec: PlatformSpec) -> StackArtifacts:
+        services: dict[str, Artifact] = {}
+        missing: list[str] = []
+        for name in spec.enabled_services():
+            recipe = recipe_of(spec, name)
+            if recipe is None:
+                continue
+            key = recipe.key(ServiceContext(spec, name))
+            found = cache.lookup(key)
+            if found is None:
+                missing.append(f"{name} ({key}, from {recipe.source})")
+            else:
+                services[name] = found
+        spark_jars = duckdb = None
+        if spec.target is Target.NATIVE:
+            spark_jars = cache.lookup(clients.spark_jars_key(spec.engines))
+            if spark_jars is None:
+                missing.append(f"spark-jars ({clients.spark_jars_key(spec.engines)}, from Maven Central)")
+            duckdb = clients.duckdb_extensions()
+        if missing:
+            raise ArtifactMissing(
+                "artifacts missing from the cache "
+                f"({cache.cache_root(create=False)}): " + "; ".join(missing)
+                + f". Fetch them with `make artifacts STACK=<stack>` (python -m infra.artifacts fetch --stack <stack>)"
+            )
+        return StackArtifacts(services, {m: java.find_java(m) for m in java_majors(spec)}, spark_jars, duckdb)
+
+
+class FetchingResolver:
+    """Obtains every artifact a stack needs (``make artifacts``); what it records, ``CacheResolver`` finds."""
+
+    def __init__(self, only: set[str] | None = None):
+        self.only = only
+        self.timings: dict[str, float] = {}
+
+    def resolve(self, spec: PlatformSpec) -> StackArtifacts:
+        import time
+
+        services: dict[str, Artifact] = {}
+        for name in spec.enabled_services():
+            recipe = recipe_of(spec, name)
+            if recipe is None or (self.only and name not in self.only):
+                continue
+            started = time.monotonic()
+            try:
+                services[name] = recipe.fetch(ServiceContext(spec, name))
+            except ArtifactError as exc:
+                raise ArtifactError(f"{name}: {exc}") from None
+            self.timings[name] = time.monotonic() - started
+        spark_jars = duckdb = None
+        if spec.target is Target.NATIVE and (not self.only or "spark-jars" in self.only):
+            started = time.monotonic()
+            spark_jars = clients.fetch_spark_jars(spec.engines)
+            self.timings["spark-jars"] = time.monotonic() - started
+            duckdb = clients.duckdb_extensions()
+        return StackArtifacts(services, {m: java.find_java(m) for m in java_majors(spec)}, spark_jars, duckdb)

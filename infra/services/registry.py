@@ -1,0 +1,83 @@
+"""The registry of the platform's services: one line per service module.
+
+Adding a service is one module in this package (exporting ``SERVICES``, a tuple of
+``ServiceDefinition``) plus one line in ``MODULES``. The order of ``MODULES``, then of each
+module's ``SERVICES``, is the order defaults are declared in (the build order itself follows
+``depends_on``).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from infra.services.base import ServiceDefinition
+from infra.spec import Target
+
+MODULES: tuple[str, ...] = (
+    "infra.services.seaweedfs",
+    "infra.services.postgres",
+    "infra.services.rest_fixture",
+    "infra.services.polaris",
+    "infra.services.lakekeeper",
+    "infra.services.trino",
+    "infra.services.flink",
+    "infra.services.kafka",
+)
+
+
+class UnknownService(KeyError):
+    """A name that is no service of the registry."""
+
+
+@dataclass(frozen=True)
+class Registry:
+    """Every service definition, by name, in declaration order."""
+
+    definitions: Mapping[str, ServiceDefinition]
+
+    def __getitem__(self, name: str) -> ServiceDefinition:
+        try:
+            return self.definitions[name]
+        except KeyError:
+            raise UnknownService(f"unknown service {name!r}; known: {', '.join(self.definitions)}") from None
+
+    def __iter__(self) -> Iterator[ServiceDefinition]:
+        return iter(self.definitions.values())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.definitions
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.definitions)
+
+    def defaults(self) -> dict[str, dict]:
+        """The default spec of every service (the chapter's lab), as plain config."""
+        return {d.name: dict(d.default) for d in self}
+
+    def jobs_of(self) -> dict[str, str]:
+        """job or sidecar -> the service whose ``enabled`` it follows."""
+        return {d.name: d.job_of for d in self if d.job_of}
+
+    def catalogs(self) -> dict[str, ServiceDefinition]:
+        """The services that are catalogs, by name."""
+        return {d.name: d for d in self if d.catalog is not None}
+
+    def placement(self) -> dict[str, dict[Target, str]]:
+        """service -> {target: why it cannot run there}, for the spec's validation (context)."""
+        return {d.name: {t: why for t in Target if (why := d.why_not_on(t)) is not None} for d in self}
+
+
+@functools.cache
+def registry() -> Registry:
+    """The registry, built once per process from ``MODULES``."""
+    definitions: dict[str, ServiceDefinition] = {}
+    for module_name in MODULES:
+        module = importlib.import_module(module_name)
+        for definition in module.SERVICES:
+            if definition.name in definitions:
+                raise ValueError(f"service {definition.name!r} is defined twice ({module_name})")
+            definitions[definition.name] = definition
+    return Registry(definitions)

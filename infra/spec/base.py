@@ -1,0 +1,38 @@
+"""What every config model shares: strictness, sizes, and the three targets."""
+
+from __future__ import annotations
+
+import re
+from enum import Enum
+
+from pydantic import BaseModel, ConfigDict
+
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB|K|M|G|Ki|Mi|Gi)\s*$")
+_UNITS = {
+    "B": 1, "K": 1000, "KB": 1000, "M": 1000**2, "MB": 1000**2, "G": 1000**3, "GB": 1000**3,
+    "TB": 1000**4, "Ki": 1024, "KiB": 1024, "Mi": 1024**2, "MiB": 1024**2, "Gi": 1024**3,
+    "GiB": 1024**3, "TiB": 1024**4,
+}
+SIZE_HELP = "a number with a unit, such as 512MiB, 1.5GiB or 800MB"
+
+
+def parse_size(value: str) -> int:
+    """Bytes in a size such as ``512MiB`` or ``1.5GB``; ``ValueError`` naming the allowed form otherwise."""
+    match = _SIZE_RE.match(str(value))
+    if not match:
+        raise ValueError(f"{value!r} is not a size; use {SIZE_HELP}")
+    return int(float(match.group(1)) * _UNITS[match.group(2)])
+
+
+class Target(str, Enum):
+    """Where one declaration is deployed."""
+
+    DOCKER = "docker"
+    AWS = "aws"
+    NATIVE = "native"
+
+
+class Strict(BaseModel):
+    """Base of every config model: unknown keys are errors, not silently ignored."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_enum_values=False)

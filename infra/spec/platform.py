@@ -1,0 +1,258 @@
+"""The whole platform of one stack: target, seven layer contracts, services and their settings.
+
+What the services are (their defaults, where each can run) comes from the service registry; the
+loader passes it to validation as context (``PlacementContext``), so this model never imports the
+services and the services import it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from pydantic import Field, ValidationInfo, model_validator
+
+from infra.labels import LAYER_NAMES
+from infra.spec.aws import FARGATE_SIZES, AwsSpec
+from infra.spec.base import Strict, Target
+from infra.spec.catalog import CatalogSpec, EngineSpec
+from infra.spec.layers import Layer, LayerSpec
+from infra.spec.operations import MaintenanceJob, ObservabilitySpec, RecoverySpec, eventbridge_cron
+from infra.spec.service import ServiceSpec
+from infra.spec.storage import IdentitySpec, StorageSpec
+
+
+@dataclass(frozen=True)
+class PlacementContext:
+    """What the registry knows and the model checks: where each service cannot run, jobs, catalogs."""
+
+    unavailable: Mapping[str, Mapping[Target, str]] = field(default_factory=dict)  # service -> target -> why
+    job_of: Mapping[str, str] = field(default_factory=dict)  # job -> its service
+    catalogs: tuple[str, ...] = ()  # services that are catalogs
+
+
+def _context(info: ValidationInfo) -> PlacementContext | None:
+    context = info.context
+    return context if isinstance(context, PlacementContext) else None
+
+
+class PlatformSpec(Strict):
+    """The whole platform of one stack: target, seven layer contracts, services and their settings."""
+
+    target: Target = Field(description="Where the stack deploys: docker, aws or native.")
+    name: str = Field(default="lakehouse", pattern=r"^[a-z][a-z0-9-]{1,30}$", description="Resource name prefix.")
+    layers: dict[Layer, LayerSpec] = Field(description="The seven layers' contracts.")
+    services: dict[str, ServiceSpec] = Field(description="Every service, enabled or not.")
+    storage: StorageSpec = Field(default_factory=StorageSpec)
+    catalog: CatalogSpec = Field(default_factory=CatalogSpec)
+    identities: dict[str, IdentitySpec] = Field(default_factory=dict, description="S3 identities of the lab store.")
+    engines: EngineSpec = Field(default_factory=EngineSpec)
+    maintenance: list[MaintenanceJob] = Field(default_factory=list, description="Scheduled maintenance.")
+    recovery: RecoverySpec = Field(default_factory=RecoverySpec)
+    observability: ObservabilitySpec = Field(default_factory=ObservabilitySpec)
+    aws: AwsSpec = Field(default_factory=AwsSpec)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _aws_storage_region(cls, data: object) -> object:
+        """On aws the bucket lives in aws.region: storage.region (what clients sign for) follows it when unset."""
+        if not isinstance(data, dict) or str(getattr(data.get("target"), "value", data.get("target"))) != "aws":
+            return data
+        storage, cloud = data.get("storage") or {}, data.get("aws") or {}
+        if isinstance(storage, dict) and isinstance(cloud, dict) and "region" not in storage:
+            region = cloud.get("region", AwsSpec.model_fields["region"].default)
+            data = {**data, "storage": {**storage, "region": region}}
+        return data
+
+    # The checks below run in this order, so the first thing a user reads is the real reason:
+    # whether a service can run on the target at all comes before what depends on it.
+
+    @model_validator(mode="after")
+    def _all_layers(self) -> PlatformSpec:
+        missing = [name for name in LAYER_NAMES if Layer(name) not in self.layers]
+        if missing:
+            raise ValueError(f"layers: missing {', '.join(missing)}; all seven layers need a contract")
+        return self
+
+    @model_validator(mode="after")
+    def _placement(self, info: ValidationInfo) -> PlatformSpec:
+        """Every enabled service runs on this target; a refused job is reported as its service."""
+        context = _context(info)
+        if context is None:
+            return self
+        problems: dict[str, str] = {}
+        for name in self.enabled_services():
+            why = context.unavailable.get(name, {}).get(self.target)
+            if why is None:
+                continue
+            owner = context.job_of.get(name)
+            if owner is not None and context.unavailable.get(owner, {}).get(self.target) is not None:
+                name, why = owner, context.unavailable[owner][self.target]  # the service the user enabled
+            problems.setdefault(name, why)
+        if problems:
+            allowed = [n for n in self.services if self.target not in context.unavailable.get(n, {})
+                       and n not in context.job_of]
+            raise ValueError("\n".join(
+                f"services.{name}.enabled: {name} does not run on the {self.target.value} target ({why}); "
+                f"disable it. Allowed on {self.target.value}: {', '.join(allowed)}"
+                for name, why in problems.items()
+            ))
+        return self
+
+    @model_validator(mode="after")
+    def _dependencies(self) -> PlatformSpec:
+        enabled = self.enabled_services()
+        for name, service in enabled.items():
+            for dep in service.depends_on:
+                if dep not in self.services:
+                    raise ValueError(f"services.{name}.depends_on: unknown service {dep!r}; "
+                                     f"allowed: {', '.join(sorted(self.services))}")
+                if dep not in enabled:
+                    raise ValueError(f"services.{name}.depends_on: {dep!r} is disabled in this stack; "
+                                     f"enable services.{dep} or disable {name}")
+        self.start_order()  # refuses a cycle
+        return self
+
+    @model_validator(mode="after")
+    def _ports(self) -> PlatformSpec:
+        """Published ports are unique; natively every port of every service binds 127.0.0.1, so all are."""
+        seen: dict[int, str] = {}
+        for name, service in self.enabled_services().items():
+            for port_name, port in service.ports.items():
+                if self.target is Target.NATIVE:
+                    number, key = port.bound, "external" if port.external is not None else "internal"
+                elif port.external is not None:
+                    number, key = port.external, "external"
+                else:
+                    continue
+                here = f"services.{name}.ports.{port_name}.{key}"
+                if number in seen:
+                    if self.target is Target.NATIVE:
+                        raise ValueError(f"{here}: port {number} is already taken by {seen[number]}; natively every "
+                                         "port of every service binds 127.0.0.1, so every port must be unique")
+                    raise ValueError(f"{here}: port {number} is already taken by {seen[number]}; "
+                                     "every external port must be unique")
+                seen[number] = here
+        return self
+
+    @model_validator(mode="after")
+    def _default_catalog(self, info: ValidationInfo) -> PlatformSpec:
+        context = _context(info)
+        enabled = self.enabled_services()
+        catalogs = context.catalogs if context is not None else (self.catalog.default,)
+        if self.catalog.default not in catalogs or self.catalog.default not in enabled:
+            choices = [n for n in catalogs if n in enabled]
+            raise ValueError(f"catalog.default: {self.catalog.default!r} is not an enabled catalog; allowed: "
+                             + (", ".join(choices) or "none (enable one of " + ", ".join(catalogs) + ")"))
+        return self
+
+    @model_validator(mode="after")
+    def _fits_aws(self) -> PlatformSpec:
+        """Cloud-only checks: sizes and forms AWS accepts."""
+        if self.target is not Target.AWS:
+            return self
+        cloud = self.aws
+        if self.storage.region != cloud.region:
+            raise ValueError(
+                f"storage.region: {self.storage.region!r} differs from aws.region {cloud.region!r}; on aws the bucket "
+                "lives in aws.region, so leave storage.region unset or make them equal"
+            )
+        memories = FARGATE_SIZES.get(cloud.trino_worker_cpu)
+        if memories is None:
+            raise ValueError(
+                f"aws.trino_worker_cpu: {cloud.trino_worker_cpu} is not a Fargate CPU size; allowed: "
+                + ", ".join(map(str, FARGATE_SIZES))
+            )
+        if cloud.trino_worker_memory_mb not in memories:
+            raise ValueError(
+                f"aws.trino_worker_memory_mb: {cloud.trino_worker_memory_mb} does not fit {cloud.trino_worker_cpu} CPU "
+                f"units on Fargate; allowed: {memories[0]} to {memories[-1]} in steps of {memories[1] - memories[0]}"
+            )
+        if cloud.kafka_msk and cloud.msk_broker_count % cloud.availability_zones:
+            raise ValueError(
+                f"aws.msk_broker_count: {cloud.msk_broker_count} brokers cannot spread evenly over "
+                f"{cloud.availability_zones} availability zones; use a multiple of {cloud.availability_zones}"
+            )
+        if self.storage.replica_bucket and len(f"{self.storage.bucket}-replica") > 63:
+            raise ValueError(
+                f"storage.bucket: {self.storage.bucket!r} leaves no room for its replica "
+                f"'{self.storage.bucket}-replica' (63 characters at most); shorten the bucket name"
+            )
+        if self.maintenance and "trino" not in self.enabled_services():
+            raise ValueError(
+                "maintenance: on aws maintenance runs through Trino (its CLI against the coordinator); "
+                "enable services.trino or remove maintenance"
+            )
+        for index, job in enumerate(self.maintenance):
+            try:
+                eventbridge_cron(job.schedule)
+            except ValueError as exc:
+                raise ValueError(f"maintenance.{index}.schedule: {exc}") from None
+        return self
+
+    def enabled_services(self) -> dict[str, ServiceSpec]:
+        """The services this stack runs, in declaration order."""
+        return {name: svc for name, svc in self.services.items() if svc.enabled}
+
+    def start_order(self) -> list[str]:
+        """Enabled services with every service after what it depends on (declaration order otherwise)."""
+        enabled = self.enabled_services()
+        order: list[str] = []
+        state: dict[str, str] = {}
+
+        def visit(name: str, path: tuple[str, ...]) -> None:
+            if state.get(name) == "done":
+                return
+            if state.get(name) == "visiting":
+                cycle = " -> ".join((*path[path.index(name):], name))
+                raise ValueError(f"services.{name}.depends_on: dependency cycle {cycle}")
+            state[name] = "visiting"
+            for dep in enabled[name].depends_on:
+                if dep in enabled:
+                    visit(dep, (*path, name))
+            state[name] = "done"
+            order.append(name)
+
+        for name in enabled:
+            visit(name, ())
+        return order
+
+    def services_of(self, layer: Layer) -> dict[str, ServiceSpec]:
+        """The enabled services of one layer."""
+        return {name: svc for name, svc in self.enabled_services().items() if svc.layer is layer}
+
+    def owner_of(self, service: str) -> str:
+        """Who owns a service: its own owner, else its layer's owner."""
+        svc = self.services[service]
+        return svc.owner or self.layers[svc.layer].owner
+
+    def layer_owners(self) -> dict[str, str]:
+        """layer name -> its owner (what labels and policies check against)."""
+        return {layer.value: contract.owner for layer, contract in self.layers.items()}
+
+    def pin_of(self, service: str) -> str:
+        """The version this stack's target runs for a service (native may differ where registries lack the pin)."""
+        svc = self.services[service]
+        return svc.native_version if self.target is Target.NATIVE and svc.native_version else svc.version
+
+    def bundles_of(self, service: str) -> dict[str, str]:
+        """The libraries this stack's build of a service ships (native may differ)."""
+        svc = self.services[service]
+        if self.target is Target.NATIVE and svc.native_bundles is not None:
+            return dict(svc.native_bundles)
+        return dict(svc.bundles)
+
+    def version_manifest(self) -> dict[str, str]:
+        """The pins of this stack: every enabled service, what each ships, the host engines, the Iceberg library."""
+        manifest = {name: self.pin_of(name) for name in self.enabled_services()}
+        for name in self.enabled_services():
+            manifest.update({f"{library} in {name}": version for library, version in self.bundles_of(name).items()})
+        manifest.update(
+            {
+                "iceberg": self.engines.iceberg,
+                "pyiceberg": self.engines.pyiceberg,
+                "pyspark": self.engines.spark,
+                "duckdb": self.engines.duckdb_native if self.target is Target.NATIVE else self.engines.duckdb,
+            }
+        )
+        return manifest

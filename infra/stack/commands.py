@@ -1,0 +1,146 @@
+"""What ``make up``, ``make down``, ``make smoke`` and ``make verify`` run, through the Automation API."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from pulumi import automation as auto
+from rich.console import Console
+from rich.table import Table
+
+from infra.paths import PROJECT_ROOT
+from infra.stack import isolated
+from infra.stack.workspace import forget, outputs, pulumi_env, select
+
+console = Console()
+
+
+class StackCommandFailed(RuntimeError):
+    """A Pulumi command failed; the message carries the end of its output."""
+
+
+def _run(stack: str, what: str, quiet: bool, **kwargs: Any) -> float:
+    """Run ``up``/``destroy``/``refresh``/``preview`` on a stack; seconds taken."""
+    handle = select(stack)
+    started = time.perf_counter()
+    on_output = None if quiet else (lambda line: print(line, flush=True))
+    try:
+        getattr(handle, what)(on_output=on_output, color="never", **kwargs)
+    except auto.CommandError as exc:
+        raise StackCommandFailed(f"pulumi {what} --stack {stack} failed:\n{str(exc)[-6000:]}") from None
+    return time.perf_counter() - started
+
+
+def up(stack: str, quiet: bool = False) -> float:
+    """``pulumi up`` on the stack (created on first use); the wall time in seconds."""
+    return _run(stack, "up", quiet)
+
+
+def down(stack: str, quiet: bool = False) -> float:
+    """``pulumi destroy``: every process stopped; data directories are kept."""
+    return _run(stack, "destroy", quiet)
+
+
+def refresh(stack: str, quiet: bool = True) -> float:
+    return _run(stack, "refresh", quiet)
+
+
+def restart(service: str, stack: str) -> float:
+    """Stop one service's process by its recorded pid, then let ``pulumi up`` start it again.
+
+    This is the restart the target provides to probes: Pulumi notices the dead process and restarts
+    only that service, waiting for its health check. Returns seconds until healthy.
+    """
+    from infra.targets.native import local_service
+
+    data_dir = Path(outputs(stack)["native"]["services"][service]["data_dir"])
+    record = local_service.ProcessRecord.from_pid_file(data_dir / local_service.PID_FILE_NAME)
+    if record is None:
+        raise SystemExit(f"{service}: no pid file in {data_dir}; is the stack up?")
+    local_service.stop_process_tree(record, grace_s=30.0)
+    return up(stack, quiet=True)
+
+
+def verify(pytest_args: list[str], stack: str = "verify") -> int:
+    """Deploy an isolated copy of the native stack, run the probes against it, destroy it.
+
+    The exit code is the probe suite's; the stack is destroyed whatever happens. JUnit XML goes to
+    reports/probes.xml for CD.
+    """
+    isolated.isolated_stack(stack)
+    (PROJECT_ROOT / "reports").mkdir(exist_ok=True)
+    try:
+        console.print(f"==> stack {stack} up in {up(stack, quiet=True):.1f} s")
+        argv = [sys.executable, "-m", "pytest", "platform_tests", "--stack", stack, "-p", "no:cacheprovider",
+                f"--junitxml={PROJECT_ROOT / 'reports' / 'probes.xml'}", *pytest_args]
+        return subprocess.run(argv, cwd=PROJECT_ROOT, env={**os.environ, **pulumi_env(stack)}, check=False).returncode
+    finally:
+        down(stack, quiet=True)
+        forget(stack)
+        isolated.remove_stack_file(stack)
+
+
+def smoke(stack: str) -> list[tuple[str, str, bool, str]]:
+    """A short check that the core answers: store, catalog, engine. (layer, check, ok, detail)."""
+    import boto3
+    import requests
+    import trino
+    from botocore.config import Config
+
+    out = outputs(stack)
+    creds, profiles = out["credentials"], out["profiles"]["host"]
+    results = []
+    py = profiles["pyiceberg"]
+    try:
+        s3 = boto3.client("s3", endpoint_url=py["s3.endpoint"], region_name=py["s3.region"],
+                          aws_access_key_id=creds["s3_access_key"], aws_secret_access_key=creds["s3_secret_key"],
+                          config=Config(s3={"addressing_style": "path"}))
+        buckets = [b["Name"] for b in s3.list_buckets()["Buckets"]]
+        bucket = py["warehouse"].removeprefix("s3://").strip("/")
+        results.append(("storage", "S3 lists the warehouse bucket", bucket in buckets, f"buckets: {buckets}"))
+    except Exception as exc:  # noqa: BLE001 - a smoke check reports, it does not raise
+        results.append(("storage", "S3 lists the warehouse bucket", False, str(exc)))
+    try:
+        resp = requests.get(f"{py['uri']}/v1/config", timeout=10)
+        results.append(("catalog", "REST catalog answers /v1/config", resp.status_code == 200, f"HTTP {resp.status_code}"))
+    except Exception as exc:  # noqa: BLE001
+        results.append(("catalog", "REST catalog answers /v1/config", False, str(exc)))
+    if "trino" in profiles:
+        t = profiles["trino"]
+        try:
+            cur = trino.dbapi.connect(host=t["host"], port=t["port"], user=t["user"]).cursor()
+            cur.execute("SHOW CATALOGS")
+            catalogs = sorted(r[0] for r in cur.fetchall())
+            ok = all(c in catalogs for c in t["catalogs"])
+            results.append(("compute", "Trino sees the Iceberg catalogs", ok, f"catalogs: {catalogs}"))
+        except Exception as exc:  # noqa: BLE001
+            results.append(("compute", "Trino sees the Iceberg catalogs", False, str(exc)))
+    return results
+
+
+def print_endpoints(stack: str) -> None:
+    out = outputs(stack)
+    table = Table(title=f"Endpoints: stack {stack}")
+    for column in ("service", "port", "address (host side)", "pid"):
+        table.add_column(column)
+    pids = {name: info.get("pid") for name, info in out.get("native", {}).get("services", {}).items()}
+    for service, ports in out["endpoints"].items():
+        for port, addr in ports.items():
+            table.add_row(service, port, addr.get("external", addr["internal"]), str(pids.get(service, "")))
+    console.print(table)
+
+
+def smoke_report(stack: str) -> int:
+    results = smoke(stack)
+    table = Table(title="Smoke check")
+    for column in ("layer", "check", "result", "detail"):
+        table.add_column(column, overflow="fold")
+    for layer, check, ok, detail in results:
+        table.add_row(layer, check, "[green]ok[/green]" if ok else "[red]FAILED[/red]", detail)
+    console.print(table)
+    return 0 if all(ok for *_, ok, _ in results) else 1

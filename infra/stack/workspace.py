@@ -1,0 +1,76 @@
+"""The project's Pulumi stacks through the Automation API: one workspace, the project's own CLI, its environment.
+
+The CLI is the project's own build (``.tools/bin``, scripts/install-pulumi.sh). Its environment is
+defined here and nowhere else (``scripts/pulumi-env.sh`` prints it from this module): a local file
+backend, no update checks, no plugin downloads (get.pulumi.com is not reachable), the documented lab
+passphrase unless one is set.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from pulumi import automation as auto
+
+from infra.config import ConfigError, load_stack
+from infra.paths import PROJECT_ROOT, TOOLS_DIR
+from infra.spec import Target
+
+LAB_PASSPHRASE = "lakehouse-native-lab"
+# Provider packages installed in the venv that a native stack never uses and that no registry here
+# can supply: the language host must not make the engine ask for them.
+NATIVE_SKIP_PLUGINS = "aws,docker"
+
+
+def pulumi_env(stack: str | None = None) -> dict[str, str]:
+    """The environment every Pulumi command of this project runs with."""
+    env = {
+        "PATH": f"{TOOLS_DIR / 'bin'}:{os.environ.get('PATH', '')}",
+        "PULUMI_HOME": str(TOOLS_DIR / "pulumi-home"),
+        "PULUMI_SKIP_UPDATE_CHECK": "true",
+        "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
+        "PULUMI_BACKEND_URL": f"file://{PROJECT_ROOT / '.pulumi-state'}",
+        "PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK": "true",
+        # The native target's dynamic provider forks service processes from a process running gRPC
+        # threads; gRPC's fork handlers then crash the child before exec (SIGSEGV in event_engine).
+        "GRPC_ENABLE_FORK_SUPPORT": "false",
+    }
+    if "PULUMI_CONFIG_PASSPHRASE" not in os.environ and not os.environ.get("PULUMI_CONFIG_PASSPHRASE_FILE"):
+        env["PULUMI_CONFIG_PASSPHRASE"] = LAB_PASSPHRASE
+    if stack is not None and _is_native(stack):
+        env.setdefault("PULUMI_PYTHON_SKIP_PLUGINS", os.environ.get("PULUMI_PYTHON_SKIP_PLUGINS", NATIVE_SKIP_PLUGINS))
+    return env
+
+
+def _is_native(stack: str) -> bool:
+    try:
+        return load_stack(stack).target is Target.NATIVE
+    except ConfigError:
+        return False  # Pulumi itself reports the stack's problem
+
+
+def workspace(stack: str | None = None) -> auto.LocalWorkspace:
+    """The project's workspace: its own CLI, its own environment."""
+    (PROJECT_ROOT / ".pulumi-state").mkdir(exist_ok=True)
+    (TOOLS_DIR / "pulumi-home").mkdir(parents=True, exist_ok=True)
+    command = auto.PulumiCommand(root=str(TOOLS_DIR), skip_version_check=True)
+    return auto.LocalWorkspace(work_dir=str(PROJECT_ROOT), pulumi_command=command, env_vars=pulumi_env(stack),
+                               secrets_provider="passphrase")
+
+
+def select(stack: str) -> auto.Stack:
+    """The stack, created on first use (passphrase secrets)."""
+    return auto.Stack.create_or_select(stack, workspace(stack))
+
+
+def outputs(stack: str) -> dict[str, Any]:
+    """The stack's outputs as plain values, secrets shown (for clients on this host)."""
+    return {key: value.value for key, value in select(stack).outputs().items()}
+
+
+def forget(stack: str) -> None:
+    """Remove a stack from the backend (after destroy); missing is fine."""
+    ws = workspace(stack)
+    if any(summary.name == stack for summary in ws.list_stacks()):
+        ws.remove_stack(stack, force=True)

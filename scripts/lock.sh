@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Regenerates requirements.lock from pyproject.toml: the whole dependency tree, every file hash-pinned.
+# uv (from PyPI) is installed into the cache once; the lock is for CPython 3.11 on x86_64 Linux.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cache="${LAKEHOUSE_CACHE:-$HOME/.cache/lakehouse-platform}"
+uv_version="0.13.8"
+tool="$cache/tools/uv-$uv_version"
+if [ ! -x "$tool/bin/uv" ]; then
+  echo "==> installing uv $uv_version into $tool"
+  python3 -m pip install --disable-pip-version-check -q --target "$tool" "uv==$uv_version"
+fi
+cd "$root"
+"$tool/bin/uv" pip compile pyproject.toml --extra dev --generate-hashes --python-version 3.11 \
+  --python-platform x86_64-manylinux_2_28 --no-header -o requirements.lock
+echo "==> requirements.lock: $(grep -c '==' requirements.lock) packages pinned"
