@@ -39,9 +39,12 @@ START=$SECONDS
 step() { printf '==> [%4ss] %s\n' "$((SECONDS - START))" "$*"; }
 note() { printf '    %s\n' "$*"; }
 die() { printf 'install-pulumi: error: %s\n' "$*" >&2; exit 1; }
-TICKER=""
+TICKER="" BUILD_TMP=""
 stop_ticker() { [[ -z "$TICKER" ]] || { kill "$TICKER" 2>/dev/null; wait "$TICKER" 2>/dev/null; } || true; TICKER=""; }
-trap stop_ticker EXIT
+cleanup() { stop_ticker; [[ -z "$BUILD_TMP" ]] || rm -rf "$BUILD_TMP"; }
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # Version of module $2 that go.mod $1 requires (block or single-line require).
 required_version() {
@@ -123,7 +126,6 @@ build_all() {
   step "building pulumi $PULUMI_VERSION from the Go module proxy ($(go env GOVERSION), cache $CACHE)"
 
   tmp="$VERSION_DIR/bin.tmp.$$"
-  fail() { stop_ticker; rm -rf "$tmp"; die "$@"; }
 
   step "downloading Go modules, checked against the committed go.sum (cold: about a minute)"
   for mod in "$CLI_MOD" "$HOST_MOD"; do
@@ -139,17 +141,28 @@ build_all() {
   [[ -n "$sdk_dir" && -d "$sdk_dir" ]] || die "no module directory for github.com/pulumi/pulumi/sdk/v3@$PULUMI_VERSION"
   note "sdk: $sdk_dir"
 
-  rm -rf "$tmp" "$VERSION_DIR/build"   # build/: the generated wrapper module of earlier versions of this script
+  # Leftovers of interrupted runs (the lock is held: no other build is under way), and build/, the
+  # generated wrapper module of earlier versions of this script.
+  rm -rf "$VERSION_DIR"/bin.tmp.* "$VERSION_DIR/build"
   mkdir -p "$tmp"
-  # progress ticker; its sleep must not hold the output pipe or the lock (fd 9)
-  ( exec 9>&-; while sleep 60 </dev/null >/dev/null 2>&1; do step "... still building"; done ) &
+  BUILD_TMP="$tmp"   # removed on any exit until it becomes $OUT_BIN
+  # progress ticker; its sleep must not hold the output pipe or the lock (fd 9), and ends with it
+  (
+    exec 9>&-
+    trap '[[ -z "${nap:-}" ]] || kill "$nap" 2>/dev/null; exit 0' TERM
+    while :; do
+      sleep 60 </dev/null >/dev/null 2>&1 & nap=$!
+      wait "$nap"
+      step "... still building"
+    done
+  ) &
   TICKER=$!
   step "building pulumi CLI $PULUMI_VERSION (first run takes several minutes)"
   (cd "$CLI_MOD" && go build -mod=readonly -trimpath -ldflags "$LDFLAGS" -o "$tmp/pulumi" \
-    github.com/pulumi/pulumi/pkg/v3/cmd/pulumi) || fail "go build of the Pulumi CLI (tools/pulumi-cli) failed"
+    github.com/pulumi/pulumi/pkg/v3/cmd/pulumi) || die "go build of the Pulumi CLI (tools/pulumi-cli) failed"
   step "building pulumi-language-python"
   (cd "$HOST_MOD" && go build -mod=readonly -trimpath -ldflags "$LDFLAGS" -o "$tmp/pulumi-language-python" .) ||
-    fail "go build of the language host (tools/pulumi-language-python) failed"
+    die "go build of the language host (tools/pulumi-language-python) failed"
   stop_ticker
 
   step "copying helper scripts from the sdk/v3 module"
@@ -160,22 +173,23 @@ build_all() {
         note "$f: not in sdk/v3@$PULUMI_VERSION (not needed: policy packs run via the language host)"
         continue
       fi
-      fail "$f not found under $sdk_dir/python"
+      die "$f not found under $sdk_dir/python"
     fi
     cp "$src" "$tmp/$f"
     chmod 0755 "$tmp/$f"
     note "$f <- ${src#"$sdk_dir/"}"
   done
 
-  "$tmp/pulumi" version | grep -qx "$PULUMI_VERSION" || fail "built pulumi does not report $PULUMI_VERSION"
+  "$tmp/pulumi" version | grep -qx "$PULUMI_VERSION" || die "built pulumi does not report $PULUMI_VERSION"
   "$tmp/pulumi-language-python" --version | grep -qx "$PULUMI_VERSION" ||
-    fail "built pulumi-language-python does not report $PULUMI_VERSION"
+    die "built pulumi-language-python does not report $PULUMI_VERSION"
 
   (cd "$tmp" && sha256sum -- * > SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS)
   printf '%s\n' "$recipe" > "$tmp/RECIPE"
   rm -rf "$OUT_BIN.old"
   [[ -d "$OUT_BIN" ]] && mv "$OUT_BIN" "$OUT_BIN.old"
   mv "$tmp" "$OUT_BIN"
+  BUILD_TMP=""
   rm -rf "$OUT_BIN.old"
   step "built into $OUT_BIN"
 }
