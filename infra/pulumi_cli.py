@@ -16,7 +16,8 @@ from typing import Any
 from infra.spec.loader import PROJECT_ROOT
 
 # Provider packages installed in the venv that a native stack never uses and that no registry here
-# can supply: the language host must not make the engine ask for them (see install-pulumi.sh).
+# can supply: the language host must not make the engine ask for them (PULUMI_PYTHON_SKIP_PLUGINS,
+# tools/pulumi-language-python/plugins.go).
 NATIVE_SKIP_PLUGINS = "aws,docker"
 
 
