@@ -20,10 +20,10 @@ RUNS = 5
 def time_program() -> list[float]:
     """Each run is a fresh interpreter, so imports (pulumi, pulumi_docker, pydantic) are counted."""
     code = (
-        "import sys,time; t=time.perf_counter(); sys.path[:0]=[%r,%r];"
+        f"import sys,time; t=time.perf_counter(); sys.path[:0]=[{str(ROOT / 'tests')!r}];"
         "from conftest import stack_platform; from harness import run_program;"
         "r=run_program('lab', stack_platform('lab')); assert len(r.resources)>30;"
-        "print(time.perf_counter()-t)" % (str(ROOT), str(ROOT / "tests"))
+        "print(time.perf_counter()-t)"
     )
     return [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
             for _ in range(RUNS)]
@@ -33,7 +33,8 @@ def time_review() -> list[float]:
     times = []
     for _ in range(RUNS):
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "infra.review", "--stack", "lab"], cwd=ROOT, capture_output=True, check=True)
+        subprocess.run([sys.executable, "-m", "infra.review", "--stack", "lab"], cwd=ROOT, capture_output=True,
+                       check=True)
         times.append(time.perf_counter() - start)
     return times
 

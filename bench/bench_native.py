@@ -18,8 +18,9 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from infra.spec import load_stack  # noqa: E402
 from infra.spec.loader import state_root  # noqa: E402
+
+from infra.spec import load_stack  # noqa: E402
 from infra.targets.native import stack as native_stack  # noqa: E402
 
 STACK, OFFSET = "bench", 22000

@@ -15,10 +15,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from infra.outputs import ownership
 from infra.config import ConfigError, load_stack
-from infra.spec import PlatformSpec
+from infra.outputs import ownership
 from infra.paths import PROJECT_ROOT
+from infra.spec import PlatformSpec
 
 COLUMNS = ("layer", "owner", "change_control", "promise", "down_means", "services")
 
@@ -50,7 +50,7 @@ def render_table(console: Console, stack: str, spec: PlatformSpec) -> None:
 def diff(left: PlatformSpec, right: PlatformSpec) -> list[dict[str, str]]:
     """Differences between two stacks: contracts per layer, services enabled, pins, owners."""
     changes: list[dict[str, str]] = []
-    for a, b in zip(ownership(left), ownership(right)):
+    for a, b in zip(ownership(left), ownership(right), strict=True):
         for key in ("owner", "change_control", "promise", "down_means"):
             if a[key] != b[key]:
                 changes.append({"what": f"{a['layer']}.{key}", "left": a[key], "right": b[key]})

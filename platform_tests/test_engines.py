@@ -50,7 +50,7 @@ def one_order(order_id: int):
         "book_id": pa.array([1], pa.int32()),
         "quantity": pa.array([1], pa.int32()),
         "amount": pa.array([decimal.Decimal("12.50")], pa.decimal128(10, 2)),
-        "order_ts": pa.array([dt.datetime(2025, 3, 5, 12, 0, tzinfo=dt.timezone.utc)], pa.timestamp("us", tz="UTC")),
+        "order_ts": pa.array([dt.datetime(2025, 3, 5, 12, 0, tzinfo=dt.UTC)], pa.timestamp("us", tz="UTC")),
     })
 
 

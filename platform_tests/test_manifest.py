@@ -14,7 +14,6 @@ the target declares is a failure.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -52,7 +51,7 @@ class Reading:
 def matches(running: str | None, expected: str | None) -> bool:
     if not running or not expected:
         return False
-    return running == expected or running.startswith(expected + ".") or running.startswith(expected + " ")
+    return running == expected or running.startswith((expected + ".", expected + " "))
 
 
 def first_version(text: str) -> str | None:
@@ -207,7 +206,7 @@ def read_fixture(stack: Stack) -> tuple[str | None, str]:
 
 def read_spark(stack: Stack) -> tuple[str, str]:
     spark = engines.spark_running() or engines.spark_session(stack)
-    iceberg = str(spark.sparkContext._jvm.org.apache.iceberg.IcebergBuild.version())  # noqa: SLF001
+    iceberg = str(spark.sparkContext._jvm.org.apache.iceberg.IcebergBuild.version())
     return spark.version, iceberg
 
 

@@ -89,7 +89,7 @@ class Outage:
                 self.down_since = None
             self._stop.wait(0.2)
 
-    def __enter__(self) -> "Outage":
+    def __enter__(self) -> Outage:
         self._thread.start()
         return self
 

@@ -10,20 +10,20 @@ from __future__ import annotations
 import copy
 import inspect
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pulumi_aws as aws
 import pytest
 import yaml
-
 from harness import SECRET_SIG, ProgramRun, Registered, run_program
-from infra.services import registry
+
 from infra.config import ConfigError, load_platform
+from infra.services import registry
 from infra.spec import LAYER_NAMES, Layer
-from infra.targets.aws.common import tag_value
 from infra.spec import eventbridge_cron as scheduler_cron
+from infra.targets.aws.common import tag_value
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET_MARKER = "4dabf18193072939515e22adb298388d"  # key Pulumi's wire format puts next to SECRET_SIG
@@ -67,7 +67,7 @@ ALL_RUNS = ["cloud", "five_workers_no_spark", "streaming"]
 # -- helpers --------------------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=None)
+@cache
 def accepts_tags(token: str) -> bool:
     """Whether the pulumi-aws resource class of a type token takes a ``tags`` input."""
     module, name = token.split(":")[1].split("/")[0], token.split(":")[2]
@@ -326,7 +326,7 @@ def test_catalogs_run_on_fargate_behind_an_internal_load_balancer(cloud: Program
 def test_jobs_are_one_off_task_definitions_in_order(cloud: ProgramRun) -> None:
     jobs = cloud.outputs["catalog_jobs"]
     assert sorted(jobs, key=lambda j: jobs[j]["order"]) == ["postgres-init", "polaris-bootstrap", "lakekeeper-migrate"]
-    for name, job in jobs.items():
+    for job in jobs.values():
         assert job["command"].startswith(f"aws ecs run-task --cluster lakehouse-cloud-catalog "
                                          f"--task-definition {job['task_definition']}")
     services = {r.inputs.get("name") for r in cloud.of_type("aws:ecs/service:Service")}
@@ -511,7 +511,7 @@ def test_maintenance_runs_on_eventbridge_scheduler(cloud: ProgramRun) -> None:
     assert len(schedules) == len(spec.maintenance) == 2
     group = the(cloud, "aws:scheduler/scheduleGroup:ScheduleGroup").inputs
     assert group["tags"]["lakehouse.owner"] == "data engineering"
-    for schedule, job in zip(schedules, spec.maintenance):
+    for schedule, job in zip(schedules, spec.maintenance, strict=True):
         target = schedule.inputs["target"]
         assert schedule.inputs["scheduleExpression"] == scheduler_cron(job.schedule)
         assert schedule.inputs["groupName"] == group["name"]
@@ -654,7 +654,6 @@ def test_storage_region_follows_the_aws_region() -> None:
 def test_cloud_refuses_lab_default_secrets():
     """On aws no lab default may reach Secrets Manager: unset secrets stop the run with the fix."""
     import pulumi
-
     from harness import RecordingMocks
 
     mocks = RecordingMocks()

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from conftest import stack_platform
 from harness import run_program
 
-from conftest import stack_platform
 from infra.config import ConfigError, load_platform
 
 P = "lakehouse:platform"
@@ -65,7 +65,7 @@ CASES = {
     "misspelt key": (
         lambda p: p["services"].update({"trino": {"memroy": "2GiB"}}),
         f"{P}.services.trino.memroy: unknown key; allowed: layer, enabled, role, owner, kind, version, "
-        "native_version, image, ports, env, command, health, memory, heap, depends_on",
+        "native_version, bundles, native_bundles, image, ports, env, command, health, memory, heap, depends_on",
     ),
     "heap above budget": (
         lambda p: p["services"].update({"trino": {"heap": "4GiB"}}),
@@ -151,3 +151,76 @@ def test_program_registers_nothing_on_bad_config():
     with pytest.raises(pulumi.RunError):
         run_program("lab", platform, mocks=mocks)
     assert mocks.resources == []
+
+
+# Config that used to be accepted and would break at deploy time (each refused before any resource).
+BREAKS_AT_DEPLOY = {
+    "cron out of range": (
+        "lab", lambda p: p["maintenance"].append({"action": "expire_snapshots", "schedule": "61 25 * * *"}),
+        f"{P}.maintenance.2.schedule: '61 25 * * *' is not a valid cron expression: Error validating expression "
+        "'25': the last value (25) is higher than the maximum value (23)",
+    ),
+    "bucket with two dots": (
+        "lab", lambda p: p.setdefault("storage", {}).update(bucket="lakehouse..warehouse"),
+        f"{P}.storage.bucket: 'lakehouse..warehouse' has two adjacent dots (S3 bucket naming rules)",
+    ),
+    "bucket like an IP address": (
+        "lab", lambda p: p.setdefault("storage", {}).update(bucket="192.168.10.20"),
+        f"{P}.storage.bucket: '192.168.10.20' is formatted as an IP address (S3 bucket naming rules)",
+    ),
+    "alarm email": (
+        "cloud", lambda p: p.setdefault("observability", {}).update(alarm_email="not-an-email"),
+        f"{P}.observability.alarm_email: 'not-an-email' is not an email address (value is not a valid email "
+        "address: An email address must have an @-sign.)",
+    ),
+    "zero memory": (
+        "lab", lambda p: p["services"].update({"trino": {"memory": "0MiB"}}),
+        f"{P}.services.trino.memory: '0MiB' is too small: at least 16MiB (a memory limit of 0 would mean "
+        "unlimited to Docker)",
+    ),
+    "plain-text credential in env": (
+        "lab", lambda p: p["services"].update({"postgres": {"env": {"POSTGRES_PASSWORD": "hunter2"}}}),
+        f"{P}.services.postgres.env: POSTGRES_PASSWORD holds a credential in plain text; secrets belong in secret "
+        "config: `pulumi config set --secret lakehouse:<name> <value>` (see README, Configuration)",
+    ),
+    "native port clash with an internal port": (
+        "native", lambda p: p["services"].update({"trino": {"ports": {"http": {"internal": 8080, "external": 9340}}}}),
+        f"{P}.services.trino.ports.http.external: port 9340 is already taken by services.seaweedfs.ports.volume."
+        "internal; natively every port of every service binds 127.0.0.1, so every port must be unique",
+    ),
+    "lakekeeper on native names the service and its reason": (
+        "native", lambda p: p["services"].update({"lakekeeper": {"enabled": True}}),
+        f"{P}.services.lakekeeper.enabled: lakekeeper does not run on the native target (no build of Lakekeeper is "
+        "obtainable from the package registries; it runs on docker and aws); disable it. Allowed on native: "
+        "seaweedfs, postgres, rest-fixture, trino",
+    ),
+    "polaris on native names the service and its reason": (
+        "native", lambda p: p["services"].update({"polaris": {"enabled": True}}),
+        f"{P}.services.polaris.enabled: polaris does not run on the native target (no registry serves Polaris's "
+        "server (Maven Central has only polaris-core); it runs on docker and aws); disable it. Allowed on native: "
+        "seaweedfs, postgres, rest-fixture, trino",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BREAKS_AT_DEPLOY))
+def test_config_that_would_break_at_deploy_time_is_refused(case):
+    stack, mutate, expected = BREAKS_AT_DEPLOY[case]
+    platform = stack_platform(stack)
+    mutate(platform)
+    with pytest.raises(ConfigError) as info:
+        load_platform(platform, source=f"Pulumi.{stack}.yaml")
+    assert info.value.errors == [expected]
+
+
+def test_a_key_given_twice_in_a_stack_file_is_refused(tmp_path):
+    from infra.config import read_stack_config
+
+    path = tmp_path / "Pulumi.twice.yaml"
+    path.write_text("config:\n  lakehouse:platform:\n    target: docker\n    storage:\n"
+                    "      bucket: warehouse\n      bucket: other\n")
+    with pytest.raises(ConfigError) as info:
+        read_stack_config(path)
+    (error,) = info.value.errors
+    assert error.startswith("Pulumi.twice.yaml: not valid YAML: while reading a mapping")
+    assert "key 'bucket' appears twice (first on line 5); Pulumi refuses duplicate keys too" in error

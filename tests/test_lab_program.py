@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from conftest import stack_platform
 from harness import SECRET_SIG, run_program
 
-from conftest import stack_platform
 from infra.config import load_platform
 from infra.spec import LAYER_NAMES
 

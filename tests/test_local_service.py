@@ -29,9 +29,10 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # when run as `pytest` rather than `python -m pytest` from the root
     sys.path.insert(0, str(REPO_ROOT))
 
-from infra.targets.native import local_service as ls  # noqa: E402
-from pulumi.runtime import rpc  # noqa: E402
 from pulumi.output import Unknown  # noqa: E402
+from pulumi.runtime import rpc  # noqa: E402
+
+from infra.targets.native import local_service as ls  # noqa: E402
 
 PY = sys.executable
 

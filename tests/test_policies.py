@@ -10,7 +10,6 @@ they are tested whatever state the aws target is in.
 from __future__ import annotations
 
 import base64
-import contextlib
 import copy
 import json
 import shutil
@@ -18,10 +17,10 @@ import subprocess
 import textwrap
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import pytest
 import yaml
+from harness import Registered, run_program
 
 from infra.config import ConfigError, load_platform
 from infra.paths import state_root
@@ -38,7 +37,6 @@ from policies.validators import (
     run_policy,
     validate_all,
 )
-from harness import Registered, run_program
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = "lakehouse-platform"
@@ -118,9 +116,10 @@ def lab() -> tuple[list[Resource], StackContext]:
 
 
 def test_constants_match_the_program():
-    from infra.layers.base import layer_labels
     from infra.config import load_stack
-    from infra.spec import LAYER_NAMES as PROGRAM_LAYERS, Layer
+    from infra.layers.base import layer_labels
+    from infra.spec import LAYER_NAMES as PROGRAM_LAYERS
+    from infra.spec import Layer
 
     assert LAYER_NAMES == PROGRAM_LAYERS
     labels = layer_labels(load_stack("lab"), Layer.COMPUTE, "trino")
@@ -163,7 +162,7 @@ def test_lab_gets_digest_advice_only_as_advice():
 
 
 def _set_label(resource: Resource, key: str, value: str | None) -> None:
-    labels = [l for l in resource.props["labels"] if l["label"] != key]
+    labels = [item for item in resource.props["labels"] if item["label"] != key]
     if value is not None:
         labels.append({"label": key, "value": value})
     resource.props["labels"] = labels

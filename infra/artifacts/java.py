@@ -63,7 +63,7 @@ def find_java(min_major: int) -> Path:
 
 
 def compile_jar(sources: Sequence[Path], classpath: Sequence[Path], out: Path, release: int = 17) -> Path:
-    """``javac`` the sources against ``classpath`` into the jar ``out`` with fixed timestamps (same bytes every build)."""
+    """``javac`` the sources against ``classpath`` into ``out`` with fixed timestamps: same bytes every build."""
     jdk = find_java(release)
     javac, jar_tool = jdk / "bin" / "javac", jdk / "bin" / "jar"
     if not javac.exists():
@@ -74,6 +74,7 @@ def compile_jar(sources: Sequence[Path], classpath: Sequence[Path], out: Path, r
         cache.run([str(javac), "--release", str(release), "-cp", ":".join(map(str, classpath)), "-d", str(classes),
                    *map(str, sources)])
         partial = str(out) + ".part"
-        cache.run([str(jar_tool), "--create", "--date=2020-01-01T00:00:00Z", "--file", partial, "-C", str(classes), "."])
+        cache.run([str(jar_tool), "--create", "--date=2020-01-01T00:00:00Z", "--file", partial, "-C", str(classes),
+                   "."])
         os.replace(partial, out)
     return out

@@ -120,7 +120,7 @@ def fetch(coordinate: Coordinate, sha256: str | None = None) -> Path:
     dest = coordinate.cache_path
     with cache.locked(coordinate.key):
         entry = cache.load_manifest().get(coordinate.key)
-        if cache.verified(entry) and (sha256 is None or entry is not None and entry["sha256"] == sha256):
+        if cache.verified(entry) and (sha256 is None or (entry is not None and entry["sha256"] == sha256)):
             return dest
         got = download(coordinate.url, dest, published_checksum(coordinate.url))
         if sha256 is not None and got != sha256:
@@ -162,7 +162,8 @@ class JarLock:
 
     def digest(self) -> str:
         """One sha256 over the lock's pins: the cache key of the assembled directory."""
-        lines = "".join(f"{j.coordinate.filename} {j.sha256}\n" for j in sorted(self.jars, key=lambda j: j.coordinate.filename))
+        jars = sorted(self.jars, key=lambda j: j.coordinate.filename)
+        lines = "".join(f"{j.coordinate.filename} {j.sha256}\n" for j in jars)
         return hashlib.sha256(lines.encode()).hexdigest()
 
 

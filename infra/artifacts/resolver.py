@@ -82,7 +82,7 @@ class CacheResolver:
             raise ArtifactMissing(
                 "artifacts missing from the cache "
                 f"({cache.cache_root(create=False)}): " + "; ".join(missing)
-                + f". Fetch them with `make artifacts STACK=<stack>` (python -m infra.artifacts fetch --stack <stack>)"
+                + ". Fetch them with `make artifacts STACK=<stack>` (python -m infra.artifacts fetch --stack <stack>)"
             )
         return StackArtifacts(services, {m: java.find_java(m) for m in java_majors(spec)}, spark_jars, duckdb)
 

@@ -11,7 +11,14 @@ job, and its role as a catalog. Not on native: no registry serves Lakekeeper's s
 from __future__ import annotations
 
 from infra.services.base import (
-    CatalogRole, ContainerHost, ContainerPlan, EcsPlan, SecretSpec, ServiceContext, ServiceDefinition, secret,
+    CatalogRole,
+    ContainerHost,
+    ContainerPlan,
+    EcsPlan,
+    SecretSpec,
+    ServiceContext,
+    ServiceDefinition,
+    secret,
 )
 from infra.spec import Target
 

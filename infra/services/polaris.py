@@ -8,7 +8,14 @@ storage credentials). Not on native: no registry serves Polaris's server.
 from __future__ import annotations
 
 from infra.services.base import (
-    CatalogRole, ContainerHost, ContainerPlan, EcsPlan, SecretSpec, ServiceContext, ServiceDefinition, jvm_heap_flag,
+    CatalogRole,
+    ContainerHost,
+    ContainerPlan,
+    EcsPlan,
+    SecretSpec,
+    ServiceContext,
+    ServiceDefinition,
+    jvm_heap_flag,
     secret,
 )
 from infra.spec import Target

@@ -13,7 +13,14 @@ from pathlib import Path
 from infra.artifacts import apt, cache
 from infra.artifacts.recipe import Artifact, ArtifactError, ArtifactRecipe
 from infra.services.base import (
-    ContainerHost, ContainerPlan, NativeHost, NativePlan, SecretSpec, ServiceContext, ServiceDefinition, secret,
+    ContainerHost,
+    ContainerPlan,
+    NativeHost,
+    NativePlan,
+    SecretSpec,
+    ServiceContext,
+    ServiceDefinition,
+    secret,
 )
 from infra.spec import Target
 
@@ -44,7 +51,7 @@ def major_of(ctx: ServiceContext) -> int:
 def create_databases_sql() -> str:
     """Idempotent: creates each database only where it is missing (psql's \\gexec)."""
     return "".join(
-        f"SELECT 'CREATE DATABASE {db}' WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = '{db}')\\gexec\n"
+        f"SELECT 'CREATE DATABASE {db}' WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = '{db}')\\gexec\n"  # noqa: S608 - fixed names
         for db in DATABASES
     )
 
@@ -139,7 +146,7 @@ def fetch_server(ctx: ServiceContext, oldest: int = 13) -> Artifact:
         notes = [printed]
         if chosen != wanted:
             notes.append(f"pin {wanted} not offered by apt; using {chosen}, the newest it offers")
-        entry = {
+        entry: cache.Entry = {
             "name": NAME, "requested": str(wanted), "version": match.group(1) if match else printed,
             "path": str(bindir), "root": str(bindir),
             "files": {},  # apt owns these files: recorded, not re-verified (an apt upgrade may change them)

@@ -20,8 +20,15 @@ from infra.artifacts import cache, java, maven
 from infra.artifacts.recipe import Artifact, ArtifactError, ArtifactRecipe
 from infra.paths import PROJECT_ROOT
 from infra.services.base import (
-    CatalogRole, ContainerHost, ContainerPlan, NativeHost, NativePlan, ServiceContext, ServiceDefinition,
-    jvm_heap_flag, secret,
+    CatalogRole,
+    ContainerHost,
+    ContainerPlan,
+    NativeHost,
+    NativePlan,
+    ServiceContext,
+    ServiceDefinition,
+    jvm_heap_flag,
+    secret,
 )
 from infra.spec import Target
 

@@ -13,7 +13,13 @@ import re
 from infra.artifacts import cache, gobuild
 from infra.artifacts.recipe import Artifact, ArtifactError, ArtifactRecipe
 from infra.services.base import (
-    ContainerHost, ContainerPlan, NativeHost, NativePlan, ServiceContext, ServiceDefinition, secret,
+    ContainerHost,
+    ContainerPlan,
+    NativeHost,
+    NativePlan,
+    ServiceContext,
+    ServiceDefinition,
+    secret,
 )
 from infra.spec import Target
 
@@ -106,7 +112,7 @@ def go_memory_limit(ctx: ServiceContext) -> str:
 def container(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
     """One `weed server` with master, volume, filer and S3 gateway; data on a named volume."""
     return ContainerPlan(
-        command=server_args(ctx, "/data", "/etc/seaweedfs/s3.json", "0.0.0.0", "0.0.0.0"),
+        command=server_args(ctx, "/data", "/etc/seaweedfs/s3.json", "0.0.0.0", "0.0.0.0"),  # noqa: S104 - in its container
         env={"GOMEMLIMIT": go_memory_limit(ctx)},
         uploads={"/etc/seaweedfs/s3.json": s3_config(ctx)},
         volumes={"data": "/data"},

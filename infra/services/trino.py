@@ -16,8 +16,16 @@ from typing import Literal
 from infra.artifacts import archive, cache, maven
 from infra.artifacts.recipe import Artifact, ArtifactRecipe
 from infra.services.base import (
-    ContainerHost, ContainerPlan, EcsPlan, NativeHost, NativePlan, ServiceContext, ServiceDefinition, Side,
-    properties, secret,
+    ContainerHost,
+    ContainerPlan,
+    EcsPlan,
+    NativeHost,
+    NativePlan,
+    ServiceContext,
+    ServiceDefinition,
+    Side,
+    properties,
+    secret,
 )
 from infra.services.registry import registry
 from infra.spec import parse_size
@@ -177,7 +185,8 @@ def native(ctx: ServiceContext, host: NativeHost) -> NativePlan:
     port = ctx.listen_port("http")
     etc, data = host.home / "etc", host.home / "data"
     files = etc_files(ctx, str(etc), "single", f"http://127.0.0.1:{port}", heap_bytes(ctx))
-    files.update({str(etc / "node.properties"): node_properties(str(data)), str(etc / "log.properties"): "io.trino=INFO\n"})
+    files.update({str(etc / "node.properties"): node_properties(str(data)),
+                  str(etc / "log.properties"): "io.trino=INFO\n"})
     hard_limit = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     return NativePlan(
         argv=[str(host.artifact.path / "bin" / "launcher"), "run", f"--etc-dir={etc}", f"--data-dir={data}"],

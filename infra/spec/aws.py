@@ -9,7 +9,9 @@ from pydantic import Field, field_validator
 
 from infra.spec.base import Strict
 
-AWS_REGION_RE = re.compile(r"^(us|eu|ap|sa|ca|me|af|il|mx)-(north|south|east|west|central|northeast|southeast|southwest|northwest)-\d$")
+AWS_REGION_RE = re.compile(
+    r"^(us|eu|ap|sa|ca|me|af|il|mx)-(north|south|east|west|central|northeast|southeast|southwest|northwest)-\d$"
+)
 
 
 class AwsSpec(Strict):
@@ -36,7 +38,8 @@ class AwsSpec(Strict):
                                 description="Most vCPU the Spark application may hold (memory: 4 GB per vCPU).")
     log_retention_days: int = Field(default=30, description="CloudWatch log retention (a CloudWatch-allowed value).")
     replica_region: str | None = Field(
-        default=None, description="Region of the replica bucket (storage.replica_bucket); the platform's region if unset."
+        default=None,
+        description="Region of the replica bucket (storage.replica_bucket); the platform's region if unset."
     )
 
     @field_validator("region", "replica_region")

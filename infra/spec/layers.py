@@ -81,7 +81,8 @@ DEFAULT_CONTRACTS: dict[str, dict[str, str]] = {
         "owner": "data engineering",
         "change_control": "maintenance is scheduled by the platform, pipelines by their owners",
         "promise": "freshness per table",
-        "down_means": "tables go stale, maintenance stops, and nobody notices until the bill or the planning time says so",
+        "down_means": "tables go stale, maintenance stops, and nobody notices until the bill or the planning "
+                      "time says so",
     },
     "observability": {
         "owns": "the metadata tables, turned into signals someone watches",

@@ -132,7 +132,8 @@ class ServiceSpec(Strict):
             raise ValueError("a server needs a health check ('health')")
         if self.health and self.health.port and self.health.port not in self.ports:
             raise ValueError(
-                f"health.port {self.health.port!r} is not one of the service's ports ({', '.join(self.ports) or 'none'})"
+                f"health.port {self.health.port!r} is not one of the service's ports "
+                f"({', '.join(self.ports) or 'none'})"
             )
         if self.heap and parse_size(self.heap) >= parse_size(self.memory):
             raise ValueError(f"heap {self.heap} must be smaller than the memory budget {self.memory}")

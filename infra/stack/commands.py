@@ -107,7 +107,8 @@ def smoke(stack: str) -> list[tuple[str, str, bool, str]]:
         results.append(("storage", "S3 lists the warehouse bucket", False, str(exc)))
     try:
         resp = requests.get(f"{py['uri']}/v1/config", timeout=10)
-        results.append(("catalog", "REST catalog answers /v1/config", resp.status_code == 200, f"HTTP {resp.status_code}"))
+        results.append(("catalog", "REST catalog answers /v1/config", resp.status_code == 200,
+                        f"HTTP {resp.status_code}"))
     except Exception as exc:  # noqa: BLE001
         results.append(("catalog", "REST catalog answers /v1/config", False, str(exc)))
     if "trino" in profiles:

@@ -17,9 +17,9 @@ from infra.config import ConfigError, load_stack
 from infra.paths import PROJECT_ROOT, TOOLS_DIR
 from infra.spec import Target
 
-LAB_PASSPHRASE = "lakehouse-native-lab"
+LAB_PASSPHRASE = "lakehouse-native-lab"  # noqa: S105 - the documented lab passphrase (README)
 # Provider packages installed in the venv that a native stack never uses and that no registry here
-# can supply: the language host must not make the engine ask for them.
+# can supply: the language host must not make the engine ask for them (tools/pulumi-language-python/plugins.go).
 NATIVE_SKIP_PLUGINS = "aws,docker"
 
 

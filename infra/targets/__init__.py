@@ -44,7 +44,8 @@ class DeployTarget(Protocol):
     def build(self, layers: Mapping[Layer, LayerComponent]) -> Built: ...
 
 
-def dependencies(resources: Mapping[str, pulumi.Resource], service: str, depends_on: list[str]) -> list[pulumi.Resource]:
+def dependencies(resources: Mapping[str, pulumi.Resource], service: str,
+                 depends_on: list[str]) -> list[pulumi.Resource]:
     """The built resources a service waits for; a name not built yet is an error."""
     missing = [name for name in depends_on if name not in resources]
     if missing:

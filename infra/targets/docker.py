@@ -7,8 +7,8 @@ limit, restart policy, labels and the order the dependencies impose.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 import pulumi
 import pulumi_docker as docker
@@ -21,6 +21,8 @@ from infra.services import ServiceContext, registry
 from infra.services.base import ContainerHost
 from infra.spec import Layer, PlatformSpec, ServiceSpec
 from infra.targets import Built, dependencies
+
+LabelArgs = TypeVar("LabelArgs")
 
 
 def healthcheck(service: ServiceSpec) -> docker.ContainerHealthcheckArgs:
@@ -53,15 +55,16 @@ class DockerTarget:
         self.artifacts = resolver.resolve(spec)  # host files containers mount (looked up, never fetched)
         self.containers: dict[str, docker.Container] = {}
 
-    def _labels(self, layer: Layer, service: str | None = None) -> list[docker.ContainerLabelArgs]:
-        return [docker.ContainerLabelArgs(label=k, value=v) for k, v in layer_labels(self.spec, layer, service).items()]
+    def _labels(self, kind: Callable[..., LabelArgs], layer: Layer, service: str | None = None) -> list[LabelArgs]:
+        """The layer's labels as the label args of one Docker resource type (container, network, volume)."""
+        return [kind(label=k, value=v) for k, v in layer_labels(self.spec, layer, service).items()]
 
     def build(self, layers: Mapping[Layer, LayerComponent]) -> Built:
         built = Built()
         network = docker.Network(
             f"{self.spec.name}-network",
             name=f"{self.spec.name}-{pulumi.get_stack()}",
-            labels=self._labels(Layer.GOVERNANCE),
+            labels=self._labels(docker.NetworkLabelArgs, Layer.GOVERNANCE),
             opts=pulumi.ResourceOptions(parent=layers[Layer.GOVERNANCE]),
         )
         built.layer(Layer.GOVERNANCE)["network"] = network.name
@@ -79,12 +82,13 @@ class DockerTarget:
         host = ContainerHost(state_dir=self.state_dir, artifact=self.artifacts.services.get(name))
         plan = definition.container(ServiceContext(spec, name), host)
         child = pulumi.ResourceOptions(parent=component)
-        labels = self._labels(service.layer, name)
+        labels = self._labels(docker.ContainerLabelArgs, service.layer, name)
 
         image = docker.RemoteImage(f"{name}-image", name=service.image, keep_locally=True, opts=child)
         mounts = []
         for suffix, target in plan.volumes.items():
-            volume = docker.Volume(f"{name}-{suffix}", name=f"{spec.name}-{name}-{suffix}", labels=labels, opts=child)
+            volume = docker.Volume(f"{name}-{suffix}", name=f"{spec.name}-{name}-{suffix}",
+                                   labels=self._labels(docker.VolumeLabelArgs, service.layer, name), opts=child)
             mounts.append(docker.ContainerMountArgs(type="volume", source=volume.name, target=target))
         for host_dir, target in plan.bind_mounts.items():
             # A bind mount, not a named volume: the init job hands it to the image's non-root user.

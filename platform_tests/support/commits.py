@@ -23,9 +23,10 @@ import datetime as dt
 import statistics
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import tenacity
 
@@ -117,7 +118,7 @@ def _schema():
 def _rows(writer: str, seq: int, count: int):
     import pyarrow as pa
 
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     return pa.table({
         "writer": pa.array([writer] * count, pa.string()),
         "seq": pa.array([seq] * count, pa.int32()),
@@ -137,7 +138,7 @@ def instrument(catalog, outcome: Outcome, lock: threading.Lock) -> None:
                                              f"{response.status_code}: {response.text[:1500]}")
         return response
 
-    catalog._session.hooks["response"].append(hook)  # noqa: SLF001 - the client's requests.Session
+    catalog._session.hooks["response"].append(hook)
 
 
 def run(catalog_factory: Callable[[], Any], ident: str, workload: Workload | None = None,
@@ -155,7 +156,7 @@ def run(catalog_factory: Callable[[], Any], ident: str, workload: Workload | Non
             namespace = ident.rsplit(".", 1)[0]
             try:
                 admin.create_namespace(namespace)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 if "AlreadyExists" not in type(exc).__name__:
                     raise
             admin.create_table(ident, _schema())
@@ -277,7 +278,8 @@ def verify(catalog, outcome: Outcome) -> None:
     if missing:
         outcome.problems.append(f"{len(missing)} acknowledged snapshot(s) are not in the snapshot log: {missing[:10]}")
     data = table.scan(selected_fields=("writer", "seq")).to_arrow()
-    per_batch = collections.Counter(zip(data.column("writer").to_pylist(), data.column("seq").to_pylist()))
+    per_batch = collections.Counter(zip(data.column("writer").to_pylist(), data.column("seq").to_pylist(),
+                                        strict=True))
     expected_rows = sum(c.rows for c in outcome.commits)
     wrong = [(c.writer, c.seq, per_batch.get((c.writer, c.seq), 0), c.rows) for c in outcome.commits
              if per_batch.get((c.writer, c.seq), 0) != c.rows]

@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from platform_tests.support.stack import Stack
 
 IN_MEMORY_URI = "jdbc:sqlite:file:/tmp/iceberg_rest_{tag}?mode=memory"  # Book 1's URI, made unique per run

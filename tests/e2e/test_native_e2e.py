@@ -8,7 +8,6 @@ first. A failed first ``pulumi up`` fails the test: it is never retried behind t
 
 from __future__ import annotations
 
-import shutil
 import uuid
 
 import psutil

@@ -14,6 +14,7 @@ only places them (load balancer, DNS, task roles, jobs).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -24,9 +25,14 @@ from infra.services import postgres, registry
 from infra.services.base import EcsPlan, Side, host_of, secret, url
 from infra.spec import Layer, PlatformSpec
 from infra.targets.aws import governance as gov_module
-from infra.targets.aws.common import fargate_size, log_group_name, physical_name
+from infra.targets.aws.common import fargate_size, physical_name
 from infra.targets.aws.ecs import (
-    Container, container_of, fargate_service, secret_names, shell, task_definition,
+    Container,
+    container_of,
+    fargate_service,
+    secret_names,
+    shell,
+    task_definition,
 )
 from infra.targets.aws.ecs import cluster as ecs_cluster
 
@@ -134,8 +140,8 @@ def build(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups) -> 
     return state
 
 
-def run_task_command(cluster: pulumi.Input[str], task: pulumi.Input[str], subnets: list[pulumi.Input[str]],
-                     groups: list[pulumi.Input[str]]) -> pulumi.Output[str]:
+def run_task_command(cluster: pulumi.Input[str], task: pulumi.Input[str], subnets: Sequence[pulumi.Input[str]],
+                     groups: Sequence[pulumi.Input[str]]) -> pulumi.Output[str]:
     """The ``aws ecs run-task`` line CD runs for a one-off job (then ``aws ecs wait tasks-stopped``)."""
     def line(values: list[Any]) -> str:
         cluster_name, task_arn, *rest = values
@@ -306,7 +312,8 @@ def _db_init_container(ctx: AwsContext) -> Container:
     entry_point, command = shell([
         "set -e",
         f"for db in {creates}; do",
-        "  psql -tAc \"SELECT 1 FROM pg_database WHERE datname = '$db'\" | grep -q 1 || psql -c \"CREATE DATABASE $db\"",
+        "  psql -tAc \"SELECT 1 FROM pg_database WHERE datname = '$db'\" | grep -q 1 \\",
+        "    || psql -c \"CREATE DATABASE $db\"",
         "done",
     ])
     plan = EcsPlan(entry_point=entry_point, command=command, env={

@@ -24,8 +24,8 @@ from infra.services.base import Side, host_of, url
 from infra.spec import Layer, PlatformSpec
 from infra.targets.aws import governance as gov_module
 from infra.targets.aws.common import fargate_size, log_group_name
-from infra.targets.aws.ecs import container_of, fargate_service, service_memory_mib
 from infra.targets.aws.ecs import cluster as ecs_cluster
+from infra.targets.aws.ecs import container_of, fargate_service, service_memory_mib
 from infra.targets.aws.storage import secure_bucket
 
 if TYPE_CHECKING:

@@ -69,7 +69,8 @@ def split_env(
                 "whole from Secrets Manager, so pass it in a variable of its own"
             )
         if names[0] not in secret_refs:
-            raise KeyError(f"{where}: no Secrets Manager secret for {names[0]!r}; known: {', '.join(sorted(secret_refs))}")
+            raise KeyError(f"{where}: no Secrets Manager secret for {names[0]!r}; "
+                           f"known: {', '.join(sorted(secret_refs))}")
         secrets.append({"name": key, "valueFrom": secret_refs[names[0]]})
     return environment, secrets
 
@@ -120,7 +121,7 @@ def secrets_as_variables(command: list[str], exec_prefix: list[str]) -> tuple[li
     """
     env: dict[str, str] = {}
 
-    def variable(match: "re.Match[str]") -> str:
+    def variable(match: re.Match[str]) -> str:
         name = match.group(1)
         var = name.upper().replace("-", "_")
         env[var] = "${secret:" + name + "}"

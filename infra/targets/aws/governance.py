@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -256,6 +257,10 @@ def _key_policy(region: str, account_id: pulumi.Output[str], partition: pulumi.O
     )
 
 
+def _zone(names: list[str], index: int) -> str:
+    return names[index]
+
+
 def _network(ctx: AwsContext) -> Network:
     spec = ctx.spec
     opts = ctx.opts(LAYER)
@@ -276,7 +281,7 @@ def _network(ctx: AwsContext) -> Network:
 
     private_subnets, public_subnets, private_rts = [], [], []
     for index in range(spec.aws.availability_zones):
-        az = azs.apply(lambda names, i=index: names[i])
+        az = azs.apply(functools.partial(_zone, index=index))
         private = aws.ec2.Subnet(
             f"{name}-private-{index}", vpc_id=vpc.id, cidr_block=str(blocks[index]), availability_zone=az,
             map_public_ip_on_launch=False, tags={**ctx.tags(LAYER), "Name": f"{name}-private-{index}"}, opts=opts,

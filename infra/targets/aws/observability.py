@@ -120,14 +120,14 @@ def alarms(ctx: AwsContext, gov: GovernanceState, logs: LogGroups, catalog: Cata
               dimensions={"LoadBalancer": balancer}, statistic="Sum", period=300, evaluation_periods=1,
               threshold=0, comparison_operator="GreaterThanThreshold", treat_missing_data="notBreaching")
     if catalog.db_identifier:
-        dimensions = {"DBInstanceIdentifier": catalog.db_identifier}
+        db_dimensions = {"DBInstanceIdentifier": catalog.db_identifier}
         alarm("catalog-db-cpu", "catalog database CPU above 80% for 15 minutes", namespace="AWS/RDS",
-              metric_name="CPUUtilization", dimensions=dimensions, statistic="Average", period=300,
+              metric_name="CPUUtilization", dimensions=db_dimensions, statistic="Average", period=300,
               evaluation_periods=3, threshold=80, comparison_operator="GreaterThanThreshold",
               treat_missing_data="missing")
         free_bytes = spec.aws.rds_allocated_storage_gb * 1024**3 // 10
         alarm("catalog-db-storage", "catalog database has less than 10% of its storage free", namespace="AWS/RDS",
-              metric_name="FreeStorageSpace", dimensions=dimensions, statistic="Minimum", period=300,
+              metric_name="FreeStorageSpace", dimensions=db_dimensions, statistic="Minimum", period=300,
               evaluation_periods=1, threshold=free_bytes, comparison_operator="LessThanThreshold",
               treat_missing_data="missing")
     if trino.NAME in compute.services:

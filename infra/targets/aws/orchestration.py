@@ -88,7 +88,8 @@ def maintenance_script(server: str, catalog: str) -> list[str]:
     ]
 
 
-def build(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups, compute: ComputeState) -> OrchestrationState:
+def build(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups,
+          compute: ComputeState) -> OrchestrationState:
     spec = ctx.spec
     state = OrchestrationState()
     if not spec.maintenance:
@@ -110,7 +111,8 @@ def build(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups, com
     state.task_definition = task
 
     queue = aws.sqs.Queue(
-        f"{spec.name}-maintenance-dlq", name=f"{spec.name}-{pulumi.get_stack()}-maintenance-dlq", kms_master_key_id=gov.key.arn, kms_data_key_reuse_period_seconds=3600,
+        f"{spec.name}-maintenance-dlq", name=f"{spec.name}-{pulumi.get_stack()}-maintenance-dlq",
+        kms_master_key_id=gov.key.arn, kms_data_key_reuse_period_seconds=3600,
         message_retention_seconds=14 * 24 * 3600, tags=tags, opts=opts,
     )
     state.dead_letter_queue = queue
@@ -132,7 +134,8 @@ def build(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups, com
         ],
         layer=LAYER,
     )
-    group = aws.scheduler.ScheduleGroup(f"{spec.name}-maintenance", name=f"{spec.name}-{pulumi.get_stack()}-maintenance",
+    group = aws.scheduler.ScheduleGroup(f"{spec.name}-maintenance",
+                                        name=f"{spec.name}-{pulumi.get_stack()}-maintenance",
                                         tags=tags, opts=opts)
     state.schedule_group = group
     for index, job in enumerate(spec.maintenance):

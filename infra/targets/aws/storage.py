@@ -57,7 +57,7 @@ def secure_bucket(
 ) -> SecureBucket:
     """A bucket every layer may rely on: versioned, KMS-encrypted, private, owner-enforced, TLS-only."""
     spec = ctx.spec
-    where = {} if region is None or region == spec.aws.region else {"region": region}
+    where: dict[str, Any] = {} if region is None or region == spec.aws.region else {"region": region}
     opts = ctx.opts(layer)
     bucket = aws.s3.Bucket(logical, bucket=bucket_name, force_destroy=False, tags=ctx.tags(layer),
                            opts=opts, **where)

@@ -104,10 +104,10 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal, NamedTuple, Optional, Union
+from typing import Annotated, Any, Literal, NamedTuple
 
 import psutil
 import pulumi
@@ -251,7 +251,7 @@ class CommandHealth(_Health):
     argv: Argv
 
 
-HealthCheck = Annotated[Union[HttpHealth, TcpHealth, CommandHealth], Field(discriminator="kind")]
+HealthCheck = Annotated[HttpHealth | TcpHealth | CommandHealth, Field(discriminator="kind")]
 
 
 class ServiceInputs(BaseModel):
@@ -358,7 +358,7 @@ class ProcessRecord:
         return f"{self.pid} {self.create_time!r}\n"
 
     @classmethod
-    def from_pid_file(cls, path: Path) -> Optional["ProcessRecord"]:
+    def from_pid_file(cls, path: Path) -> ProcessRecord | None:
         """The record in ``path``, or None when it is missing or unreadable."""
         try:
             pid_text, ctime_text = path.read_text().split()[:2]
@@ -374,7 +374,7 @@ _SPAWNED: dict[int, subprocess.Popen] = {}
 _SPAWNED_LOCK = threading.Lock()
 
 
-def _reap(pid: int) -> Optional[int]:
+def _reap(pid: int) -> int | None:
     """Collect the exit status of ``pid`` if we spawned it and it exited; its return code or None.
 
     Only processes from ``_SPAWNED``: a bare ``waitpid`` would steal the status of a child that
@@ -421,7 +421,7 @@ def _running(proc: psutil.Process) -> bool:
         return True
 
 
-def process_matches(record: Optional[ProcessRecord]) -> bool:
+def process_matches(record: ProcessRecord | None) -> bool:
     """True when the recorded process is running (same pid *and* same create_time, not a zombie)."""
     if record is None or record.pid <= 0:
         return False
@@ -434,7 +434,7 @@ def process_matches(record: Optional[ProcessRecord]) -> bool:
     return _running(proc)
 
 
-def _sid(pid: int) -> Optional[int]:
+def _sid(pid: int) -> int | None:
     try:
         return os.getsid(pid)
     except OSError:
@@ -536,7 +536,7 @@ def stop_process_tree(record: ProcessRecord, grace_s: float) -> list[int]:
 # --------------------------------------------------------------------------------------------
 
 
-def port_owner_pid(port: int, host: str = LOOPBACK) -> Optional[int]:
+def port_owner_pid(port: int, host: str = LOOPBACK) -> int | None:
     """Pid of the process listening on ``host:port``, or None if it cannot be told."""
     try:
         conns = psutil.net_connections(kind="inet")
@@ -545,12 +545,12 @@ def port_owner_pid(port: int, host: str = LOOPBACK) -> Optional[int]:
     for conn in conns:
         if not conn.laddr or conn.laddr.port != port or conn.status != psutil.CONN_LISTEN:
             continue
-        if conn.laddr.ip in (host, "0.0.0.0", "::", "::ffff:" + host) and conn.pid:
+        if conn.laddr.ip in (host, "0.0.0.0", "::", "::ffff:" + host) and conn.pid:  # noqa: S104 - a listener, not a bind
             return conn.pid
     return None
 
 
-def port_owner(port: int, host: str = LOOPBACK) -> Optional[str]:
+def port_owner(port: int, host: str = LOOPBACK) -> str | None:
     """``"pid N cmd ..."`` of the process listening on ``port``, or None if it cannot be told."""
     pid = port_owner_pid(port, host)
     if pid is None:
@@ -620,7 +620,7 @@ def _failure(spec: ServiceInputs, reason: str) -> LocalServiceError:
 
 def _log_event(log_file: str, message: str) -> None:
     """Append one timestamped line of our own to the service log (never secrets)."""
-    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     with open(log_file, "a", encoding="utf-8") as fh:
         fh.write(f"[local-service {stamp}] {message}\n")
 
@@ -634,7 +634,7 @@ class UserIds(NamedTuple):
     entry: pwd.struct_passwd
 
 
-def _user_ids(user: Optional[str]) -> Optional[UserIds]:
+def _user_ids(user: str | None) -> UserIds | None:
     """The ids of ``user``; None to keep the current user."""
     if not user:
         return None
@@ -645,7 +645,7 @@ def _user_ids(user: Optional[str]) -> Optional[UserIds]:
     return UserIds(entry.pw_uid, entry.pw_gid, os.getgrouplist(user, entry.pw_gid), entry)
 
 
-def write_files(files: Mapping[str, str], owner: Optional[str] = None) -> None:
+def write_files(files: Mapping[str, str], owner: str | None = None) -> None:
     """Write each file atomically with mode 0600 (contents may be secrets, never readable by others)."""
     ids = _user_ids(owner)
     for path_text, content in files.items():
@@ -681,7 +681,7 @@ def remove_files(paths: Iterable[str]) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _child_env(spec: ServiceInputs, ids: Optional[UserIds]) -> dict[str, str]:
+def _child_env(spec: ServiceInputs, ids: UserIds | None) -> dict[str, str]:
     """The base environment (see ``INHERITED_ENV_VARS``), the run-as user's identity, then ``env``."""
     env = {k: os.environ[k] for k in INHERITED_ENV_VARS if k in os.environ}
     if ids:
@@ -705,7 +705,7 @@ def can_raise_hard_limits() -> bool:
     return os.geteuid() == 0
 
 
-def _child_identity(spec: ServiceInputs, ids: Optional[UserIds]) -> dict[str, Any]:
+def _child_identity(spec: ServiceInputs, ids: UserIds | None) -> dict[str, Any]:
     """Popen arguments that start the child as ``run_as_user`` and with ``ulimit_nofile``.
 
     No ``preexec_fn``: the provider process runs gRPC threads, and Python code between fork and
@@ -729,7 +729,7 @@ def _child_identity(spec: ServiceInputs, ids: Optional[UserIds]) -> dict[str, An
     return {"user": ids.uid, "group": ids.gid, "extra_groups": ids.groups}
 
 
-def _prepare_dirs(spec: ServiceInputs, ids: Optional[UserIds]) -> None:
+def _prepare_dirs(spec: ServiceInputs, ids: UserIds | None) -> None:
     """Create data dir (0700) and log dir; hand them to the run-as user; check cwd."""
     data_dir = Path(spec.data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -769,7 +769,7 @@ def _run_steps(spec: ServiceInputs, steps: list[list[str]], what: str) -> None:
                 reason = f"{what} step {index} ({argv[0]}) timed out after {SETUP_STEP_TIMEOUT_S:.0f}s"
                 raise _failure(spec, reason) from None
             except (OSError, subprocess.SubprocessError) as exc:
-                reason = exc.strerror if isinstance(exc, OSError) else str(exc)
+                reason = (exc.strerror or str(exc)) if isinstance(exc, OSError) else str(exc)
                 raise _failure(spec, f"{what} step {index} ({argv[0]}) could not start: {reason}") from None
         if done.returncode != 0:
             raise _failure(spec, f"{what} step {index} ({argv[0]}) failed with exit code {done.returncode}")
@@ -780,7 +780,7 @@ def run_setup(spec: ServiceInputs) -> bool:
     if not spec.setup or spec.setup_marker.exists():
         return False
     _run_steps(spec, spec.setup, "setup")
-    spec.setup_marker.write_text(_dt.datetime.now(_dt.timezone.utc).isoformat() + "\n")
+    spec.setup_marker.write_text(_dt.datetime.now(_dt.UTC).isoformat() + "\n")
     return True
 
 
@@ -844,8 +844,8 @@ def probe_health(
     health: Mapping[str, Any],
     timeout_s: float,
     *,
-    env: Optional[Mapping[str, str]] = None,
-    cwd: Optional[str] = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
 ) -> None:
     """Run one health probe; return if healthy, raise ``HealthPending`` with the reason if not.
 
@@ -942,10 +942,10 @@ def wait_healthy(spec: ServiceInputs, record: ProcessRecord) -> None:
 
 
 def _now_iso(epoch: float) -> str:
-    return _dt.datetime.fromtimestamp(epoch, _dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.fromtimestamp(epoch, _dt.UTC).isoformat(timespec="seconds")
 
 
-def stop_service(spec: ServiceInputs, record: Optional[ProcessRecord]) -> list[int]:
+def stop_service(spec: ServiceInputs, record: ProcessRecord | None) -> list[int]:
     """Stop what is known of the service: the given record and the one in ``.pid``; remove ``.pid``."""
     signalled: list[int] = []
     records = {r for r in (record, ProcessRecord.from_pid_file(spec.pid_file)) if r is not None and r.pid > 0}
@@ -982,18 +982,18 @@ def start_service(spec: ServiceInputs) -> ProcessRecord:
     return record
 
 
-def _outputs(spec: ServiceInputs, record: Optional[ProcessRecord], started_at: str) -> dict[str, Any]:
+def _outputs(spec: ServiceInputs, record: ProcessRecord | None, started_at: str) -> dict[str, Any]:
     alive = record is not None and record.pid > 0
     return {
         **spec.to_props(),
-        "pid": record.pid if alive else 0,
-        "create_time": record.create_time if alive else 0.0,
+        "pid": record.pid if record is not None and alive else 0,
+        "create_time": record.create_time if record is not None and alive else 0.0,
         "started_at": started_at,
         "alive": alive,
     }
 
 
-def _record_of(props: Mapping[str, Any]) -> Optional[ProcessRecord]:
+def _record_of(props: Mapping[str, Any]) -> ProcessRecord | None:
     pid = props.get("pid") or 0
     if not pid or props.get("alive") is False:
         return None
@@ -1096,7 +1096,7 @@ class LocalServiceProvider(pulumi.dynamic.ResourceProvider):
 SECRET_OUTPUTS = ["env", "files"]
 
 
-def resource_options(opts: Optional[pulumi.ResourceOptions]) -> pulumi.ResourceOptions:
+def resource_options(opts: pulumi.ResourceOptions | None) -> pulumi.ResourceOptions:
     """``opts`` plus what every LocalService needs: its secret outputs."""
     return pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(additional_secret_outputs=SECRET_OUTPUTS))
 
@@ -1127,18 +1127,18 @@ class LocalService(pulumi.dynamic.Resource, module="native", name="LocalService"
         data_dir: pulumi.Input[str],
         log_file: pulumi.Input[str],
         health: pulumi.Input[Mapping[str, Any]],
-        env: Optional[pulumi.Input[Mapping[str, pulumi.Input[str]]]] = None,
-        files: Optional[pulumi.Input[Mapping[str, pulumi.Input[str]]]] = None,
-        ports: Optional[pulumi.Input[Sequence[pulumi.Input[int]]]] = None,
+        env: pulumi.Input[Mapping[str, pulumi.Input[str]]] | None = None,
+        files: pulumi.Input[Mapping[str, pulumi.Input[str]]] | None = None,
+        ports: pulumi.Input[Sequence[pulumi.Input[int]]] | None = None,
         health_timeout_s: pulumi.Input[float] = 60.0,
         stop_grace_s: pulumi.Input[float] = 10.0,
-        setup: Optional[pulumi.Input[Sequence[Sequence[pulumi.Input[str]]]]] = None,
-        post_start: Optional[pulumi.Input[Sequence[Sequence[pulumi.Input[str]]]]] = None,
-        run_as_user: Optional[pulumi.Input[str]] = None,
-        ulimit_nofile: Optional[pulumi.Input[int]] = None,
-        labels: Optional[pulumi.Input[Mapping[str, str]]] = None,
-        memory_budget_bytes: Optional[pulumi.Input[int]] = None,
-        opts: Optional[pulumi.ResourceOptions] = None,
+        setup: pulumi.Input[Sequence[Sequence[pulumi.Input[str]]]] | None = None,
+        post_start: pulumi.Input[Sequence[Sequence[pulumi.Input[str]]]] | None = None,
+        run_as_user: pulumi.Input[str] | None = None,
+        ulimit_nofile: pulumi.Input[int] | None = None,
+        labels: pulumi.Input[Mapping[str, str]] | None = None,
+        memory_budget_bytes: pulumi.Input[int] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         props: dict[str, Any] = {
             "service": service,

@@ -1,0 +1,96 @@
+"""The edges that matter, on every target: what must exist before what starts.
+
+The harness records each resource's ``depends_on`` (tests/harness.py); a target that dropped a
+dependency (or built in the wrong order) fails here.
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pytest
+from conftest import stack_platform
+from harness import ProgramRun, run_program
+
+from infra.config import load_platform
+from infra.targets import UnbuiltDependency, dependencies
+
+CONTAINER = "docker:index/container:Container"
+LOCAL_SERVICE = "pulumi-python:dynamic/native:LocalService"
+ECS_SERVICE = "aws:ecs/service:Service"
+RDS = "aws:rds/instance:Instance"
+LOG_GROUP = "aws:cloudwatch/logGroup:LogGroup"
+
+
+@pytest.fixture(scope="module")
+def native_run() -> ProgramRun:
+    return run_program("native", stack_platform("native"))
+
+
+@pytest.fixture(scope="module")
+def cloud_run() -> ProgramRun:
+    return run_program("cloud", stack_platform("cloud"))
+
+
+def edges(run: ProgramRun, type_: str) -> dict[str, set[str]]:
+    return {r.name: set(r.depends_on) for r in run.of_type(type_)}
+
+
+def test_lab_store_comes_before_the_catalog_and_its_bucket_job(lab_run: ProgramRun) -> None:
+    containers = edges(lab_run, CONTAINER)
+    assert "seaweedfs" in containers["rest-fixture"]
+    assert "seaweedfs" in containers["seaweedfs-bucket"]
+    assert "seaweedfs" in containers["lakekeeper-s3-loopback"]
+
+
+def test_lab_bootstrap_and_migrate_jobs_and_the_database_come_before_their_catalogs(lab_run: ProgramRun) -> None:
+    containers = edges(lab_run, CONTAINER)
+    assert {"postgres", "polaris-bootstrap"} <= containers["polaris"]
+    assert {"postgres", "lakekeeper-migrate"} <= containers["lakekeeper"]
+    assert "postgres" in containers["polaris-bootstrap"] and "postgres" in containers["lakekeeper-migrate"]
+    assert "lakekeeper" in containers["lakekeeper-s3-loopback"]
+
+
+def test_lab_every_declared_dependency_is_an_edge(lab_run: ProgramRun) -> None:
+    spec = load_platform(stack_platform("lab"))
+    containers = edges(lab_run, CONTAINER)
+    for name, service in spec.enabled_services().items():
+        assert set(service.depends_on) <= containers[name], name
+
+
+def test_native_store_comes_before_the_catalog(native_run: ProgramRun) -> None:
+    processes = edges(native_run, LOCAL_SERVICE)
+    assert "seaweedfs" in processes["rest-fixture"]
+    # The folded init job has no process; its work is the fixture's own home, so nothing waits for it.
+    assert "rest-fixture-init" not in processes
+
+
+def test_cloud_database_comes_before_polaris_and_log_groups_before_every_writer(cloud_run: ProgramRun) -> None:
+    services = edges(cloud_run, ECS_SERVICE)
+    log_groups = {r.name for r in cloud_run.of_type(LOG_GROUP)}
+    for name, on in services.items():
+        own = f"lakehouse-logs-{name.removeprefix('lakehouse-')}"
+        assert own in on, f"{name} does not wait for its log group ({own}); it waits for {sorted(on)}"
+        assert own in log_groups
+    database = cloud_run.of_type(RDS)[0]
+    assert {"lakehouse-logs-rds-postgresql", "lakehouse-logs-rds-upgrade"} <= set(database.depends_on)
+    # Polaris reads the database's managed secret (an RDS output) in its task, so Pulumi creates RDS first.
+    polaris = next(r for r in cloud_run.of_type("aws:ecs/taskDefinition:TaskDefinition") if r.name == "lakehouse-polaris")
+    assert "lakehouse-catalog-db" in polaris.inputs["containerDefinitions"]
+
+
+def test_an_unbuilt_dependency_is_an_error_never_dropped() -> None:
+    built = {"seaweedfs": pulumi.Resource.__new__(pulumi.Resource)}
+    assert dependencies(built, "rest-fixture", ["seaweedfs"]) == [built["seaweedfs"]]
+    with pytest.raises(UnbuiltDependency, match="rest-fixture depends on postgres, which is not built yet"):
+        dependencies(built, "rest-fixture", ["seaweedfs", "postgres"])
+
+
+def test_a_dependency_cycle_is_refused_naming_it() -> None:
+    from infra.config import ConfigError
+
+    platform = stack_platform("lab")
+    platform["services"]["seaweedfs"] = {"depends_on": ["rest-fixture"]}
+    with pytest.raises(ConfigError) as info:
+        load_platform(platform)
+    assert info.value.errors == ["lakehouse:platform.services.seaweedfs.depends_on: dependency cycle "
+                                 "seaweedfs -> rest-fixture -> seaweedfs"]
