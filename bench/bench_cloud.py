@@ -18,11 +18,11 @@ import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests"))  # the unit tier's mocks harness
 
-from harness import run_program  # noqa: E402
-from infra.spec.loader import CONFIG_KEY, read_stack_config  # noqa: E402
+from harness import run_program
+
+from infra.config import CONFIG_KEY, read_stack_config
 
 TARGET_S = 5.0
 

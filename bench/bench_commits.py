@@ -17,11 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from platform_tests.support import commits  # noqa: E402
-from platform_tests.support.stack import Stack, read_outputs_file, read_stack_outputs  # noqa: E402
+from platform_tests.support import commits
+from platform_tests.support.stack import Stack, read_outputs_file, read_stack_outputs
 
 
 def main(argv: list[str] | None = None) -> int:
