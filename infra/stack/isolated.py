@@ -8,6 +8,7 @@ the kernel's ephemeral range (32768+) so an outgoing connection can never hold o
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -16,16 +17,25 @@ import yaml
 from infra.config import CONFIG_KEY, load_stack, read_stack_config
 from infra.paths import PROJECT_ROOT, state_root
 
-#: stack name -> first port of its block (100 ports each).
-PORT_BLOCKS = {
-    "verify": 26000,
-    "e2e": 26100,
-    "preview": 26200,
-    "bench": 26300,
-    "bench-commits": 26400,
-    "probe-faults": 26500,
-}
+#: The isolated stacks, in the order of their blocks of ports.
+STACKS = ("verify", "e2e", "preview", "bench", "bench-commits", "probe-faults")
 BLOCK_SIZE = 100
+DEFAULT_PORT_BASE = 26000
+
+
+def first_port_of(name: str) -> int:
+    """First port of a stack's block: ``$LAKEHOUSE_PORT_BASE`` (default 26000) + 100 per stack before it.
+
+    Two checkouts testing on one host at once give each a base of its own.
+    """
+    base = int(os.environ.get("LAKEHOUSE_PORT_BASE", DEFAULT_PORT_BASE))
+    if name not in STACKS:
+        raise ValueError(f"{name!r} is not an isolated stack; known: {', '.join(STACKS)}")
+    start = base + STACKS.index(name) * BLOCK_SIZE
+    if not 1024 <= base or start + BLOCK_SIZE > 32768:
+        raise ValueError(f"LAKEHOUSE_PORT_BASE={base}: the blocks must lie between 1024 and 32767 "
+                         "(below the kernel's ephemeral ports)")
+    return start
 
 
 def isolated_platform(name: str, base: str = "native", first_port: int | None = None,
@@ -34,7 +44,7 @@ def isolated_platform(name: str, base: str = "native", first_port: int | None = 
 
     ``overrides`` are merged into it (e.g. a service disabled).
     """
-    start = first_port if first_port is not None else PORT_BLOCKS[name]
+    start = first_port if first_port is not None else first_port_of(name)
     spec = load_stack(base)
     platform = read_stack_config(PROJECT_ROOT / f"Pulumi.{base}.yaml")[CONFIG_KEY]
     services = platform.setdefault("services", {})

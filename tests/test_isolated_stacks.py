@@ -1,0 +1,40 @@
+"""Isolated stacks (tests, benchmarks) never share a port with the user's own native stack, nor with each other."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from infra.config import load_platform, load_stack
+from infra.stack.isolated import BLOCK_SIZE, STACKS, first_port_of, isolated_platform
+
+
+def bound_ports(platform: dict) -> list[int]:
+    spec = load_platform(platform)
+    return [port.bound for svc in spec.enabled_services().values() for port in svc.ports.values()]
+
+
+@pytest.mark.parametrize("name", STACKS)
+def test_every_port_of_an_isolated_stack_lies_in_its_own_block(name: str) -> None:
+    platform, ports = isolated_platform(name)
+    bound = bound_ports(platform)
+    start = first_port_of(name)
+    assert sorted(bound) == list(ports) and len(set(bound)) == len(bound)
+    assert all(start <= port < start + BLOCK_SIZE for port in bound)
+    native = {port.bound for svc in load_stack("native").enabled_services().values() for port in svc.ports.values()}
+    assert not native & set(bound), "an isolated stack must not bind a port of the user's `make up` platform"
+
+
+def test_blocks_do_not_overlap_and_stay_below_the_ephemeral_range() -> None:
+    starts = sorted(first_port_of(name) for name in STACKS)
+    assert all(b - a >= BLOCK_SIZE for a, b in itertools.pairwise(starts))
+    assert starts[-1] + BLOCK_SIZE <= 32768
+
+
+def test_a_port_base_moves_every_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LAKEHOUSE_PORT_BASE", "27000")
+    assert first_port_of("verify") == 27000 and first_port_of("e2e") == 27100
+    monkeypatch.setenv("LAKEHOUSE_PORT_BASE", "32700")
+    with pytest.raises(ValueError, match="below the kernel's ephemeral ports"):
+        first_port_of("probe-faults")
