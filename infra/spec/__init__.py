@@ -14,9 +14,11 @@ from infra.spec.operations import MaintenanceJob, ObservabilitySpec, RecoverySpe
 from infra.spec.platform import PlacementContext, PlatformSpec
 from infra.spec.service import HealthCheckSpec, PortSpec, ServiceSpec
 from infra.spec.storage import IdentitySpec, StorageSpec, bucket_name_problem
+from infra.spec.tables import ColumnSpec, PartitionFieldSpec, TableSpec
 
 __all__ = [
-    "DEFAULT_CONTRACTS", "LAYER_NAMES", "SIZE_HELP", "AwsSpec", "CatalogSpec", "EngineSpec", "HealthCheckSpec",
+    "DEFAULT_CONTRACTS", "LAYER_NAMES", "SIZE_HELP", "AwsSpec", "CatalogSpec", "ColumnSpec", "EngineSpec",
+    "HealthCheckSpec", "PartitionFieldSpec", "TableSpec",
     "IdentitySpec", "Layer", "LayerSpec", "MaintenanceJob", "ObservabilitySpec", "PlacementContext",
     "PlatformSpec", "PortSpec", "RecoverySpec", "ServiceSpec", "StorageSpec", "Strict", "Target",
     "bucket_name_problem", "cron_problem", "eventbridge_cron", "parse_size",

@@ -20,6 +20,7 @@ from infra.spec.layers import Layer, LayerSpec
 from infra.spec.operations import MaintenanceJob, ObservabilitySpec, RecoverySpec, eventbridge_cron
 from infra.spec.service import ServiceSpec
 from infra.spec.storage import IdentitySpec, StorageSpec
+from infra.spec.tables import TableSpec
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class PlatformSpec(Strict):
     identities: dict[str, IdentitySpec] = Field(default_factory=dict, description="S3 identities of the lab store.")
     engines: EngineSpec = Field(default_factory=EngineSpec)
     maintenance: list[MaintenanceJob] = Field(default_factory=list, description="Scheduled maintenance.")
+    tables: list[TableSpec] = Field(default_factory=list, description="Tables the platform creates and watches.")
     recovery: RecoverySpec = Field(default_factory=RecoverySpec)
     observability: ObservabilitySpec = Field(default_factory=ObservabilitySpec)
     aws: AwsSpec = Field(default_factory=AwsSpec)
@@ -144,6 +146,15 @@ class PlatformSpec(Strict):
             choices = [n for n in catalogs if n in enabled]
             raise ValueError(f"catalog.default: {self.catalog.default!r} is not an enabled catalog; allowed: "
                              + (", ".join(choices) or "none (enable one of " + ", ".join(catalogs) + ")"))
+        return self
+
+    @model_validator(mode="after")
+    def _unique_tables(self) -> PlatformSpec:
+        seen: set[str] = set()
+        for index, table in enumerate(self.tables):
+            if table.identifier in seen:
+                raise ValueError(f"tables.{index}: {table.identifier} is declared twice")
+            seen.add(table.identifier)
         return self
 
     @model_validator(mode="after")
