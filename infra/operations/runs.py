@@ -37,6 +37,15 @@ CREATE INDEX IF NOT EXISTS runs_by_job_target ON runs (job, target, started_at);
 """
 
 
+LATEST = """
+SELECT id, job, target, trigger, engine, started_at, ended_at, status, files_removed, snapshots_removed, detail
+FROM runs r
+WHERE started_at = (SELECT max(started_at) FROM runs s WHERE s.job = r.job AND s.target = r.target)
+  AND (? IS NULL OR job = ?)
+ORDER BY started_at DESC
+"""
+
+
 def runs_db(state_dir: Path) -> Path:
     """The stack's run record."""
     return state_dir / "operations" / "runs.db"
@@ -97,11 +106,7 @@ def latest(path: Path, job: str | None = None) -> list[Run]:
     if not path.exists():
         return []
     with _connect(path) as con:
-        rows = con.execute(
-            "SELECT id, job, target, trigger, engine, started_at, ended_at, status, files_removed, snapshots_removed,"
-            " detail FROM runs r WHERE started_at = (SELECT max(started_at) FROM runs s WHERE s.job = r.job AND "
-            "s.target = r.target)" + (" AND job = ?" if job else "") + " ORDER BY started_at DESC",
-            (job,) if job else ()).fetchall()
+        rows = con.execute(LATEST, (job, job)).fetchall()
     return [Run(id=row[0], job=row[1], target=row[2], trigger=row[3], engine=row[4], started_at=row[5],
                 ended_at=row[6], status=row[7], files_removed=row[8], snapshots_removed=row[9],
                 detail=json.loads(row[10])) for row in rows]

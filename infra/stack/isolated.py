@@ -32,7 +32,7 @@ def first_port_of(name: str) -> int:
     if name not in STACKS:
         raise ValueError(f"{name!r} is not an isolated stack; known: {', '.join(STACKS)}")
     start = base + STACKS.index(name) * BLOCK_SIZE
-    if not 1024 <= base or start + BLOCK_SIZE > 32768:
+    if base < 1024 or start + BLOCK_SIZE > 32768:
         raise ValueError(f"LAKEHOUSE_PORT_BASE={base}: the blocks must lie between 1024 and 32767 "
                          "(below the kernel's ephemeral ports)")
     return start
