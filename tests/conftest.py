@@ -23,6 +23,6 @@ def lab_platform() -> dict:
 @pytest.fixture(scope="module")
 def lab_run():
     """The lab program evaluated once under mocks (docker provider mocked: no engine here)."""
-    from harness import run_program
+    from harness import cached_run
 
-    return run_program("lab", stack_platform("lab"))
+    return cached_run("lab", stack_platform("lab"))

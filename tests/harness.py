@@ -204,3 +204,17 @@ def _resolve(value: Any) -> Any:
         plain = _sync_await(value.future())
         return {"secret": True, "value": plain} if is_secret else plain
     return value
+
+
+_RUNS: dict[str, ProgramRun] = {}
+
+
+def cached_run(stack: str, platform: dict[str, Any]) -> ProgramRun:
+    """``run_program`` once per (stack, config) in a test session: the aws graph takes seconds to build.
+
+    Callers only read the result (policies tests deep-copy what they mutate).
+    """
+    key = json.dumps([stack, platform], sort_keys=True)
+    if key not in _RUNS:
+        _RUNS[key] = run_program(stack, platform)
+    return _RUNS[key]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pulumi
 import pytest
 from conftest import stack_platform
-from harness import ProgramRun, run_program
+from harness import ProgramRun, cached_run
 
 from infra.config import load_platform
 from infra.targets import UnbuiltDependency, dependencies
@@ -23,12 +23,12 @@ LOG_GROUP = "aws:cloudwatch/logGroup:LogGroup"
 
 @pytest.fixture(scope="module")
 def native_run() -> ProgramRun:
-    return run_program("native", stack_platform("native"))
+    return cached_run("native", stack_platform("native"))
 
 
 @pytest.fixture(scope="module")
 def cloud_run() -> ProgramRun:
-    return run_program("cloud", stack_platform("cloud"))
+    return cached_run("cloud", stack_platform("cloud"))
 
 
 def edges(run: ProgramRun, type_: str) -> dict[str, set[str]]:

@@ -17,7 +17,7 @@ from typing import Any
 import pulumi_aws as aws
 import pytest
 import yaml
-from harness import SECRET_SIG, ProgramRun, Registered, run_program
+from harness import SECRET_SIG, ProgramRun, Registered, cached_run, run_program
 
 from infra.config import ConfigError, load_platform
 from infra.services import registry
@@ -44,21 +44,21 @@ def with_changes(**aws_changes: Any) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def cloud() -> ProgramRun:
-    return run_program("cloud", cloud_platform())
+    return cached_run("cloud", cloud_platform())
 
 
 @pytest.fixture(scope="module")
 def five_workers_no_spark() -> ProgramRun:
     platform = with_changes(trino_workers=5, spark_emr_serverless=False)
     platform["storage"]["replica_bucket"] = False
-    return run_program("cloud", platform)
+    return cached_run("cloud", platform)
 
 
 @pytest.fixture(scope="module")
 def streaming() -> ProgramRun:
     platform = with_changes(kafka_msk=True, replica_region="eu-central-1")
     platform["observability"] = {"alarm_email": "oncall@example.com"}
-    return run_program("cloud", platform)
+    return cached_run("cloud", platform)
 
 
 ALL_RUNS = ["cloud", "five_workers_no_spark", "streaming"]

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
-from harness import Registered, run_program
+from harness import Registered, cached_run
 
 from infra.config import ConfigError, load_platform
 from infra.paths import state_root
@@ -78,7 +78,7 @@ def graph(stack: str) -> tuple[list[Resource], StackContext]:
     """(resources, context) of a stack, run once per session."""
     if stack not in _GRAPHS:
         # The policies judge the declaration, not the host: run_program checks no ports, needs no cache.
-        run = run_program(stack, stack_platform(stack))
+        run = cached_run(stack, stack_platform(stack))
         context = StackContext.from_dict(pack_config.context_for_stack(stack))
         _GRAPHS[stack] = (to_resources(run.resources, stack), context)
     resources, context = _GRAPHS[stack]
