@@ -489,7 +489,9 @@ def test_run_as_user_and_ulimit(harness: Harness) -> None:
         )
         harness.pid_files.add(base / "data" / ".pid")
         outs = harness.create(props)
-        proc = psutil.Process(outs["pid"])
+        # The service runs as the user; its watchdog (the recorded pid) as the provider's own user.
+        assert outs["service_pid"] != outs["pid"] and psutil.Process(outs["pid"]).uids().real == os.geteuid()
+        proc = psutil.Process(outs["service_pid"])
         assert proc.uids().real == nobody.pw_uid and proc.gids().real == nobody.pw_gid
         assert proc.gids().real not in os.getgroups() or nobody.pw_gid in os.getgroups()
         # /proc/PID/limits rather than prlimit(2), which needs CAP_SYS_RESOURCE on another user's process.
@@ -500,7 +502,7 @@ def test_run_as_user_and_ulimit(harness: Harness) -> None:
         assert (base / "data").stat().st_uid == nobody.pw_uid
         assert (base / "data" / "pg.conf").stat().st_uid == nobody.pw_uid
         harness.provider.delete("pg", outs)
-        assert gone(outs["pid"])
+        assert gone(outs["pid"]) and gone(outs["service_pid"])
     finally:
         subprocess.run(["rm", "-rf", str(base)], check=False)
 
@@ -602,3 +604,55 @@ def _free_port_for_post_start() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def _wait_for(predicate: Any, timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout_s:g}s: {what}")
+        time.sleep(0.1)
+
+
+def test_a_crashed_service_comes_back_by_itself_with_backoff(harness: Harness) -> None:
+    props = harness.props("web", restart_policy={"max_restarts": 3, "window_s": 60, "backoff_initial_s": 0.5,
+                                                 "backoff_max_s": 2})
+    outs = harness.create(props)
+    port, first = props["ports"][0], outs["service_pid"]
+    assert outs["supervisor_state"] == "running" and outs["restarts"] == 0 and first not in (0, outs["pid"])
+
+    os.kill(first, signal.SIGKILL)  # the service dies behind everyone's back; its watchdog does not
+    _wait_for(lambda: harness.provider.read("web", outs).outs["service_pid"] not in (0, first), 20,
+              "the watchdog restarted the service")
+    _wait_for(lambda: ls.port_is_free(port) is False, 20, "the restarted service listens again")
+    assert requests.get(f"http://127.0.0.1:{port}/status.json", timeout=2).status_code == 200
+    again = harness.provider.read("web", outs).outs
+    assert again["alive"] is True and again["pid"] == outs["pid"] and again["restarts"] == 1
+    log = Path(props["log_file"]).read_text()
+    assert "service exited with code -9; restart 1/3 in 0.5s" in log
+    assert harness.provider.diff("web", again, props).changes is False, "a healed service needs no `pulumi up`"
+
+
+def test_a_service_that_keeps_crashing_is_given_up_after_its_limit(harness: Harness) -> None:
+    port = free_port()
+    flag = harness.root / "crash-from-now-on"
+    # Serves until the flag exists, then crashes within a second of every start.
+    script = (f"import os,http.server,threading,time\n"
+              f"s=http.server.HTTPServer(('127.0.0.1',{port}),http.server.SimpleHTTPRequestHandler)\n"
+              f"threading.Thread(target=s.serve_forever,daemon=True).start()\n"
+              f"while not os.path.exists({str(flag)!r}): time.sleep(0.1)\n"
+              f"time.sleep(0.3); os._exit(3)\n")
+    props = harness.props("flaky", port=port, argv=[PY, "-c", script],
+                          health={"kind": "tcp", "port": port},
+                          restart_policy={"max_restarts": 2, "window_s": 60, "backoff_initial_s": 0.2,
+                                          "backoff_max_s": 0.4})
+    outs = harness.create(props)
+    flag.write_text("now")
+    _wait_for(lambda: not ls.process_matches(ls.ProcessRecord(outs["pid"], outs["create_time"])), 30,
+              "the watchdog gave up")
+    refreshed = harness.provider.read("flaky", outs).outs
+    assert refreshed["alive"] is False and refreshed["pid"] == 0
+    status = ls.watchdog.read_status(props["data_dir"])
+    assert status["state"] == "gave-up" and status["restarts"] == 2 and status["last_exit_code"] == 3
+    assert "2 restarts in the last 60s: giving up" in Path(props["log_file"]).read_text()
+    assert harness.provider.diff("flaky", refreshed, props).changes is True, "the next `pulumi up` restarts it"

@@ -95,6 +95,8 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import importlib.util
+import json
 import os
 import pwd
 import resource
@@ -102,6 +104,7 @@ import shlex
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -115,6 +118,14 @@ import pulumi.dynamic
 import requests
 import tenacity
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+
+# The watchdog that runs each service (watchdog.py beside this file). Loaded by path, not imported:
+# the provider process runs this module's source without the repository on sys.path.
+WATCHDOG = Path(__file__).with_name("watchdog.py")
+_watchdog_spec = importlib.util.spec_from_file_location("_lakehouse_native_watchdog", WATCHDOG)
+assert _watchdog_spec is not None and _watchdog_spec.loader is not None
+watchdog = importlib.util.module_from_spec(_watchdog_spec)
+_watchdog_spec.loader.exec_module(watchdog)
 
 # --------------------------------------------------------------------------------------------
 # Constants
@@ -137,6 +148,7 @@ INHERITED_ENV_VARS = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_C
 
 # Inputs whose change needs a restart of the running process.
 RESTART_KEYS = (
+    "restart_policy",
     "argv", "env", "files", "health", "ports", "cwd", "log_file", "run_as_user", "ulimit_nofile", "post_start",
 )
 # Inputs that define which service this is; a change is a replacement.
@@ -254,6 +266,17 @@ class CommandHealth(_Health):
 HealthCheck = Annotated[HttpHealth | TcpHealth | CommandHealth, Field(discriminator="kind")]
 
 
+class RestartPolicy(BaseModel):
+    """How the watchdog restarts a service that crashed after it was up (see watchdog.py)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_restarts: Annotated[int, Field(ge=0)] = 5
+    window_s: Annotated[float, Field(gt=0)] = 300.0
+    backoff_initial_s: Annotated[float, Field(gt=0)] = 1.0
+    backoff_max_s: Annotated[float, Field(gt=0)] = 30.0
+
+
 class ServiceInputs(BaseModel):
     """Validated, typed inputs of one local service (the resource's properties)."""
 
@@ -274,6 +297,7 @@ class ServiceInputs(BaseModel):
     stop_grace_s: Annotated[float, Field(ge=0)] = 10.0
     run_as_user: str | None = None
     ulimit_nofile: Annotated[int, Field(gt=0)] | None = None
+    restart_policy: RestartPolicy = RestartPolicy()
     # Recorded for reviewers and the policy pack (layer, owner; the service's memory budget).
     labels: dict[str, str] = {}
     memory_budget_bytes: int | None = None
@@ -337,7 +361,8 @@ def validate_props(props: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 def input_view(props: Mapping[str, Any]) -> dict[str, Any]:
     """The resource inputs found in ``props`` (inputs or outputs), normalized, defaults filled in."""
-    defaults = {name: field.default for name, field in ServiceInputs.model_fields.items()}
+    defaults = {name: field.default.model_dump() if isinstance(field.default, BaseModel) else field.default
+                for name, field in ServiceInputs.model_fields.items()}
     return {key: _normalize(props.get(key, defaults.get(key))) for key in INPUT_KEYS}
 
 
@@ -790,19 +815,34 @@ def run_post_start(spec: ServiceInputs) -> None:
         _run_steps(spec, spec.post_start, "post-start")
 
 
+def _watchdog_config(spec: ServiceInputs, ids: UserIds | None) -> Path:
+    """The watchdog's config (argv may hold secrets: 0600 inside the 0700 data dir; env stays in the environ)."""
+    config = {
+        "argv": spec.argv, "cwd": spec.cwd, "log_file": spec.log_file, "data_dir": spec.data_dir,
+        "restart": spec.restart_policy.model_dump(),
+        "identity": {"uid": ids.uid, "gid": ids.gid, "groups": ids.groups} if ids else None,
+    }
+    path = Path(spec.data_dir) / watchdog.CONFIG_FILE
+    write_files({str(path): json.dumps(config)})
+    return path
+
+
 def spawn_service(spec: ServiceInputs) -> ProcessRecord:
-    """Start the service detached and record it in ``<data_dir>/.pid``; no health wait.
+    """Start the service under its watchdog, detached, and record the watchdog in ``<data_dir>/.pid``.
 
     Detached: a new session (no controlling terminal, not in pulumi's process group, so neither
     Ctrl-C nor the exit of the provider process reaches it), stdin from /dev/null, output appended
-    to the log, no inherited file descriptors (e.g. the provider's gRPC sockets).
+    to the log, no inherited file descriptors (e.g. the provider's gRPC sockets). The watchdog is the
+    session leader and starts the service itself, as ``run_as_user`` (watchdog.py); no health wait.
     """
     ids = _user_ids(spec.run_as_user)
     _log_event(spec.log_file, f"starting service '{spec.service}': {spec.argv[0]} (+{len(spec.argv) - 1} args)")
+    config = _watchdog_config(spec, ids)
+    _child_identity(spec, ids)  # raises this process's open-files limit; the watchdog and service inherit it
     with open(spec.log_file, "ab") as log:
         try:
             popen = subprocess.Popen(
-                spec.argv,
+                [sys.executable, str(WATCHDOG), str(config)],
                 cwd=spec.cwd,
                 env=_child_env(spec, ids),
                 stdin=subprocess.DEVNULL,
@@ -810,12 +850,9 @@ def spawn_service(spec: ServiceInputs) -> ProcessRecord:
                 stderr=subprocess.STDOUT,
                 close_fds=True,
                 start_new_session=True,
-                **_child_identity(spec, ids),
             )
         except OSError as exc:
-            raise _failure(spec, f"cannot start {spec.argv[0]}: {exc.strerror}") from None
-        except subprocess.SubprocessError as exc:  # our preexec failed: rlimit or user switch
-            raise _failure(spec, f"cannot apply ulimit_nofile/run_as_user to {spec.argv[0]}: {exc}") from None
+            raise _failure(spec, f"cannot start the watchdog of {spec.argv[0]}: {exc.strerror}") from None
     with _SPAWNED_LOCK:
         _SPAWNED[popen.pid] = popen
     try:
@@ -825,6 +862,12 @@ def spawn_service(spec: ServiceInputs) -> ProcessRecord:
         record = ProcessRecord(popen.pid, 0.0)
     spec.pid_file.write_text(record.to_pid_file())
     return record
+
+
+def arm_watchdog(record: ProcessRecord) -> None:
+    """Tell the watchdog the service is up: from now on it restarts the service when it crashes."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(record.pid, signal.SIGUSR1)
 
 
 # --------------------------------------------------------------------------------------------
@@ -916,6 +959,10 @@ def wait_healthy(spec: ServiceInputs, record: ProcessRecord) -> None:
             code = _reap(record.pid)
             how = f"exited with code {code}" if code is not None else "exited"
             raise ServiceExited(str(_failure(spec, f"process {record.pid} {how} before becoming healthy")))
+        # The watchdog reports the service it started; until then it cannot be armed (SIGUSR1).
+        supervised = watchdog.read_status(spec.data_dir)
+        if supervised.get("watchdog_pid") != record.pid or not supervised.get("pid"):
+            raise HealthPending("the watchdog has not started the service yet")
         remaining = max(0.1, deadline - time.monotonic())
         probe_health(spec.health_check, min(MAX_PROBE_TIMEOUT_S, remaining), env=env, cwd=spec.cwd)
 
@@ -974,6 +1021,7 @@ def start_service(spec: ServiceInputs) -> ProcessRecord:
     try:
         wait_healthy(spec, record)
         run_post_start(spec)
+        arm_watchdog(record)
     except BaseException:
         # Never leave a half-started process behind: Pulumi records nothing for a failed create.
         stop_service(spec, record)
@@ -984,12 +1032,17 @@ def start_service(spec: ServiceInputs) -> ProcessRecord:
 
 def _outputs(spec: ServiceInputs, record: ProcessRecord | None, started_at: str) -> dict[str, Any]:
     alive = record is not None and record.pid > 0
+    supervised = watchdog.read_status(spec.data_dir)
     return {
         **spec.to_props(),
         "pid": record.pid if record is not None and alive else 0,
         "create_time": record.create_time if record is not None and alive else 0.0,
         "started_at": started_at,
         "alive": alive,
+        # The watchdog's view (watchdog.py): the service's own pid, restarts since this start, its state.
+        "service_pid": int(supervised.get("pid") or 0) if alive else 0,
+        "restarts": int(supervised.get("restarts") or 0),
+        "supervisor_state": str(supervised.get("state") or "unknown") if alive else "stopped",
     }
 
 
