@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import pulumi
 
+from infra.labels import Ownership, labels
 from infra.spec import Layer, PlatformSpec
 
 if TYPE_CHECKING:
@@ -13,15 +14,15 @@ if TYPE_CHECKING:
 
 
 def layer_labels(spec: PlatformSpec, layer: Layer, service: str | None = None) -> dict[str, str]:
-    """Labels/tags every resource of a layer carries: layer, owner, and the stack's platform name."""
-    labels = {
-        "lakehouse.platform": spec.name,
-        "lakehouse.layer": layer.value,
-        "lakehouse.owner": spec.owner_of(service) if service else spec.layers[layer].owner,
-    }
-    if service:
-        labels["lakehouse.service"] = service
-    return labels
+    """Labels/tags every resource of a layer carries: platform, layer, owner (the rule of ``infra.labels``)."""
+    ownership = Ownership(
+        layer_owners={key.value: contract.owner for key, contract in spec.layers.items()},
+        service_layers={name: svc.layer.value for name, svc in spec.services.items()},
+        service_owners={name: svc.owner for name, svc in spec.services.items()},
+    )
+    owner = ownership.owner(layer.value, service)
+    assert owner is not None, f"layer {layer.value} has no owner"
+    return labels(spec.name, layer.value, owner, service)
 
 
 class LayerComponent(pulumi.ComponentResource):

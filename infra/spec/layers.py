@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from enum import Enum
 
+from infra.labels import LAYER_NAMES
+
 
 class Layer(str, Enum):
     """A layer of the platform. Order matters: it is the order of the ownership table."""
@@ -20,7 +22,8 @@ class Layer(str, Enum):
     RECOVERY = "recovery"
 
 
-LAYER_NAMES: tuple[str, ...] = tuple(layer.value for layer in Layer)
+if tuple(layer.value for layer in Layer) != LAYER_NAMES:  # the one list of layers is infra.labels.LAYER_NAMES
+    raise RuntimeError(f"infra.spec.Layer and infra.labels.LAYER_NAMES disagree: {[m.value for m in Layer]} != {LAYER_NAMES}")
 
 # Each entry: what the layer owns, who owns it, how it changes, what it promises, and what its
 # failure means for everyone else. Kept as data so review, outputs, labels and policies share it.
