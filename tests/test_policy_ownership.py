@@ -1,0 +1,92 @@
+"""layer-ownership: every resource carries its layer and owner, as the ownership table names them."""
+
+from __future__ import annotations
+
+import copy
+
+from infra.spec import load_platform
+from policies import config as pack_config
+from policies.resources import StackContext
+from tests.policy_support import PROJECT, graph, lab, named, set_label, stack_platform, violations
+
+def test_ownership_refuses_a_resource_without_owner_label():
+    resources, context = lab()
+    set_label(named(resources, "trino", "docker:index/container:Container"), "lakehouse.owner", None)
+    assert violations("layer-ownership", resources, context) == [
+        "docker:Container 'trino' (layer compute, owner analytics engineering) breaks layer-ownership: carries no "
+        "lakehouse.owner label; every resource says which layer it belongs to and who answers for it "
+        "(infra.layers.base.layer_labels)"
+    ]
+
+
+def test_ownership_refuses_an_owner_the_table_does_not_name():
+    resources, context = lab()
+    set_label(named(resources, "postgres-data"), "lakehouse.owner", "data engineering")
+    assert violations("layer-ownership", resources, context) == [
+        "docker:Volume 'postgres-data' (layer catalog, owner data engineering) breaks layer-ownership: label "
+        "lakehouse.owner='data engineering' but the ownership table of stack lab says service postgres is owned "
+        "by 'platform'"
+    ]
+
+
+def test_ownership_follows_a_changed_ownership_table_in_the_stack_config():
+    """The stack file hands the catalog to a new owner; resources still labelled with the old one are refused."""
+    resources, _ = lab()
+    platform = copy.deepcopy(stack_platform("lab"))
+    platform.setdefault("layers", {})["catalog"] = {"owner": "catalog team"}
+    context = StackContext.from_dict(pack_config.stack_context(load_platform(platform), "lab"))
+    found = violations("layer-ownership", resources, context)
+    assert (
+        "docker:Container 'rest-fixture' (layer catalog, owner platform) breaks layer-ownership: label "
+        "lakehouse.owner='platform' but the ownership table of stack lab says service rest-fixture is owned by "
+        "'catalog team'"
+    ) in found
+    catalog = [r for r in resources if "lakehouse.layer" in str(r.props.get("labels")) and "'catalog'" in str(r.props.get("labels"))]
+    assert len(found) == len(catalog) > 5
+
+
+def test_ownership_refuses_a_layer_label_that_contradicts_the_component():
+    resources, context = lab()
+    set_label(named(resources, "kafka-data"), "lakehouse.layer", "storage")
+    assert violations("layer-ownership", resources, context) == [
+        "docker:Volume 'kafka-data' (layer storage, owner streaming) breaks layer-ownership: label "
+        "lakehouse.layer='storage' but it is built by the compute layer's component; label it compute or move it",
+    ]
+
+
+def test_ownership_refuses_an_unlabelled_resource_outside_every_layer():
+    resources, context = lab()
+    image = named(resources, "postgres-image")
+    image.parent = None
+    image.urn = f"urn:pulumi:lab::{PROJECT}::{image.type}::{image.name}"
+    assert violations("layer-ownership", resources, context) == [
+        "docker:RemoteImage 'postgres-image' (layer unknown, owner unknown) breaks layer-ownership: takes no labels "
+        "or tags and sits outside every layer component; create it with parent=<its layer's component> so it "
+        "inherits the layer and its owner"
+    ]
+
+
+def test_ownership_says_when_the_table_did_not_reach_the_pack():
+    resources, _ = lab()
+    assert violations("layer-ownership", resources, None) == [
+        "stack (layer unknown, owner unknown) breaks layer-ownership: cannot check owners against the stack's "
+        "ownership table: the stack's platform config (lakehouse:platform) did not reach the policy pack; run "
+        "`pulumi preview --policy-pack policies` with a Pulumi CLI that passes stack config to policy packs, or "
+        "add `--policy-pack-config` rendered by `python -m policies.config <stack>`"
+    ]
+
+
+def test_native_graph_refuses_a_service_without_health_or_labels():
+    resources, context = graph("native")
+    services = [r for r in resources if r.type == "pulumi-python:dynamic/native:LocalService"]
+    assert services
+    target = services[0]
+    target.props.pop("health", None)
+    target.props["health"] = {}
+    target.props.pop("labels", None)
+    found = [m for name in ("service-health-check", "layer-ownership") for m in violations(name, resources, context)]
+    assert any(m.startswith(f"native:LocalService '{target.name}'") and "local service has no health check" in m
+               for m in found)
+    assert any(m.startswith(f"native:LocalService '{target.name}'") and "carries no lakehouse.layer and no "
+               "lakehouse.owner label" in m for m in found)
+
