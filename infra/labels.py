@@ -6,8 +6,12 @@ neither ``pulumi`` nor ``pydantic`` (the pack and its tests import it without th
 
 The owner rule
 --------------
-A resource's ``lakehouse.owner`` is the owner of the service its ``lakehouse.service`` names (a
-service's own owner, else its layer's), or else the owner of the layer its ``lakehouse.layer`` names.
+A resource's ``lakehouse.owner`` is the owner of the layer its ``lakehouse.layer`` names, or the
+owner of a service *of that same layer* when the resource is that service's (an engine may have
+its own team: trino's container, volume and task are trino's owner's). A resource of one layer made
+for a service of another layer belongs to its own layer: the governance layer's task role and
+secrets of a catalog are governance's, and their ``lakehouse.service`` label still says which
+catalog they serve.
 """
 
 from __future__ import annotations
@@ -43,13 +47,13 @@ class Ownership:
         """The owner a resource of ``layer`` (made for ``service``, if any) must be labelled with."""
         if layer is None:
             return None
-        if service and service in self.service_layers:
-            return self.service_owners.get(service) or self.layer_owners.get(self.service_layers[service])
+        if service and self.service_layers.get(service) == layer and self.service_owners.get(service):
+            return self.service_owners[service]
         return self.layer_owners.get(layer)
 
     def whose(self, layer: str, service: str | None = None) -> str:
         """Whose owner ``owner`` answered with, for messages: ``service trino`` or ``layer governance``."""
-        if service and service in self.service_layers:
+        if service and self.service_layers.get(service) == layer and self.service_owners.get(service):
             return f"service {service}"
         return f"layer {layer}"
 

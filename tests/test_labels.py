@@ -6,13 +6,32 @@ import subprocess
 import sys
 from pathlib import Path
 
-from infra.labels import LABEL_KEYS, LAYER_NAMES, labels
+from infra.labels import LABEL_KEYS, LAYER_NAMES, Ownership, labels
 from infra.layers.base import layer_labels
 from infra.spec import Layer, load_stack
 from policies import config as pack_config
 from policies.resources import StackContext
 
 ROOT = Path(__file__).resolve().parents[1]
+TABLE = Ownership(
+    layer_owners={"catalog": "platform", "compute": "each engine's team", "governance": "security"},
+    service_layers={"polaris": "catalog", "trino": "compute", "spark": "compute"},
+    service_owners={"polaris": None, "trino": "analytics engineering", "spark": None},
+)
+
+
+def test_the_owner_is_the_layers_or_its_own_services():
+    assert TABLE.owner("compute") == "each engine's team"
+    assert TABLE.owner("compute", "trino") == "analytics engineering"  # a service of that layer, with its own team
+    assert TABLE.owner("compute", "spark") == "each engine's team"  # a service of that layer, without one
+    assert TABLE.owner("catalog", "polaris") == "platform"
+    # governance's resources made for a catalog are governance's, whatever the catalog's owner
+    assert TABLE.owner("governance", "polaris") == "security"
+    assert TABLE.owner("governance", "trino") == "security"
+    assert TABLE.owner("governance", "no-such-service") == "security"
+    assert TABLE.owner("nowhere") is None and TABLE.owner(None, "trino") is None
+    assert TABLE.whose("compute", "trino") == "service trino"
+    assert TABLE.whose("governance", "polaris") == "layer governance"
 
 
 def test_labels_carry_the_four_keys():
@@ -30,6 +49,8 @@ def test_the_program_and_the_pack_apply_the_same_rule():
         for service in [None, *spec.services]:
             written = layer_labels(spec, layer, service)["lakehouse.owner"]
             assert written == context.owner_of(layer.value, service), (layer, service)
+    assert layer_labels(spec, Layer.GOVERNANCE, "polaris")["lakehouse.owner"] == "security, executed by platform"
+    assert layer_labels(spec, Layer.CATALOG, "polaris")["lakehouse.owner"] == "platform"
 
 
 def test_the_module_imports_neither_pulumi_nor_pydantic():

@@ -51,6 +51,9 @@ def test_ownership_refuses_a_layer_label_that_contradicts_the_component():
     assert violations("layer-ownership", resources, context) == [
         "docker:Volume 'kafka-data' (layer storage, owner streaming) breaks layer-ownership: label "
         "lakehouse.layer='storage' but it is built by the compute layer's component; label it compute or move it",
+        # kafka is a compute service: a storage resource is storage's, whichever service it names
+        "docker:Volume 'kafka-data' (layer storage, owner streaming) breaks layer-ownership: label "
+        "lakehouse.owner='streaming' but the ownership table of stack lab says layer storage is owned by 'platform'",
     ]
 
 
@@ -89,4 +92,25 @@ def test_native_graph_refuses_a_service_without_health_or_labels():
                for m in found)
     assert any(m.startswith(f"native:LocalService '{target.name}'") and "carries no lakehouse.layer and no "
                "lakehouse.owner label" in m for m in found)
+
+
+def test_a_governance_resource_made_for_a_catalog_is_governances():
+    """The catalog's task role and secrets live in governance: their owner is governance's, not the catalog's."""
+    resources, context = graph("cloud")
+    governance_owner = context.layer_owners["governance"]
+    assert governance_owner == "security, executed by platform"
+    served = [r for r in resources if r.props.get("tags", {}).get("lakehouse.layer") == "governance"
+              and r.props["tags"].get("lakehouse.service") in ("polaris", "lakekeeper")]
+    assert {(r.type, r.props["tags"]["lakehouse.owner"]) for r in served} == {
+        ("aws:iam/role:Role", "security executed by platform"),
+        ("aws:secretsmanager/secret:Secret", "security executed by platform"),
+    }
+    assert len(served) == 4
+    role = named(resources, "lakehouse-polaris-task", "aws:iam/role:Role")
+    role.props["tags"]["lakehouse.owner"] = "platform"  # the catalog's owner: what the program used to write
+    assert violations("layer-ownership", resources, context) == [
+        "aws:Role 'lakehouse-polaris-task' (layer governance, owner platform) breaks layer-ownership: tag "
+        "lakehouse.owner='platform' but the ownership table of stack cloud says layer governance is owned by "
+        "'security, executed by platform'"
+    ]
 

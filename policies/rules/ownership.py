@@ -31,11 +31,11 @@ def check_layer_ownership(resources: Sequence[Resource], context: StackContext |
 
     Resources whose type takes labels/tags must carry ``lakehouse.layer`` and ``lakehouse.owner``
     (and ``lakehouse.platform``); the layer must be the one of the component the resource was
-    built under; the owner must be the one ``infra.labels`` names: the owner of the resource's service
-    (a service may have its own owner, e.g. an engine team) or else of its layer, exactly as
-    ``layer_labels`` labels them. A resource may name a service of another layer (an IAM task role of
-    polaris lives in governance: governance answers who may do what); its owner is then that
-    service's owner.
+    built under; the owner must be the one ``infra.labels`` names: the owner of the layer, or the
+    owner of a service *of that same layer* when the resource is that service's (an engine may have
+    its own team), exactly as ``layer_labels`` labels them. A resource of one layer made for a
+    service of another (an IAM task role of polaris lives in governance: governance answers who may
+    do what) is its layer's; its ``lakehouse.service`` tag still says which service it serves.
     Types that take no labels (images, bucket sub-resources, role policies) must sit under a layer
     component, from which they take both. AWS tag values drop characters AWS refuses (the aws
     target writes "each engines team"), so owners are compared in that form on aws.
@@ -87,5 +87,6 @@ def check_layer_ownership(resources: Sequence[Resource], context: StackContext |
 
 POLICIES: tuple[PolicyDef, ...] = (
     PolicyDef("layer-ownership", "Every resource carries its layer and owner, and the owner is the one the stack's "
-              "ownership table names.", "stack", check_layer_ownership, needs_context=True),
+              "ownership table names (its layer's, or its service's when the service is of that layer).", "stack",
+              check_layer_ownership, needs_context=True),
 )
