@@ -20,7 +20,8 @@ Every message names the resource, its layer and owner, and the rule it breaks::
 The layer comes from the resource's ``lakehouse.layer`` label/tag, else from the layer component
 it was built under (the URN's parent type chain holds ``platform:layers:<Layer>``); the owner from
 its ``lakehouse.owner`` label/tag, else from the stack's ownership table by the rule of
-``infra.labels``.
+``infra.labels`` (the layer's owner, or the owner of the service of that layer the resource is
+for: its ``lakehouse.service`` label, else its name, ``<service>-...`` or ``<platform>-<service>-...``).
 """
 
 from __future__ import annotations
@@ -282,13 +283,45 @@ def layer_of(resource: Resource, index: Mapping[str, Resource] | None = None) ->
     return structural_layer(resource, index)
 
 
+def named_service(resource: Resource, layer: str | None, context: StackContext | None) -> str | None:
+    """The service of ``layer`` a resource is named after (``trino-image``, ``lakehouse-trino-logs``), if any.
+
+    The targets name a service's resources ``<service>-...`` (docker, native) or
+    ``<platform>-<service>-...`` (aws); the longest service name of the resource's own layer that
+    fits wins (``trino-worker`` over ``trino``). Services of other layers never match: a
+    governance resource made for a catalog is governance's.
+    """
+    if context is None or layer is None:
+        return None
+    best: str | None = None
+    for service, svc in context.services.items():
+        if svc.get("layer") != layer:
+            continue
+        for stem in (service, f"{context.platform}-{service}" if context.platform else service):
+            fits = resource.name == stem or resource.name.startswith(stem + "-")
+            if fits and (best is None or len(service) > len(best)):
+                best = service
+    return best
+
+
+def service_of(resource: Resource, context: StackContext | None, index: Mapping[str, Resource] | None = None) -> str | None:
+    """The service a resource is for: its ``lakehouse.service`` label; a resource that carries none
+    of the lakehouse labels (images, role policies, bucket sub-resources) is its name's service."""
+    labels = labels_of(resource)
+    if labels.get(LABEL_SERVICE):
+        return labels[LABEL_SERVICE]
+    if labels.get(LABEL_LAYER) or labels.get(LABEL_OWNER):
+        return None
+    return named_service(resource, layer_of(resource, index), context)
+
+
 def owner_of(resource: Resource, context: StackContext | None, index: Mapping[str, Resource] | None = None) -> str | None:
     """The resource's owner: its ``lakehouse.owner`` label, else the ownership table's (``infra.labels``' rule)."""
     labels = labels_of(resource)
     if labels.get(LABEL_OWNER):
         return labels[LABEL_OWNER]
     if context is not None:
-        return context.owner_of(layer_of(resource, index), labels.get(LABEL_SERVICE))
+        return context.owner_of(layer_of(resource, index), service_of(resource, context, index))
     return None
 
 

@@ -12,7 +12,7 @@ def test_lab_gets_digest_advice_only_as_advice():
     advice = violations("image-digest-advised", resources, context)
     assert pack_config.levels_for("lab")["image-digest-advised"] == "advisory"
     assert (
-        "docker:RemoteImage 'trino-image' (layer compute, owner each engine's team) breaks image-digest-advised: "
+        "docker:RemoteImage 'trino-image' (layer compute, owner analytics engineering) breaks image-digest-advised: "
         "image 'trinodb/trino:483' is pinned by tag only; add its digest (trinodb/trino:483@sha256:...) so a "
         "re-pushed tag cannot change what runs"
     ) in advice
@@ -27,8 +27,8 @@ def test_latest_and_untagged_images_are_refused():
     named(resources, "trino-image").props["name"] = "trinodb/trino:latest"
     named(resources, "kafka-image").props["name"] = "registry.local:5000/apache/kafka"
     assert violations("image-pinned", resources, context) == [
-        "docker:RemoteImage 'trino-image' (layer compute, owner each engine's team) breaks image-pinned: image "
+        "docker:RemoteImage 'trino-image' (layer compute, owner analytics engineering) breaks image-pinned: image "
         "'trinodb/trino:latest' uses 'latest', which moves under you; pin an explicit version tag",
-        "docker:RemoteImage 'kafka-image' (layer compute, owner each engine's team) breaks image-pinned: image "
+        "docker:RemoteImage 'kafka-image' (layer compute, owner streaming) breaks image-pinned: image "
         "'registry.local:5000/apache/kafka' has no tag; pin a version such as registry.local:5000/apache/kafka:1.2.3",
     ]

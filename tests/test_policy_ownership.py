@@ -6,7 +6,7 @@ import copy
 
 from infra.spec import load_platform
 from policies import config as pack_config
-from policies.resources import StackContext
+from policies.resources import Resource, StackContext, message
 from tests.policy_support import PROJECT, graph, lab, named, set_label, stack_platform, violations
 
 def test_ownership_refuses_a_resource_without_owner_label():
@@ -114,3 +114,27 @@ def test_a_governance_resource_made_for_a_catalog_is_governances():
         "'security, executed by platform'"
     ]
 
+
+def test_violations_on_unlabelled_resources_name_their_services_owner():
+    """Images, role policies and bucket sub-resources take no labels: they are their name's service's."""
+    resources, context = lab()
+    assert context.layer_owners["compute"] == "each engine's team"
+    named(resources, "trino-image").props["name"] = "trinodb/trino:latest"
+    assert violations("image-pinned", resources, context) == [
+        "docker:RemoteImage 'trino-image' (layer compute, owner analytics engineering) breaks image-pinned: image "
+        "'trinodb/trino:latest' uses 'latest', which moves under you; pin an explicit version tag"
+    ]
+    # A container stripped of every label still names trino's owner, not the compute layer's.
+    trino = named(resources, "trino", "docker:index/container:Container")
+    trino.props["labels"] = []
+    assert violations("layer-ownership", resources, context) == [
+        "docker:Container 'trino' (layer compute, owner analytics engineering) breaks layer-ownership: carries no "
+        "lakehouse.layer and no lakehouse.owner label; every resource says which layer it belongs to and who answers "
+        "for it (infra.layers.base.layer_labels)"
+    ]
+    # An unlabelled resource of governance named after a catalog is governance's (polaris is of the catalog layer).
+    cloud_resources, cloud = graph("cloud")
+    policy = named(cloud_resources, "lakehouse-polaris-task-assume-vending", "aws:iam/rolePolicy:RolePolicy")
+    assert message(Resource(policy.type, policy.name, policy.props, policy.urn), "x", "y", cloud).startswith(
+        "aws:RolePolicy 'lakehouse-polaris-task-assume-vending' (layer governance, owner security, executed by "
+        "platform) breaks x")
