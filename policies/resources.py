@@ -49,6 +49,7 @@ LB_TARGET_GROUP = "aws:lb/targetGroup:TargetGroup"
 IAM_ACCESS_KEY = "aws:iam/accessKey:AccessKey"
 RDS_INSTANCE = "aws:rds/instance:Instance"
 RDS_CLUSTER = "aws:rds/cluster:Cluster"
+RDS_CLUSTER_INSTANCE = "aws:rds/clusterInstance:ClusterInstance"
 BACKUP_PLAN = "aws:backup/plan:Plan"
 
 

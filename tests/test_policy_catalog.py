@@ -9,7 +9,19 @@ import pytest
 
 from infra.spec import ConfigError, load_platform
 from infra.spec.loader import state_root
-from tests.policy_support import aws, cloud_context, ecs_task, lab, named, replace_env, stack_platform, violations
+from policies.registry import validate_all
+from tests.policy_support import (
+    UNKNOWN_STRING,
+    aws,
+    cloud_context,
+    ecs_task,
+    graph,
+    lab,
+    named,
+    replace_env,
+    stack_platform,
+    violations,
+)
 
 def test_in_memory_sqlite_is_refused_by_the_config_and_by_the_policy():
     platform = copy.deepcopy(stack_platform("lab"))
@@ -85,3 +97,27 @@ def test_rest_fixture_on_aws_is_refused():
     resources, context = lab()
     assert violations("catalog-rest-fixture-lab-only", resources, context) == []
 
+
+def test_a_publicly_accessible_catalog_database_is_refused():
+    """It used to pass every policy: backups, encryption, secrets were all in order."""
+    resources, context = graph("cloud")
+    databases = [r for r in resources if r.type == "aws:rds/instance:Instance"]
+    assert [db.props.get("publiclyAccessible") for db in databases] == [False] * len(databases) != []
+    db = databases[0]
+    db.props["publiclyAccessible"] = True
+    found = {name: msgs for name, msgs in validate_all(resources, context).items() if msgs}
+    assert found.pop("image-digest-advised")  # advice only, on every stack
+    assert found == {"catalog-database-private": [
+        f"aws:Instance '{db.name}' (layer catalog, owner platform) breaks catalog-database-private: "
+        "publicly_accessible is true: the catalog database gets a public address, reachable from the internet; set "
+        "publicly_accessible=False and reach it from the private subnets (the tasks' security group)"
+    ]}
+    cluster_member = aws("aws:rds/clusterInstance:ClusterInstance", "catalog-db-1", "catalog",
+                         {"publiclyAccessible": "true"}, service="postgres")
+    assert violations("catalog-database-private", [cluster_member], cloud_context()) == [
+        "aws:ClusterInstance 'catalog-db-1' (layer catalog, owner platform) breaks catalog-database-private: "
+        "publicly_accessible is true: the catalog database gets a public address, reachable from the internet; set "
+        "publicly_accessible=False and reach it from the private subnets (the tasks' security group)"
+    ]
+    cluster_member.props["publiclyAccessible"] = UNKNOWN_STRING  # decided at `pulumi up`, not a violation
+    assert violations("catalog-database-private", [cluster_member], cloud_context()) == []

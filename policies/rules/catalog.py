@@ -1,5 +1,5 @@
-"""Catalog: the pointer to every table's current metadata survives; never an in-memory SQLite
-database; the REST fixture is a lab tool."""
+"""Catalog: the pointer to every table's current metadata survives and stays private; never an
+in-memory SQLite database; the REST fixture is a lab tool."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from policies.resources import (
     DOCKER_CONTAINER,
     ECS_TASK_DEFINITION,
     RDS_CLUSTER,
+    RDS_CLUSTER_INSTANCE,
     RDS_INSTANCE,
     PolicyDef,
     Resource,
@@ -23,7 +24,7 @@ from policies.resources import (
     message,
     service_label,
 )
-from policies.wire import is_unknown, known, number, reveal, strings
+from policies.wire import is_unknown, known, number, reveal, strings, truthy
 
 SQLITE_URI_RE = re.compile(r"jdbc:sqlite:[^\s\"',]*", re.IGNORECASE)
 REST_FIXTURE_SERVICES = ("rest-fixture", "rest-fixture-init")
@@ -154,6 +155,23 @@ def check_catalog_persistent(resources: Sequence[Resource], context: StackContex
     return out
 
 
+def check_database_private(resource: Resource, context: StackContext | None) -> list[str]:
+    """No database instance is publicly accessible (aws): the catalog database lives in the private subnets.
+
+    ``publicly_accessible=True`` gives an RDS instance (or an Aurora cluster instance) a public DNS
+    name that resolves to a public address: the catalog's every pointer is then one leaked or
+    guessed password away from anyone on the internet.
+    """
+    if resource.type not in (RDS_INSTANCE, RDS_CLUSTER_INSTANCE):
+        return []
+    if truthy(resource.props.get("publiclyAccessible")) is not True:
+        return []
+    return [message(resource, "catalog-database-private",
+                    "publicly_accessible is true: the catalog database gets a public address, reachable from the "
+                    "internet; set publicly_accessible=False and reach it from the private subnets (the tasks' "
+                    "security group)", context)]
+
+
 def check_rest_fixture_lab_only(resource: Resource, context: StackContext | None) -> list[str]:
     """The REST fixture (a test server, SQLite behind it) runs only on lab and native, never on aws."""
     if not resource.type.startswith("aws:"):
@@ -174,6 +192,8 @@ POLICIES: tuple[PolicyDef, ...] = (
               "resource", check_no_memory_sqlite),
     PolicyDef("catalog-database-persistent", "The catalog database survives its process: a writable mount, a file "
               "under the data dir, or RDS with automated backups.", "stack", check_catalog_persistent),
+    PolicyDef("catalog-database-private", "No database instance is publicly accessible.", "resource",
+              check_database_private),
     PolicyDef("catalog-rest-fixture-lab-only", "The REST fixture runs on lab and native only.", "resource",
               check_rest_fixture_lab_only),
 )
