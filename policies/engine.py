@@ -19,6 +19,12 @@ Where the stack's contract comes from
     Labels are *checked* against that table, never trusted as the table. Without either source
     the ownership and recovery rules report that they could not check (instead of passing).
 
+Secret config
+    The same two engine paths name the stack's secret config keys (``config_secret_keys``,
+    ``PULUMI_CONFIG_SECRET_KEYS``). Their values are attached to the stack context in memory only
+    (``StackContext.secrets``, never rendered or printed) so ``secret-values-not-plaintext`` can
+    find a copy of them in plain text. ``--policy-pack-config`` never carries secrets.
+
 Enforcement levels
     ``policies/enforcement.yaml`` (stack -> policy -> advisory|mandatory|disabled, ``"*"`` for all
     stacks; default mandatory, the digest advice advisory). The stack name is known at start-up
@@ -26,16 +32,17 @@ Enforcement levels
     for its policies, so the levels it reports are the stack's. ``--policy-pack-config`` and
     ``pulumi policy config`` still override them per policy.
 
-Secrets
+Secrets in props
     The engine sends secrets wrapped (``KeepSecrets``), but ``pulumi_policy`` unwraps them before a
     policy sees the props, which would make every secret look like plain text. The pack keeps the
     wrapper (Pulumi's wire form ``{SIG_KEY: SECRET_SIG, "value": ...}``, the same form the mocks
-    record), so ``secrets-not-plaintext`` can tell a secret from a plain string. Unknown values (preview)
+    record), so the secrets rules can tell a secret from a plain string. Unknown values (preview)
     stay sentinel strings; the rules never count an unknown as a violation.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Callable, Mapping
@@ -58,7 +65,7 @@ from infra.spec import ConfigError
 from policies import config as pack_config
 from policies.registry import POLICIES
 from policies.resources import PolicyDef, Resource, StackContext
-from policies.wire import SECRET_SIG, SIG_KEY
+from policies.wire import SECRET_SIG, SIG_KEY, plain_strings
 
 
 def _json_env(name: str) -> Any:
@@ -72,6 +79,7 @@ def _json_env(name: str) -> Any:
 STATE: dict[str, Any] = {
     "stack": os.environ.get("PULUMI_STACK") or None,
     "config": _json_env("PULUMI_CONFIG"),
+    "secret_keys": _json_env("PULUMI_CONFIG_SECRET_KEYS") or [],
     "context": None,
     "context_error": None,
 }
@@ -117,6 +125,26 @@ def plain(value: Any) -> Any:
 # --------------------------------------------------------------------------------------------
 
 
+def secret_config(config: Mapping[str, Any] | None, secret_keys: list[str]) -> dict[str, str]:
+    """key -> value of the stack's secret config (a structured value gives one entry per string in it)."""
+    out: dict[str, str] = {}
+    for key in secret_keys:
+        raw = (config or {}).get(key)
+        if not isinstance(raw, str):
+            continue
+        document = None
+        if raw.lstrip()[:1] in ("{", "["):
+            try:
+                document = json.loads(raw)
+            except ValueError:
+                document = None
+        if isinstance(document, (dict, list)):
+            out.update({path: text for path, text in plain_strings(document, key)})
+        else:
+            out[key] = raw
+    return out
+
+
 def stack_context(policy_config: Mapping[str, Any] | None) -> StackContext | None:
     """The stack's contract: from policy config if given, else from the stack config the engine passed."""
     context = pack_config.context_of(policy_config)
@@ -128,6 +156,9 @@ def stack_context(policy_config: Mapping[str, Any] | None) -> StackContext | Non
             except (ConfigError, ValueError, TypeError, KeyError) as exc:  # the program stops on it too; say why
                 STATE["context_error"] = str(exc)
         context = STATE["context"]
+    secrets = secret_config(STATE["config"], list(STATE["secret_keys"] or []))
+    if context is not None and secrets:
+        context = dataclasses.replace(context, secrets=secrets)
     return context
 
 
@@ -209,7 +240,7 @@ def build_policies(stack: str | None = None) -> list[Any]:
 
 
 def install_engine_hooks(policies: list[Any]) -> None:
-    """Keep secrets wrapped, and take the stack name and config from ``ConfigureStack``."""
+    """Keep secrets wrapped, and take the stack name, config and secret keys from ``ConfigureStack``."""
     _sdk_policy.deserialize_properties = deserialize_keeping_secrets
     servicer = _sdk_policy._PolicyAnalyzerServicer
     original = servicer.ConfigureStack
@@ -220,6 +251,7 @@ def install_engine_hooks(policies: list[Any]) -> None:
         STATE["stack"] = request.stack or STATE["stack"]
         if request.config:
             STATE["config"] = dict(request.config)
+            STATE["secret_keys"] = list(getattr(request, "config_secret_keys", []) or [])
             STATE["context"] = None
             STATE["context_error"] = None
         apply_levels(policies, STATE["stack"])

@@ -9,7 +9,8 @@
     What the stack promises, taken from its ``lakehouse:platform`` config (the ownership table,
     the warehouse prefixes, the recovery promise). ``policies/config.py`` renders it; the pack
     receives it as policy config or reads it from the stack config the engine hands to it
-    (``policies/engine.py``). Rules that need it and do not get it say so.
+    (``policies/engine.py``), along with the values of the stack's secret config. Rules that need
+    it and do not get it say so.
 
 Messages
 --------
@@ -90,7 +91,11 @@ class Violation(str):
 
 @dataclass(frozen=True)
 class StackContext:
-    """What the stack's config promises, as far as the policies need it."""
+    """What the stack's config promises, as far as the policies need it.
+
+    ``secrets`` (config key -> value) holds the stack's secret config values when the engine handed
+    them to the pack; it is never rendered, printed or written anywhere.
+    """
 
     stack: str
     target: str
@@ -100,6 +105,7 @@ class StackContext:
     warehouse_bucket: str = "warehouse"
     warehouse_prefixes: tuple[str, ...] = ("",)
     backup_retention_days: int = 7
+    secrets: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> StackContext:

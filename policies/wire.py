@@ -7,7 +7,8 @@ The engine (and the mocks) hand a resource's inputs over with their wire names a
 * a value not known during preview is one of the ``UNKNOWN_VALUES`` sentinel strings; rules never
   read an unknown as a violation (it is decided at ``pulumi up``).
 
-``reveal`` reads through secrets (for deciding, never for messages).
+``reveal`` reads through secrets (for deciding, never for messages); ``plain_strings`` yields only
+what is *not* secret, ``secret_values`` only what is.
 """
 
 from __future__ import annotations
@@ -85,6 +86,44 @@ def strings(value: Any) -> Iterator[str]:
     elif isinstance(value, (list, tuple)):
         for v in value:
             yield from strings(v)
+
+
+def join_path(path: str, key: Any) -> str:
+    """``envs[3]``, ``healthcheck.tests``, ``files['/etc/x.json']``: a property path for messages."""
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    key = str(key)
+    if key.replace("_", "").replace("-", "").isalnum():
+        return f"{path}.{key}" if path else key
+    return f"{path}[{key!r}]"
+
+
+def plain_strings(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    """(property path, string) of every known string that is *not* inside a secret."""
+    if is_secret(value) or is_unknown(value):
+        return
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            if k != PROVIDER_KEY:
+                yield from plain_strings(v, join_path(path, k))
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            yield from plain_strings(v, join_path(path, i))
+
+
+def secret_values(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    """(property path, revealed value) of every outermost secret inside a value."""
+    if is_secret(value):
+        yield path, reveal(value)
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            if k != PROVIDER_KEY:
+                yield from secret_values(v, join_path(path, k))
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            yield from secret_values(v, join_path(path, i))
 
 
 def truthy(value: Any) -> bool | None:

@@ -186,7 +186,9 @@ class Catalog(pulumi.ComponentResource):
             "service": "rest-fixture", "labels": labels, "data_dir": "/tmp/smoke/rest-fixture",
             "health": {"kind": "tcp", "port": 8181}, "memory_budget_bytes": 512 * 1024 * 1024,
             "env": {"CATALOG_URI": "jdbc:sqlite::memory:", "AWS_SECRET_ACCESS_KEY": pulumi.Output.secret("s3cr3t"),
-                    "POSTGRES_PASSWORD": "plain-password"},
+                    "POSTGRES_PASSWORD": "plain-password",
+                    "LAKEHOUSE_STORE_KEY": pulumi.Output.secret("smoke-store-secret-key"),
+                    "STORE_AUTH": "smoke-store-secret-key", "COPY_OF_CONFIG": "smoke-config-value-1"},
         }, pulumi.ResourceOptions(parent=self))
         self.register_outputs({})
 
@@ -215,6 +217,8 @@ def test_pack_loads_and_refuses_in_a_real_preview(tmp_path):
     (tmp_path / "state").mkdir()
     subprocess.run([str(pulumi_bin), "stack", "init", "policy-smoke"], cwd=project, env=env, check=True,
                    capture_output=True, timeout=120)
+    subprocess.run([str(pulumi_bin), "config", "set", "--secret", "--stack", "policy-smoke", "lakehouse:smokeSecret",
+                    "smoke-config-value-1"], cwd=project, env=env, check=True, capture_output=True, timeout=120)
     done = subprocess.run([str(pulumi_bin), "preview", "--stack", "policy-smoke", "--policy-pack", str(ROOT / "policies"),
                            "--non-interactive", "--color", "never"],
                           cwd=project, env=env, capture_output=True, text=True, timeout=600)
@@ -227,6 +231,13 @@ def test_pack_loads_and_refuses_in_a_real_preview(tmp_path):
             "environment variable POSTGRES_PASSWORD holds a credential in plain text") in output
     # A secret (Output.secret) is not plain text: the pack keeps the engine's secret wrapper.
     assert "AWS_SECRET_ACCESS_KEY holds" not in output
+    # A secret's value in plain text under another name, and the stack's secret config copied by value.
+    head = "native:LocalService 'rest-fixture' (layer catalog, owner platform) breaks secret-values-not-plaintext: "
+    assert (head + "env.STORE_AUTH holds the value of secret LAKEHOUSE_STORE_KEY of native:LocalService "
+            "'rest-fixture' in plain text") in output
+    assert (head + "env.COPY_OF_CONFIG holds the value of the stack's secret config lakehouse:smokeSecret in "
+            "plain text") in output
+    assert "smoke-store-secret-key" not in output and "smoke-config-value-1" not in output  # never printed
     # The stack config reached the pack: no "did not reach the policy pack" complaint.
     assert "did not reach the policy pack" not in output
     shutil.rmtree(tmp_path / "state", ignore_errors=True)

@@ -10,12 +10,14 @@ from typing import Any
 class EnvEntry:
     """One environment variable of a container or local service.
 
-    ``secret``: the value is a Pulumi secret (by itself, or because the whole environment is).
+    ``secret``: the value is a Pulumi secret (by itself, or because the whole environment is);
+    ``alone``: the value is wrapped as a secret by itself, not only as part of a secret environment.
     """
 
     name: str
     value: Any  # str, or an unknown sentinel
     secret: bool
+    alone: bool = False
 
 
 @dataclass

@@ -22,10 +22,11 @@ def env_entries(resource: Resource) -> list[EnvEntry]:
     raw, whole_secret = outer(resource.props.get("envs"))
     if isinstance(raw, list):
         for item in raw:
+            alone = is_secret(item)
             text = reveal(item)
             if isinstance(text, str) and not is_unknown(text):
                 name, value = _split_env(text)
-                entries.append(EnvEntry(name, value, whole_secret or is_secret(item)))
+                entries.append(EnvEntry(name, value, whole_secret or alone, alone))
     return entries
 
 

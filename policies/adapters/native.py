@@ -15,7 +15,8 @@ def env_entries(resource: Resource) -> list[EnvEntry]:
     raw, whole_secret = outer(resource.props.get("env"))
     if isinstance(raw, Mapping):
         for name, value in raw.items():
-            entries.append(EnvEntry(str(name), reveal(value), whole_secret or is_secret(value)))
+            alone = is_secret(value)
+            entries.append(EnvEntry(str(name), reveal(value), whole_secret or alone, alone))
     return entries
 
 
