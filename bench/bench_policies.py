@@ -5,7 +5,7 @@
 For each stack (default: lab and cloud) the program runs once under Pulumi mocks; then every rule
 is run over every resource, twice over:
 
-* ``validators``: the plain functions, as the unit tests call them;
+* ``rules``: the plain functions, as the unit tests call them;
 * ``pack``: through the pack's own wrappers, as ``pulumi preview --policy-pack policies`` runs
   them: props deserialized the engine's way (secrets kept), wrapped in pulumi_policy's
   unknown-checking proxies, converted back to plain data, one Analyze per resource and policy
@@ -24,9 +24,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))  # the unit tier's mocks harness
+sys.path.insert(0, str(ROOT / "tests"))  # the unit tier's mocks harness and policy helpers
 
 from harness import run_program
+from policy_support import stack_platform, to_resources
 from pulumi_policy.policy import (
     PolicyCustomTimeouts,
     PolicyResource,
@@ -35,16 +36,16 @@ from pulumi_policy.policy import (
     StackValidationArgs,
 )
 from pulumi_policy.proxy import unknown_checking_proxy
-from test_policies import stack_platform, to_resources
 
-import policies.__main__ as pack
+import policies.engine as pack
 from policies import config as pack_config
-from policies.validators import POLICIES, Resource, StackContext, run_policy
+from policies.registry import POLICIES, run_policy
+from policies.resources import Resource, StackContext
 
 BUDGET_S = 2.0
 
 
-def validators_once(resources: list[Resource], context: StackContext) -> dict[str, float]:
+def rules_once(resources: list[Resource], context: StackContext) -> dict[str, float]:
     timings = {}
     for p in POLICIES:
         start = time.perf_counter()
@@ -78,7 +79,13 @@ def pack_once(resources: list[Resource], policy_config: dict) -> dict[str, float
 
 def bench(stack: str, repeat: int) -> bool:
     start = time.perf_counter()
-    run = run_program(stack, stack_platform(stack))  # mocks: no provider, no host ports, no artifact cache
+    try:
+        run = run_program(stack, stack_platform(stack))  # mocks: no provider, no host ports, no artifact cache
+    except ImportError as exc:
+        if (exc.name or "").startswith("infra.targets."):
+            print(f"{stack}: skipped (its target is still being written: {exc})")
+            return True
+        raise
     program_s = time.perf_counter() - start
     resources = to_resources(run.resources, stack)
     context_dict = pack_config.context_for_stack(stack)
@@ -87,7 +94,7 @@ def bench(stack: str, repeat: int) -> bool:
 
     ok = True
     print(f"{stack}: {len(resources)} resources, program under mocks {program_s * 1000:.0f} ms")
-    for label, once in (("validators", lambda: validators_once(resources, context)),
+    for label, once in (("rules", lambda: rules_once(resources, context)),
                         ("pack", lambda: pack_once(resources, policy_config))):
         runs = [once() for _ in range(repeat)]
         totals = [sum(r.values()) for r in runs]

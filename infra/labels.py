@@ -1,59 +1,66 @@
-"""The labels every resource carries, and who owns a resource: one rule for the program and the pack.
+"""The labels every resource carries, and the rule that says who owns it.
 
-Plain Python (no pulumi, no pydantic), so the policy pack imports it as it is.
+One module the program (``infra.layers.base.layer_labels``) and the policy pack (``policies/``)
+share, so the labels written and the labels checked cannot drift apart. Pure Python: it imports
+neither ``pulumi`` nor ``pydantic`` (the pack and its tests import it without the program).
 
-The owner rule: a resource's owner label is the owner of the layer its layer label names, or the
-owner of a service *of that same layer* when the resource is that service's. A resource of another
-layer made for a service (a governance role for a catalog, a log group for Trino) is that other
-layer's: its ``lakehouse.service`` label still says which service it serves.
+The owner rule
+--------------
+A resource's ``lakehouse.owner`` is the owner of the layer its ``lakehouse.layer`` names, or the
+owner of a service *of that same layer* when the resource is that service's (an engine may have
+its own team: trino's container, volume and task are trino's owner's). A resource of one layer made
+for a service of another layer belongs to its own layer: the governance layer's task role and
+secrets of a catalog are governance's, and their ``lakehouse.service`` label still says which
+catalog they serve.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 LABEL_PLATFORM = "lakehouse.platform"
 LABEL_LAYER = "lakehouse.layer"
 LABEL_OWNER = "lakehouse.owner"
 LABEL_SERVICE = "lakehouse.service"
+LABEL_KEYS: tuple[str, ...] = (LABEL_PLATFORM, LABEL_LAYER, LABEL_OWNER, LABEL_SERVICE)
 
+# The seven layers, in the order of the ownership table (infra.spec.Layer holds the same values).
 LAYER_NAMES: tuple[str, ...] = (
     "storage", "catalog", "compute", "governance", "orchestration", "observability", "recovery",
 )
-LAYER_COMPONENT_PREFIX = "platform:layers:"
 
 
-def expected_owner(
-    layer: str,
-    layer_owners: Mapping[str, str],
-    service: str | None = None,
-    service_layer: str | None = None,
-    service_owner: str | None = None,
-) -> str:
-    """The owner label of a resource of ``layer``, made for ``service`` (if any).
+@dataclass(frozen=True)
+class Ownership:
+    """A stack's ownership table: each layer's owner, and each service's layer and owner.
 
-    ``service_layer``/``service_owner`` describe the service (its own layer, its own owner if it
-    has one); only a service of the same layer with an owner of its own overrides the layer's owner.
+    ``service_owners`` may hold a service's own owner only (``None``/absent: its layer's owner) or
+    its resolved owner; the rule gives the same answer either way.
     """
-    if service is not None and service_layer == layer and service_owner:
-        return service_owner
-    return layer_owners[layer]
+
+    layer_owners: Mapping[str, str]
+    service_layers: Mapping[str, str] = field(default_factory=dict)
+    service_owners: Mapping[str, str | None] = field(default_factory=dict)
+
+    def owner(self, layer: str | None, service: str | None = None) -> str | None:
+        """The owner a resource of ``layer`` (made for ``service``, if any) must be labelled with."""
+        if layer is None:
+            return None
+        if service and self.service_layers.get(service) == layer and self.service_owners.get(service):
+            return self.service_owners[service]
+        return self.layer_owners.get(layer)
+
+    def whose(self, layer: str, service: str | None = None) -> str:
+        """Whose owner ``owner`` answered with, for messages: ``service trino`` or ``layer governance``."""
+        if service and self.service_layers.get(service) == layer and self.service_owners.get(service):
+            return f"service {service}"
+        return f"layer {layer}"
 
 
-def resource_labels(
-    platform: str,
-    layer: str,
-    layer_owners: Mapping[str, str],
-    service: str | None = None,
-    service_layer: str | None = None,
-    service_owner: str | None = None,
-) -> dict[str, str]:
-    """Labels/tags of one resource: platform, layer, owner (by the rule above) and the service it serves."""
-    labels = {
-        LABEL_PLATFORM: platform,
-        LABEL_LAYER: layer,
-        LABEL_OWNER: expected_owner(layer, layer_owners, service, service_layer, service_owner),
-    }
-    if service is not None:
-        labels[LABEL_SERVICE] = service
-    return labels
+def labels(platform: str, layer: str, owner: str, service: str | None = None) -> dict[str, str]:
+    """The labels/tags of one resource: platform, layer, owner, and the service it serves (if any)."""
+    out = {LABEL_PLATFORM: platform, LABEL_LAYER: layer, LABEL_OWNER: owner}
+    if service:
+        out[LABEL_SERVICE] = service
+    return out

@@ -1,242 +1,30 @@
-"""The ``lakehouse-contracts`` policy pack: the rules of ``policies/validators.py`` wrapped for Pulumi.
+"""The ``lakehouse-contracts`` policy pack: the rules of ``policies/rules/`` assembled for Pulumi.
 
     pulumi preview --stack lab --policy-pack policies
 
 stops a change that would break a layer's contract; each message names the resource, its layer,
-its owner and the rule. This module only assembles the pack; the rules are plain functions in
-``policies/validators.py`` (tested directly under Pulumi mocks).
-
-Decisions
----------
-Where the stack's contract comes from
-    The ownership table and the recovery promise are stack config (``lakehouse:platform``), which
-    a policy's ``args`` do not expose. The pack takes them, in this order, from:
-
-    1. policy config: a ``context`` property rendered from ``Pulumi.<stack>.yaml`` by
-       ``python -m policies.config <stack>`` and passed with ``--policy-pack-config`` (works with
-       any engine; explicit wins);
-    2. the stack config the engine itself hands to policy packs: the decrypted stack config
-       arrives in the analyzer's ``ConfigureStack`` call (language-host path, which
-       ``pulumi_policy`` 1.21 drops: a small wrapper below keeps it) or in ``PULUMI_CONFIG`` /
-       ``PULUMI_STACK`` (legacy ``pulumi-analyzer-policy-python`` path). It is validated with the
-       program's own loader (``infra.spec.load_platform``), so the pack and the program can never
-       disagree about the contract.
-
-    Labels are *checked* against that table, never trusted as the table. Without either source
-    the ownership and recovery rules report that they could not check (instead of passing).
-
-Enforcement levels
-    ``policies/enforcement.yaml`` (stack -> policy -> advisory|mandatory|disabled, ``"*"`` for all
-    stacks; default mandatory, the digest advice advisory). The stack name is known at start-up
-    (``PULUMI_STACK``) or from ``ConfigureStack``, which the engine calls before it asks the pack
-    for its policies, so the levels it reports are the stack's. ``--policy-pack-config`` and
-    ``pulumi policy config`` still override them per policy.
-
-Secrets
-    The engine sends secrets wrapped (``KeepSecrets``), but ``pulumi_policy`` unwraps them before a
-    policy sees the props, which would make every secret look like plain text. The pack keeps the
-    wrapper (Pulumi's wire form ``{SIG_KEY: SECRET_SIG, "value": ...}``, the same form the mocks
-    record), so ``secrets-not-plaintext`` can tell a secret from a plain string. Unknown values
-    (preview) stay sentinel strings; the rules never count an unknown as a violation.
+its owner and the rule. This module only assembles the pack: the rules are plain functions in
+``policies/rules/<domain>.py`` (tested directly under Pulumi mocks), ``policies/registry.py``
+lists them, and ``policies/engine.py`` wraps them for ``pulumi_policy`` (props as plain data with
+secrets kept, the stack's contract, enforcement levels).
 """
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 from pathlib import Path
-from typing import Any, Callable, Mapping
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from pulumi_policy import (  # noqa: E402
-    EnforcementLevel,
-    PolicyConfigSchema,
-    PolicyPack,
-    ResourceValidationArgs,
-    ResourceValidationPolicy,
-    StackValidationArgs,
-    StackValidationPolicy,
-)
-from pulumi_policy import deserialize as _sdk_deserialize  # noqa: E402
-from pulumi_policy import policy as _sdk_policy  # noqa: E402
-from pulumi_policy.proxy import _DictProxy, _ListProxy  # noqa: E402
-from pulumi_policy.secret import Secret, _DictSecretsProxy, _ListSecretsProxy  # noqa: E402
-
-from policies import config as pack_config  # noqa: E402
-from policies.validators import POLICIES, SECRET_SIG, SIG_KEY, PolicyDef, Resource, StackContext  # noqa: E402
-
 PACK_NAME = "lakehouse-contracts"
-
-# What the engine told us about the stack (see "Where the stack's contract comes from").
-STATE: dict[str, Any] = {
-    "stack": os.environ.get("PULUMI_STACK") or None,
-    "config": None,
-    "context": None,
-    "context_error": None,
-}
-try:
-    STATE["config"] = json.loads(os.environ["PULUMI_CONFIG"]) if os.environ.get("PULUMI_CONFIG") else None
-except ValueError:
-    STATE["config"] = None
-
-# --------------------------------------------------------------------------------------------
-# Props as plain data
-# --------------------------------------------------------------------------------------------
-
-
-def _keep_secrets(prop: Any) -> Any:
-    """Deserialize one wire value, keeping secrets in their wire form instead of unwrapping them."""
-    if isinstance(prop, list):
-        return [_keep_secrets(e) for e in prop]
-    if isinstance(prop, dict):
-        if prop.get(SIG_KEY) == SECRET_SIG:
-            return {SIG_KEY: SECRET_SIG, "value": _keep_secrets(prop.get("value"))}
-        if SIG_KEY in prop:  # assets and archives
-            return _sdk_deserialize._deserialize_property(prop)
-        return {k: _keep_secrets(v) for k, v in prop.items()}
-    return prop
-
-
-def deserialize_keeping_secrets(props: dict[str, Any], proxy_secrets: bool = False) -> dict[str, Any]:
-    """Drop-in for ``pulumi_policy``'s ``deserialize_properties`` that leaves secrets recognisable."""
-    return {k: _keep_secrets(v) for k, v in props.items()}
-
-
-def plain(value: Any) -> Any:
-    """Plain dicts/lists from the SDK's proxies, without tripping over unknown values."""
-    if isinstance(value, (_DictProxy, _ListProxy, _DictSecretsProxy, _ListSecretsProxy)):
-        value = value["__target"]  # the raw container: reading it raises nothing
-    if isinstance(value, Secret):
-        return {SIG_KEY: SECRET_SIG, "value": plain(value.value)}
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    return value
-
-
-# --------------------------------------------------------------------------------------------
-# Stack context and levels
-# --------------------------------------------------------------------------------------------
-
-
-def stack_context(policy_config: Mapping[str, Any] | None) -> StackContext | None:
-    """The stack's contract: from policy config if given, else from the stack config the engine passed."""
-    explicit = pack_config.context_of(policy_config)
-    if explicit is not None:
-        return explicit
-    if STATE["context"] is None and STATE["config"] and STATE["context_error"] is None:
-        try:
-            STATE["context"] = StackContext.from_dict(
-                pack_config.context_from_config(STATE["stack"] or "", STATE["config"]))
-        except Exception as exc:  # an invalid config stops the program itself; say why here too
-            STATE["context_error"] = str(exc)
-    return STATE["context"]
-
-
-def apply_levels(policies: list[Any], stack: str | None) -> None:
-    """Set each policy's level for the stack (enforcement.yaml)."""
-    levels = pack_config.levels_for(stack)
-    for p in policies:
-        p.enforcement_level = EnforcementLevel(levels[p.name])
-
-
-# --------------------------------------------------------------------------------------------
-# Wrappers
-# --------------------------------------------------------------------------------------------
-
-
-def _resource_of(args: ResourceValidationArgs) -> Resource:
-    return Resource(
-        type=args.resource_type,
-        name=args.name,
-        props=plain(args.props),
-        urn=args.urn,
-        parent=getattr(args.opts, "parent", None) or None,
-        provider=plain(args.provider.props) if args.provider is not None else None,
-    )
-
-
-def _stack_resources(args: StackValidationArgs) -> list[Resource]:
-    return [
-        Resource(
-            type=r.resource_type,
-            name=r.name,
-            props=plain(r.props),
-            urn=r.urn,
-            parent=r.parent.urn if r.parent is not None else None,
-            provider=plain(r.provider.props) if r.provider is not None else None,
-            deps={k: [d.urn for d in v] for k, v in (r.property_dependencies or {}).items()},
-        )
-        for r in args.resources
-    ]
-
-
-def resource_validation(defn: PolicyDef) -> Callable[[ResourceValidationArgs, Callable[..., None]], None]:
-    def validate(args: ResourceValidationArgs, report_violation: Callable[..., None]) -> None:
-        for violation in defn.check(_resource_of(args), stack_context(args.get_config())):
-            report_violation(str(violation))
-
-    return validate
-
-
-def stack_validation(defn: PolicyDef) -> Callable[[StackValidationArgs, Callable[..., None]], None]:
-    def validate(args: StackValidationArgs, report_violation: Callable[..., None]) -> None:
-        for violation in defn.check(_stack_resources(args), stack_context(args.get_config())):
-            report_violation(str(violation), getattr(violation, "urn", None))
-
-    return validate
-
-
-CONFIG_SCHEMA = PolicyConfigSchema(properties={
-    "context": {
-        "type": "object",
-        "description": "The stack's contract (ownership table, warehouse prefixes, recovery promise), "
-                       "rendered by `python -m policies.config <stack>`; default: read from the stack config.",
-    },
-})
-
-
-def build_policies(stack: str | None = None) -> list[Any]:
-    """The pack's policies, at the stack's enforcement levels."""
-    policies: list[Any] = []
-    for defn in POLICIES:
-        if defn.scope == "stack":
-            policies.append(StackValidationPolicy(name=defn.name, description=defn.description,
-                                                  validate=stack_validation(defn), config_schema=CONFIG_SCHEMA))
-        else:
-            policies.append(ResourceValidationPolicy(name=defn.name, description=defn.description,
-                                                     validate=resource_validation(defn), config_schema=CONFIG_SCHEMA))
-    apply_levels(policies, stack)
-    return policies
-
-
-def install_engine_hooks(policies: list[Any]) -> None:
-    """Keep secrets wrapped, and take the stack name and config from ``ConfigureStack``."""
-    _sdk_policy.deserialize_properties = deserialize_keeping_secrets
-    servicer = _sdk_policy._PolicyAnalyzerServicer
-    original = servicer.ConfigureStack
-    if getattr(original, "_lakehouse_hook", False):
-        return
-
-    def configure_stack(self: Any, request: Any, context: Any) -> Any:
-        STATE["stack"] = request.stack or STATE["stack"]
-        if request.config:
-            STATE["config"] = dict(request.config)
-            STATE["context"] = None
-            STATE["context_error"] = None
-        apply_levels(policies, STATE["stack"])
-        return original(self, request, context)
-
-    configure_stack._lakehouse_hook = True  # type: ignore[attr-defined]
-    servicer.ConfigureStack = configure_stack
 
 
 def main() -> None:
+    if str(ROOT) not in sys.path:  # the engine runs the pack as `python policies/`: make infra.*, policies.* importable
+        sys.path.insert(0, str(ROOT))
+    from pulumi_policy import EnforcementLevel, PolicyPack
+
+    from policies.engine import STATE, build_policies, install_engine_hooks
+
     policies = build_policies(STATE["stack"])
     install_engine_hooks(policies)
     PolicyPack(
@@ -244,7 +32,7 @@ def main() -> None:
         policies=policies,
         enforcement_level=EnforcementLevel.MANDATORY,
         description="The lakehouse platform's layer contracts: ownership, storage, catalog, images, "
-                    "resources, secrets, governance and recovery.",
+                    "runtime, secrets, credentials and recovery.",
     )
 
 

@@ -22,20 +22,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
+
+from policies.registry import LEVELS, POLICIES, POLICY_NAMES
+from policies.resources import StackContext
 
 PACK_DIR = Path(__file__).resolve().parent
 PROJECT_ROOT = PACK_DIR.parent
 ENFORCEMENT_FILE = PACK_DIR / "enforcement.yaml"
 ALL_STACKS = "*"
-
-if str(PROJECT_ROOT) not in sys.path:  # the pack runs as `python policies/`: make infra.* importable
-    sys.path.insert(0, str(PROJECT_ROOT))
-
-from policies.validators import LEVELS, POLICIES, POLICY_NAMES, StackContext  # noqa: E402
 
 
 class EnforcementError(ValueError):
@@ -43,7 +42,7 @@ class EnforcementError(ValueError):
 
 
 def stack_context(spec: Any, stack: str) -> dict[str, Any]:
-    """The plain stack context the validators need, from a validated ``PlatformSpec``."""
+    """The plain stack context the rules need, from a validated ``PlatformSpec``."""
     return {
         "stack": stack,
         "target": spec.target.value,

@@ -420,6 +420,10 @@ def test_every_taggable_resource_carries_its_layer_and_owner(run_name: str, requ
         assert tags["lakehouse.owner"] == tag_value(expected), resource.name
         checked += 1
     assert checked > 50
+    # The governance layer's task role of a catalog is governance's; its service tag names the catalog.
+    role = next(r for r in aws_resources(run) if r.type == "aws:iam/role:Role" and r.name == "lakehouse-polaris-task")
+    assert role.inputs["tags"]["lakehouse.owner"] == tag_value(spec.layers[Layer.GOVERNANCE].owner)
+    assert role.inputs["tags"]["lakehouse.service"] == "polaris"
     provider = the(run, "pulumi:providers:aws").inputs
     assert provider["region"] == "eu-west-1"
     assert json.loads(provider["defaultTags"])["tags"] == {"lakehouse.platform": "lakehouse",

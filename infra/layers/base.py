@@ -11,17 +11,15 @@ from typing import Any, ClassVar
 
 import pulumi
 
-from infra.labels import resource_labels
+from infra.labels import labels
 from infra.spec import Layer, PlatformSpec
 
 
 def layer_labels(spec: PlatformSpec, layer: Layer, service: str | None = None) -> dict[str, str]:
-    """Labels/tags of a resource of ``layer`` (made for ``service``, if any): see ``infra.labels``."""
-    svc = spec.services.get(service) if service else None
-    return resource_labels(
-        spec.name, layer.value, spec.layer_owners(), service,
-        service_layer=svc.layer.value if svc else None, service_owner=svc.owner if svc else None,
-    )
+    """Labels/tags of a resource of ``layer`` (made for ``service``, if any): the rule of ``infra.labels``."""
+    owner = spec.ownership().owner(layer.value, service)
+    assert owner is not None, f"layer {layer.value} has no owner"
+    return labels(spec.name, layer.value, owner, service)
 
 
 class LayerComponent(pulumi.ComponentResource):

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from pydantic import Field, ValidationInfo, model_validator
 
-from infra.labels import LAYER_NAMES
+from infra.labels import LAYER_NAMES, Ownership
 from infra.spec.aws import FARGATE_SIZES, AwsSpec
 from infra.spec.base import Strict, Target
 from infra.spec.catalog import CatalogSpec, EngineSpec
@@ -237,9 +237,13 @@ class PlatformSpec(Strict):
         svc = self.services[service]
         return svc.owner or self.layers[svc.layer].owner
 
-    def layer_owners(self) -> dict[str, str]:
-        """layer name -> its owner (what labels and policies check against)."""
-        return {layer.value: contract.owner for layer, contract in self.layers.items()}
+    def ownership(self) -> Ownership:
+        """The stack's ownership table as the owner rule reads it (infra.labels): labels and policies share it."""
+        return Ownership(
+            layer_owners={layer.value: contract.owner for layer, contract in self.layers.items()},
+            service_layers={name: svc.layer.value for name, svc in self.services.items()},
+            service_owners={name: svc.owner for name, svc in self.services.items()},
+        )
 
     def pin_of(self, service: str) -> str:
         """The version this stack's target runs for a service (native may differ where registries lack the pin)."""

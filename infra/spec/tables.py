@@ -14,6 +14,8 @@ ColumnType = Literal["boolean", "int", "long", "float", "double", "decimal(10,2)
                      "timestamp", "timestamptz", "string", "uuid", "binary"]
 Transform = Literal["identity", "year", "month", "day", "hour", "bucket", "truncate"]
 MaintenanceAction = Literal["rewrite_data_files", "expire_snapshots", "rewrite_manifests", "remove_orphan_files"]
+ALL_MAINTENANCE: tuple[MaintenanceAction, ...] = (
+    "expire_snapshots", "rewrite_data_files", "rewrite_manifests", "remove_orphan_files")
 
 
 def _identifier(value: str, what: str) -> str:
@@ -62,7 +64,7 @@ class TableSpec(Strict):
     columns: list[ColumnSpec] = Field(min_length=1, description="Schema, in order.")
     partition_by: list[PartitionFieldSpec] = Field(default_factory=list, description="Partition spec.")
     maintenance: list[MaintenanceAction] = Field(
-        default_factory=lambda: ["expire_snapshots", "rewrite_data_files", "rewrite_manifests", "remove_orphan_files"],
+        default_factory=lambda: list(ALL_MAINTENANCE),
         description="The maintenance actions the platform runs on this table (on the spec's schedules).",
     )
     properties: dict[str, str] = Field(default_factory=dict, description="Extra Iceberg table properties.")
