@@ -40,7 +40,7 @@ _RESULTS: list = [None]  # the session's results (logreport has no config argume
 
 MODULE_ORDER = (
     "test_engines", "test_catalog_concurrency", "test_storage", "test_lifecycle",
-    "test_restart", "test_manifest", "test_memory",
+    "test_restart", "test_faults", "test_manifest", "test_memory",
 )
 
 

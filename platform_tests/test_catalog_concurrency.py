@@ -76,13 +76,7 @@ def run_in_memory_control(stack: Stack, seconds: float, tag: str) -> tuple[commi
 def test_control_in_memory_sqlite_fails_with_no_such_table(stack: Stack, figure, say, request):
     if stack.target not in ("native", "docker"):
         pytest.skip(f"the control starts a local fixture next to a local store; target {stack.target} has none")
-    try:
-        from infra.targets.native import artifacts
-
-        artifacts.ensure_rest_fixture()
-        artifacts.find_java(artifacts.JAVA_FOR_JVM_SERVICES)
-    except Exception as exc:  # noqa: BLE001
-        pytest.skip(f"cannot start a throwaway REST fixture here: {exc}")
+    # throwaway_fixture runs the stack's own fixture build (native.artifacts) and skips where there is none.
     seconds = min(20.0, request.config.getoption("--commit-seconds"))
     outcome, uri = run_in_memory_control(stack, seconds, stack.run_id)
     symptom_lines = [line for line in outcome.symptoms().splitlines() if commits.SYMPTOM_NO_SUCH_TABLE in line.lower()]

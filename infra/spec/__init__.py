@@ -12,7 +12,7 @@ from infra.spec.catalog import CatalogSpec, EngineSpec
 from infra.spec.layers import DEFAULT_CONTRACTS, Layer, LayerSpec
 from infra.spec.operations import MaintenanceJob, ObservabilitySpec, RecoverySpec, cron_problem, eventbridge_cron
 from infra.spec.platform import PlacementContext, PlatformSpec
-from infra.spec.service import HealthCheckSpec, PortSpec, ServiceSpec
+from infra.spec.service import HealthCheckSpec, PortSpec, RestartSpec, ServiceSpec
 from infra.spec.storage import IdentitySpec, StorageSpec, bucket_name_problem
 from infra.spec.tables import ColumnSpec, PartitionFieldSpec, TableSpec
 
@@ -35,6 +35,7 @@ __all__ = [
     "PlatformSpec",
     "PortSpec",
     "RecoverySpec",
+    "RestartSpec",
     "ServiceSpec",
     "StorageSpec",
     "Strict",

@@ -60,6 +60,16 @@ class HealthCheckSpec(Strict):
         return self
 
 
+class RestartSpec(Strict):
+    """How a service that crashed is brought back: natively by its watchdog, on docker by the engine."""
+
+    max_restarts: int = Field(default=5, ge=0, le=100,
+                              description="Restarts allowed within window_s before giving up (0: never restart).")
+    window_s: int = Field(default=300, ge=10, le=86400, description="Window (seconds) the restart limit counts in.")
+    backoff_initial_s: float = Field(default=1.0, gt=0, le=60, description="Delay before the first restart.")
+    backoff_max_s: float = Field(default=30.0, gt=0, le=600, description="Longest delay (it doubles up to this).")
+
+
 class ServiceSpec(Strict):
     """One service of the platform, on any target."""
 
@@ -92,6 +102,7 @@ class ServiceSpec(Strict):
     memory: str = Field(description=f"Memory budget and container limit: {SIZE_HELP}.")
     heap: str | None = Field(default=None, description="JVM heap (-Xmx) for JVM services.")
     depends_on: list[str] = Field(default_factory=list, description="Services that must be up first.")
+    restart: RestartSpec = Field(default_factory=RestartSpec, description="How a crashed server is brought back.")
 
     @field_validator("image")
     @classmethod

@@ -117,7 +117,8 @@ class DockerTarget:
             memory=service.memory_bytes // (1024 * 1024),
             labels=labels,
             user=plan.user,
-            restart="no" if is_job else "unless-stopped",
+            # The engine restarts a crashed server with its own growing delay; max_restarts 0 means never.
+            restart="no" if is_job or service.restart.max_restarts == 0 else "unless-stopped",
             must_run=not is_job,
             attach=is_job,  # jobs: create waits until the job has run to completion
             healthcheck=None if is_job else healthcheck(service),

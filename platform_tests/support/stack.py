@@ -166,9 +166,9 @@ class Stack:
         """Extension LOADs (package paths, no download) then the profile's SECRET/ATTACH with credentials."""
         statements = list(self.native.get("duckdb_extensions") or [])
         if not statements:
-            from infra.targets.native import artifacts
+            from infra.artifacts.clients import duckdb_extensions
 
-            statements = artifacts.duckdb_extensions().load_statements()
+            statements = duckdb_extensions().load_statements()
         creds = self.credentials
         for template in self.host_profiles.get("duckdb") or []:
             statements.append(template.format(s3_access_key=creds.get("s3_access_key", ""),
@@ -194,18 +194,17 @@ class Stack:
         if os.environ.get("JAVA_HOME"):
             return os.environ["JAVA_HOME"]
         try:
-            from infra.targets.native import artifacts
+            from infra.artifacts.java import JAVA_FOR_JVM_SERVICES, find_java
 
-            return str(artifacts.find_java(17))
+            return str(find_java(JAVA_FOR_JVM_SERVICES))
         except Exception:  # noqa: BLE001 - any failure means "not found"
             return None
 
     def spark_jars(self) -> list[str]:
         jars = list(self.native.get("spark_jars") or [])
         if not jars:
-            from infra.targets.native import artifacts
-
-            jars = [str(p) for p in artifacts.ensure_spark_jars().classpath]
+            raise OutputsError("native.spark_jars is missing from the stack outputs: Spark needs the Iceberg runtime "
+                               "jars the native target resolved (make artifacts)")
         return jars
 
 

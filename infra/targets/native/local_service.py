@@ -1169,6 +1169,12 @@ class LocalService(pulumi.dynamic.Resource, module="native", name="LocalService"
     data_dir: pulumi.Output[str]
     log_file: pulumi.Output[str]
     ports: pulumi.Output[list[int]]
+    service_pid: pulumi.Output[int]
+    """Pid of the service itself, under its watchdog (``pid``), at the last up/refresh."""
+    restarts: pulumi.Output[int]
+    """Restarts the watchdog made since this process was started."""
+    supervisor_state: pulumi.Output[str]
+    """The watchdog's state: running, backoff, gave-up, stopped."""
 
     def __init__(
         self,
@@ -1189,6 +1195,7 @@ class LocalService(pulumi.dynamic.Resource, module="native", name="LocalService"
         post_start: pulumi.Input[Sequence[Sequence[pulumi.Input[str]]]] | None = None,
         run_as_user: pulumi.Input[str] | None = None,
         ulimit_nofile: pulumi.Input[int] | None = None,
+        restart_policy: pulumi.Input[Mapping[str, Any]] | None = None,
         labels: pulumi.Input[Mapping[str, str]] | None = None,
         memory_budget_bytes: pulumi.Input[int] | None = None,
         opts: pulumi.ResourceOptions | None = None,
@@ -1209,6 +1216,7 @@ class LocalService(pulumi.dynamic.Resource, module="native", name="LocalService"
             "post_start": post_start or [],
             "run_as_user": run_as_user,
             "ulimit_nofile": ulimit_nofile,
+            "restart_policy": restart_policy or RestartPolicy().model_dump(),
             "labels": labels or {},
             "memory_budget_bytes": memory_budget_bytes,
             # Outputs only: declared so they become attributes of the resource.
@@ -1216,5 +1224,8 @@ class LocalService(pulumi.dynamic.Resource, module="native", name="LocalService"
             "create_time": None,
             "started_at": None,
             "alive": None,
+            "service_pid": None,
+            "restarts": None,
+            "supervisor_state": None,
         }
         super().__init__(LocalServiceProvider(), name, props, resource_options(opts))

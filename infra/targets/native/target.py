@@ -127,6 +127,7 @@ class NativeTarget:
             post_start=plan.post_start,
             run_as_user=plan.run_as_user,
             ulimit_nofile=plan.ulimit_nofile,
+            restart_policy=service.restart.model_dump(),
             labels=layer_labels(spec, service.layer, name),
             memory_budget_bytes=service.memory_bytes,
             opts=pulumi.ResourceOptions(parent=component,
@@ -143,6 +144,10 @@ class NativeTarget:
                 "data_dir": process.data_dir,
                 "log_file": process.log_file,
                 "memory_budget_bytes": self.spec.services[name].memory_bytes,
+                # The watchdog's view at the last up/refresh (live: <data_dir>/.watchdog.json).
+                "restarts": process.restarts,
+                "supervisor": process.supervisor_state,
+                "restart_policy": self.spec.services[name].restart.model_dump(),
             }
             for name, process in self.processes.items()
         }

@@ -1,0 +1,241 @@
+"""Faults the native platform must survive: a SIGKILL of the catalog mid-commit, a stopped store.
+
+1. kill -9 of the catalog while writers commit (catalog). The service's watchdog restarts it by itself
+   (no `pulumi up`); writers retry what a real client retries — a 409, or a connection error after
+   checking whether their commit landed (every commit carries an id in its snapshot summary, so a
+   retry is never a duplicate). Afterwards every acknowledged commit is in the snapshot log, every
+   batch is in the table exactly once, the table reads back whole, and no client saw a 5xx.
+2. The store stopped (storage): a commit fails with a clear error naming the store, the catalog
+   pointer does not move, and once the store is back (`pulumi up`) the table reads back unchanged.
+
+Native only: the probe stops processes by their recorded pids (stack outputs + the watchdog's status).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import requests
+import tenacity
+
+from platform_tests.support import commits
+from platform_tests.support.stack import Stack, fail
+
+CATALOG = "rest-fixture"
+STORE = "seaweedfs"
+WRITERS = 4
+RUN_S = 30.0
+KILL_AFTER_S = 6.0
+HEAL_BOUND_S = 60.0  # the watchdog's first backoff (1 s) + the fixture's JVM start, with margin for a busy host
+COMMIT_ID = "lakehouse.probe.commit-id"
+
+
+def _watchdog_status(stack: Stack, service: str) -> dict:
+    from infra.targets.native import watchdog
+
+    data_dir = stack.service_record(service).get("data_dir")
+    if stack.target != "native" or not data_dir:
+        pytest.skip(f"the fault probes stop native processes by pid; target {stack.target} has no {service} record")
+    return watchdog.read_status(data_dir)
+
+
+@dataclass
+class Tally:
+    """What the writers saw: acknowledged commits, and every answer by kind."""
+
+    acknowledged: list[commits.Commit] = field(default_factory=list)
+    conflicts: int = 0
+    connection_errors: int = 0
+    reconciled: int = 0  # a commit found already landed after a connection error (not retried)
+    errors: list[str] = field(default_factory=list)
+    statuses: dict[int, int] = field(default_factory=dict)
+    server_errors: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _new_table(stack: Stack, ident: str, created_tables: list[str]):
+    """A fresh table for one probe (its namespace shared by both probes of this run)."""
+    from pyiceberg.exceptions import NamespaceAlreadyExistsError
+
+    catalog = stack.catalog()
+    try:
+        catalog.create_namespace(ident.split(".")[0])
+    except NamespaceAlreadyExistsError:
+        pass
+    table = catalog.create_table(ident, commits._schema())
+    created_tables.append(ident)
+    return catalog, table
+
+
+def _landed(catalog, ident: str, commit_id: str) -> int | None:
+    """The snapshot that carries ``commit_id``, if the commit landed (read after a lost answer)."""
+    for snapshot in catalog.load_table(ident).snapshots():
+        if snapshot.summary is not None and snapshot.summary.get(COMMIT_ID) == commit_id:
+            return snapshot.snapshot_id
+    return None
+
+
+def _writer(stack: Stack, ident: str, name: str, deadline: float, tally: Tally) -> None:
+    from pyiceberg.exceptions import CommitFailedException
+
+    outcome = commits.Outcome(table=ident)
+    catalog = stack.catalog()
+    commits.instrument(catalog, outcome, tally.lock)
+    seq = 0
+    while time.monotonic() < deadline:
+        commit_id, rows = f"{name}#{seq}", commits._rows(name, seq, 10)
+        started, attempts = time.monotonic(), 0
+        retrying = tenacity.Retrying(
+            retry=tenacity.retry_if_exception_type((CommitFailedException, requests.ConnectionError)),
+            stop=tenacity.stop_after_delay(HEAL_BOUND_S + 30),
+            wait=tenacity.wait_random_exponential(multiplier=0.1, max=2.0), reraise=True)
+        try:
+            for attempt in retrying:
+                with attempt:
+                    attempts += 1
+                    try:
+                        table = catalog.load_table(ident)
+                        table.append(rows, snapshot_properties={COMMIT_ID: commit_id})
+                        snapshot_id = table.current_snapshot().snapshot_id
+                    except CommitFailedException:
+                        with tally.lock:
+                            tally.conflicts += 1
+                        raise
+                    except requests.ConnectionError:
+                        with tally.lock:
+                            tally.connection_errors += 1
+                        landed = _reconcile(catalog, ident, commit_id)
+                        if landed is None:
+                            raise
+                        snapshot_id = landed
+                        with tally.lock:
+                            tally.reconciled += 1
+        except Exception as exc:  # noqa: BLE001 - anything else (a 5xx, a timeout past the bound) is the finding
+            with tally.lock:
+                tally.errors.append(f"{commit_id}: {type(exc).__name__}: {str(exc)[:400]}")
+            break
+        with tally.lock:
+            tally.acknowledged.append(commits.Commit(name, seq, 10, snapshot_id, attempts, time.monotonic() - started))
+        seq += 1
+    with tally.lock:
+        for code, count in outcome.statuses.items():
+            tally.statuses[code] = tally.statuses.get(code, 0) + count
+        tally.server_errors += outcome.server_errors
+
+
+def _reconcile(catalog, ident: str, commit_id: str) -> int | None:
+    """After a lost answer: did the commit land? Asked until the catalog answers again."""
+    for attempt in tenacity.Retrying(retry=tenacity.retry_if_exception_type(requests.ConnectionError),
+                                     stop=tenacity.stop_after_delay(HEAL_BOUND_S), wait=tenacity.wait_fixed(0.5),
+                                     reraise=True):
+        with attempt:
+            return _landed(catalog, ident, commit_id)
+    return None
+
+
+@pytest.mark.catalog
+def test_kill_9_of_the_catalog_mid_commit_loses_no_acknowledged_commit(stack: Stack, created_tables, figure, say):
+    before = _watchdog_status(stack, CATALOG)
+    victim = int(before.get("pid") or 0)
+    if not victim:
+        fail(stack, "catalog", f"{CATALOG} has no running service process to kill", before)
+    ident = f"faults_{stack.run_id}.kill9"
+    _new_table(stack, ident, created_tables)
+
+    tally, deadline = Tally(), time.monotonic() + RUN_S
+    threads = [threading.Thread(target=_writer, args=(stack, ident, f"w{i}", deadline, tally)) for i in range(WRITERS)]
+    for thread in threads:
+        thread.start()
+    time.sleep(KILL_AFTER_S)
+    acknowledged_at_kill = len(tally.acknowledged)
+    os.kill(victim, signal.SIGKILL)
+    killed_at = time.monotonic()
+    healed_in = None
+    while time.monotonic() - killed_at < HEAL_BOUND_S:
+        status = _watchdog_status(stack, CATALOG)
+        if status.get("pid") not in (None, 0, victim) and _answers(stack):
+            healed_in = time.monotonic() - killed_at
+            break
+        time.sleep(0.2)
+    for thread in threads:
+        thread.join(RUN_S + HEAL_BOUND_S + 60)
+    after = _watchdog_status(stack, CATALOG)
+    say(f"== kill -9 of {CATALOG} (pid {victim}) after {acknowledged_at_kill} commits; healed by its watchdog in "
+        f"{healed_in if healed_in is None else round(healed_in, 1)} s (restarts {before.get('restarts', 0)} -> "
+        f"{after.get('restarts')}); {len(tally.acknowledged)} commits acknowledged, {tally.conflicts} 409s, "
+        f"{tally.connection_errors} connection errors retried ({tally.reconciled} had landed), statuses "
+        f"{dict(sorted(tally.statuses.items()))}")
+    if healed_in is None:
+        fail(stack, "catalog", f"{CATALOG} did not come back by itself within {HEAL_BOUND_S:.0f} s of a SIGKILL",
+             {"watchdog before": before, "watchdog after": after})
+    outcome = commits.Outcome(table=ident, commits=tally.acknowledged, errors=tally.errors)
+    outcome.statuses.update(tally.statuses)
+    outcome.server_errors = tally.server_errors
+    commits.verify(stack.catalog(), outcome)
+    figure(f"SIGKILL mid-commit: healed in {healed_in:.1f} s, {len(tally.acknowledged)} acknowledged commits all "
+           f"present, {outcome.five_xx} 5xx, {tally.connection_errors} connection errors retried")
+    if len(tally.acknowledged) <= acknowledged_at_kill:
+        fail(stack, "catalog", "no commit was acknowledged after the catalog came back", outcome.summary())
+    if outcome.problems:
+        fail(stack, "catalog", "the catalog lost or corrupted commits across a SIGKILL, or answered 5xx",
+             {"problems": outcome.problems, "errors": tally.errors[:5], "5xx": tally.server_errors[:3],
+              "verified": outcome.verified})
+
+
+def _answers(stack: Stack) -> bool:
+    uri = (stack.host_profiles.get("pyiceberg") or {}).get("uri", "").rstrip("/")
+    try:
+        return requests.get(f"{uri}/v1/config", timeout=2).status_code == 200
+    except requests.RequestException:
+        return False
+
+
+@pytest.mark.storage
+def test_a_commit_with_the_store_stopped_fails_clearly_and_the_pointer_does_not_move(stack: Stack, created_tables,
+                                                                                  figure, say):
+    from infra.stack import commands
+    from infra.targets.native import local_service
+
+    _watchdog_status(stack, STORE)
+    if not stack.name:
+        pytest.skip("the store is brought back with `pulumi up`: run the probes with --stack")
+    ident = f"faults_{stack.run_id}.store"
+    catalog, table = _new_table(stack, ident, created_tables)
+    table.append(commits._rows("before", 0, 100))
+    pointer = catalog.load_table(ident).metadata_location
+
+    # The writer has loaded its table (as a running job has) before the store stops.
+    writer = stack.catalog(**{"s3.connect-timeout": "5", "s3.request-timeout": "10"}).load_table(ident)
+    data_dir = Path(stack.service_record(STORE)["data_dir"])
+    record = local_service.ProcessRecord.from_pid_file(data_dir / local_service.PID_FILE_NAME)
+    assert record is not None, f"{STORE} has no pid file in {data_dir}"
+    local_service.stop_process_tree(record, grace_s=30.0)  # SIGTERM: the watchdog stops it and does not restart
+    try:
+        started = time.monotonic()
+        error = None
+        try:
+            writer.append(commits._rows("during", 0, 10))
+        except Exception as exc:  # noqa: BLE001 - the error itself is what the probe reads
+            error = f"{type(exc).__name__}: {exc}"
+        seconds = time.monotonic() - started
+        say(f"== with {STORE} stopped, a commit failed after {seconds:.1f} s: {str(error)[:300]}")
+    finally:
+        commands.up(stack.name, quiet=True)  # the store comes back through the deployment, healthy
+    if error is None:
+        fail(stack, "storage", "a commit was acknowledged while the store was stopped", {"table": ident})
+    if not any(word in error.lower() for word in ("connect", "refused", "unreachable", "timed out", "timeout")):
+        fail(stack, "storage", "with the store stopped, a commit failed without saying the store is unreachable", error)
+    moved = stack.catalog().load_table(ident).metadata_location
+    if moved != pointer:
+        fail(stack, "storage", "the catalog pointer moved although the commit could not write its files",
+             {"before": pointer, "after": moved})
+    rows = stack.catalog().load_table(ident).scan().to_arrow().num_rows
+    figure(f"store stopped: the commit failed in {seconds:.1f} s naming the store; pointer unmoved; {rows} rows after")
+    if rows != 100:
+        fail(stack, "storage", f"after the store came back the table holds {rows} rows, not 100", {"table": ident})
