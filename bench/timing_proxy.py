@@ -102,7 +102,7 @@ class TimingProxy:
     @property
     def address(self) -> str:
         host, port = self.server.server_address[:2]
-        return f"{host}:{port}"
+        return f"{host!s}:{port}"
 
     def record(self, request: Request) -> None:
         with self._lock:
