@@ -95,6 +95,36 @@ def _carry_jobs(services_override: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+def _conditional_dependencies(services: dict[str, Any]) -> dict[str, Any]:
+    """``depends_on`` plus what each definition waits for only where the stack enables it.
+
+    A definition's ``after`` (e.g. a catalog's setup job waits for the lab's bucket job, which aws
+    does not run) and, for a service that ``uses_catalogs``, every enabled catalog's
+    ``ready_after`` jobs. Added before validation, so the start order, every target and the review
+    see them as ordinary, strict dependencies.
+    """
+    def enabled(name: str) -> bool:
+        body = services.get(name)
+        return isinstance(body, dict) and body.get("enabled", True) is not False
+
+    reg = registry()
+    ready = [job for name, d in reg.catalogs().items() if enabled(name)
+             for job in (d.catalog.ready_after if d.catalog else ())]
+    result = dict(services)
+    for definition in reg:
+        wanted = list(definition.after) + (ready if definition.uses_catalogs else [])
+        body = result.get(definition.name)
+        if not wanted or not isinstance(body, dict):
+            continue
+        current = body.get("depends_on") or []
+        if not isinstance(current, list):
+            continue  # not a list: validation reports it as the user wrote it
+        extra = [n for n in dict.fromkeys(wanted) if enabled(n) and n not in current and n != definition.name]
+        if extra:
+            result[definition.name] = {**body, "depends_on": current + extra}
+    return result
+
+
 def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
     """Field names allowed at the parent of an error location, found by walking the models."""
     model: Any = PlatformSpec
@@ -153,6 +183,7 @@ def load_platform(raw: dict[str, Any] | None, *, source: str = "stack config") -
     if "services" in override:
         override["services"] = _carry_jobs(override["services"])
     merged = _merge(defaults(), override)
+    merged["services"] = _conditional_dependencies(merged["services"])
     try:
         return PlatformSpec.model_validate(merged, context=placement_context())
     except ValidationError as exc:

@@ -52,6 +52,7 @@ class FakeResolver:
 CLOUD_SECRETS = {
     "lakehouse:polarisRootSecret": "test-polaris-root-secret",
     "lakehouse:lakekeeperEncryptionKey": "test-lakekeeper-encryption-key",
+    "lakehouse:polarisTokenKey": "test-polaris-token-signing-key",
 }
 SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"  # Pulumi's wire signature of a secret value
 
@@ -70,7 +71,14 @@ class Registered:
 
 @dataclass
 class RecordingMocks(pulumi.runtime.Mocks):
+    """Records every resource; a job container reports what the provider reads back once it stopped.
+
+    ``job_results`` sets a job's (exit code, logs) as pulumi-docker would record them (``exit_code``,
+    ``container_logs``); every other job exits 0.
+    """
+
     resources: list[Registered] = field(default_factory=list)
+    job_results: dict[str, tuple[int | None, str]] = field(default_factory=dict)
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs):
         urn = f"urn:pulumi:test::lakehouse-platform::{args.typ}::{args.name}"
@@ -79,6 +87,9 @@ class RecordingMocks(pulumi.runtime.Mocks):
         outputs = dict(args.inputs)
         if args.typ == "docker:index/remoteImage:RemoteImage":
             outputs["imageId"] = f"sha256:{args.name}"
+        if args.typ == "docker:index/container:Container" and args.inputs.get("attach"):
+            code, logs = self.job_results.get(args.name, (0, f"{args.name}: done\n"))
+            outputs.update({"exitCode": code, "containerLogs": logs})
         if args.typ.startswith("aws:"):
             outputs = {**aws_computed_outputs(args.typ, args.name), **outputs}
         return [f"{args.name}-id", outputs]

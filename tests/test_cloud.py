@@ -325,7 +325,9 @@ def test_catalogs_run_on_fargate_behind_an_internal_load_balancer(cloud: Program
 
 def test_jobs_are_one_off_task_definitions_in_order(cloud: ProgramRun) -> None:
     jobs = cloud.outputs["catalog_jobs"]
-    assert sorted(jobs, key=lambda j: jobs[j]["order"]) == ["postgres-init", "polaris-bootstrap", "lakekeeper-migrate"]
+    # Each catalog's setup job (catalog, warehouse) after its server's bootstrap or migration.
+    assert sorted(jobs, key=lambda j: jobs[j]["order"]) == [
+        "postgres-init", "polaris-bootstrap", "polaris-catalog", "lakekeeper-migrate", "lakekeeper-warehouse"]
     for job in jobs.values():
         assert job["command"].startswith(f"aws ecs run-task --cluster lakehouse-cloud-catalog "
                                          f"--task-definition {job['task_definition']}")
@@ -347,8 +349,12 @@ def test_secrets_never_in_task_environment(cloud: ProgramRun, streaming: Program
             for entry in container["secrets"]:
                 assert entry["valueFrom"].startswith("arn:aws:secretsmanager:")
     by_name = {c["name"]: c for _, c in containers(cloud)}
-    assert {s["name"] for s in by_name["polaris"]["secrets"]} == {"QUARKUS_DATASOURCE_PASSWORD"}
-    assert by_name["polaris"]["secrets"][0]["valueFrom"].endswith(":password::")  # the RDS-managed secret
+    polaris_secrets = {s["name"]: s["valueFrom"] for s in by_name["polaris"]["secrets"]}
+    assert set(polaris_secrets) == {"QUARKUS_DATASOURCE_PASSWORD",
+                                    "polaris.authentication.token-broker.symmetric-key.secret"}
+    assert polaris_secrets["QUARKUS_DATASOURCE_PASSWORD"].endswith(":password::")  # the RDS-managed secret
+    # Every replica signs and checks tokens with the one key from Secrets Manager.
+    assert polaris_secrets["polaris.authentication.token-broker.symmetric-key.secret"].endswith(":lakehouse-polaris-token-key")
     assert {s["name"] for s in by_name["lakekeeper"]["secrets"]} == {"LAKEKEEPER__PG_PASSWORD",
                                                                      "LAKEKEEPER__PG_ENCRYPTION_KEY"}
     assert {s["name"] for s in by_name["trino"]["secrets"]} == {"POLARIS_ROOT_SECRET"}
@@ -367,7 +373,8 @@ def test_execution_roles_read_only_their_own_secrets(cloud: ProgramRun) -> None:
     assert trino["ReadOwnSecrets"]["Resource"] == [
         "arn:aws:secretsmanager:eu-west-1:123456789012:lakehouse-polaris-root-secret"]
     polaris = {s["Sid"]: s for s in policies["lakehouse-polaris-execution"]["Statement"]}
-    assert polaris["ReadOwnSecrets"]["Resource"] == [
+    assert sorted(polaris["ReadOwnSecrets"]["Resource"]) == [
+        "arn:aws:secretsmanager:eu-west-1:123456789012:lakehouse-polaris-token-key",
         "arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-lakehouse-catalog-db"]
     assert "ReadOwnSecrets" not in {s["Sid"] for s in policies["lakehouse-maintenance-execution"]["Statement"]}
 
@@ -481,6 +488,79 @@ def test_trino_catalog_files_are_the_shared_ones(cloud: ProgramRun) -> None:
         assert body in files
     assert "iceberg.rest-catalog.uri=http://polaris.lakehouse.internal:8181/api/catalog" in files
     assert "node-scheduler.include-coordinator=false" in files
+
+
+def container_of_task(run: ProgramRun, task: str) -> dict[str, Any]:
+    (definition,) = json.loads(named(run, TASK, task).inputs["containerDefinitions"])
+    return definition
+
+
+def test_catalog_setup_jobs_name_the_vending_role_and_key_and_read_secrets_from_secrets_manager(
+        cloud: ProgramRun) -> None:
+    """Issue #13 item 4 on aws: the setup jobs get the ARNs Polaris and Lakekeeper must name, never a secret value."""
+    vending = "arn:aws:iam:eu-west-1:123456789012:lakehouse-credential-vending"
+    key = "arn:aws:kms:eu-west-1:123456789012:lakehouse-key"
+    catalog = container_of_task(cloud, "lakehouse-polaris-catalog")
+    assert catalog["image"] == "alpine/curl:8.21.0" and catalog["entryPoint"] == ["/bin/sh", "-c"]
+    env = {e["name"]: e["value"] for e in catalog["environment"]}
+    assert env == {"KMS_KEY_ARN": key, "POLARIS_CLIENT_ID": "root", "POLARIS_REALM": "POLARIS",
+                   "POLARIS_URL": "http://polaris.lakehouse.internal:8181", "VENDING_ROLE_ARN": vending}
+    assert catalog["secrets"] == [{"name": "POLARIS_CLIENT_SECRET",
+                                   "valueFrom": "arn:aws:secretsmanager:eu-west-1:123456789012:lakehouse-polaris-root-secret"}]
+    assert '\\"roleArn\\":\\"$(json_escape "$VENDING_ROLE_ARN")\\"' in catalog["command"][0]
+    warehouse = container_of_task(cloud, "lakehouse-lakekeeper-warehouse")
+    env = {e["name"]: e["value"] for e in warehouse["environment"]}
+    assert env == {"KMS_KEY_ARN": key, "LAKEKEEPER_URL": "http://lakekeeper.lakehouse.internal:8181",
+                   "VENDING_ROLE_ARN": vending}
+    assert warehouse["secrets"] == []
+    # The jobs run in the catalogs' group and reach the catalogs through the load balancer.
+    rules = cloud.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
+    assert any(r.inputs["securityGroupId"] == "lakehouse-lb-id" and r.inputs["referencedSecurityGroupId"]
+               == "lakehouse-catalogs-id" and r.inputs["fromPort"] == 8181 for r in rules)
+    egress = cloud.of_type("aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule")
+    assert any(r.inputs["securityGroupId"] == "lakehouse-catalogs-id" and r.inputs.get("referencedSecurityGroupId")
+               == "lakehouse-lb-id" and r.inputs["fromPort"] == 8181 for r in egress)
+
+
+def test_lakekeeper_may_use_its_task_identity_for_the_warehouse(cloud: ProgramRun) -> None:
+    env = {e["name"]: e["value"] for e in container_of_task(cloud, "lakehouse-lakekeeper")["environment"]}
+    assert env["LAKEKEEPER__ENABLE_AWS_SYSTEM_CREDENTIALS"] == "true"  # off by default: no warehouse without it
+    assert env["LAKEKEEPER__S3_REQUIRE_EXTERNAL_ID_FOR_SYSTEM_CREDENTIALS"] == "false"
+
+
+def test_polaris_replicas_share_one_token_key_and_support_s3_only(cloud: ProgramRun) -> None:
+    """Issue #13 item 11: two tasks behind the load balancer, one signing key from Secrets Manager."""
+    assert ecs_service(cloud, "polaris").inputs["desiredCount"] == 2
+    definition = container_of_task(cloud, "lakehouse-polaris")
+    env = {e["name"]: e["value"] for e in definition["environment"]}
+    assert "-Dpolaris.authentication.token-broker.type=symmetric-key" in env["JAVA_OPTS_APPEND"]
+    assert env['polaris.features."SUPPORTED_CATALOG_STORAGE_TYPES"'] == '["S3"]'
+    secrets = {s["name"]: s["valueFrom"] for s in definition["secrets"]}
+    assert secrets["polaris.authentication.token-broker.symmetric-key.secret"] == (
+        "arn:aws:secretsmanager:eu-west-1:123456789012:lakehouse-polaris-token-key")
+    version = named(cloud, "aws:secretsmanager/secretVersion:SecretVersion", "lakehouse-polaris-token-key-value")
+    assert version.inputs["secretString"] == {SECRET_MARKER: SECRET_SIG, "value": "test-polaris-token-signing-key"}
+
+
+def test_spark_reaches_table_data_through_the_catalog_with_a_credential_from_secrets_manager(
+        cloud: ProgramRun) -> None:
+    """Issue #13 item 12: a usable credential (by reference), the scope and the vended-credentials header."""
+    (defaults,) = the(cloud, "aws:emrserverless/application:Application").inputs["runtimeConfigurations"]
+    props = defaults["properties"]
+    holder = named(cloud, "aws:secretsmanager/secret:Secret", "lakehouse-spark-catalog-credential")
+    arn = "arn:aws:secretsmanager:eu-west-1:123456789012:lakehouse-spark-catalog-credential"
+    assert props["spark.sql.catalog.lakehouse.credential"] == f"EMR.secret@{arn}"
+    assert props["spark.sql.catalog.lakehouse.scope"] == "PRINCIPAL_ROLE:ALL"
+    assert props["spark.sql.catalog.lakehouse.header.X-Iceberg-Access-Delegation"] == "vended-credentials"
+    assert not any("{polaris_root_secret}" in str(v) or "test-polaris-root-secret" in str(v) for v in props.values())
+    assert holder.inputs["kmsKeyId"] == "arn:aws:kms:eu-west-1:123456789012:lakehouse-key"
+    version = named(cloud, "aws:secretsmanager/secretVersion:SecretVersion", "lakehouse-spark-catalog-credential-value")
+    assert version.inputs["secretString"] == {SECRET_MARKER: SECRET_SIG, "value": "root:test-polaris-root-secret"}
+    policy = json.loads(named(cloud, "aws:iam/rolePolicy:RolePolicy", "lakehouse-spark-job").inputs["policy"])
+    statements = {s["Sid"]: s for s in policy["Statement"]}
+    assert statements["ReadCatalogCredential"]["Resource"] == [arn]
+    # No S3 rights of its own: table data only through the catalog's vended, prefix-scoped credentials.
+    assert not any(str(a).startswith("s3:") for s in policy["Statement"] for a in s["Action"])
 
 
 def test_spark_is_emr_serverless_only_when_asked(cloud: ProgramRun, five_workers_no_spark: ProgramRun) -> None:

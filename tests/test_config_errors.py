@@ -19,8 +19,9 @@ CASES = {
     "unknown service": (
         lambda p: p["services"].update({"minio": {"enabled": True}}),
         f"{P}.services.minio: unknown service 'minio'; allowed: seaweedfs, seaweedfs-bucket, postgres, "
-        "rest-fixture-init, rest-fixture, polaris-bootstrap, polaris, lakekeeper-migrate, lakekeeper, "
-        "lakekeeper-s3-loopback, trino, flink-jobmanager, flink-taskmanager, kafka, kafka-connect",
+        "rest-fixture-init, rest-fixture, polaris-bootstrap, polaris, polaris-catalog, lakekeeper-migrate, "
+        "lakekeeper, lakekeeper-warehouse, lakekeeper-s3-loopback, trino, flink-jobmanager, flink-taskmanager, kafka, "
+        "kafka-connect",
     ),
     "layer without owner": (
         lambda p: p["layers"].update({"catalog": {"owner": "  "}}),

@@ -64,11 +64,13 @@ def test_fixture_runs_on_file_backed_sqlite_on_a_bind_mount(lab_run):
     env = dict(e.split("=", 1) for e in fixture.inputs["envs"]["value"])
     uri = env["CATALOG_URI"]
     assert uri.startswith("jdbc:sqlite:file:/catalog/") and "mode=memory" not in uri
-    mounts = fixture.inputs["mounts"]
-    assert [m["type"] for m in mounts] == ["bind"] and mounts[0]["target"] == "/catalog"
+    # A bind in the Binds API (volumes with a host path): the daemon creates a missing source.
+    assert "mounts" not in fixture.inputs
+    (bind,) = fixture.inputs["volumes"]
+    assert bind["containerPath"] == "/catalog" and bind["hostPath"].endswith("/lab/rest-fixture/catalog")
     assert fixture.inputs["user"] == "1000:1000"  # the image's non-root user, not root
     init = lab_run.named("rest-fixture-init")
-    assert init.inputs["mounts"][0]["source"] == mounts[0]["source"]
+    assert init.inputs["volumes"] == [bind]
     assert "chown -R 1000:1000 /catalog" in init.inputs["command"][-1]
 
 

@@ -57,7 +57,7 @@ def test_fixture_database_without_mount_user_or_init_job_is_refused():
     prefix = "docker:Container 'rest-fixture' (layer catalog, owner platform) breaks catalog-database-persistent: "
 
     resources, context = lab()
-    named(resources, "rest-fixture", "docker:index/container:Container").props.pop("mounts")
+    named(resources, "rest-fixture", "docker:index/container:Container").props.pop("volumes")  # its bind (Binds)
     assert violations(rule, resources, context) == [
         prefix + "the catalog database /catalog/fixture.db is on no mount: it lives in the container's writable layer "
                  "and is lost with it; bind-mount /catalog"

@@ -107,7 +107,8 @@ def test_a_governance_resource_made_for_a_catalog_is_governances():
         ("aws:iam/role:Role", "security executed by platform"),
         ("aws:secretsmanager/secret:Secret", "security executed by platform"),
     }
-    assert len(served) == 4
+    # Each catalog's task role and secrets; Polaris's token key; the Spark catalog credential (Polaris's).
+    assert len(served) == 6
     role = named(resources, "lakehouse-polaris-task", "aws:iam/role:Role")
     role.props["tags"]["lakehouse.owner"] = "platform"  # the catalog's owner: what the program used to write
     assert violations("layer-ownership", resources, context) == [

@@ -27,6 +27,28 @@ def test_plain_text_credentials_in_environment_and_files_are_refused():
     ]
 
 
+def test_a_switch_named_like_a_credential_is_no_credential():
+    """Lakekeeper's LAKEKEEPER__ENABLE_AWS_SYSTEM_CREDENTIALS=true is a setting; a token next to it is not."""
+    resources, context = lab()
+    keeper = named(resources, "lakekeeper", "docker:index/container:Container")
+    keeper.props["envs"] = ["LAKEKEEPER__ENABLE_AWS_SYSTEM_CREDENTIALS=true", "API_TOKEN=abc123"]
+    task = ecs_task("lakekeeper", [{"name": "lakekeeper", "image": "quay.io/lakekeeper/catalog:v0.13.3", "memory": 256,
+                                    "environment": [{"name": "LAKEKEEPER__S3_REQUIRE_EXTERNAL_ID_FOR_SYSTEM_CREDENTIALS",
+                                                     "value": "false"},
+                                                    {"name": "LAKEKEEPER__PG_PASSWORD", "value": "hunter2"}]}],
+                    "lakekeeper", "catalog")
+    assert violations("secrets-not-plaintext", [keeper], context) == [
+        "docker:Container 'lakekeeper' (layer catalog, owner platform) breaks secrets-not-plaintext: environment "
+        "variable API_TOKEN holds a credential in plain text; make the value a Pulumi secret (config --secret or "
+        "pulumi.Output.secret)",
+    ]
+    assert violations("secrets-not-plaintext", [task], cloud_context()) == [
+        "aws:TaskDefinition 'lakekeeper' (layer catalog, owner platform) breaks secrets-not-plaintext: container "
+        "lakekeeper passes LAKEKEEPER__PG_PASSWORD in environment; credentials go in secrets (valueFrom Secrets "
+        "Manager or SSM)",
+    ]
+
+
 def test_password_inside_a_url_is_refused():
     resources, context = lab()
     keeper = named(resources, "lakekeeper", "docker:index/container:Container")
@@ -78,11 +100,12 @@ def test_the_lab_stores_secret_key_in_a_plain_variable_file_or_command_is_refuse
                                  "content": f"store.endpoint=http://seaweedfs:8333\nstore.auth={LAB_STORE_KEY}\n"}]
     flink = named(resources, "flink-jobmanager", "docker:index/container:Container")
     flink.props["command"] = [*flink.props["command"], f"-Dcatalog.credential=root:{LAB_POLARIS_SECRET}"]
-    store_key = "secret AWS_SECRET_ACCESS_KEY of docker:Container 'rest-fixture'"  # the first holder by kind and name
+    store_key = "secret S3_SECRET_KEY of docker:Container 'lakekeeper-warehouse'"  # the first holder by kind and name
     found = violations("secret-values-not-plaintext", resources, context)
     assert sorted(found) == [  # the graph's order is the order of registration, which varies
         "docker:Container 'flink-jobmanager' (layer compute, owner streaming) breaks secret-values-not-plaintext: "
-        f"command[1] holds the value of secret POLARIS_ROOT_SECRET of docker:Container 'trino' {ADVICE}",
+        "command[1] holds the value of secret POLARIS_CLIENT_SECRET of docker:Container 'polaris-catalog' "
+        f"{ADVICE}",
         f"docker:Container 'kafka-connect' (layer compute, owner streaming) breaks secret-values-not-plaintext: "
         f"envs[{index}] (STORE_AUTH) holds the value of {store_key} {ADVICE}",
         f"docker:Container 'kafka-connect' (layer compute, owner streaming) breaks secret-values-not-plaintext: "

@@ -70,6 +70,19 @@ def secret(name: str) -> str:
 
 SECRET_TOKEN = re.compile(r"\$\{secret:([a-z0-9-]+)\}")
 
+#: Values only the aws target knows once its resources exist (ARNs), by name.
+VENDING_ROLE_ARN = "vending-role-arn"  # the catalogs' credential-vending role
+KMS_KEY_ARN = "kms-key-arn"  # the platform's customer-managed key (the warehouse's SSE-KMS key)
+PLATFORM_TOKEN = re.compile(r"\$\{platform:([a-z0-9-]+)\}")
+
+
+def platform_value(name: str) -> str:
+    """A placeholder for a value the target fills once it exists (``VENDING_ROLE_ARN``, ``KMS_KEY_ARN``).
+
+    An ECS plan's environment may hold one; the aws target swaps it for the resource's output.
+    """
+    return "${platform:" + name + "}"
+
 
 @dataclass
 class ContainerPlan:
@@ -176,6 +189,9 @@ class CatalogRole:
     client_properties: Callable[[ServiceContext], dict[str, str]] = lambda ctx: {}
     trino_properties: Callable[[ServiceContext], dict[str, str]] = lambda ctx: {}
     vends_credentials: bool = False
+    #: The jobs after which the catalog serves ``warehouse`` (it exists, with its storage): what an
+    #: engine that queries the catalog waits for (``ServiceDefinition.uses_catalogs``).
+    ready_after: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -212,6 +228,11 @@ class ServiceDefinition:
     java: int | None = None  # JDK major the native process needs
     catalog: CatalogRole | None = None
     secrets: tuple[SecretSpec, ...] = ()  # on aws each must be set in the stack's secret config
+    #: Also waits for these where the stack enables them (the loader adds them to ``depends_on``):
+    #: helpers that exist on one target only, such as the lab's bucket job or loopback sidecar.
+    after: tuple[str, ...] = ()
+    #: Queries the catalogs: waits for every enabled catalog's ``CatalogRole.ready_after`` jobs.
+    uses_catalogs: bool = False
 
     def runs_on(self, target: Target) -> bool:
         """Whether a target has a way to run this service (a renderer, a fold or a managed service)."""

@@ -50,7 +50,8 @@ DEFAULT = {
                "command": ["CMD-SHELL", "curl -fsS http://127.0.0.1:8181/v1/config >/dev/null"]},
     "memory": "512MiB",
     "heap": "384MiB",
-    "depends_on": ["seaweedfs"],
+    # The init job hands the bind mount to the fixture's user first (or SQLite cannot create its file).
+    "depends_on": ["seaweedfs", "rest-fixture-init"],
 }
 
 INIT_JOB_DEFAULT = {
@@ -86,7 +87,9 @@ def catalog_env(ctx: ServiceContext, s3_endpoint: str, jdbc_uri: str | None = No
         "AWS_REGION": spec.storage.region,
         "AWS_ACCESS_KEY_ID": secret("s3-access-key"),
         "AWS_SECRET_ACCESS_KEY": secret("s3-secret-key"),
-        "REST_PORT": str(ctx.listen_port("http")),
+        # RESTCatalogServer reads catalog property rest.port (CATALOG_REST_PORT); the image's
+        # REST_PORT only feeds its own HEALTHCHECK, which the targets replace.
+        "CATALOG_REST_PORT": str(ctx.listen_port("http")),
     }
 
 

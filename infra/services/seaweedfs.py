@@ -25,12 +25,15 @@ from infra.spec import Target
 
 NAME = "seaweedfs"
 BUCKET_JOB = "seaweedfs-bucket"
+#: 4.45 by digest: the upstream snapshot read here ends at tag 4.44, so the tag is confirmed by the
+#: same digest pinned in several unrelated public repositories (no registry is reachable here).
+IMAGE = "chrislusf/seaweedfs:4.45@sha256:fc9f76fa993ad69966ffeb2f65d0318fcae39c6f8e20cf68ef7b3a5cb97769e5"
 
 DEFAULT = {
     "layer": "storage",
     "role": "S3-compatible object store, single process, with IAM and STS",
     "version": "4.45",
-    "image": "chrislusf/seaweedfs:4.45",
+    "image": IMAGE,
     "ports": {
         "s3": {"internal": 8333, "external": 8333},
         "master": {"internal": 9333, "external": 9333},
@@ -53,7 +56,7 @@ BUCKET_JOB_DEFAULT = {
     "kind": "job",
     "role": "creates the warehouse bucket once the store is up",
     "version": "4.45",
-    "image": "chrislusf/seaweedfs:4.45",
+    "image": IMAGE,
     "memory": "128MiB",
     "depends_on": [NAME],
 }
@@ -110,9 +113,15 @@ def go_memory_limit(ctx: ServiceContext) -> str:
 
 
 def container(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
-    """One `weed server` with master, volume, filer and S3 gateway; data on a named volume."""
+    """One `weed server` with master, volume, filer and S3 gateway; data on a named volume.
+
+    ``-ip`` is the address the master hands to clients and peers (weed/command/server.go: "ip or
+    server name, also used as identifier"): the service's name on the network, bound on every
+    interface (``-ip.bind``), as upstream's docker/seaweedfs-compose.yml does. ``-ip=0.0.0.0``
+    would send a client asking the master for the filer to 0.0.0.0, i.e. itself.
+    """
     return ContainerPlan(
-        command=server_args(ctx, "/data", "/etc/seaweedfs/s3.json", "0.0.0.0", "0.0.0.0"),  # noqa: S104 - in its container
+        command=server_args(ctx, "/data", "/etc/seaweedfs/s3.json", "0.0.0.0", NAME),  # noqa: S104 - in its container
         env={"GOMEMLIMIT": go_memory_limit(ctx)},
         uploads={"/etc/seaweedfs/s3.json": s3_config(ctx)},
         volumes={"data": "/data"},
@@ -146,13 +155,40 @@ def native(ctx: ServiceContext, host: NativeHost) -> NativePlan:
     )
 
 
-def bucket_job(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
-    """Creates the warehouse bucket through `weed shell` against the store's master."""
-    master = ctx.address(NAME, "master")
+#: How long one `weed shell` may take (it waits for the master without a deadline of its own).
+SHELL_TIMEOUT_S = 60
+
+
+def bucket_script(ctx: ServiceContext) -> str:
+    """Create the warehouse bucket unless it exists, then check that it does.
+
+    `weed shell` prints a failed command's error and still exits 0 (weed/shell/shell_liner.go,
+    processEachCmd), so the job checks the bucket list itself and exits 1 when the bucket is
+    missing: a failed bucket creation fails the deployment instead of passing silently.
+    """
     bucket = ctx.spec.storage.bucket
-    return ContainerPlan(
-        command=["sh", "-c", f"echo 's3.bucket.create -name {bucket}' | weed shell -master={master}"],
-    )
+    listed = "^[[:space:]]+" + bucket.replace(".", "\\.") + "[[:space:]]"  # s3.bucket.list: "  <name>\tsize:..."
+    weed = (f"timeout {SHELL_TIMEOUT_S} weed shell -master={ctx.address(NAME, 'master')} "
+            f"-filer={ctx.address(NAME, 'filer')}")
+    return "\n".join([
+        "set -eu",
+        f'run() {{ echo "$1" | {weed} 2>&1; }}',
+        f"if run s3.bucket.list | grep -Eq '{listed}'; then echo 'bucket {bucket} exists'; exit 0; fi",
+        f"run 's3.bucket.create -name {bucket}'",
+        f"if run s3.bucket.list | grep -Eq '{listed}'; then echo 'bucket {bucket} created'; exit 0; fi",
+        f"echo 'bucket {bucket} is missing after s3.bucket.create' >&2",
+        "exit 1",
+        "",
+    ])
+
+
+def bucket_job(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
+    """The bucket script in the image's shell.
+
+    Not through the image's entrypoint: docker/entrypoint.sh runs an unknown first word as
+    ``weed <word>`` (its ``*)`` case), so ``sh -c ...`` there would be ``weed sh -c ...``.
+    """
+    return ContainerPlan(entrypoint=["/bin/sh", "-c"], command=[bucket_script(ctx)])
 
 
 # -- native artifact: `weed` from the Go module proxy ------------------------------------------

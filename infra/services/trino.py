@@ -47,7 +47,8 @@ DEFAULT = {
                "command": ["CMD", "/usr/lib/trino/bin/health-check"], "ready_timeout_s": 240},
     "memory": "2GiB",
     "heap": "1GiB",
-    # No start-up dependency: Trino resolves catalogs lazily, and on aws the store is S3 itself.
+    # Waits for each enabled catalog's setup job (uses_catalogs); nothing else: Trino resolves
+    # catalogs lazily, and on aws the store is S3 itself.
 }
 
 #: Java major Trino 476+ needs.
@@ -62,16 +63,29 @@ IMAGE_ETC = "/etc/trino"
 MIN_OPEN_FILES = 4096
 
 
+#: The first release read here with ``fs.s3.enabled`` (trino-filesystem-manager-483.jar:
+#: ``FileSystemConfig.setS3Enabled`` is ``@Config("fs.s3.enabled")``, ``@LegacyConfig("fs.native-s3.enabled")``);
+#: 476's jar knows only ``fs.native-s3.enabled``. Older releases keep the old name, which 483 still accepts.
+S3_SWITCH_RENAMED_IN = 483
+
+
+def s3_switch(version: str) -> str:
+    """The property that turns on Trino's native S3 file system, in the name ``version`` knows."""
+    major = int(version.split(".")[0]) if version.split(".")[0].isdigit() else S3_SWITCH_RENAMED_IN
+    return "fs.s3.enabled" if major >= S3_SWITCH_RENAMED_IN else "fs.native-s3.enabled"
+
+
 def store_properties(ctx: ServiceContext, side: Side) -> dict[str, str]:
     """How Trino reaches table files: the lab store with keys from the environment, or S3 itself."""
     spec = ctx.spec
+    switch = s3_switch(spec.pin_of(NAME))
     if ctx.enabled("seaweedfs"):
         return {
-            "fs.native-s3.enabled": "true", "s3.endpoint": ctx.url("seaweedfs", "s3", side),
+            switch: "true", "s3.endpoint": ctx.url("seaweedfs", "s3", side),
             "s3.path-style-access": "true", "s3.region": spec.storage.region,
             "s3.aws-access-key": "${ENV:S3_ACCESS_KEY}", "s3.aws-secret-key": "${ENV:S3_SECRET_KEY}",
         }
-    return {"fs.native-s3.enabled": "true", "s3.endpoint": f"https://s3.{spec.storage.region}.amazonaws.com",
+    return {switch: "true", "s3.endpoint": f"https://s3.{spec.storage.region}.amazonaws.com",
             "s3.path-style-access": "false", "s3.region": spec.storage.region}
 
 
@@ -247,6 +261,7 @@ SERVICES = (
     ServiceDefinition(
         name=NAME, default=DEFAULT, summary="SQL engine; one Iceberg catalog file per catalog service",
         container=container, native=native, ecs=ecs, java=JAVA,
+        uses_catalogs=True,  # its catalog files point at each catalog's warehouse: wait until it exists
         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_server, source="Maven Central io.trino:trino-server"),
     ),
 )

@@ -3,11 +3,25 @@
 Each service's container is rendered from its definition's ``container`` renderer; this module only
 turns plans into Docker resources: image, volumes, bind mounts, uploads, health check, memory
 limit, restart policy, labels and the order the dependencies impose.
+
+Two things pulumi-docker does not do for us, read in its upstream (kreuzwerker/terraform-provider-docker
+v4.5.0, the submodule of pulumi-docker; internal/provider/resource_docker_container_funcs.go):
+
+- ``mounts`` become the Engine's ``HostConfig.Mounts``, and the Engine refuses a bind whose source
+  does not exist ("bind source path does not exist"); only the legacy ``Binds`` (``volumes`` with a
+  ``host_path``, ``docker run -v``) create a missing host directory (Docker's bind-mount docs;
+  moby/moby#21666 keeps that behaviour). Bind mounts are therefore ``volumes``: the daemon creates
+  the source when it creates the container, on the host that runs the containers, and evaluating
+  this program touches nothing on disk.
+- with ``attach`` the provider waits for a job to stop but never reads its exit code (it only
+  collects the logs); the next read records ``exit_code``. Every job is therefore gated: its exit
+  code and log tail are checked in the program, a non-zero exit fails the deployment with the
+  tail, and whatever depends on the job carries the gate, so it is never created after a failure.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import pulumi
@@ -23,6 +37,30 @@ from infra.spec import Layer, PlatformSpec, ServiceSpec
 from infra.targets import Built, dependencies
 
 LabelArgs = TypeVar("LabelArgs")
+
+#: Lines of a failed job's log shown in the error.
+LOG_TAIL_LINES = 30
+#: Label a dependent container carries for each job it waits for: the job's checked outcome.
+AFTER_JOB_LABEL = "lakehouse.after-job."
+
+
+class JobFailed(pulumi.RunError):
+    """A job container exited non-zero (Pulumi prints the message alone, without a traceback)."""
+
+
+def job_outcome(job: str, urn: str, exit_code: int | None, logs: str | None, secret_values: Sequence[str]) -> str:
+    """``exit 0`` for a job that succeeded; otherwise ``JobFailed`` with its log tail, secrets masked."""
+    if exit_code == 0:
+        return "exit 0"
+    lines = (logs or "").rstrip("\n").splitlines()[-LOG_TAIL_LINES:]
+    tail = "\n".join(f"    {line}" for line in lines) or "    (no output)"
+    for value in sorted({v for v in secret_values if v and len(v) >= 4}, key=len, reverse=True):
+        tail = tail.replace(value, "[secret]")
+    what = "did not report an exit code" if exit_code is None else f"exited {exit_code}"
+    raise JobFailed(
+        f"job {job} {what}; nothing that depends on it was started. Last {len(lines)} log lines:\n{tail}\n"
+        f"Fix the cause, then run it again: pulumi up --replace '{urn}'"
+    )
 
 
 def healthcheck(service: ServiceSpec) -> docker.ContainerHealthcheckArgs:
@@ -54,6 +92,7 @@ class DockerTarget:
         self.state_dir = state_root() / pulumi.get_stack()
         self.artifacts = resolver.resolve(spec)  # host files containers mount (looked up, never fetched)
         self.containers: dict[str, docker.Container] = {}
+        self.job_gates: dict[str, pulumi.Output[str]] = {}  # job -> its checked outcome ("exit 0")
 
     def _labels(self, kind: Callable[..., LabelArgs], layer: Layer, service: str | None = None) -> list[LabelArgs]:
         """The layer's labels as the label args of one Docker resource type (container, network, volume)."""
@@ -72,7 +111,16 @@ class DockerTarget:
             service = self.spec.services[name]
             container = self._service(layers[service.layer], network, name)
             built.layer(service.layer).setdefault("containers", {})[name] = container.name
+        # Every job's outcome is a stack output, so a failed job fails `up` even when nothing waits for it.
+        built.outputs["jobs"] = pulumi.Output.all(**self.job_gates) if self.job_gates else {}
         return built
+
+    def _gate(self, name: str, container: docker.Container) -> pulumi.Output[str]:
+        """The job's checked outcome: resolves to ``exit 0``, or fails the deployment (``job_outcome``)."""
+        secret_values = list(self.secrets.values())
+        checked = pulumi.Output.all(container.urn, container.exit_code, container.container_logs, *secret_values).apply(
+            lambda values: job_outcome(name, values[0], values[1], values[2], values[3:]))
+        return pulumi.Output.unsecret(checked)  # "exit 0" holds no secret (the inputs did)
 
     def _service(self, component: LayerComponent, network: docker.Network, name: str) -> docker.Container:
         spec = self.spec
@@ -90,9 +138,10 @@ class DockerTarget:
             volume = docker.Volume(f"{name}-{suffix}", name=f"{spec.name}-{name}-{suffix}",
                                    labels=self._labels(docker.VolumeLabelArgs, service.layer, name), opts=child)
             mounts.append(docker.ContainerMountArgs(type="volume", source=volume.name, target=target))
-        for host_dir, target in plan.bind_mounts.items():
-            # A bind mount, not a named volume: the init job hands it to the image's non-root user.
-            mounts.append(docker.ContainerMountArgs(type="bind", source=str(self.state_dir / host_dir), target=target))
+        # A bind mount, not a named volume: the init job hands it to the image's non-root user. As a
+        # Binds entry, so the daemon creates a missing source (the Mounts API refuses one; module docstring).
+        binds = [docker.ContainerVolumeArgs(host_path=str(self.state_dir / host_dir), container_path=target)
+                 for host_dir, target in plan.bind_mounts.items()]
         uploads = [
             docker.ContainerUploadArgs(file=path, content=render(body, self.secrets))
             for path, body in plan.uploads.items()
@@ -105,6 +154,9 @@ class DockerTarget:
         ]
         is_job = service.kind == "job"
         health = service.health
+        # Waiting for a job means waiting for its success: the gate fails before this container exists.
+        labels += [docker.ContainerLabelArgs(label=f"{AFTER_JOB_LABEL}{dep}", value=self.job_gates[dep])
+                   for dep in service.depends_on if dep in self.job_gates]
         args: dict[str, Any] = dict(
             name=f"{spec.name}-{name}",
             image=image.image_id,
@@ -113,6 +165,7 @@ class DockerTarget:
             envs=envs or None,
             uploads=uploads or None,
             mounts=mounts or None,
+            volumes=binds or None,
             ports=ports or None,
             memory=service.memory_bytes // (1024 * 1024),
             labels=labels,
@@ -121,6 +174,7 @@ class DockerTarget:
             restart="no" if is_job or service.restart.max_restarts == 0 else "unless-stopped",
             must_run=not is_job,
             attach=is_job,  # jobs: create waits until the job has run to completion
+            logs=is_job,  # ... and keeps its output (container_logs), for the error when it fails
             healthcheck=None if is_job else healthcheck(service),
             wait=not is_job,  # servers: create waits until the container is healthy
             wait_timeout=None if is_job or health is None else health.ready_timeout_s,
@@ -131,8 +185,13 @@ class DockerTarget:
             args["networks_advanced"] = [docker.ContainerNetworksAdvancedArgs(name=network.name, aliases=[name])]
         container = docker.Container(
             name, **args,
-            opts=pulumi.ResourceOptions(parent=component, depends_on=dependencies(self.containers, name,
-                                                                                  service.depends_on)),
+            opts=pulumi.ResourceOptions(
+                parent=component, depends_on=dependencies(self.containers, name, service.depends_on),
+                # A job's output may echo configuration: encrypted in the state like any secret.
+                additional_secret_outputs=["container_logs"] if is_job else None,
+            ),
         )
         self.containers[name] = container
+        if is_job:
+            self.job_gates[name] = self._gate(name, container)
         return container

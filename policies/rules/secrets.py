@@ -46,6 +46,11 @@ def is_credential_name(name: str) -> bool:
     return bool(CREDENTIAL_ENV_RE.search(name)) and not name.upper().endswith("_FILE")
 
 
+def is_switch(value: Any) -> bool:
+    """A boolean setting: no credential, whatever its name says (LAKEKEEPER__ENABLE_AWS_SYSTEM_CREDENTIALS=true)."""
+    return isinstance(value, str) and value.strip().lower() in ("true", "false")
+
+
 def credential_pairs(content: str) -> Iterator[tuple[str, str]]:
     """(key, value) pairs of a properties/YAML/JSON file whose key names a credential and whose value is literal."""
     for match in FILE_PAIR_RE.finditer(content):
@@ -81,7 +86,7 @@ def check_secrets_not_plaintext(resource: Resource, context: StackContext | None
     for entry in env_entries(resource):
         if entry.secret or not isinstance(entry.value, str) or not entry.value or is_unknown(entry.value):
             continue
-        if is_credential_name(entry.name):
+        if is_credential_name(entry.name) and not is_switch(entry.value):
             out.append(message(resource, rule, f"environment variable {entry.name} holds a credential in plain text; "
                                                "make the value a Pulumi secret (config --secret or "
                                                "pulumi.Output.secret)", context))
@@ -100,7 +105,7 @@ def check_secrets_not_plaintext(resource: Resource, context: StackContext | None
         for c in aws.container_definitions(resource) or []:
             for e in c.get("environment") or []:
                 name = str(e.get("name", ""))
-                if is_credential_name(name):
+                if is_credential_name(name) and not is_switch(e.get("value")):
                     out.append(message(resource, rule, f"container {c.get('name')} passes {name} in environment; "
                                                        "credentials go in secrets (valueFrom Secrets Manager or SSM)",
                                        context))

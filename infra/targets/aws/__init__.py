@@ -19,7 +19,7 @@ for a later layer. Conventions every module follows:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
@@ -39,6 +39,9 @@ class AwsContext:
     secrets: Mapping[str, pulumi.Output[str]]
     provider: aws.Provider
     layers: Mapping[Layer, LayerComponent]
+    #: ``${platform:name}`` placeholders of ECS plans -> the resource outputs they stand for
+    #: (``services.base.VENDING_ROLE_ARN``, ``KMS_KEY_ARN``); governance fills it.
+    platform_values: dict[str, pulumi.Input[str]] = field(default_factory=dict)
 
     def opts(self, layer: Layer, **kwargs: Any) -> pulumi.ResourceOptions:
         """Options of a resource of one layer: its layer component as parent and the explicit provider."""

@@ -19,8 +19,9 @@ import pulumi
 import pulumi_aws as aws
 
 from infra import profiles
-from infra.services import ServiceContext, kafka, postgres, trino
-from infra.services.base import Side, host_of, url
+from infra.secrets import render
+from infra.services import ServiceContext, kafka, postgres, registry, trino
+from infra.services.base import SECRET_TOKEN, Side, host_of, url
 from infra.spec import Layer, PlatformSpec
 from infra.targets.aws import governance as gov_module
 from infra.targets.aws.common import fargate_size, log_group_name
@@ -146,25 +147,66 @@ def _trino(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups, st
 # -- Spark on EMR Serverless ---------------------------------------------------------------------
 
 
+def _spark_catalog_secrets(ctx: AwsContext, gov: gov_module.GovernanceState,
+                           catalog_name: str) -> dict[str, aws.secretsmanager.Secret]:
+    """Spark property -> a Secrets Manager secret holding its value, for each client property with a secret.
+
+    The default catalog's client properties (its ``CatalogRole``) carry secrets as placeholders,
+    e.g. Polaris's ``credential`` (``root:<secret>``). An application's runtime configuration is
+    plain text, so each such value lives in a secret of its own and the configuration names it
+    with EMR Serverless's ``EMR.secret@<secret-id>`` annotation, resolved when a job runs.
+    """
+    spec = ctx.spec
+    role = registry()[spec.catalog.default].catalog
+    assert role is not None
+    raw = role.client_properties(ServiceContext(spec, spec.catalog.default))
+    held: dict[str, aws.secretsmanager.Secret] = {}
+    for key, value in raw.items():
+        if not SECRET_TOKEN.search(value):
+            continue
+        logical = f"{spec.name}-spark-catalog-{''.join(c if c.isalnum() else '-' for c in key).strip('-').lower()}"
+        holder = aws.secretsmanager.Secret(
+            logical,
+            description=f"Spark on EMR Serverless: the {spec.catalog.default} catalog's {key} (client property)",
+            kms_key_id=gov.key.arn, recovery_window_in_days=7,
+            tags=ctx.tags(Layer.GOVERNANCE, spec.catalog.default), opts=ctx.governance_opts(),
+        )
+        aws.secretsmanager.SecretVersion(f"{logical}-value", secret_id=holder.id,
+                                         secret_string=render(value, dict(ctx.secrets)), opts=ctx.governance_opts())
+        held[f"spark.sql.catalog.{catalog_name}.{key}"] = holder
+    return held
+
+
 def _spark(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups,
            state: ComputeState) -> aws.emrserverless.Application:
     spec = ctx.spec
     network = gov.network
     log_group = log_group_name(spec, SPARK)
+    catalog_name = spec.name.replace("-", "_")
+    held = _spark_catalog_secrets(ctx, gov, catalog_name)
+    statements: list[dict[str, Any]] = [
+        {"Sid": "WriteOwnLogs", "Effect": "Allow",
+         "Action": ["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
+         "Resource": [gov.arn("logs", f"log-group:{log_group}"), gov.arn("logs", f"log-group:{log_group}:*")]},
+        {"Sid": "EncryptOwnLogs", "Effect": "Allow", "Action": ["kms:GenerateDataKey", "kms:Decrypt"],
+         "Resource": gov.key.arn},
+    ]
+    if held:
+        statements.append({"Sid": "ReadCatalogCredential", "Effect": "Allow",
+                           "Action": ["secretsmanager:GetSecretValue"],
+                           "Resource": [holder.arn for holder in held.values()]})
     state.spark_role = gov_module.service_role(
         ctx, gov, "spark-job", "emr-serverless.amazonaws.com",
-        "EMR Serverless job runtime role: writes its logs; table data only through catalog-vended credentials",
-        [
-            {"Sid": "WriteOwnLogs", "Effect": "Allow",
-             "Action": ["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
-             "Resource": [gov.arn("logs", f"log-group:{log_group}"), gov.arn("logs", f"log-group:{log_group}:*")]},
-            {"Sid": "EncryptOwnLogs", "Effect": "Allow", "Action": ["kms:GenerateDataKey", "kms:Decrypt"],
-             "Resource": gov.key.arn},
-        ],
+        "EMR Serverless job runtime role: writes its logs, reads its catalog credential; table data only "
+        "through catalog-vended credentials",
+        statements,
         layer=LAYER,
     )
-    defaults = {k: v for k, v in profiles.spark(spec, Side.INTERNAL, catalog_name=spec.name.replace("-", "_")).items()
-                if not k.startswith("spark.jars.packages")}
+    defaults: dict[str, Any] = {
+        k: v for k, v in profiles.spark(spec, Side.INTERNAL, catalog_name=catalog_name).items()
+        if not k.startswith("spark.jars.packages")}
+    # The credential (and any other secret client property) by reference, never in the configuration's text.
+    defaults.update({key: pulumi.Output.concat("EMR.secret@", holder.arn) for key, holder in held.items()})
     defaults["spark.jars"] = EMR_ICEBERG_JAR
     vcpu = spec.aws.spark_max_vcpu
     return aws.emrserverless.Application(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ import pulumi
 import pulumi_aws as aws
 
 from infra.services import ServiceContext, registry
-from infra.services.base import SECRET_TOKEN, EcsPlan
+from infra.services.base import PLATFORM_TOKEN, SECRET_TOKEN, EcsPlan
 from infra.spec import HealthCheckSpec, Layer, ServiceSpec
 from infra.targets.aws.common import log_group_name, to_json
 
@@ -51,7 +52,7 @@ class Container:
 
 def split_env(
     env: dict[str, str], secret_refs: dict[str, pulumi.Input[str]], where: str
-) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(environment, secrets) of an ECS container from a plan's env.
 
     A value that is exactly ``${secret:name}`` becomes ``{"name", "valueFrom": <Secrets Manager ARN>}``.
@@ -73,6 +74,17 @@ def split_env(
                            f"known: {', '.join(sorted(secret_refs))}")
         secrets.append({"name": key, "valueFrom": secret_refs[names[0]]})
     return environment, secrets
+
+
+def fill_platform_values(value: str, values: Mapping[str, pulumi.Input[str]], where: str) -> pulumi.Input[str]:
+    """``value`` with each ``${platform:name}`` swapped for the output it stands for (an ARN)."""
+    parts = PLATFORM_TOKEN.split(value)  # literal, name, literal, ...
+    if len(parts) == 1:
+        return value
+    unknown = sorted({n for n in parts[1::2] if n not in values})
+    if unknown:
+        raise KeyError(f"{where}: unknown platform value(s) {', '.join(unknown)}; known: {', '.join(sorted(values))}")
+    return pulumi.Output.concat(*[part if index % 2 == 0 else values[part] for index, part in enumerate(parts)])
 
 
 def health_check(health: HealthCheckSpec, port: int | None) -> dict[str, Any]:
@@ -148,6 +160,8 @@ def container_definition(
     """One ECS container definition (a mapping that may hold Outputs)."""
     spec = ctx.spec
     environment, secrets = split_env(container.env, secret_refs, f"{container.name} (aws)")
+    for item in environment:
+        item["value"] = fill_platform_values(item["value"], ctx.platform_values, f"{container.name} (aws)")
     definition: dict[str, Any] = {
         "name": container.name,
         "image": container.image,

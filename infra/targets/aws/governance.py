@@ -22,6 +22,7 @@ import pulumi
 import pulumi_aws as aws
 
 from infra.services import registry
+from infra.services.base import KMS_KEY_ARN, VENDING_ROLE_ARN
 from infra.spec import Layer, PlatformSpec
 from infra.targets.aws.common import assume_role_policy, log_group_name, policy_document
 
@@ -175,6 +176,8 @@ def build(ctx: AwsContext) -> GovernanceState:
     )
     aws.kms.Alias(f"{spec.name}-key-alias", name=f"alias/{spec.name}-{pulumi.get_stack()}", target_key_id=key.key_id,
                   opts=opts)
+    # What the catalogs' setup jobs name in their storage configuration.
+    ctx.platform_values.update({VENDING_ROLE_ARN: vending_role.arn, KMS_KEY_ARN: key.arn})
 
     warehouse = bucket_arn(partition, spec.storage.bucket)
     aws.iam.RolePolicy(
@@ -350,6 +353,9 @@ def _network(ctx: AwsContext) -> Network:
     ingress("catalogs", ports.catalog, "lb", "REST API through the load balancer")
     ingress("catalogs", ports.catalog, "engines", "REST API directly from the engines")
     egress("catalogs", ports.postgres, "db", "the catalog database")
+    # The catalogs' setup jobs (catalog, warehouse) run in this group and call the REST APIs.
+    egress("catalogs", ports.catalog, "lb", "setup jobs call the catalogs' management APIs")
+    ingress("lb", ports.catalog, "catalogs", "the catalogs' setup jobs")
     egress("catalogs", HTTPS, "anywhere", "S3, STS, Secrets Manager, image registries")
     ingress("db", ports.postgres, "catalogs", "only the catalogs reach the database")
     ingress("engines", ports.trino, "engines", "Trino coordinator and workers; maintenance tasks")

@@ -108,8 +108,10 @@ class NativeTarget:
         assert definition.native is not None and service.health is not None
         host = self.host(name)
         plan = definition.native(ServiceContext(spec, name), host)
-        # A folded job's work is done by its service's own process: waiting for it means waiting for that.
-        waits_for = [registry()[d].job_of or d if d in folded else d for d in service.depends_on]
+        # A folded job's work is done by its service's own process: waiting for it means waiting for that
+        # (and a service's own folded job is done by the service itself: nothing to wait for).
+        waits_for = list(dict.fromkeys(registry()[d].job_of or d if d in folded else d for d in service.depends_on))
+        waits_for = [d for d in waits_for if d != name]
         process = LocalService(
             name,
             service=name,
