@@ -81,6 +81,7 @@ class ContainerPlan:
     uploads: dict[str, str] = field(default_factory=dict)  # path in container -> file content
     upload_sources: dict[str, str] = field(default_factory=dict)  # path in container -> host file
     bind_mounts: dict[str, str] = field(default_factory=dict)  # host dir (under the stack's state) -> container path
+    host_mounts: dict[str, str] = field(default_factory=dict)  # absolute host path (an artifact) -> container path, read-only
     volumes: dict[str, str] = field(default_factory=dict)  # volume name suffix -> container path
     user: str | None = None
     network_mode_service: str | None = None  # share another service's network namespace (sidecar)
@@ -113,6 +114,45 @@ class EcsPlan:
     command: list[str] = field(default_factory=list)
     entry_point: list[str] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ConnectorStep:
+    """Register one connector on a Kafka Connect worker: a deployment step, not a process.
+
+    ``connect_url`` is Connect's REST API as the deploying host reaches it; ``config`` holds no secret
+    (credentials are config-provider references, ``${env:NAME}``, that the worker resolves), so it is
+    plain in state and in Connect's config topic alike. ``after`` names the steps it needs first.
+    """
+
+    name: str
+    connect_url: str
+    config: dict[str, str]
+    after: tuple[str, ...] = ()
+    running_timeout_s: float = 180.0
+
+
+@dataclass(frozen=True)
+class PostgresSourceStep:
+    """Set up a CDC source in PostgreSQL (schema, seed, role, publication, slot); tear it down on delete.
+
+    ``password`` and ``params`` values may be secret placeholders; ``apply`` statements may reference
+    ``params`` as ``%(name)s`` (bound by the driver, never interpolated). Every statement is idempotent.
+    """
+
+    name: str
+    host: str
+    port: int
+    database: str
+    user: str
+    password: str
+    apply: tuple[str, ...]
+    teardown: tuple[str, ...]
+    params: dict[str, str] = field(default_factory=dict)
+    slot: str = ""  # the replication slot the teardown waits to be released by its consumer
+
+
+DeploymentStep = ConnectorStep | PostgresSourceStep
 
 
 @dataclass(frozen=True)
@@ -191,6 +231,7 @@ class SecretSpec:
 ContainerRenderer = Callable[[ServiceContext, ContainerHost], ContainerPlan]
 NativeRenderer = Callable[[ServiceContext, NativeHost], NativePlan]
 EcsRenderer = Callable[[ServiceContext], EcsPlan]
+StepsRenderer = Callable[[ServiceContext], list[DeploymentStep]]
 
 
 @dataclass(frozen=True)
@@ -212,6 +253,9 @@ class ServiceDefinition:
     java: int | None = None  # JDK major the native process needs
     catalog: CatalogRole | None = None
     secrets: tuple[SecretSpec, ...] = ()  # on aws each must be set in the stack's secret config
+    # Deployment steps that are not processes (register a connector, set up a CDC source), in order;
+    # native and docker make each a typed dynamic resource after this service is up.
+    steps: StepsRenderer | None = None
 
     def runs_on(self, target: Target) -> bool:
         """Whether a target has a way to run this service (a renderer, a fold or a managed service)."""

@@ -14,6 +14,7 @@ from infra.spec.operations import MaintenanceJob, ObservabilitySpec, RecoverySpe
 from infra.spec.platform import PlacementContext, PlatformSpec
 from infra.spec.service import HealthCheckSpec, PortSpec, ServiceSpec
 from infra.spec.storage import IdentitySpec, StorageSpec, bucket_name_problem
+from infra.spec.streams import DebeziumPostgresSpec, IcebergSinkSpec, StreamsSpec, TopicSpec
 from infra.spec.tables import ColumnSpec, PartitionFieldSpec, TableSpec
 
 __all__ = [
@@ -22,6 +23,8 @@ __all__ = [
     "SIZE_HELP",
     "AwsSpec",
     "CatalogSpec",
+    "DebeziumPostgresSpec",
+    "IcebergSinkSpec",
     "ColumnSpec",
     "EngineSpec",
     "HealthCheckSpec",
@@ -37,8 +40,10 @@ __all__ = [
     "RecoverySpec",
     "ServiceSpec",
     "StorageSpec",
+    "StreamsSpec",
     "Strict",
     "TableSpec",
+    "TopicSpec",
     "Target",
     "bucket_name_problem",
     "cron_problem",

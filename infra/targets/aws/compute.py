@@ -19,7 +19,7 @@ import pulumi
 import pulumi_aws as aws
 
 from infra import profiles
-from infra.services import ServiceContext, kafka, postgres, trino
+from infra.services import ServiceContext, kafka, kafka_connect, postgres, trino
 from infra.services.base import Side, host_of, url
 from infra.spec import Layer, PlatformSpec
 from infra.targets.aws import governance as gov_module
@@ -228,7 +228,7 @@ def _msk(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups, cata
     )
 
     # Debezium on MSK Connect: plugin from Maven Central into a private artifacts bucket.
-    connect = spec.services[kafka.CONNECT]
+    connect = spec.services[kafka_connect.CONNECT]
     artifacts = secure_bucket(
         ctx, LAYER, f"{spec.name}-artifacts", _artifacts_bucket_name(spec.storage.bucket), gov.key,
         noncurrent_days=spec.storage.noncurrent_version_expiration_days,
@@ -239,13 +239,13 @@ def _msk(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups, cata
         f"{spec.name}-debezium-plugin", bucket=artifacts.bucket.id, key=plugin_key,
         source=pulumi.RemoteArchive(debezium_plugin_url(connect.image_tag)),
         server_side_encryption="aws:kms", kms_key_id=gov.key.arn,
-        tags=ctx.tags(LAYER, kafka.CONNECT), opts=opts,
+        tags=ctx.tags(LAYER, kafka_connect.CONNECT), opts=opts,
     )
     plugin = aws.mskconnect.CustomPlugin(
         f"{spec.name}-debezium", name=f"{spec.name}-{pulumi.get_stack()}-debezium-{connect.version}",
         content_type="ZIP",
         location={"s3": {"bucket_arn": artifacts.bucket.arn, "file_key": plugin_object.key}},
-        tags=ctx.tags(LAYER, kafka.CONNECT), opts=opts,
+        tags=ctx.tags(LAYER, kafka_connect.CONNECT), opts=opts,
     )
     workers = aws.mskconnect.WorkerConfiguration(
         f"{spec.name}-connect-workers", name=f"{spec.name}-{pulumi.get_stack()}-connect-workers",
@@ -259,7 +259,7 @@ def _msk(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups, cata
             f"config.providers.secretsmanager.param.region={spec.aws.region}",
             "",
         ]),
-        tags=ctx.tags(LAYER, kafka.CONNECT), opts=opts,
+        tags=ctx.tags(LAYER, kafka_connect.CONNECT), opts=opts,
     )
     topics = cluster.arn.apply(lambda arn: arn.replace(":cluster/", ":topic/") + "/*")
     groups = cluster.arn.apply(lambda arn: arn.replace(":cluster/", ":group/") + "/*")
@@ -315,7 +315,7 @@ def _msk(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups, cata
         service_execution_role_arn=role.arn,
         log_delivery={"worker_log_delivery": {"cloudwatch_logs": {
             "enabled": True, "log_group": log_group_name(spec, MSK_CONNECT)}}},
-        tags=ctx.tags(LAYER, kafka.CONNECT),
+        tags=ctx.tags(LAYER, kafka_connect.CONNECT),
         opts=ctx.opts(LAYER, depends_on=[logs.group(MSK_CONNECT)]),
     )
     return cluster
