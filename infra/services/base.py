@@ -130,6 +130,7 @@ class ConnectorStep:
     config: dict[str, str]
     after: tuple[str, ...] = ()
     running_timeout_s: float = 180.0
+    reset_offsets_on_delete: bool = False  # a CDC source whose slot is dropped with it
 
 
 @dataclass(frozen=True)

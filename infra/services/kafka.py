@@ -166,7 +166,8 @@ def jvm_flags(ctx: ServiceContext) -> list[str]:
     """Kafka's own JVM flags (G1 with short pauses), an explicit heap, no JMX port."""
     heap_mb = parse_size(ctx.service.heap or ctx.service.memory) // (1024 * 1024)
     return [f"-Xms{max(heap_mb // 4, 64)}m", f"-Xmx{heap_mb}m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
-            "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent", "-XX:+ExitOnOutOfMemoryError",
+            "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent", "-XX:G1PeriodicGCInterval=30000",
+            "-XX:+ExitOnOutOfMemoryError",
             "-Djava.awt.headless=true"]
 
 
@@ -210,7 +211,8 @@ def native(ctx: ServiceContext, host: NativeHost) -> NativePlan:
                 "--cluster-id", cluster_id(ctx.spec, host.state_dir.name), "--config", str(config)]],
         post_start=[[host.python, "-m", "infra.targets.native.tasks", "create-topics",
                      "--bootstrap", ctx.address(KAFKA, "broker"), "--topics", topics_json(ctx.spec)]],
-        health={"kind": "tcp", "port": ctx.listen_port("broker")},
+        # host given: LocalService echoes health with its defaults filled in, and a missing default would diff.
+        health={"kind": "tcp", "host": "127.0.0.1", "port": ctx.listen_port("broker")},
         stop_grace_s=30.0,
     )
 

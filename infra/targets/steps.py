@@ -5,8 +5,11 @@
   ``PUT /connectors/<name>/config`` **only when the stored config differs** (an identical PUT still
   restarts the tasks), then wait until the connector and every task are RUNNING (a FAILED one raises
   with Connect's trace). Delete is ``DELETE /connectors/<name>``: Connect keeps the offsets, so a
-  connector declared again resumes where it stopped (no new snapshot, no duplicate). The config holds
-  no secret (config-provider references), so nothing secret is in the state.
+  connector declared again resumes where it stopped (no new snapshot, no duplicate) — except with
+  ``reset_offsets_on_delete`` (a CDC source, whose slot the platform drops with it: its offsets would
+  point at WAL that is gone, and Debezium refuses to start from them), which stops the connector and
+  deletes its offsets first, so a source declared again snapshots afresh. The config holds no secret
+  (config-provider references), so nothing secret is in the state.
 * ``PostgresSource``: a CDC source in PostgreSQL: idempotent statements on create and update (schema,
   seed, role, publication, slot), the teardown statements on delete (after the connector released
   the slot: a slot still held after a grace period is released by terminating its walsender, since
@@ -124,6 +127,23 @@ def wait_running(base: str, name: str, timeout_s: float) -> dict[str, Any]:
     raise StepError(f"connector {name} not RUNNING within {timeout_s:g}s; last status: {json.dumps(last)[:1500]}")
 
 
+def wait_tasks_reconfigured(base: str, name: str, config: Mapping[str, str], timeout_s: float) -> bool:
+    """Until every task runs with ``config`` (the keys tasks carry; references compared as stored).
+
+    Right after a PUT the status still shows the old tasks RUNNING; waiting for the new task
+    configs keeps ``wait_running`` from reporting the connector ready before it restarted.
+    """
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        status, body = connect_call("GET", f"{base}/connectors/{name}/tasks")
+        if status == 200 and isinstance(body, list) and body:
+            if all(task.get("config", {}).get(key, value) == value
+                   for task in body for key, value in config.items() if "${" not in value):
+                return True
+        time.sleep(POLL_S)
+    return False
+
+
 def apply_connector(base: str, name: str, config: Mapping[str, str], timeout_s: float) -> str:
     """Create or update a connector, then wait RUNNING; returns created / updated / unchanged."""
     config = {str(k): str(v) for k, v in config.items()}
@@ -138,13 +158,37 @@ def apply_connector(base: str, name: str, config: Mapping[str, str], timeout_s: 
         if status not in (200, 201):
             raise StepError(f"connector {name}: PUT config answered {status}: {str(body)[:1000]}")
         action = "created" if status == 201 else "updated"
+        wait_tasks_reconfigured(base, name, config, timeout_s)
     wait_running(base, name, timeout_s)
     return action
 
 
-def delete_connector(base: str, name: str) -> str:
-    """DELETE the connector (404: already gone). A worker that is not running has nothing to delete now."""
+def reset_offsets(base: str, name: str, timeout_s: float = 60.0) -> None:
+    """Stop the connector, then delete its offsets (Connect refuses to alter the offsets of a running one)."""
+    status, body = connect_call("PUT", f"{base}/connectors/{name}/stop")
+    if status == 404:
+        return
+    if status not in (200, 202, 204):
+        raise StepError(f"connector {name}: PUT stop answered {status}: {str(body)[:500]}")
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        status, body = connect_call("GET", f"{base}/connectors/{name}/status")
+        if status == 200 and body["connector"]["state"] == "STOPPED":
+            break
+        time.sleep(POLL_S)
+    status, body = connect_call("DELETE", f"{base}/connectors/{name}/offsets")
+    if status not in (200, 202, 204, 404):
+        raise StepError(f"connector {name}: DELETE offsets answered {status}: {str(body)[:500]}")
+
+
+def delete_connector(base: str, name: str, reset: bool = False) -> str:
+    """DELETE the connector (404: already gone), its offsets first when ``reset``.
+
+    A worker that is not running has nothing to delete now.
+    """
     try:
+        if reset:
+            reset_offsets(base, name)
         status, body = connect_call("DELETE", f"{base}/connectors/{name}")
     except requests.ConnectionError:
         return "worker not running"
@@ -153,7 +197,7 @@ def delete_connector(base: str, name: str) -> str:
     return "absent" if status == 404 else "deleted"
 
 
-CONNECTOR_INPUTS = ("name", "connect_url", "config", "running_timeout_s")
+CONNECTOR_INPUTS = ("name", "connect_url", "config", "running_timeout_s", "reset_offsets_on_delete")
 
 
 class ConnectorProvider(pulumi.dynamic.ResourceProvider):
@@ -211,7 +255,7 @@ class ConnectorProvider(pulumi.dynamic.ResourceProvider):
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
         p = _plain(props)
-        delete_connector(p["connect_url"], p["name"])
+        delete_connector(p["connect_url"], p["name"], bool(p.get("reset_offsets_on_delete")))
 
 
 class Connector(pulumi.dynamic.Resource, module="streams", name="Connector"):
@@ -222,10 +266,11 @@ class Connector(pulumi.dynamic.Resource, module="streams", name="Connector"):
 
     def __init__(self, resource_name: str, *, name: pulumi.Input[str], connect_url: pulumi.Input[str],
                  config: pulumi.Input[Mapping[str, pulumi.Input[str]]], running_timeout_s: pulumi.Input[float] = 180.0,
-                 opts: pulumi.ResourceOptions | None = None) -> None:
+                 reset_offsets_on_delete: bool = False, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(ConnectorProvider(), resource_name,
                          {"name": name, "connect_url": connect_url, "config": config,
-                          "running_timeout_s": running_timeout_s, "last_action": None}, opts)
+                          "running_timeout_s": running_timeout_s, "reset_offsets_on_delete": reset_offsets_on_delete,
+                          "last_action": None}, opts)
 
 
 # --------------------------------------------------------------------------------------------
@@ -412,5 +457,6 @@ def build_steps(spec: Any, secrets: Mapping[str, pulumi.Output[str]], built: Map
                     params={k: render(v, dict(secrets)) for k, v in step.params.items()}, slot=step.slot, opts=opts)
             elif isinstance(step, ConnectorStep):
                 made[step.name] = Connector(f"connector-{step.name}", name=step.name, connect_url=step.connect_url,
-                                            config=step.config, running_timeout_s=step.running_timeout_s, opts=opts)
+                                            config=step.config, running_timeout_s=step.running_timeout_s,
+                                            reset_offsets_on_delete=step.reset_offsets_on_delete, opts=opts)
     return made

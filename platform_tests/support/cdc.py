@@ -153,7 +153,11 @@ class Run:
 
 
 def wait_converged(stack: Stack, pipe: Pipeline, timeout_s: float) -> tuple[bool, dict[str, Any]]:
-    """Until the table exists and its last state per key equals PostgreSQL's (the snapshot is in)."""
+    """Until the table holds every event of the topic and its last state per key equals PostgreSQL's.
+
+    Both: a source that snapshots again (its offsets were reset) appends a second image of every row,
+    and the table can agree with PostgreSQL while that image is still arriving.
+    """
     catalog = stack.catalog()
     deadline = time.monotonic() + timeout_s
     evidence: dict[str, Any] = {}
@@ -171,9 +175,12 @@ def wait_converged(stack: Stack, pipe: Pipeline, timeout_s: float) -> tuple[bool
                 continue
             ice, rows, top = iceberg_state(table.scan().to_arrow())
             pg = pg_state(conn)
+            ends = topic_end_offsets(stack, list(pipe.source["topics"]))
+            end = next((v for v in ends.values() if isinstance(v, int)), None)
             evidence = {"pg_rows": len(pg), "iceberg_rows": rows, "iceberg_last_state": len(ice),
-                        "only_in_pg": len(pg - ice), "only_in_iceberg": len(ice - pg), "max_offset": top}
-            if ice == pg:
+                        "only_in_pg": len(pg - ice), "only_in_iceberg": len(ice - pg), "max_offset": top,
+                        "topic_end_offsets": ends}
+            if ice == pg and (end is None or top + 1 >= end):
                 return True, evidence
             time.sleep(2)
     return False, evidence
