@@ -81,7 +81,7 @@ class ContainerPlan:
     uploads: dict[str, str] = field(default_factory=dict)  # path in container -> file content
     upload_sources: dict[str, str] = field(default_factory=dict)  # path in container -> host file
     bind_mounts: dict[str, str] = field(default_factory=dict)  # host dir (under the stack's state) -> container path
-    host_mounts: dict[str, str] = field(default_factory=dict)  # absolute host path (an artifact) -> container path, read-only
+    host_mounts: dict[str, str] = field(default_factory=dict)  # absolute host path (artifact) -> path, read-only
     volumes: dict[str, str] = field(default_factory=dict)  # volume name suffix -> container path
     user: str | None = None
     network_mode_service: str | None = None  # share another service's network namespace (sidecar)

@@ -166,9 +166,8 @@ def jvm_flags(ctx: ServiceContext) -> list[str]:
     """Kafka's own JVM flags (G1 with short pauses), an explicit heap, no JMX port."""
     heap_mb = parse_size(ctx.service.heap or ctx.service.memory) // (1024 * 1024)
     return [f"-Xms{max(heap_mb // 4, 64)}m", f"-Xmx{heap_mb}m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
-            "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent", "-XX:G1PeriodicGCInterval=30000",
-            "-XX:+ExitOnOutOfMemoryError",
-            "-Djava.awt.headless=true"]
+            "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent",
+            "-XX:G1PeriodicGCInterval=30000", "-XX:+ExitOnOutOfMemoryError", "-Djava.awt.headless=true"]
 
 
 LOG4J2 = """\

@@ -55,7 +55,7 @@ ENV_PROVIDER = "org.apache.kafka.common.config.provider.EnvVarConfigProvider"
 #: Connect's own topics (it creates them itself, compacted, replication 1 on one node).
 INTERNAL_TOPICS = {"config": "connect-configs", "offset": "connect-offsets", "status": "connect-status"}
 CDC_USER = "bookshop_cdc"
-SECRET_ENV_PREFIX = "LAKEHOUSE_"
+SECRET_ENV_PREFIX = "LAKEHOUSE_"  # noqa: S105 - a variable name prefix, not a password
 
 CONNECT_DEFAULT = {
     "layer": "compute",
@@ -74,7 +74,8 @@ CONNECT_DEFAULT = {
     # after a full GC is ~150 MB with both connectors; 512 MiB keeps the process well inside its budget.
     "memory": "1GiB",
     "heap": "512MiB",
-    "depends_on": [kafka.KAFKA],
+    # The topics first: brokers never auto-create them, and a source writing to a missing topic fails.
+    "depends_on": [kafka.KAFKA, kafka.TOPICS_JOB],
 }
 
 CDC_SECRET = SecretSpec("bookshop-cdc-password", "bookshopCdcPassword", "lab-bookshop-cdc-password",
@@ -140,7 +141,7 @@ SELECT i, customer_id, books.isbn, quantity, books.price, status, order_ts,
        CASE WHEN status = 'placed' THEN order_ts ELSE order_ts + update_s * interval '1 second' END
 FROM rows JOIN books ON books.b = rows.book
 WHERE NOT EXISTS (SELECT 1 FROM public.orders)
-ORDER BY i"""
+ORDER BY i"""  # noqa: S608 - built from this module's constants only
 
 
 def source_statements(source: DebeziumPostgresSpec) -> tuple[str, ...]:
@@ -167,7 +168,7 @@ def source_statements(source: DebeziumPostgresSpec) -> tuple[str, ...]:
         f"CREATE PUBLICATION {source.publication} FOR TABLE {tables}; END IF; END $$",
         # A changed table list reaches an existing publication too.
         f"ALTER PUBLICATION {source.publication} SET TABLE {tables}",
-        f"SELECT pg_create_logical_replication_slot('{source.slot}', 'pgoutput') "
+        f"SELECT pg_create_logical_replication_slot('{source.slot}', 'pgoutput') "  # noqa: S608 - validated names
         f"WHERE NOT EXISTS (SELECT FROM pg_replication_slots WHERE slot_name = '{source.slot}')",
     )
 
@@ -177,10 +178,10 @@ def teardown_statements(source: DebeziumPostgresSpec) -> tuple[str, ...]:
     the role. The orders stay (operational data is never destroyed by a deployment)."""
     tables = ", ".join(source.tables)
     return (
-        f"SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
+        f"SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "  # noqa: S608 - validated names
         f"WHERE slot_name = '{source.slot}' AND NOT active",
         f"DROP PUBLICATION IF EXISTS {source.publication}",
-        f"DO $$ BEGIN IF EXISTS (SELECT FROM pg_roles WHERE rolname = '{CDC_USER}') THEN "
+        f"DO $$ BEGIN IF EXISTS (SELECT FROM pg_roles WHERE rolname = '{CDC_USER}') THEN "  # noqa: S608
         f"REVOKE ALL ON {tables} FROM {CDC_USER}; REVOKE USAGE ON SCHEMA public FROM {CDC_USER}; "
         f"REVOKE CONNECT ON DATABASE {source.database} FROM {CDC_USER}; DROP ROLE {CDC_USER}; END IF; END $$",
     )
@@ -431,7 +432,7 @@ def container(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
     """The Debezium image (its own Debezium) with the Iceberg sink's directory mounted as a second plugin."""
     assert host.artifact is not None
     props = worker_properties(ctx, PLUGIN_DIR_IN_IMAGE, "")
-    props["listeners"] = f"http://0.0.0.0:{ctx.listen_port('rest')}"  # noqa: S104 - inside its container
+    props["listeners"] = f"http://0.0.0.0:{ctx.listen_port('rest')}"
     # The image sets plugin.path itself (its entrypoint falls back to /kafka/connect).
     env = {image_env_name(k): v for k, v in props.items() if k != "plugin.path"}
     env.update({"HEAP_OPTS": " ".join(jvm_flags(ctx)[:2]), **secret_env(ctx)})

@@ -51,7 +51,8 @@ class TopicSpec(Strict):
     name: str = Field(description="Topic name (letters, digits, . _ -).")
     partitions: int = Field(default=1, ge=1, le=1000, description="Partitions.")
     compact: bool = Field(default=False, description="cleanup.policy=compact instead of delete.")
-    retention_hours: int | None = Field(default=None, ge=1, description="retention.ms in hours; broker default if unset.")
+    retention_hours: int | None = Field(default=None, ge=1,
+                                        description="retention.ms in hours; the broker's default if unset.")
     doc: str = Field(default="", description="What the topic carries (message format).")
 
     @field_validator("name")
@@ -170,6 +171,8 @@ class IcebergSinkSpec(_Connector):
         return self.commit_timeout_s or max(self.commit_interval_s * 3 // 2, self.commit_interval_s + 5)
 
 
+#: The ``kind`` of each connector model (the discriminator; config error paths leave it out).
+CONNECTOR_KINDS = ("debezium-postgres", "iceberg-sink")
 ConnectorSpec = Annotated[DebeziumPostgresSpec | IcebergSinkSpec, Field(discriminator="kind")]
 
 ORDERS_TOPIC_DOC = ("plain JSON order events, one object per message, key = order_id as text: "

@@ -20,7 +20,7 @@ from infra.secrets import render
 from infra.services import ServiceContext, registry
 from infra.services.base import ContainerHost
 from infra.spec import Layer, PlatformSpec, ServiceSpec
-from infra.targets import Built, dependencies
+from infra.targets import Built, dependencies, steps
 
 LabelArgs = TypeVar("LabelArgs")
 
@@ -72,6 +72,10 @@ class DockerTarget:
             service = self.spec.services[name]
             container = self._service(layers[service.layer], network, name)
             built.layer(service.layer).setdefault("containers", {})[name] = container.name
+        # Connectors and the CDC source: registered from this host through the published ports.
+        for step_name, resource in steps.build_steps(self.spec, self.secrets, self.containers, layers).items():
+            if isinstance(resource, steps.Connector):
+                built.layer(Layer.COMPUTE).setdefault("connectors", {})[step_name] = resource.last_action
         return built
 
     def _service(self, component: LayerComponent, network: docker.Network, name: str) -> docker.Container:
@@ -93,6 +97,9 @@ class DockerTarget:
         for host_dir, target in plan.bind_mounts.items():
             # A bind mount, not a named volume: the init job hands it to the image's non-root user.
             mounts.append(docker.ContainerMountArgs(type="bind", source=str(self.state_dir / host_dir), target=target))
+        for host_path, target in plan.host_mounts.items():
+            # An artifact from the cache (real files, never symlinks into it), read-only in the container.
+            mounts.append(docker.ContainerMountArgs(type="bind", source=host_path, target=target, read_only=True))
         uploads = [
             docker.ContainerUploadArgs(file=path, content=render(body, self.secrets))
             for path, body in plan.uploads.items()

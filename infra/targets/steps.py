@@ -136,10 +136,10 @@ def wait_tasks_reconfigured(base: str, name: str, config: Mapping[str, str], tim
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         status, body = connect_call("GET", f"{base}/connectors/{name}/tasks")
-        if status == 200 and isinstance(body, list) and body:
-            if all(task.get("config", {}).get(key, value) == value
-                   for task in body for key, value in config.items() if "${" not in value):
-                return True
+        if status == 200 and isinstance(body, list) and body and all(
+                task.get("config", {}).get(key, value) == value
+                for task in body for key, value in config.items() if "${" not in value):
+            return True
         time.sleep(POLL_S)
     return False
 
@@ -293,8 +293,8 @@ def run_statements(p: Mapping[str, Any], statements: Sequence[str], params: Mapp
     with _connect(p) as conn:
         for index, statement in enumerate(statements, start=1):
             try:
-                conn.execute(sql.SQL(statement).format(**literals) if literals else statement)  # type: ignore[arg-type]
-            except Exception as exc:
+                conn.execute(sql.SQL(statement).format(**literals) if literals else statement)
+            except Exception as exc:  # noqa: BLE001 - any driver error, reported with the statement
                 first_line = statement.strip().splitlines()[0][:120]
                 raise StepError(f"source {p['database']}: statement {index}/{len(statements)} ({first_line}) "
                                 f"failed: {type(exc).__name__}: {str(exc).strip()[:800]}") from None
@@ -357,7 +357,7 @@ class PostgresSourceProvider(pulumi.dynamic.ResourceProvider):
             try:
                 if not slot_exists(new):
                     changed.append("slot")  # dropped by hand: set it up again
-            except Exception:  # noqa: BLE001 - an unreachable database: the inputs decide
+            except Exception:  # noqa: BLE001, S110 - an unreachable database: the inputs decide
                 pass
         return pulumi.dynamic.DiffResult(changes=bool(changed), replaces=[], stables=[],
                                          delete_before_replace=True)

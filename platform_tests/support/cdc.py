@@ -30,9 +30,9 @@ SELECT order_id, customer_id, book_isbn, quantity, CAST(unit_price AS DECIMAL(10
 FROM (SELECT *, row_number() OVER (PARTITION BY order_id ORDER BY _cdc."offset" DESC) AS rn FROM cdc)
 WHERE rn = 1 AND _cdc.op <> 'D'
 """
-PG_STATE = (f"SELECT order_id, customer_id, book_isbn, quantity, unit_price::text, status, "
-            f"(extract(epoch FROM order_ts) * 1000)::bigint, (extract(epoch FROM updated_at) * 1000)::bigint "
-            f"FROM public.orders")
+PG_STATE = ("SELECT order_id, customer_id, book_isbn, quantity, unit_price::text, status, "
+            "(extract(epoch FROM order_ts) * 1000)::bigint, (extract(epoch FROM updated_at) * 1000)::bigint "
+            "FROM public.orders")
 COMMIT_MS = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
 NOW_MS = "date_trunc('milliseconds', clock_timestamp() AT TIME ZONE 'utc')"
 UPDATED_MS = "(extract(epoch FROM updated_at) * 1000)::bigint"
