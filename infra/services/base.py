@@ -251,6 +251,10 @@ class ServiceDefinition:
     unavailable: Mapping[Target, str] = field(default_factory=dict)  # target -> why it cannot run there
     artifact: ArtifactRecipe | None = None  # what the native process runs
     lab_artifact: ArtifactRecipe | None = None  # host files the lab's container mounts
+    # Host files the aws target uploads for the managed counterpart of this service (MSK Connect's
+    # custom plugins), needed when ``cloud_enabled(spec)`` says the stack runs it.
+    cloud_artifact: ArtifactRecipe | None = None
+    cloud_enabled: Callable[[PlatformSpec], bool] | None = None
     java: int | None = None  # JDK major the native process needs
     catalog: CatalogRole | None = None
     secrets: tuple[SecretSpec, ...] = ()  # on aws each must be set in the stack's secret config

@@ -19,11 +19,14 @@ turned off). PostgreSQL itself only creates the empty ``bookshop`` database.
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections.abc import Callable
 from pathlib import Path
 
-from infra.artifacts import cache, maven
+from infra.artifacts import cache, java, maven
 from infra.artifacts.recipe import Artifact, ArtifactError, ArtifactRecipe
+from infra.paths import PROJECT_ROOT
 from infra.services import kafka
 from infra.services.base import (
     SECRET_TOKEN,
@@ -41,7 +44,7 @@ from infra.services.base import (
     properties,
     secret,
 )
-from infra.spec import DebeziumPostgresSpec, IcebergSinkSpec, Target, parse_size
+from infra.spec import DebeziumPostgresSpec, IcebergSinkSpec, PlatformSpec, Target, parse_size
 
 CONNECT = "kafka-connect"
 PLUGIN_DIR_IN_IMAGE = "/kafka/connect"  # the Debezium image's plugin.path: one subdirectory per plugin
@@ -144,26 +147,30 @@ WHERE NOT EXISTS (SELECT 1 FROM public.orders)
 ORDER BY i"""  # noqa: S608 - built from this module's constants only
 
 
-def source_statements(source: DebeziumPostgresSpec) -> tuple[str, ...]:
+def source_statements(source: DebeziumPostgresSpec, with_role: bool = True) -> tuple[str, ...]:
     """Everything the CDC source needs, idempotent, in order: schema, seed, role, publication, slot.
 
     ``{cdc_password}`` is bound by the step (a literal composed by the driver, never string-built).
     The slot comes last and alone: PostgreSQL refuses to create a logical slot in a transaction
-    that has written.
+    that has written. ``with_role=False`` leaves out the connector's own role (on aws Debezium logs
+    in as RDS's master user, whose password RDS keeps).
     """
     tables = ", ".join(source.tables)
-    return (
-        SCHEMA_SQL,
-        # Full before-images in the WAL: updates and deletes carry every column, not only the key.
-        "ALTER TABLE public.orders REPLICA IDENTITY FULL",
-        "CREATE INDEX IF NOT EXISTS orders_order_ts_idx ON public.orders (order_ts)",
-        SEED_SQL,
+    role = (
         f"DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{CDC_USER}') THEN "
         f"CREATE ROLE {CDC_USER} WITH LOGIN REPLICATION; END IF; END $$",
         f"ALTER ROLE {CDC_USER} WITH LOGIN REPLICATION PASSWORD {{cdc_password}}",
         f"GRANT CONNECT ON DATABASE {source.database} TO {CDC_USER}",
         f"GRANT USAGE ON SCHEMA public TO {CDC_USER}",
         f"GRANT SELECT ON {tables} TO {CDC_USER}",
+    ) if with_role else ()
+    return (
+        SCHEMA_SQL,
+        # Full before-images in the WAL: updates and deletes carry every column, not only the key.
+        "ALTER TABLE public.orders REPLICA IDENTITY FULL",
+        "CREATE INDEX IF NOT EXISTS orders_order_ts_idx ON public.orders (order_ts)",
+        SEED_SQL,
+        *role,
         f"DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_publication WHERE pubname = '{source.publication}') THEN "
         f"CREATE PUBLICATION {source.publication} FOR TABLE {tables}; END IF; END $$",
         # A changed table list reaches an existing publication too.
@@ -497,6 +504,72 @@ def fetch_sink_plugin(ctx: ServiceContext) -> Artifact:
                            f"{PLUGIN_DIR_IN_IMAGE}/iceberg-kafka-connect"])
 
 
+# -- cloud artifact: MSK Connect's custom plugins ---------------------------------------------------
+
+MSK_CLIENTS_LOCK = kafka.LOCKS / "msk-connect-clients.lock.json"
+PROVIDER_SOURCE = PROJECT_ROOT / "tools" / "msk-secrets-provider" / "SecretsManagerConfigProvider.java"
+PROVIDER_CLASS = "lakehouse.connect.SecretsManagerConfigProvider"
+PROVIDER_DIR = "secrets-provider"  # in the artifact, and in each plugin ZIP
+#: MSK Connect's Java runtime is not documented; the provider targets the oldest one Kafka 3.x supports.
+PROVIDER_RELEASE = 11
+
+
+def msk_enabled(spec: PlatformSpec) -> bool:
+    return spec.aws.kafka_msk and bool(spec.streams.connectors)
+
+
+def debezium_plugin(ctx: ServiceContext) -> maven.Coordinate:
+    """Debezium's published PostgreSQL plugin archive at the lab image's version (3.6.2.Final is served)."""
+    return maven.Coordinate("io.debezium", "debezium-connector-postgres", ctx.service.image_tag, "plugin", "zip")
+
+
+def msk_key(ctx: ServiceContext) -> str:
+    source = hashlib.sha256(PROVIDER_SOURCE.read_bytes()).hexdigest()[:12]
+    locks = "-".join(maven.JarLock.read(p).digest()[:12] for p in (ICEBERG_LOCK, MSK_CLIENTS_LOCK))
+    return f"msk-connect-plugins:{ctx.service.image_tag}:{locks}:provider-{source}"
+
+
+def fetch_msk_plugins(ctx: ServiceContext) -> Artifact:
+    """What the aws target uploads as MSK Connect custom plugins (one ZIP per connector kind):
+
+    ``debezium-connector-postgres-<v>-plugin.zip`` (Maven Central, verified), ``iceberg-kafka-connect/``
+    (the sink's jar lock) and ``secrets-provider/`` (the platform's Secrets Manager config provider,
+    compiled here, with the AWS SDK and MSK IAM authentication from their jar lock), which both ZIPs carry.
+    """
+    key = msk_key(ctx)
+    root = cache.cache_root() / "msk-connect" / key.split(":", 2)[2].replace(":", "-")
+    with cache.locked(key):
+        if found := cache.cached(key):
+            return found
+        files: dict[str, dict] = {}
+        clients = maven.link_into(maven.fetch_all(maven.JarLock.read(MSK_CLIENTS_LOCK).jars), root / PROVIDER_DIR)
+        kafka_clients = next(p for p in maven.fetch_all(kafka.lock().jars) if p.name.startswith("kafka-clients-"))
+        provider = java.compile_jar([PROVIDER_SOURCE], [kafka_clients, *clients],
+                                    root / PROVIDER_DIR / "lakehouse-msk-secrets-provider.jar",
+                                    release=PROVIDER_RELEASE)
+        for path in [*clients, provider]:
+            files[f"{PROVIDER_DIR}/{path.name}"] = cache.file_record(path)
+        sink_jars = maven.fetch_all(maven.JarLock.read(ICEBERG_LOCK).jars)
+        for jar in maven.link_into(sink_jars, root / "iceberg-kafka-connect"):
+            files[f"iceberg-kafka-connect/{jar.name}"] = cache.file_record(jar)
+        coordinate = debezium_plugin(ctx)
+        archive = maven.fetch(coordinate)
+        target = root / coordinate.filename
+        target.unlink(missing_ok=True)
+        os.link(archive, target)
+        files[coordinate.filename] = cache.file_record(target)
+        entry = {
+            "name": "msk-connect-plugins", "requested": ctx.service.version, "version": ctx.service.version,
+            "path": str(root), "root": str(root), "files": files, "sha256": cache.tree_digest(files),
+            "source": f"Maven Central ({coordinate.filename}, jar locks iceberg-kafka-connect and msk-connect-clients)"
+                      f" + javac {PROVIDER_SOURCE.relative_to(PROJECT_ROOT)}",
+            "notes": [f"config provider {PROVIDER_CLASS} compiled for Java {PROVIDER_RELEASE}: AWS's own "
+                      "(aws-samples/msk-config-providers) is not on Maven Central"],
+        }
+        cache.record(key, entry)
+        return cache.artifact_from(entry)
+
+
 SERVICES = (
     ServiceDefinition(
         name=CONNECT, default=CONNECT_DEFAULT, job_of=kafka.KAFKA,
@@ -506,6 +579,9 @@ SERVICES = (
                                 source="Maven Central (jar locks: kafka-runtime + two plugin directories)"),
         lab_artifact=ArtifactRecipe(key=lab_key, fetch=fetch_sink_plugin,
                                     source="Maven Central (jar lock iceberg-kafka-connect)"),
+        cloud_artifact=ArtifactRecipe(key=msk_key, fetch=fetch_msk_plugins,
+                                      source="Maven Central + javac (MSK Connect custom plugins)"),
+        cloud_enabled=msk_enabled,
         unavailable={Target.AWS: "on aws Connect is MSK Connect: set aws.kafka_msk: true instead"},
     ),
 )
