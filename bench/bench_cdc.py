@@ -24,10 +24,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from infra.stack import commands, isolated  # noqa: E402
-from infra.stack.workspace import forget, outputs  # noqa: E402
-from platform_tests.support import cdc  # noqa: E402
-from platform_tests.support.stack import Stack  # noqa: E402
+from infra.stack import commands, isolated
+from infra.stack.workspace import forget, outputs
+from platform_tests.support import cdc
+from platform_tests.support.stack import Stack
 
 STACK = "bench"
 

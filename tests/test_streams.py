@@ -206,7 +206,7 @@ def test_connectors_hold_no_secret_and_reference_the_workers_environment(native_
 
 def test_the_cdc_source_comes_after_postgres_and_before_its_connector(native_run):
     source = native_run.of_type(SOURCE)[0]
-    assert set(source.depends_on) == {"kafka-connect"}
+    assert set(source.depends_on) == {"kafka-connect", "postgres"}
     cdc = next(r for r in native_run.of_type(CONNECTOR) if r.inputs["name"] == "bookshop-cdc")
     assert {"bookshop-cdc-source", "postgres"} <= set(cdc.depends_on)
     assert _secret_value(source.inputs["password"]) == "lab-postgres-password"

@@ -151,6 +151,7 @@ class PostgresSourceStep:
     teardown: tuple[str, ...]
     params: dict[str, str] = field(default_factory=dict)
     slot: str = ""  # the replication slot the teardown waits to be released by its consumer
+    after: tuple[str, ...] = ()  # the database's service, and any step it needs first
 
 
 DeploymentStep = ConnectorStep | PostgresSourceStep

@@ -328,6 +328,7 @@ def steps(ctx: ServiceContext) -> list[DeploymentStep]:
             name=f"{source.name}-source", host=pg_host, port=int(pg_port), database=source.database,
             user="postgres", password=secret("postgres-password"), apply=source_statements(source),
             teardown=teardown_statements(source), params={"cdc_password": secret(CDC_SECRET.name)}, slot=source.slot,
+            after=("postgres",),
         ))
     sink_needs = tuple(n for n in (spec.catalog.default, "seaweedfs") if ctx.enabled(n))
     for connector in spec.streams.connectors:

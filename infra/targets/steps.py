@@ -443,7 +443,7 @@ def build_steps(spec: Any, secrets: Mapping[str, pulumi.Output[str]], built: Map
             continue
         parent = layers[spec.services[name].layer]
         for step in definition.steps(ServiceContext(spec, name)):
-            after = getattr(step, "after", ())
+            after = step.after
             missing = [a for a in after if a not in made and a not in built]
             if missing:
                 raise UnbuiltDependency(f"step {step.name} of {name} waits for {', '.join(missing)}, "
