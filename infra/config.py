@@ -145,7 +145,11 @@ def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
 
 
 def _format(error: Any) -> list[str]:
-    loc = tuple(error["loc"])
+    from infra.spec.streams import CONNECTOR_KINDS
+
+    # A tagged union puts the tag in the location (connectors.0.iceberg-sink.table): the user wrote connectors.0.table.
+    loc = tuple(p for i, p in enumerate(error["loc"])
+                if not (p in CONNECTOR_KINDS and i and isinstance(error["loc"][i - 1], int)))
     path = ".".join([CONFIG_KEY, *(str(p) for p in loc)])
     message = error["msg"].removeprefix("Value error, ")
     if error["type"] == "extra_forbidden":
@@ -153,6 +157,10 @@ def _format(error: Any) -> list[str]:
         message = f"unknown key; allowed: {', '.join(allowed)}" if allowed else "unknown key"
     elif error["type"] == "missing":
         message = "required but missing"
+    elif error["type"] == "union_tag_invalid":
+        message = f"{error['ctx']['tag']!r} is not allowed; allowed: {error['ctx']['expected_tags']}"
+    elif error["type"] == "union_tag_not_found":
+        message = f"needs {error['ctx']['discriminator']}"
     elif error["type"] in ("enum", "literal_error"):
         message = f"{error['input']!r} is not allowed; {message.lower()}"
     elif error["type"] in ("less_than_equal", "greater_than_equal", "less_than", "greater_than", "int_parsing",
@@ -160,6 +168,11 @@ def _format(error: Any) -> list[str]:
         message = f"{error['input']!r} is not allowed; {message[0].lower()}{message[1:]}"
     elif error["type"] == "value_error" and "email" in message.lower():
         message = f"{error['input']!r} is not an email address ({message})"
+    if loc and error["type"] == "value_error":
+        # A nested model's cross-field error names a path below it ("connectors.1.name: ..."): join the two.
+        head, sep, rest = message.partition(": ")
+        if sep and "\n" not in message and " " not in head and head.split(".", 1)[0] in _allowed_keys((*loc, "x")):
+            return [f"{path}.{head}: {rest}"]
     if not loc:
         # Cross-field (model-level) errors carry their own key path, one per line: "services.x.y: what is wrong".
         lines = []

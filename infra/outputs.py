@@ -7,7 +7,7 @@ from typing import Any
 import pulumi
 
 from infra.services.base import Side, address
-from infra.spec import LAYER_NAMES, Layer, PlatformSpec
+from infra.spec import LAYER_NAMES, Layer, PlatformSpec, Target
 
 
 def endpoints(spec: PlatformSpec) -> dict[str, dict[str, dict[str, str]]]:
@@ -46,3 +46,31 @@ def credentials(secrets: dict[str, pulumi.Output[str]]) -> pulumi.Output:
     """Every credential a client may need, as one secret output (names match the profiles)."""
     names = {k.replace("-", "_"): v for k, v in secrets.items() if not k.startswith("s3-secret-key-")}
     return pulumi.Output.secret(pulumi.Output.all(**names))
+
+
+def streams(spec: PlatformSpec) -> dict[str, Any] | None:
+    """What the streams run and promise: topics, connectors (kind, topics, table, commit interval), CDC freshness.
+
+    None where no Connect runs (neither the platform's worker nor MSK Connect).
+    """
+    from infra.services import kafka
+
+    enabled = spec.enabled_services()
+    if "kafka-connect" not in enabled and not (spec.target is Target.AWS and spec.aws.kafka_msk):
+        return None
+    streams_spec = spec.streams
+    connectors = []
+    for connector in streams_spec.connectors:
+        entry: dict[str, Any] = {"name": connector.name, "kind": connector.kind}
+        if connector.kind == "debezium-postgres":
+            entry.update(database=connector.database, tables=list(connector.tables), topics=connector.topics,
+                         slot=connector.slot, publication=connector.publication)
+        else:
+            entry.update(topics=list(connector.topics), table=connector.table, cdc=connector.cdc,
+                         commit_interval_s=connector.commit_interval_s, commit_timeout_s=connector.timeout_s)
+        connectors.append(entry)
+    return {
+        "topics": [{"name": t.name, "partitions": t.partitions, "doc": t.doc} for t in kafka.platform_topics(spec)],
+        "connectors": connectors,
+        "cdc_visible_within_s": streams_spec.cdc_visible_within_s,
+    }

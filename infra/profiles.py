@@ -13,7 +13,7 @@ from typing import Any
 
 from infra.services import ServiceContext, registry
 from infra.services import trino as trino_service
-from infra.services.base import SECRET_TOKEN, CatalogRole, Side, url
+from infra.services.base import SECRET_TOKEN, CatalogRole, Side, address, url
 from infra.spec import PlatformSpec, Target
 
 
@@ -136,6 +136,13 @@ def all_profiles(spec: PlatformSpec) -> dict[str, Any]:
         services["trino_catalogs"] = trino_service.catalog_files(ServiceContext(spec, "trino"), Side.INTERNAL)
     if "flink-jobmanager" in enabled:
         services["flink_sql"] = flink_sql(spec)
+    if "kafka" in enabled:
+        # Two listeners: PLAINTEXT for the platform's services, HOST for clients on the host.
+        host["kafka"] = {"bootstrap.servers": address(spec, "kafka", "host", Side.EXTERNAL)}
+        services["kafka"] = {"bootstrap.servers": address(spec, "kafka", "broker", Side.INTERNAL)}
+    if "kafka-connect" in enabled:
+        host["kafka_connect"] = {"url": url(spec, "kafka-connect", "rest", Side.EXTERNAL)}
+        services["kafka_connect"] = {"url": url(spec, "kafka-connect", "rest", Side.INTERNAL)}
     profiles: dict[str, Any] = {"host": host, "services": services}
     if spec.target is Target.NATIVE:
         profiles["note"] = "127.0.0.1 on both sides (local processes)"

@@ -53,6 +53,8 @@ def main(resolver: Resolver | None = None, check_ports: bool = True) -> dict[str
     pulumi.export("ownership", outputs.ownership(spec))
     pulumi.export("profiles", profiles.all_profiles(spec))
     pulumi.export("credentials", outputs.credentials(secrets))
+    if (streams := outputs.streams(spec)) is not None:
+        pulumi.export("streams", streams)
     pulumi.export("layers", {layer.value: component.outputs for layer, component in layers.items()})
     for key, value in built.outputs.items():
         pulumi.export(key, value)

@@ -206,6 +206,40 @@ def read_fixture(stack: Stack) -> tuple[str | None, str]:
     return match.group(1), f"classpath of pid {pid} (iceberg-open-api-{match.group(1)}.jar)"
 
 
+def read_kafka(stack: Stack) -> tuple[str | None, str]:
+    """The broker's version from its process's classpath (kafka_2.13-<version>.jar): the broker has no HTTP API."""
+    pid = stack.service_record("kafka").get("pid")
+    if not pid:
+        raise RuntimeError("no pid for kafka in the outputs")
+    proc = psutil.Process(int(pid))
+    classpath = " ".join(proc.cmdline())
+    match = re.search(r"kafka_2\.13-(\d+(?:\.\d+)+)\.jar", classpath)
+    if not match:  # a wildcard classpath: the jar is in the directory it names
+        for arg in proc.cmdline():
+            if arg.endswith("/*"):
+                jars = sorted(Path(arg[:-2]).glob("kafka_2.13-*.jar"))
+                match = re.search(r"kafka_2\.13-(\d+(?:\.\d+)+)\.jar", jars[0].name) if jars else None
+    if not match:
+        raise RuntimeError(f"no kafka_2.13 jar on pid {pid}'s classpath")
+    return match.group(1), f"classpath of pid {pid} (kafka_2.13-{match.group(1)}.jar)"
+
+
+def read_connect(stack: Stack) -> dict[str, tuple[str | None, str]]:
+    """The worker's Kafka Connect version (``GET /``) and each plugin's (``GET /connector-plugins``)."""
+    base = (stack.host_profiles.get("kafka_connect") or {}).get("url")
+    if not base:
+        raise RuntimeError("no profiles.host.kafka_connect in the outputs")
+    worker = _http_json(f"{base}/")
+    plugins = requests.get(f"{base}/connector-plugins", timeout=10).json()
+    found = {"kafka connect in kafka-connect": (str(worker.get("version")), f"GET {base}/")}
+    for plugin in plugins:
+        if plugin["class"].startswith("io.debezium.connector.postgresql"):
+            found["kafka-connect"] = (plugin["version"].removesuffix(".Final"), f"GET {base}/connector-plugins")
+        if plugin["class"].startswith("org.apache.iceberg.connect"):
+            found["iceberg-kafka-connect in kafka-connect"] = (plugin["version"], f"GET {base}/connector-plugins")
+    return found
+
+
 def read_spark(stack: Stack) -> tuple[str, str]:
     spark = engines.spark_running() or engines.spark_session(stack)
     iceberg = str(spark.sparkContext._jvm.org.apache.iceberg.IcebergBuild.version())
@@ -250,6 +284,15 @@ def test_version_manifest_matches_the_pins(stack: Stack, figure, say):
         add("seaweedfs", layer_of(stack, "seaweedfs"), lambda: read_seaweedfs(stack))
     if "rest-fixture" in enabled and stack.target == "native":
         add("rest-fixture", layer_of(stack, "rest-fixture"), lambda: read_fixture(stack))
+    if "kafka" in enabled and stack.target == "native":
+        add("kafka", layer_of(stack, "kafka"), lambda: read_kafka(stack))
+    if "kafka-connect" in enabled:
+        try:
+            for key, (running, source) in read_connect(stack).items():
+                readings.append(Reading(key, layer_of(stack, "kafka-connect"), running, pins.get(key), source=source))
+        except Exception as exc:  # noqa: BLE001
+            readings.append(Reading("kafka-connect", layer_of(stack, "kafka-connect"), None, pins.get("kafka-connect"),
+                                    status="unread", detail=str(exc)[:300]))
     spark_version, spark_iceberg = read_spark(stack)
     readings.append(Reading("pyspark", "compute", spark_version, pins.get("pyspark"), source="SparkSession.version"))
     readings.append(Reading("iceberg", "compute", spark_iceberg, pins.get("iceberg"),

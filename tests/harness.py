@@ -18,7 +18,7 @@ from pulumi.runtime import mocks as pulumi_mocks
 
 from infra.artifacts.clients import DuckDBExtensions
 from infra.artifacts.recipe import Artifact
-from infra.artifacts.resolver import StackArtifacts, java_majors, recipe_of
+from infra.artifacts.resolver import StackArtifacts, cloud_recipes, java_majors, recipe_of
 from infra.spec import PlatformSpec, Target
 
 FAKE_CACHE = Path("/nonexistent/lakehouse-cache")
@@ -47,6 +47,7 @@ class FakeResolver:
             spark_jars=fake_artifact("spark-jars") if native else None,
             duckdb=DuckDBExtensions("1.4.4", {n: FAKE_CACHE / "duckdb" / "v1.4.4" / "linux_amd64" / f"{n}.duckdb_extension"
                                               for n in ("httpfs", "avro", "iceberg")}) if native else None,
+            cloud={name: fake_artifact(f"cloud-{name}") for name in cloud_recipes(spec)},
         )
 
 CLOUD_SECRETS = {
@@ -117,9 +118,11 @@ def aws_computed_outputs(typ: str, name: str) -> dict[str, Any]:
         address = f"{name}.abc123.eu-west-1.rds.amazonaws.com"
         computed.update({
             "address": address, "endpoint": f"{address}:5432", "port": 5432,
-            "masterUserSecrets": [{"secretArn": f"arn:aws:secretsmanager:eu-west-1:{ACCOUNT}:secret:rds!db-{name}",
+            "masterUserSecrets": [{"secretArn": f"arn:aws:secretsmanager:eu-west-1:{ACCOUNT}:secret:rds!db-{name}-AbCdEf",
                                    "secretStatus": "active"}],
         })
+    elif typ == "aws:secretsmanager/secret:Secret":
+        computed["arn"] = f"arn:aws:secretsmanager:eu-west-1:{ACCOUNT}:secret:{name}-AbCdEf"  # names get 6 characters
     elif typ == "aws:lb/loadBalancer:LoadBalancer":
         computed.update({"dnsName": f"internal-{name}.eu-west-1.elb.amazonaws.com", "arnSuffix": f"app/{name}/abc"})
     elif typ == "aws:lb/targetGroup:TargetGroup":

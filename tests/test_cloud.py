@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import inspect
 import json
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ import yaml
 from harness import SECRET_SIG, ProgramRun, Registered, cached_run, run_program
 
 from infra.config import ConfigError, load_platform
-from infra.services import registry
+from infra.services import kafka_connect, registry
 from infra.spec import LAYER_NAMES, Layer
 from infra.spec import eventbridge_cron as scheduler_cron
 from infra.targets.aws.common import tag_value
@@ -354,7 +355,7 @@ def test_secrets_never_in_task_environment(cloud: ProgramRun, streaming: Program
                                     "polaris.authentication.token-broker.symmetric-key.secret"}
     assert polaris_secrets["QUARKUS_DATASOURCE_PASSWORD"].endswith(":password::")  # the RDS-managed secret
     # Every replica signs and checks tokens with the one key from Secrets Manager.
-    assert polaris_secrets["polaris.authentication.token-broker.symmetric-key.secret"].endswith(":lakehouse-polaris-token-key")
+    assert polaris_secrets["polaris.authentication.token-broker.symmetric-key.secret"].endswith(":secret:lakehouse-polaris-token-key-AbCdEf")
     assert {s["name"] for s in by_name["lakekeeper"]["secrets"]} == {"LAKEKEEPER__PG_PASSWORD",
                                                                      "LAKEKEEPER__PG_ENCRYPTION_KEY"}
     assert {s["name"] for s in by_name["trino"]["secrets"]} == {"POLARIS_ROOT_SECRET"}
@@ -363,19 +364,19 @@ def test_secrets_never_in_task_environment(cloud: ProgramRun, streaming: Program
     # Secret values reach Secrets Manager as Pulumi secrets (encrypted in state).
     for version in cloud.of_type("aws:secretsmanager/secretVersion:SecretVersion"):
         assert version.inputs["secretString"][SECRET_MARKER] == SECRET_SIG
-    connector = the(streaming, "aws:mskconnect/connector:Connector").inputs["connectorConfiguration"]
-    assert connector["database.password"].startswith("${secretsmanager:arn:aws:secretsmanager:")
+    connector = streaming.named("lakehouse-bookshop-cdc").inputs["connectorConfiguration"]
+    assert connector["database.password"] == "${secretsmanager:rds!db-lakehouse-catalog-db:password}"
 
 
 def test_execution_roles_read_only_their_own_secrets(cloud: ProgramRun) -> None:
     policies = {r.name: json.loads(r.inputs["policy"]) for r in cloud.of_type("aws:iam/rolePolicy:RolePolicy")}
     trino = {s["Sid"]: s for s in policies["lakehouse-trino-execution"]["Statement"]}
     assert trino["ReadOwnSecrets"]["Resource"] == [
-        "arn:aws:secretsmanager:eu-west-1:123456789012:lakehouse-polaris-root-secret"]
+        "arn:aws:secretsmanager:eu-west-1:123456789012:secret:lakehouse-polaris-root-secret-AbCdEf"]
     polaris = {s["Sid"]: s for s in policies["lakehouse-polaris-execution"]["Statement"]}
     assert sorted(polaris["ReadOwnSecrets"]["Resource"]) == [
-        "arn:aws:secretsmanager:eu-west-1:123456789012:lakehouse-polaris-token-key",
-        "arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-lakehouse-catalog-db"]
+        "arn:aws:secretsmanager:eu-west-1:123456789012:secret:lakehouse-polaris-token-key-AbCdEf",
+        "arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-lakehouse-catalog-db-AbCdEf"]
     assert "ReadOwnSecrets" not in {s["Sid"] for s in policies["lakehouse-maintenance-execution"]["Statement"]}
 
 
@@ -506,7 +507,7 @@ def test_catalog_setup_jobs_name_the_vending_role_and_key_and_read_secrets_from_
     assert env == {"KMS_KEY_ARN": key, "POLARIS_CLIENT_ID": "root", "POLARIS_REALM": "POLARIS",
                    "POLARIS_URL": "http://polaris.lakehouse.internal:8181", "VENDING_ROLE_ARN": vending}
     assert catalog["secrets"] == [{"name": "POLARIS_CLIENT_SECRET",
-                                   "valueFrom": "arn:aws:secretsmanager:eu-west-1:123456789012:lakehouse-polaris-root-secret"}]
+                                   "valueFrom": "arn:aws:secretsmanager:eu-west-1:123456789012:secret:lakehouse-polaris-root-secret-AbCdEf"}]
     assert '\\"roleArn\\":\\"$(json_escape "$VENDING_ROLE_ARN")\\"' in catalog["command"][0]
     warehouse = container_of_task(cloud, "lakehouse-lakekeeper-warehouse")
     env = {e["name"]: e["value"] for e in warehouse["environment"]}
@@ -537,7 +538,7 @@ def test_polaris_replicas_share_one_token_key_and_support_s3_only(cloud: Program
     assert env['polaris.features."SUPPORTED_CATALOG_STORAGE_TYPES"'] == '["S3"]'
     secrets = {s["name"]: s["valueFrom"] for s in definition["secrets"]}
     assert secrets["polaris.authentication.token-broker.symmetric-key.secret"] == (
-        "arn:aws:secretsmanager:eu-west-1:123456789012:lakehouse-polaris-token-key")
+        "arn:aws:secretsmanager:eu-west-1:123456789012:secret:lakehouse-polaris-token-key-AbCdEf")
     version = named(cloud, "aws:secretsmanager/secretVersion:SecretVersion", "lakehouse-polaris-token-key-value")
     assert version.inputs["secretString"] == {SECRET_MARKER: SECRET_SIG, "value": "test-polaris-token-signing-key"}
 
@@ -548,7 +549,7 @@ def test_spark_reaches_table_data_through_the_catalog_with_a_credential_from_sec
     (defaults,) = the(cloud, "aws:emrserverless/application:Application").inputs["runtimeConfigurations"]
     props = defaults["properties"]
     holder = named(cloud, "aws:secretsmanager/secret:Secret", "lakehouse-spark-catalog-credential")
-    arn = "arn:aws:secretsmanager:eu-west-1:123456789012:lakehouse-spark-catalog-credential"
+    arn = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:lakehouse-spark-catalog-credential-AbCdEf"
     assert props["spark.sql.catalog.lakehouse.credential"] == f"EMR.secret@{arn}"
     assert props["spark.sql.catalog.lakehouse.scope"] == "PRINCIPAL_ROLE:ALL"
     assert props["spark.sql.catalog.lakehouse.header.X-Iceberg-Access-Delegation"] == "vended-credentials"
@@ -579,11 +580,19 @@ def test_kafka_is_msk_with_debezium_on_msk_connect(streaming: ProgramRun) -> Non
     assert cluster["numberOfBrokerNodes"] == 2
     assert cluster["clientAuthentication"] == {"sasl": {"iam": True}, "unauthenticated": False}
     assert len(cluster["brokerNodeGroupInfo"]["clientSubnets"]) == 2
-    connector = the(streaming, "aws:mskconnect/connector:Connector").inputs
-    assert connector["connectorConfiguration"]["connector.class"] == "io.debezium.connector.postgresql.PostgresConnector"
-    assert connector["connectorConfiguration"]["database.hostname"] == "postgres.lakehouse.internal"
-    plugin = streaming.named("lakehouse-debezium-plugin").inputs
-    assert plugin["key"] == "plugins/debezium-connector-postgres-3.6.2.Final.zip"
+    connectors = {r.name: r.inputs for r in streaming.of_type("aws:mskconnect/connector:Connector")}
+    assert set(connectors) == {"lakehouse-bookshop-cdc", "lakehouse-bookshop-iceberg"}  # the stack's streams.connectors
+    cdc = connectors["lakehouse-bookshop-cdc"]["connectorConfiguration"]
+    assert cdc["connector.class"] == "io.debezium.connector.postgresql.PostgresConnector"
+    assert cdc["database.hostname"] == "postgres.lakehouse.internal"
+    assert cdc["publication.name"] == "bookshop_cdc" and cdc["publication.autocreate.mode"] == "disabled"
+    sink = connectors["lakehouse-bookshop-iceberg"]["connectorConfiguration"]
+    assert sink["iceberg.catalog.uri"] == "http://polaris.lakehouse.internal:8181/api/catalog"
+    assert sink["iceberg.catalog.credential"] == "root:${secretsmanager:lakehouse-polaris-root-secret:value}"
+    assert sink["iceberg.kafka.sasl.mechanism"] == "AWS_MSK_IAM"  # the sink's own control-topic clients
+    topics = {r.inputs["name"]: r.inputs for r in streaming.of_type("aws:msk/topic:Topic")}
+    assert set(topics) == {"orders", "bookshop.public.orders", "iceberg-control"}
+    assert {t["replicationFactor"] for t in topics.values()} == {2}
 
 
 # -- orchestration, observability, recovery -------------------------------------------------------
@@ -754,3 +763,60 @@ def test_cloud_credentials_output_has_no_database_password(cloud):
     assert creds["secret"] is True
     assert "postgres_password" not in creds["value"]
     assert creds["value"]["polaris_root_secret"] == "test-polaris-root-secret"
+
+
+# -- MSK Connect: the config provider, secret references, reloads (issue #13, item 13) --------------
+
+# Kafka's ConfigTransformer.DEFAULT_PATTERN: ${provider:[path:]key}
+KAFKA_REFERENCE = re.compile(r"\$\{([^}]*?):(([^}]*?):)?([^}]*?)\}")
+
+
+def test_msk_connect_worker_names_a_provider_that_every_plugin_carries(streaming: ProgramRun) -> None:
+    workers = the(streaming, "aws:mskconnect/workerConfiguration:WorkerConfiguration").inputs
+    props = dict(line.split("=", 1) for line in workers["propertiesFileContent"].splitlines() if line)
+    assert props["config.providers"] == "secretsmanager"
+    assert props["config.providers.secretsmanager.class"] == kafka_connect.PROVIDER_CLASS
+    source = Path(kafka_connect.PROVIDER_SOURCE).read_text()
+    assert f"package {kafka_connect.PROVIDER_CLASS.rsplit('.', 1)[0]};" in source
+    assert f"class {kafka_connect.PROVIDER_CLASS.rsplit('.', 1)[1]} implements ConfigProvider" in source
+    for kind, plugin_dir in (("debezium-postgres", "debezium-connector-postgres"),
+                             ("iceberg-sink", "iceberg-kafka-connect")):
+        archive = streaming.named(f"lakehouse-{kind}-plugin").inputs["source"]
+        assert set(archive.assets) == {plugin_dir, kafka_connect.PROVIDER_DIR}, kind
+        assert archive.assets[kafka_connect.PROVIDER_DIR].path.endswith("/cloud-kafka-connect/secrets-provider")
+
+
+def test_msk_connectors_reference_secrets_by_name_and_never_reload(streaming: ProgramRun) -> None:
+    role = json.loads(next(r for r in streaming.of_type("aws:iam/rolePolicy:RolePolicy") if r.name == "lakehouse-connect").inputs["policy"])
+    readable = next(s["Resource"] for s in role["Statement"] if s["Sid"] == "ConnectorSecrets")
+    for connector in streaming.of_type("aws:mskconnect/connector:Connector"):
+        config = connector.inputs["connectorConfiguration"]
+        assert config["config.action.reload"] == "none", connector.name
+        for key, value in config.items():
+            for match in KAFKA_REFERENCE.finditer(value):
+                provider, path, name = match.group(1), match.group(3), match.group(4)
+                # Parsed as Kafka parses it: the path is the whole secret name, the key a JSON field.
+                assert provider == "secretsmanager" and path and ":" not in path, (connector.name, key, value)
+                assert name in ("password", "value")
+                assert any(arn.split(":secret:", 1)[1].startswith(path + "-") for arn in readable), path
+    assert "kafka-cluster:AlterTransactionalId" in json.dumps(role)  # the sink commits with transactions
+
+
+def test_msk_cdc_source_is_a_one_off_task_with_the_labs_statements(streaming: ProgramRun) -> None:
+    (task,) = [r for r in streaming.of_type("aws:ecs/taskDefinition:TaskDefinition")
+               if r.name == "lakehouse-bookshop-cdc-source"]
+    (container,) = json.loads(task.inputs["containerDefinitions"])
+    script = " ".join(container["command"])
+    assert "pg_create_logical_replication_slot('bookshop_debezium', 'pgoutput')" in script
+    assert "CREATE PUBLICATION bookshop_cdc FOR TABLE public.orders" in script
+    assert "bookshop_cdc WITH LOGIN" not in script  # Debezium logs in as RDS's master user on aws
+    assert [s["name"] for s in container["secrets"]] == ["PGPASSWORD"]
+    assert streaming.outputs["streams_jobs"]["bookshop-cdc-source"]["command"].startswith("aws ecs run-task")
+
+
+def test_secret_names_come_from_arns() -> None:
+    from infra.targets.aws.compute import secret_name_of
+
+    assert secret_name_of("arn:aws:secretsmanager:eu-west-1:1:secret:rds!db-1a2b-AbCdEf") == "rds!db-1a2b"
+    assert secret_name_of("arn:aws:secretsmanager:eu-west-1:1:secret:lakehouse-polaris-root-secret-x1Y2z3") == \
+        "lakehouse-polaris-root-secret"

@@ -21,7 +21,7 @@ CASES = {
         f"{P}.services.minio: unknown service 'minio'; allowed: seaweedfs, seaweedfs-bucket, postgres, "
         "rest-fixture-init, rest-fixture, polaris-bootstrap, polaris, polaris-catalog, lakekeeper-migrate, "
         "lakekeeper, lakekeeper-warehouse, lakekeeper-s3-loopback, trino, flink-jobmanager, flink-taskmanager, kafka, "
-        "kafka-connect",
+        "kafka-topics, kafka-connect",
     ),
     "layer without owner": (
         lambda p: p["layers"].update({"catalog": {"owner": "  "}}),
@@ -111,7 +111,7 @@ def test_the_lab_on_aws_names_every_service_aws_cannot_run_with_its_reason():
         load_platform(platform, source="Pulumi.lab.yaml")
     refused = [e.split(": ", 1)[0].removeprefix(f"{P}.services.").removesuffix(".enabled") for e in info.value.errors]
     assert refused == ["seaweedfs", "rest-fixture", "lakekeeper-s3-loopback", "flink-jobmanager",
-                       "flink-taskmanager", "kafka", "kafka-connect"]
+                       "flink-taskmanager", "kafka"]  # Connect follows Kafka
     assert "(on aws the store is S3 itself)" in info.value.errors[0]
 
 
@@ -193,13 +193,13 @@ BREAKS_AT_DEPLOY = {
         "native", lambda p: p["services"].update({"lakekeeper": {"enabled": True}}),
         f"{P}.services.lakekeeper.enabled: lakekeeper does not run on the native target (no build of Lakekeeper is "
         "obtainable from the package registries; it runs on docker and aws); disable it. Allowed on native: "
-        "seaweedfs, postgres, rest-fixture, trino",
+        "seaweedfs, postgres, rest-fixture, trino, kafka",
     ),
     "polaris on native names the service and its reason": (
         "native", lambda p: p["services"].update({"polaris": {"enabled": True}}),
         f"{P}.services.polaris.enabled: polaris does not run on the native target (no registry serves Polaris's "
         "server (Maven Central has only polaris-core); it runs on docker and aws); disable it. Allowed on native: "
-        "seaweedfs, postgres, rest-fixture, trino",
+        "seaweedfs, postgres, rest-fixture, trino, kafka",
     ),
 }
 

@@ -93,22 +93,22 @@ LAB_POLARIS_SECRET = "lab-polaris-root-secret"
 
 def test_the_lab_stores_secret_key_in_a_plain_variable_file_or_command_is_refused():
     resources, context = lab()
-    connect = named(resources, "kafka-connect", "docker:index/container:Container")
-    index = len(connect.props["envs"])
-    connect.props["envs"].append(f"STORE_AUTH={LAB_STORE_KEY}")  # a name no credential pattern knows
-    connect.props["uploads"] = [{"file": "/etc/connect/store.properties",
-                                 "content": f"store.endpoint=http://seaweedfs:8333\nstore.auth={LAB_STORE_KEY}\n"}]
+    broker = named(resources, "kafka", "docker:index/container:Container")  # its env holds no secret: a plain list
+    index = len(broker.props["envs"])
+    broker.props["envs"].append(f"STORE_AUTH={LAB_STORE_KEY}")  # a name no credential pattern knows
+    broker.props["uploads"] = [{"file": "/etc/kafka/store.properties",
+                                "content": f"store.endpoint=http://seaweedfs:8333\nstore.auth={LAB_STORE_KEY}\n"}]
     flink = named(resources, "flink-jobmanager", "docker:index/container:Container")
     flink.props["command"] = [*flink.props["command"], f"-Dcatalog.credential=root:{LAB_POLARIS_SECRET}"]
-    store_key = "secret S3_SECRET_KEY of docker:Container 'lakekeeper-warehouse'"  # the first holder by kind and name
+    store_key = "secret LAKEHOUSE_S3_SECRET_KEY of docker:Container 'kafka-connect'"  # the first holder by kind and name
     found = violations("secret-values-not-plaintext", resources, context)
     assert sorted(found) == [  # the graph's order is the order of registration, which varies
         "docker:Container 'flink-jobmanager' (layer compute, owner streaming) breaks secret-values-not-plaintext: "
         "command[1] holds the value of secret POLARIS_CLIENT_SECRET of docker:Container 'polaris-catalog' "
         f"{ADVICE}",
-        f"docker:Container 'kafka-connect' (layer compute, owner streaming) breaks secret-values-not-plaintext: "
+        f"docker:Container 'kafka' (layer compute, owner streaming) breaks secret-values-not-plaintext: "
         f"envs[{index}] (STORE_AUTH) holds the value of {store_key} {ADVICE}",
-        f"docker:Container 'kafka-connect' (layer compute, owner streaming) breaks secret-values-not-plaintext: "
+        f"docker:Container 'kafka' (layer compute, owner streaming) breaks secret-values-not-plaintext: "
         f"uploads[0].content holds the value of {store_key} {ADVICE}",
     ]
     assert not any(LAB_STORE_KEY in m or LAB_POLARIS_SECRET in m for m in found)
@@ -188,5 +188,6 @@ def test_a_native_service_given_a_secret_on_its_command_line_is_refused():
     trino.props["argv"] = [*trino.props["argv"], "--store-key=lab-secret-key"]
     assert violations("secret-values-not-plaintext", resources, context) == [
         "native:LocalService 'trino' (layer compute, owner analytics engineering) breaks secret-values-not-plaintext: "
-        f"argv[{index}] holds the value of secret AWS_SECRET_ACCESS_KEY of native:LocalService 'rest-fixture' {ADVICE}"
+        f"argv[{index}] holds the value of secret LAKEHOUSE_S3_SECRET_KEY of native:LocalService 'kafka-connect' "
+        f"{ADVICE}"
     ]

@@ -49,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     for column in ("artifact", "requested", "obtained", "path", "size", "sha256", "seconds"):
         table.add_column(column, overflow="fold", no_wrap=column != "path")
     rows: list[tuple[Artifact, float | None]] = [(a, resolver.timings.get(n)) for n, a in found.services.items()]
+    rows += [(a, resolver.timings.get(n)) for n, a in found.cloud.items()]
     if found.spark_jars is not None:
         rows.append((found.spark_jars, resolver.timings.get("spark-jars")))
     if found.duckdb is not None:

@@ -170,3 +170,25 @@ class JarLock:
 def fetch_all(jars: Sequence[LockedJar]) -> list[Path]:
     """Every jar of a lock in the cache, each verified against its pin."""
     return [fetch(j.coordinate, j.sha256) for j in jars]
+
+
+def link_into(files: Sequence[Path], dest: Path) -> list[Path]:
+    """Hard links of cached files in ``dest`` (a copy across file systems), so the directory holds real files.
+
+    Real files, not symlinks: a container that mounts ``dest`` does not see the cache the links point into.
+    A directory is rebuilt from scratch so no jar of an older lock lingers in it.
+    """
+    import shutil
+
+    staging = dest.with_name(dest.name + f".tmp-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    for path in files:
+        target = staging / path.name
+        try:
+            os.link(path, target)
+        except OSError:
+            shutil.copy2(path, target)
+    shutil.rmtree(dest, ignore_errors=True)
+    os.replace(staging, dest)
+    return [dest / p.name for p in files]

@@ -27,6 +27,7 @@ class StackArtifacts:
     java: dict[int, Path] = field(default_factory=dict)
     spark_jars: Artifact | None = None
     duckdb: DuckDBExtensions | None = None
+    cloud: dict[str, Artifact] = field(default_factory=dict)  # service -> what the aws target uploads for it
 
     def java_home(self, major: int) -> Path:
         return self.java[major]
@@ -46,6 +47,14 @@ def recipe_of(spec: PlatformSpec, name: str) -> ArtifactRecipe | None:
     if spec.target is Target.DOCKER:
         return definition.lab_artifact
     return None
+
+
+def cloud_recipes(spec: PlatformSpec) -> dict[str, ArtifactRecipe]:
+    """service -> the recipe of what the aws target uploads for it (only where the stack runs it)."""
+    if spec.target is not Target.AWS:
+        return {}
+    return {d.name: d.cloud_artifact for d in registry()
+            if d.cloud_artifact is not None and d.cloud_enabled is not None and d.cloud_enabled(spec)}
 
 
 def java_majors(spec: PlatformSpec) -> set[int]:
@@ -72,6 +81,13 @@ class CacheResolver:
                 missing.append(f"{name} ({key}, from {recipe.source})")
             else:
                 services[name] = found
+        cloud: dict[str, Artifact] = {}
+        for name, recipe in cloud_recipes(spec).items():
+            key = recipe.key(ServiceContext(spec, name))
+            if (found_cloud := cache.lookup(key)) is None:
+                missing.append(f"{name} ({key}, from {recipe.source})")
+            else:
+                cloud[name] = found_cloud
         spark_jars = duckdb = None
         if spec.target is Target.NATIVE:
             spark_jars = cache.lookup(clients.spark_jars_key(spec.engines))
@@ -84,7 +100,7 @@ class CacheResolver:
                 f"({cache.cache_root(create=False)}): " + "; ".join(missing)
                 + ". Fetch them with `make artifacts STACK=<stack>` (python -m infra.artifacts fetch --stack <stack>)"
             )
-        return StackArtifacts(services, {m: java.find_java(m) for m in java_majors(spec)}, spark_jars, duckdb)
+        return StackArtifacts(services, {m: java.find_java(m) for m in java_majors(spec)}, spark_jars, duckdb, cloud)
 
 
 class FetchingResolver:
@@ -108,10 +124,17 @@ class FetchingResolver:
             except ArtifactError as exc:
                 raise ArtifactError(f"{name}: {exc}") from None
             self.timings[name] = time.monotonic() - started
+        cloud: dict[str, Artifact] = {}
+        for name, recipe in cloud_recipes(spec).items():
+            if self.only and name not in self.only:
+                continue
+            started = time.monotonic()
+            cloud[name] = recipe.fetch(ServiceContext(spec, name))
+            self.timings[name] = time.monotonic() - started
         spark_jars = duckdb = None
         if spec.target is Target.NATIVE and (not self.only or "spark-jars" in self.only):
             started = time.monotonic()
             spark_jars = clients.fetch_spark_jars(spec.engines)
             self.timings["spark-jars"] = time.monotonic() - started
             duckdb = clients.duckdb_extensions()
-        return StackArtifacts(services, {m: java.find_java(m) for m in java_majors(spec)}, spark_jars, duckdb)
+        return StackArtifacts(services, {m: java.find_java(m) for m in java_majors(spec)}, spark_jars, duckdb, cloud)

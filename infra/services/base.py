@@ -94,6 +94,7 @@ class ContainerPlan:
     uploads: dict[str, str] = field(default_factory=dict)  # path in container -> file content
     upload_sources: dict[str, str] = field(default_factory=dict)  # path in container -> host file
     bind_mounts: dict[str, str] = field(default_factory=dict)  # host dir (under the stack's state) -> container path
+    host_mounts: dict[str, str] = field(default_factory=dict)  # absolute host path (artifact) -> path, read-only
     volumes: dict[str, str] = field(default_factory=dict)  # volume name suffix -> container path
     user: str | None = None
     network_mode_service: str | None = None  # share another service's network namespace (sidecar)
@@ -126,6 +127,47 @@ class EcsPlan:
     command: list[str] = field(default_factory=list)
     entry_point: list[str] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ConnectorStep:
+    """Register one connector on a Kafka Connect worker: a deployment step, not a process.
+
+    ``connect_url`` is Connect's REST API as the deploying host reaches it; ``config`` holds no secret
+    (credentials are config-provider references, ``${env:NAME}``, that the worker resolves), so it is
+    plain in state and in Connect's config topic alike. ``after`` names the steps it needs first.
+    """
+
+    name: str
+    connect_url: str
+    config: dict[str, str]
+    after: tuple[str, ...] = ()
+    running_timeout_s: float = 180.0
+    reset_offsets_on_delete: bool = False  # a CDC source whose slot is dropped with it
+
+
+@dataclass(frozen=True)
+class PostgresSourceStep:
+    """Set up a CDC source in PostgreSQL (schema, seed, role, publication, slot); tear it down on delete.
+
+    ``password`` and ``params`` values may be secret placeholders; ``apply`` statements may reference
+    ``params`` as ``%(name)s`` (bound by the driver, never interpolated). Every statement is idempotent.
+    """
+
+    name: str
+    host: str
+    port: int
+    database: str
+    user: str
+    password: str
+    apply: tuple[str, ...]
+    teardown: tuple[str, ...]
+    params: dict[str, str] = field(default_factory=dict)
+    slot: str = ""  # the replication slot the teardown waits to be released by its consumer
+    after: tuple[str, ...] = ()  # the database's service, and any step it needs first
+
+
+DeploymentStep = ConnectorStep | PostgresSourceStep
 
 
 @dataclass(frozen=True)
@@ -207,6 +249,7 @@ class SecretSpec:
 ContainerRenderer = Callable[[ServiceContext, ContainerHost], ContainerPlan]
 NativeRenderer = Callable[[ServiceContext, NativeHost], NativePlan]
 EcsRenderer = Callable[[ServiceContext], EcsPlan]
+StepsRenderer = Callable[[ServiceContext], list[DeploymentStep]]
 
 
 @dataclass(frozen=True)
@@ -225,6 +268,10 @@ class ServiceDefinition:
     unavailable: Mapping[Target, str] = field(default_factory=dict)  # target -> why it cannot run there
     artifact: ArtifactRecipe | None = None  # what the native process runs
     lab_artifact: ArtifactRecipe | None = None  # host files the lab's container mounts
+    # Host files the aws target uploads for the managed counterpart of this service (MSK Connect's
+    # custom plugins), needed when ``cloud_enabled(spec)`` says the stack runs it.
+    cloud_artifact: ArtifactRecipe | None = None
+    cloud_enabled: Callable[[PlatformSpec], bool] | None = None
     java: int | None = None  # JDK major the native process needs
     catalog: CatalogRole | None = None
     secrets: tuple[SecretSpec, ...] = ()  # on aws each must be set in the stack's secret config
@@ -233,6 +280,9 @@ class ServiceDefinition:
     after: tuple[str, ...] = ()
     #: Queries the catalogs: waits for every enabled catalog's ``CatalogRole.ready_after`` jobs.
     uses_catalogs: bool = False
+    # Deployment steps that are not processes (register a connector, set up a CDC source), in order;
+    # native and docker make each a typed dynamic resource after this service is up.
+    steps: StepsRenderer | None = None
 
     def runs_on(self, target: Target) -> bool:
         """Whether a target has a way to run this service (a renderer, a fold or a managed service)."""

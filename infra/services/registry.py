@@ -25,6 +25,7 @@ MODULES: tuple[str, ...] = (
     "infra.services.trino",
     "infra.services.flink",
     "infra.services.kafka",
+    "infra.services.kafka_connect",
 )
 
 

@@ -14,6 +14,7 @@ from infra.spec.operations import MaintenanceJob, ObservabilitySpec, RecoverySpe
 from infra.spec.platform import PlacementContext, PlatformSpec
 from infra.spec.service import HealthCheckSpec, PortSpec, RestartSpec, ServiceSpec
 from infra.spec.storage import IdentitySpec, StorageSpec, bucket_name_problem
+from infra.spec.streams import DebeziumPostgresSpec, IcebergSinkSpec, StreamsSpec, TopicSpec
 from infra.spec.tables import ColumnSpec, PartitionFieldSpec, TableSpec
 
 __all__ = [
@@ -23,8 +24,10 @@ __all__ = [
     "AwsSpec",
     "CatalogSpec",
     "ColumnSpec",
+    "DebeziumPostgresSpec",
     "EngineSpec",
     "HealthCheckSpec",
+    "IcebergSinkSpec",
     "IdentitySpec",
     "Layer",
     "LayerSpec",
@@ -38,9 +41,11 @@ __all__ = [
     "RestartSpec",
     "ServiceSpec",
     "StorageSpec",
+    "StreamsSpec",
     "Strict",
     "TableSpec",
     "Target",
+    "TopicSpec",
     "bucket_name_problem",
     "cron_problem",
     "eventbridge_cron",

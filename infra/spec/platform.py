@@ -20,6 +20,7 @@ from infra.spec.layers import Layer, LayerSpec
 from infra.spec.operations import MaintenanceJob, ObservabilitySpec, RecoverySpec, eventbridge_cron
 from infra.spec.service import ServiceSpec
 from infra.spec.storage import IdentitySpec, StorageSpec
+from infra.spec.streams import StreamsSpec
 from infra.spec.tables import TableSpec
 
 
@@ -50,6 +51,8 @@ class PlatformSpec(Strict):
     engines: EngineSpec = Field(default_factory=EngineSpec)
     maintenance: list[MaintenanceJob] = Field(default_factory=list, description="Scheduled maintenance.")
     tables: list[TableSpec] = Field(default_factory=list, description="Tables the platform creates and watches.")
+    streams: StreamsSpec = Field(default_factory=StreamsSpec,
+                                 description="Kafka topics and Connect connectors (deployed where Connect runs).")
     recovery: RecoverySpec = Field(default_factory=RecoverySpec)
     observability: ObservabilitySpec = Field(default_factory=ObservabilitySpec)
     aws: AwsSpec = Field(default_factory=AwsSpec)
@@ -146,6 +149,17 @@ class PlatformSpec(Strict):
             choices = [n for n in catalogs if n in enabled]
             raise ValueError(f"catalog.default: {self.catalog.default!r} is not an enabled catalog; allowed: "
                              + (", ".join(choices) or "none (enable one of " + ", ".join(catalogs) + ")"))
+        return self
+
+    @model_validator(mode="after")
+    def _streams_sources(self) -> PlatformSpec:
+        """A CDC source needs the platform's PostgreSQL wherever its connectors are deployed."""
+        enabled = self.enabled_services()
+        deployed = "kafka-connect" in enabled or (self.target is Target.AWS and self.aws.kafka_msk)
+        if deployed and self.streams.sources() and "postgres" not in enabled:
+            index = next(i for i, c in enumerate(self.streams.connectors) if c.kind == "debezium-postgres")
+            raise ValueError(f"streams.connectors.{index}: a Debezium source captures the bookshop in the platform's "
+                             "PostgreSQL; enable services.postgres or remove the connector")
         return self
 
     @model_validator(mode="after")

@@ -121,6 +121,42 @@ def smoke(stack: str) -> list[tuple[str, str, bool, str]]:
             results.append(("compute", "Trino sees the Iceberg catalogs", ok, f"catalogs: {catalogs}"))
         except Exception as exc:  # noqa: BLE001
             results.append(("compute", "Trino sees the Iceberg catalogs", False, str(exc)))
+    results += smoke_streams(out)
+    return results
+
+
+def smoke_streams(out: dict[str, Any]) -> list[tuple[str, str, bool, str]]:
+    """Kafka lists the platform's topics; Connect runs every declared connector (and all its tasks)."""
+    import requests
+
+    results: list[tuple[str, str, bool, str]] = []
+    profiles, streams = out["profiles"]["host"], out.get("streams") or {}
+    if "kafka" in profiles:
+        check = "Kafka lists the platform's topics"
+        try:
+            from confluent_kafka.admin import AdminClient
+
+            admin = AdminClient({"bootstrap.servers": profiles["kafka"]["bootstrap.servers"]})
+            found = set(admin.list_topics(timeout=10).topics)
+            wanted = [t["name"] for t in streams.get("topics", [])]
+            missing = [t for t in wanted if t not in found]
+            results.append(("compute", check, not missing,
+                            f"missing: {missing}" if missing else f"{len(wanted)} topics: {', '.join(wanted)}"))
+        except Exception as exc:  # noqa: BLE001
+            results.append(("compute", check, False, str(exc)))
+    if "kafka_connect" in profiles:
+        check = "Connect runs every connector (RUNNING, all tasks)"
+        try:
+            base = profiles["kafka_connect"]["url"]
+            status = requests.get(f"{base}/connectors?expand=status", timeout=10).json()
+            states = {name: [body["status"]["connector"]["state"], *(t["state"] for t in body["status"]["tasks"])]
+                      for name, body in status.items()}
+            wanted = [c["name"] for c in streams.get("connectors", [])]
+            bad = {n: states.get(n, ["ABSENT"]) for n in wanted if set(states.get(n, ["ABSENT"])) != {"RUNNING"}}
+            results.append(("compute", check, not bad,
+                            f"not running: {bad}" if bad else ", ".join(f"{n} RUNNING" for n in wanted)))
+        except Exception as exc:  # noqa: BLE001
+            results.append(("compute", check, False, str(exc)))
     return results
 
 

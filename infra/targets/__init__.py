@@ -62,9 +62,14 @@ def prepare(spec: PlatformSpec, secrets: dict[str, pulumi.Output[str]], resolver
 
         return DockerTarget(spec, secrets, resolver)
     if spec.target is Target.AWS:
+        from infra.artifacts.recipe import ArtifactError
         from infra.targets.aws import AwsTarget
 
-        return AwsTarget(spec, secrets)
+        try:
+            artifacts = resolver.resolve(spec)  # what it uploads (MSK Connect's plugins), looked up in the cache
+        except ArtifactError as exc:
+            raise TargetNotReady(f"the aws platform cannot be built here:\n  - {exc}") from None
+        return AwsTarget(spec, secrets, artifacts)
     from infra.targets.native.target import NativeTarget
 
     return NativeTarget(spec, secrets, resolver, check_ports=check_ports)

@@ -34,7 +34,7 @@ from infra.secrets import render
 from infra.services import ServiceContext, registry
 from infra.services.base import ContainerHost
 from infra.spec import Layer, PlatformSpec, ServiceSpec
-from infra.targets import Built, dependencies
+from infra.targets import Built, dependencies, steps
 
 LabelArgs = TypeVar("LabelArgs")
 
@@ -113,6 +113,10 @@ class DockerTarget:
             built.layer(service.layer).setdefault("containers", {})[name] = container.name
         # Every job's outcome is a stack output, so a failed job fails `up` even when nothing waits for it.
         built.outputs["jobs"] = pulumi.Output.all(**self.job_gates) if self.job_gates else {}
+        # Connectors and the CDC source: registered from this host through the published ports.
+        for step_name, resource in steps.build_steps(self.spec, self.secrets, self.containers, layers).items():
+            if isinstance(resource, steps.Connector):
+                built.layer(Layer.COMPUTE).setdefault("connectors", {})[step_name] = resource.last_action
         return built
 
     def _gate(self, name: str, container: docker.Container) -> pulumi.Output[str]:
@@ -142,6 +146,9 @@ class DockerTarget:
         # Binds entry, so the daemon creates a missing source (the Mounts API refuses one; module docstring).
         binds = [docker.ContainerVolumeArgs(host_path=str(self.state_dir / host_dir), container_path=target)
                  for host_dir, target in plan.bind_mounts.items()]
+        # An artifact from the cache (real files, never symlinks into it), read-only in the container.
+        binds += [docker.ContainerVolumeArgs(host_path=host_path, container_path=target, read_only=True)
+                  for host_path, target in plan.host_mounts.items()]
         uploads = [
             docker.ContainerUploadArgs(file=path, content=render(body, self.secrets))
             for path, body in plan.uploads.items()

@@ -25,6 +25,7 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from infra.artifacts.resolver import StackArtifacts
 from infra.layers import LayerComponent
 from infra.spec import Layer, PlatformSpec
 from infra.targets import Built
@@ -62,9 +63,11 @@ class AwsContext:
 class AwsTarget:
     """Builds the platform on AWS: S3, RDS PostgreSQL, ECS Fargate, IAM, KMS, CloudWatch, AWS Backup."""
 
-    def __init__(self, spec: PlatformSpec, secrets: dict[str, pulumi.Output[str]]):
+    def __init__(self, spec: PlatformSpec, secrets: dict[str, pulumi.Output[str]],
+                 artifacts: StackArtifacts | None = None):
         self.spec = spec
         self.secrets = secrets
+        self.artifacts = artifacts or StackArtifacts()  # what it uploads (MSK Connect's plugins), looked up
 
     def build(self, layers: Mapping[Layer, LayerComponent]) -> Built:
         from infra.targets.aws import catalog, compute, governance, observability, orchestration, recovery, storage
@@ -84,7 +87,7 @@ class AwsTarget:
         logs = observability.log_groups(ctx, gov)
         store = storage.build(ctx, gov)
         cat = catalog.build(ctx, gov, logs)
-        comp = compute.build(ctx, gov, logs, cat)
+        comp = compute.build(ctx, gov, logs, cat, self.artifacts.cloud.get("kafka-connect"))
         orch = orchestration.build(ctx, gov, logs, comp)
         alarms = observability.alarms(ctx, gov, logs, cat, comp, orch)
         rec = recovery.build(ctx, gov, store, cat)

@@ -12,6 +12,8 @@ Never a home-made cluster.
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -19,9 +21,10 @@ import pulumi
 import pulumi_aws as aws
 
 from infra import profiles
+from infra.artifacts.recipe import Artifact
 from infra.secrets import render
-from infra.services import ServiceContext, kafka, postgres, registry, trino
-from infra.services.base import SECRET_TOKEN, Side, host_of, url
+from infra.services import ServiceContext, kafka, kafka_connect, postgres, registry, trino
+from infra.services.base import SECRET_TOKEN, Side, host_of, secret, url
 from infra.spec import Layer, PlatformSpec
 from infra.targets.aws import governance as gov_module
 from infra.targets.aws.common import fargate_size, log_group_name
@@ -50,6 +53,8 @@ class ComputeState:
     spark: aws.emrserverless.Application | None = None
     spark_role: aws.iam.Role | None = None
     msk: aws.msk.Cluster | None = None
+    connectors: dict[str, aws.mskconnect.Connector] = field(default_factory=dict)
+    jobs: dict[str, dict[str, Any]] = field(default_factory=dict)  # one-off tasks CD runs (the CDC source)
     trino_url: str | None = None
     trino_workers: int = 0
 
@@ -61,6 +66,7 @@ class ComputeState:
             out["spark_application_id"] = self.spark.id
         if self.msk is not None:
             out["kafka_bootstrap_brokers"] = self.msk.bootstrap_brokers_sasl_iam
+            out["connectors"] = {name: c.arn for name, c in self.connectors.items()}
         return out
 
     def stack_outputs(self) -> dict[str, Any]:
@@ -71,6 +77,9 @@ class ComputeState:
             out.update(spark_application_id=self.spark.id, spark_job_role_arn=self.spark_role.arn)
         if self.msk is not None:
             out["kafka_bootstrap_brokers"] = self.msk.bootstrap_brokers_sasl_iam
+            out["connect_connectors"] = {name: c.arn for name, c in self.connectors.items()}
+        if self.jobs:
+            out["streams_jobs"] = self.jobs
         return out
 
 
@@ -83,10 +92,13 @@ def log_sources(spec: PlatformSpec) -> dict[str, str | None]:
         sources[SPARK] = None
     if spec.aws.kafka_msk:
         sources.update({kafka.KAFKA: None, MSK_CONNECT: None})
+        if spec.streams.sources():
+            sources[SOURCE_JOB] = None
     return sources
 
 
-def build(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups, catalog: CatalogState) -> ComputeState:
+def build(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups, catalog: CatalogState,
+          plugins: Artifact | None = None) -> ComputeState:
     spec = ctx.spec
     state = ComputeState(ecs_cluster(ctx, LAYER))
     if trino.NAME in spec.enabled_services():
@@ -96,7 +108,7 @@ def build(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups, cat
     if spec.aws.spark_emr_serverless:
         state.spark = _spark(ctx, gov, logs, state)
     if spec.aws.kafka_msk:
-        state.msk = _msk(ctx, gov, logs, catalog)
+        state.msk = _msk(ctx, gov, logs, catalog, plugins, state)
     return state
 
 
@@ -228,7 +240,7 @@ def _spark(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups,
     )
 
 
-# -- Kafka on MSK, Debezium on MSK Connect -------------------------------------------------------
+# -- Kafka on MSK; the stack's connectors on MSK Connect ----------------------------------------
 
 
 def _artifacts_bucket_name(bucket: str) -> str:
@@ -238,13 +250,32 @@ def _artifacts_bucket_name(bucket: str) -> str:
     return f"{bucket[:50].rstrip('-.')}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
 
-def debezium_plugin_url(version_tag: str) -> str:
-    """Debezium's PostgreSQL connector plugin on Maven Central (Pulumi uploads the archive as a ZIP)."""
-    base = "https://repo1.maven.org/maven2/io/debezium/debezium-connector-postgres"
-    return f"{base}/{version_tag}/debezium-connector-postgres-{version_tag}-plugin.tar.gz"
+def secret_name_of(arn: str) -> str:
+    """A Secrets Manager secret's *name* from its ARN (``...:secret:<name>-<6 random characters>``).
+
+    Connector configs reference secrets by name: Kafka's ``${provider:path:key}`` pattern cannot
+    carry the colons of an ARN (``${secretsmanager:arn:aws:...}`` parses as path ``arn``).
+    """
+    name = arn.split(":secret:", 1)[1] if ":secret:" in arn else arn.rsplit(":", 1)[-1]
+    return re.sub(r"-[A-Za-z0-9]{6}$", "", name)
 
 
-def _msk(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups, catalog: CatalogState) -> aws.msk.Cluster:
+#: The Debezium user on aws: RDS's master user (the rds_replication role), its password the RDS-managed secret.
+MSK_DB_USER = "postgres"
+SOURCE_JOB = "bookshop-cdc-source"
+
+
+def _secret_ref_token(refs: dict[str, str]) -> kafka_connect.SecretRef:
+    """Placeholders for ``${secretsmanager:<name>:<key>}``: the names are Outputs, filled in afterwards."""
+    def ref(name: str, key: str) -> str:
+        refs[name] = key
+        return "${secretsmanager:@@" + name + "@@:" + ("password" if name == "postgres-password" else "value") + "}"
+
+    return ref
+
+
+def _msk(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups, catalog: CatalogState,
+         plugins: Artifact | None, state: ComputeState) -> aws.msk.Cluster:
     spec = ctx.spec
     network = gov.network
     opts = ctx.opts(LAYER)
@@ -268,96 +299,180 @@ def _msk(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups, cata
         tags=tags,
         opts=ctx.opts(LAYER, depends_on=[logs.group(kafka.KAFKA)]),
     )
+    # The platform's topics, as on every target (MSK never auto-creates them either).
+    replication = min(3, spec.aws.msk_broker_count)
+    topics = [aws.msk.Topic(f"{spec.name}-topic-{t.name.replace('.', '-')}", name=t.name, cluster_arn=cluster.arn,
+                            partition_count=t.partitions, replication_factor=replication,
+                            configs=json.dumps(kafka.topic_configs(t), sort_keys=True), opts=opts)
+              for t in kafka.platform_topics(spec)]
+    if not spec.streams.connectors:
+        return cluster
+    assert plugins is not None, "the MSK Connect plugins are resolved with the stack (make artifacts STACK=<stack>)"
 
-    # Debezium on MSK Connect: plugin from Maven Central into a private artifacts bucket.
-    connect = spec.services[kafka.CONNECT]
+    connect = spec.services[kafka_connect.CONNECT]
+    connect_tags = ctx.tags(LAYER, kafka_connect.CONNECT)
     artifacts = secure_bucket(
         ctx, LAYER, f"{spec.name}-artifacts", _artifacts_bucket_name(spec.storage.bucket), gov.key,
         noncurrent_days=spec.storage.noncurrent_version_expiration_days,
         abort_multipart_days=spec.storage.abort_incomplete_multipart_days,
     )
-    plugin_key = f"plugins/debezium-connector-postgres-{connect.image_tag}.zip"
-    plugin_object = aws.s3.BucketObjectv2(
-        f"{spec.name}-debezium-plugin", bucket=artifacts.bucket.id, key=plugin_key,
-        source=pulumi.RemoteArchive(debezium_plugin_url(connect.image_tag)),
-        server_side_encryption="aws:kms", kms_key_id=gov.key.arn,
-        tags=ctx.tags(LAYER, kafka.CONNECT), opts=opts,
-    )
-    plugin = aws.mskconnect.CustomPlugin(
-        f"{spec.name}-debezium", name=f"{spec.name}-{pulumi.get_stack()}-debezium-{connect.version}",
-        content_type="ZIP",
-        location={"s3": {"bucket_arn": artifacts.bucket.arn, "file_key": plugin_object.key}},
-        tags=ctx.tags(LAYER, kafka.CONNECT), opts=opts,
-    )
+    # One custom plugin per plugin kind (a connector takes one), each with the platform's config provider.
+    root = plugins.path
+    provider = pulumi.FileArchive(str(root / kafka_connect.PROVIDER_DIR))
+    contents: dict[str, dict[str, pulumi.Asset | pulumi.Archive]] = {
+        "debezium-postgres": {"debezium-connector-postgres":
+                              pulumi.FileArchive(str(root / kafka_connect.debezium_plugin(
+                                  ServiceContext(spec, kafka_connect.CONNECT)).filename)),
+                              kafka_connect.PROVIDER_DIR: provider},
+        "iceberg-sink": {"iceberg-kafka-connect": pulumi.FileArchive(str(root / "iceberg-kafka-connect")),
+                         kafka_connect.PROVIDER_DIR: provider},
+    }
+    custom: dict[str, aws.mskconnect.CustomPlugin] = {}
+    for kind in sorted({c.kind for c in spec.streams.connectors}):
+        version = connect.image_tag if kind == "debezium-postgres" else spec.engines.iceberg
+        obj = aws.s3.BucketObjectv2(
+            f"{spec.name}-{kind}-plugin", bucket=artifacts.bucket.id,
+            key=f"plugins/{kind}-{version}-{plugins.sha256[:12]}.zip",
+            source=pulumi.AssetArchive(contents[kind]), server_side_encryption="aws:kms", kms_key_id=gov.key.arn,
+            tags=connect_tags, opts=opts,
+        )
+        custom[kind] = aws.mskconnect.CustomPlugin(
+            f"{spec.name}-{kind}", name=f"{spec.name}-{pulumi.get_stack()}-{kind}-{plugins.sha256[:8]}",
+            content_type="ZIP", location={"s3": {"bucket_arn": artifacts.bucket.arn, "file_key": obj.key}},
+            tags=connect_tags, opts=opts,
+        )
     workers = aws.mskconnect.WorkerConfiguration(
         f"{spec.name}-connect-workers", name=f"{spec.name}-{pulumi.get_stack()}-connect-workers",
-        # Secrets are resolved by the worker at run time (MSK config provider), never written in the connector.
+        # Secrets are resolved by the worker when it starts a task, through the provider each plugin carries.
         properties_file_content="\n".join([
-            "key.converter=org.apache.kafka.connect.json.JsonConverter",
-            "value.converter=org.apache.kafka.connect.json.JsonConverter",
+            f"key.converter={kafka_connect.JSON_CONVERTER}",
+            f"value.converter={kafka_connect.JSON_CONVERTER}",
             "config.providers=secretsmanager",
-            "config.providers.secretsmanager.class="
-            "com.amazonaws.kafka.config.providers.SecretsManagerConfigProvider",
+            f"config.providers.secretsmanager.class={kafka_connect.PROVIDER_CLASS}",
             f"config.providers.secretsmanager.param.region={spec.aws.region}",
+            "offset.flush.interval.ms=1000",
             "",
         ]),
-        tags=ctx.tags(LAYER, kafka.CONNECT), opts=opts,
+        tags=connect_tags, opts=opts,
     )
-    topics = cluster.arn.apply(lambda arn: arn.replace(":cluster/", ":topic/") + "/*")
-    groups = cluster.arn.apply(lambda arn: arn.replace(":cluster/", ":group/") + "/*")
-    db_secret = catalog.secret_refs["postgres-password"]
+
+    # What the connectors reference, by platform secret name -> its Secrets Manager ARN.
+    secret_arns: dict[str, pulumi.Input[str]] = {
+        name: pulumi.Output.from_input(ref).apply(gov_module.secret_arn) for name, ref in catalog.secret_refs.items()}
+    referenced: dict[str, str] = {}
+    ref = _secret_ref_token(referenced)
+    service_ctx = ServiceContext(spec, kafka_connect.CONNECT)
+    rendered = {}
+    for connector in spec.streams.connectors:
+        if connector.kind == "debezium-postgres":
+            config = kafka_connect.source_config(service_ctx, connector, ref, user=MSK_DB_USER,
+                                                 password_secret="postgres-password")  # noqa: S106 - a name
+            config["database.sslmode"] = "require"
+        else:
+            config = kafka_connect.sink_config(service_ctx, connector, ref)
+            # The sink's own control-topic clients authenticate to MSK like the worker does.
+            config.update({
+                "iceberg.kafka.security.protocol": "SASL_SSL", "iceberg.kafka.sasl.mechanism": "AWS_MSK_IAM",
+                "iceberg.kafka.sasl.jaas.config": "software.amazon.msk.auth.iam.IAMLoginModule required;",
+                "iceberg.kafka.sasl.client.callback.handler.class":
+                    "software.amazon.msk.auth.iam.IAMClientCallbackHandler",
+            })
+        # MSK Connect otherwise restarts a connector that uses a config provider whenever it re-reads it.
+        config["config.action.reload"] = "none"
+        rendered[connector.name] = config
+    unknown = sorted(set(referenced) - set(secret_arns))
+    if unknown:
+        raise KeyError(f"connectors reference secrets aws keeps nowhere: {', '.join(unknown)}")
+    names = {n: pulumi.Output.from_input(secret_arns[n]).apply(secret_name_of) for n in referenced}
+
+    def fill(config: dict[str, str]) -> pulumi.Output[dict[str, str]]:
+        def sub(values: list[str]) -> dict[str, str]:
+            table = dict(zip(names, values, strict=True))
+            return {k: re.sub(r"@@([a-z0-9-]+)@@", lambda m: table[m.group(1)], v) for k, v in config.items()}
+
+        return pulumi.Output.all(*names.values()).apply(sub)
+
+    arn_of = cluster.arn
     role = gov_module.service_role(
         ctx, gov, "connect", "kafkaconnect.amazonaws.com",
-        "MSK Connect: Debezium writes the bookshop's changes to MSK and reads the database secret",
+        "MSK Connect: the stack's connectors read and write MSK, read their secrets, log",
         [
             {"Sid": "KafkaCluster", "Effect": "Allow",
-             "Action": ["kafka-cluster:Connect", "kafka-cluster:DescribeCluster"], "Resource": cluster.arn},
+             "Action": ["kafka-cluster:Connect", "kafka-cluster:DescribeCluster",
+                        "kafka-cluster:WriteDataIdempotently"],
+             "Resource": arn_of},
             {"Sid": "KafkaTopics", "Effect": "Allow",
              "Action": ["kafka-cluster:CreateTopic", "kafka-cluster:DescribeTopic", "kafka-cluster:WriteData",
-                        "kafka-cluster:ReadData"], "Resource": topics},
+                        "kafka-cluster:ReadData"],
+             "Resource": arn_of.apply(lambda arn: arn.replace(":cluster/", ":topic/") + "/*")},
             {"Sid": "KafkaGroups", "Effect": "Allow",
-             "Action": ["kafka-cluster:AlterGroup", "kafka-cluster:DescribeGroup"], "Resource": groups},
-            {"Sid": "DatabaseSecret", "Effect": "Allow", "Action": ["secretsmanager:GetSecretValue"],
-             "Resource": pulumi.Output.from_input(db_secret).apply(gov_module.secret_arn)},
-            {"Sid": "DecryptDatabaseSecret", "Effect": "Allow", "Action": ["kms:Decrypt"], "Resource": gov.key.arn},
+             "Action": ["kafka-cluster:AlterGroup", "kafka-cluster:DescribeGroup"],
+             "Resource": arn_of.apply(lambda arn: arn.replace(":cluster/", ":group/") + "/*")},
+            # The Iceberg sink commits with transactional producers.
+            {"Sid": "KafkaTransactions", "Effect": "Allow",
+             "Action": ["kafka-cluster:DescribeTransactionalId", "kafka-cluster:AlterTransactionalId"],
+             "Resource": arn_of.apply(lambda arn: arn.replace(":cluster/", ":transactional-id/") + "/*")},
+            {"Sid": "ConnectorSecrets", "Effect": "Allow", "Action": ["secretsmanager:GetSecretValue"],
+             "Resource": [secret_arns[n] for n in sorted(referenced)]},
+            {"Sid": "DecryptConnectorSecrets", "Effect": "Allow", "Action": ["kms:Decrypt"], "Resource": gov.key.arn},
             {"Sid": "WriteOwnLogs", "Effect": "Allow",
              "Action": ["logs:CreateLogDelivery", "logs:PutLogEvents", "logs:CreateLogStream"], "Resource": "*"},
         ],
         layer=LAYER,
     )
-    pg = spec.services[postgres.NAME]
-    secret_arn = pulumi.Output.from_input(db_secret).apply(gov_module.secret_arn)
-    aws.mskconnect.Connector(
-        f"{spec.name}-bookshop-cdc",
-        name=f"{spec.name}-{pulumi.get_stack()}-bookshop-cdc",
-        description="Debezium: the bookshop's PostgreSQL changes to Kafka",
-        kafkaconnect_version=MSK_CONNECT_VERSION,
-        capacity={"provisioned_capacity": {"mcu_count": 1, "worker_count": 1}},
-        connector_configuration={
-            "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
-            "tasks.max": "1",
-            "database.hostname": host_of(spec, postgres.NAME, Side.INTERNAL),
-            "database.port": str(pg.ports["pg"].internal),
-            "database.user": "postgres",
-            "database.password": secret_arn.apply(lambda arn: "${secretsmanager:" + arn + ":password}"),
-            "database.dbname": "bookshop",
-            "database.sslmode": "require",
-            "topic.prefix": "bookshop",
-            "plugin.name": "pgoutput",
-            "slot.name": "debezium_bookshop",
-            "publication.autocreate.mode": "filtered",
-        },
-        kafka_cluster={"apache_kafka_cluster": {
-            "bootstrap_servers": cluster.bootstrap_brokers_sasl_iam,
-            "vpc": {"security_groups": [network.sg("connect").id], "subnets": network.private_subnet_ids}}},
-        kafka_cluster_client_authentication={"authentication_type": "IAM"},
-        kafka_cluster_encryption_in_transit={"encryption_type": "TLS"},
-        plugins=[{"custom_plugin": {"arn": plugin.arn, "revision": plugin.latest_revision}}],
-        worker_configuration={"arn": workers.arn, "revision": workers.latest_revision},
-        service_execution_role_arn=role.arn,
-        log_delivery={"worker_log_delivery": {"cloudwatch_logs": {
-            "enabled": True, "log_group": log_group_name(spec, MSK_CONNECT)}}},
-        tags=ctx.tags(LAYER, kafka.CONNECT),
-        opts=ctx.opts(LAYER, depends_on=[logs.group(MSK_CONNECT)]),
-    )
+    for connector in spec.streams.connectors:
+        state.connectors[connector.name] = aws.mskconnect.Connector(
+            f"{spec.name}-{connector.name}",
+            name=f"{spec.name}-{pulumi.get_stack()}-{connector.name}",
+            description=f"{connector.kind} connector {connector.name} (streams.connectors)",
+            kafkaconnect_version=MSK_CONNECT_VERSION,
+            capacity={"provisioned_capacity": {"mcu_count": 1, "worker_count": 1}},
+            connector_configuration=fill(rendered[connector.name]),
+            kafka_cluster={"apache_kafka_cluster": {
+                "bootstrap_servers": cluster.bootstrap_brokers_sasl_iam,
+                "vpc": {"security_groups": [network.sg("connect").id], "subnets": network.private_subnet_ids}}},
+            kafka_cluster_client_authentication={"authentication_type": "IAM"},
+            kafka_cluster_encryption_in_transit={"encryption_type": "TLS"},
+            plugins=[{"custom_plugin": {"arn": custom[connector.kind].arn,
+                                        "revision": custom[connector.kind].latest_revision}}],
+            worker_configuration={"arn": workers.arn, "revision": workers.latest_revision},
+            service_execution_role_arn=role.arn,
+            log_delivery={"worker_log_delivery": {"cloudwatch_logs": {
+                "enabled": True, "log_group": log_group_name(spec, MSK_CONNECT)}}},
+            tags=connect_tags,
+            opts=ctx.opts(LAYER, depends_on=[logs.group(MSK_CONNECT), *topics]),
+        )
+    if spec.streams.sources():
+        _cdc_source_job(ctx, gov, catalog, state)
     return cluster
+
+
+def _cdc_source_job(ctx: AwsContext, gov: gov_module.GovernanceState, catalog: CatalogState,
+                    state: ComputeState) -> None:
+    """The bookshop's CDC source on RDS (schema, seed, publication, slot): the same statements as the
+    lab's step, as a one-off ECS task CD runs before the connectors start (the database is private)."""
+    from infra.targets.aws.catalog import run_task_command
+    from infra.targets.aws.ecs import Container, secret_names, shell, task_definition
+
+    spec = ctx.spec
+    pg = spec.services[postgres.NAME]
+    statements = [s for source in spec.streams.sources()
+                  for s in kafka_connect.source_statements(source, with_role=False)]
+    script = ";\n".join(statements) + ";"
+    entry_point, command = shell(["set -e", "psql -v ON_ERROR_STOP=1 -q <<'SQL'", script, "SQL"])
+    env = {"PGHOST": host_of(spec, postgres.NAME, Side.INTERNAL), "PGPORT": str(pg.ports["pg"].internal),
+           "PGUSER": MSK_DB_USER, "PGDATABASE": spec.streams.sources()[0].database, "PGSSLMODE": "require",
+           "PGPASSWORD": secret("postgres-password")}
+    container = Container(name=SOURCE_JOB, image=pg.image, memory_mib=512, env=env, command=command,
+                          entry_point=entry_point)
+    execution = gov_module.execution_role(ctx, gov, SOURCE_JOB, [SOURCE_JOB], secret_names(env), catalog.secret_refs)
+    task = task_definition(ctx, LAYER, f"{spec.name}-{SOURCE_JOB}", [container],
+                           tags=ctx.tags(LAYER, kafka_connect.CONNECT, **{"lakehouse.kind": "job"}),
+                           execution_role=execution, task_role=None, secret_refs=catalog.secret_refs,
+                           cpu=256, memory=512)
+    network = gov.network
+    state.jobs[SOURCE_JOB] = {
+        "task_definition": task.arn,
+        "command": run_task_command(catalog.cluster.name, task.arn, network.private_subnet_ids,
+                                    [network.sg("catalogs").id]),
+    }

@@ -23,7 +23,7 @@ from infra.secrets import render
 from infra.services import ServiceContext, registry
 from infra.services.base import NativeHost
 from infra.spec import Layer, PlatformSpec
-from infra.targets import Built, TargetNotReady, dependencies
+from infra.targets import Built, TargetNotReady, dependencies, steps
 from infra.targets.native import local_service
 from infra.targets.native.local_service import LocalService
 
@@ -98,6 +98,11 @@ class NativeTarget:
             process = self._process(layers[service.layer], name, folded)
             built.layer(service.layer).setdefault("processes", {})[name] = {"pid": process.pid,
                                                                              "log_file": process.log_file}
+        # Steps that are not processes (connectors, the CDC source), once the processes they need are up.
+        self.steps = steps.build_steps(self.spec, self.secrets, self.processes, layers)
+        for step_name, resource in self.steps.items():
+            if isinstance(resource, steps.Connector):
+                built.layer(Layer.COMPUTE).setdefault("connectors", {})[step_name] = resource.last_action
         built.outputs = self.stack_outputs()
         return built
 

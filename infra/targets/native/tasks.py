@@ -3,13 +3,20 @@
 ``python -m infra.targets.native.tasks create-bucket --endpoint URL --bucket NAME --region R``
 Credentials come from LAKEHOUSE_S3_ACCESS_KEY / LAKEHOUSE_S3_SECRET_KEY (secret env of the service),
 never from the command line.
+
+``python -m infra.targets.native.tasks create-topics --bootstrap HOST:PORT --topics JSON``
+waits (bounded) until the broker answers, then creates the topics that are missing (replication 1,
+the given partitions and configs); existing topics are left alone. One process for all of them:
+a JVM per topic (kafka-topics.sh) took 3-9 s each under load.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
+import time
 
 import boto3
 from botocore.config import Config
@@ -41,6 +48,35 @@ def create_bucket(endpoint: str, bucket: str, region: str) -> str:
     return f"bucket {bucket} created"
 
 
+def create_topics(bootstrap: str, topics: list[dict], wait_s: float = 120.0) -> str:
+    """Create the missing ``topics`` ({name, partitions, configs}); returns what was done."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": 5000})
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            existing = set(admin.list_topics(timeout=5).topics)
+            break
+        except Exception:  # noqa: BLE001 - KafkaException until the broker answers
+            if time.monotonic() > deadline:
+                raise SystemExit(f"broker {bootstrap} did not answer within {wait_s:g} s") from None
+            time.sleep(0.5)
+    wanted = [t for t in topics if t["name"] not in existing]
+    if wanted:
+        futures = admin.create_topics([NewTopic(t["name"], num_partitions=int(t["partitions"]), replication_factor=1,
+                                                config=dict(t.get("configs") or {})) for t in wanted],
+                                      operation_timeout=30, request_timeout=30)
+        for name, future in futures.items():
+            try:
+                future.result()
+            except Exception as exc:  # noqa: BLE001 - a topic another client made meanwhile is fine
+                if "TOPIC_ALREADY_EXISTS" not in str(exc):
+                    raise SystemExit(f"topic {name}: {exc}") from None
+    return (f"topics: created {', '.join(t['name'] for t in wanted) or 'none'}; "
+            f"{len(topics) - len(wanted)} existed")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m infra.targets.native.tasks")
     sub = parser.add_subparsers(dest="task", required=True)
@@ -48,8 +84,14 @@ def main(argv: list[str] | None = None) -> int:
     bucket.add_argument("--endpoint", required=True)
     bucket.add_argument("--bucket", required=True)
     bucket.add_argument("--region", required=True)
+    topics = sub.add_parser("create-topics", help="create the platform's Kafka topics if missing")
+    topics.add_argument("--bootstrap", required=True)
+    topics.add_argument("--topics", required=True, help="JSON list of {name, partitions, configs}")
     args = parser.parse_args(argv)
-    print(create_bucket(args.endpoint, args.bucket, args.region))
+    if args.task == "create-topics":
+        print(create_topics(args.bootstrap, json.loads(args.topics)))
+    else:
+        print(create_bucket(args.endpoint, args.bucket, args.region))
     return 0
 
 

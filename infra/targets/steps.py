@@ -1,0 +1,462 @@
+"""Deployment steps that are not processes, as typed Pulumi dynamic resources (native and docker targets).
+
+* ``Connector``: one connector on a Kafka Connect worker, through its REST API. Create and update
+  validate the config with the plugin (``PUT /connector-plugins/<class>/config/validate``), then
+  ``PUT /connectors/<name>/config`` **only when the stored config differs** (an identical PUT still
+  restarts the tasks), then wait until the connector and every task are RUNNING (a FAILED one raises
+  with Connect's trace). Delete is ``DELETE /connectors/<name>``: Connect keeps the offsets, so a
+  connector declared again resumes where it stopped (no new snapshot, no duplicate) — except with
+  ``reset_offsets_on_delete`` (a CDC source, whose slot the platform drops with it: its offsets would
+  point at WAL that is gone, and Debezium refuses to start from them), which stops the connector and
+  deletes its offsets first, so a source declared again snapshots afresh. The config holds no secret
+  (config-provider references), so nothing secret is in the state.
+* ``PostgresSource``: a CDC source in PostgreSQL: idempotent statements on create and update (schema,
+  seed, role, publication, slot), the teardown statements on delete (after the connector released
+  the slot: a slot still held after a grace period is released by terminating its walsender, since
+  the connector that held it is gone). Passwords are Pulumi secrets (``additional_secret_outputs``).
+
+Both check the live state in ``diff``: a connector deleted by hand, or a slot dropped by hand, is a
+change, so the next ``pulumi up`` converges. Like ``LocalService``, the providers ship this module's
+source by value (``__reduce__``): the engine's provider process does not have the repository on
+``sys.path``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pulumi.dynamic
+import requests
+
+HTTP_TIMEOUT_S = 30.0
+POLL_S = 0.5
+SLOT_RELEASE_GRACE_S = 30.0
+
+
+class StepError(Exception):
+    """A deployment step failed; the message is for the operator (never holds a secret)."""
+
+
+def _plain(value: Any) -> Any:
+    """Secrets unwrapped, integral floats (protobuf) as ints: values compared by value."""
+    from pulumi.runtime import rpc
+
+    if rpc.is_rpc_secret(value):
+        return _plain(rpc.unwrap_rpc_secret(value))
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _unknown(value: Any) -> bool:
+    from pulumi.output import Unknown
+
+    if isinstance(value, Unknown):
+        return True
+    if isinstance(value, Mapping):
+        return any(_unknown(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_unknown(v) for v in value)
+    return False
+
+
+# --------------------------------------------------------------------------------------------
+# Kafka Connect
+# --------------------------------------------------------------------------------------------
+
+
+def connect_call(method: str, url: str, body: Any = None) -> tuple[int, Any]:
+    """One Connect REST call: (status, JSON body or text). Never through a proxy: Connect is the platform's."""
+    with requests.Session() as session:
+        session.trust_env = False
+        response = session.request(method, url, json=body, timeout=HTTP_TIMEOUT_S,
+                                   headers={"Accept": "application/json"})
+    try:
+        return response.status_code, response.json() if response.content else None
+    except ValueError:
+        return response.status_code, response.text
+
+
+def validation_errors(base: str, name: str, config: Mapping[str, str]) -> list[str]:
+    """What the plugin itself refuses in ``config`` (empty when valid)."""
+    plugin = config.get("connector.class", "")
+    status, body = connect_call("PUT", f"{base}/connector-plugins/{plugin}/config/validate", {**config, "name": name})
+    if status != 200 or not isinstance(body, dict):
+        return [f"validate answered {status}: {str(body)[:500]}"]
+    values = [item.get("value") or {} for item in body.get("configs") or []]
+    return [f"{v.get('name')}: {'; '.join(v['errors'])}" for v in values if v.get("errors")]
+
+
+def stored_config(base: str, name: str) -> dict[str, str] | None:
+    """The connector's config as Connect stores it (with ``name``), None when it has no such connector."""
+    status, body = connect_call("GET", f"{base}/connectors/{name}/config")
+    if status == 404:
+        return None
+    if status != 200:
+        raise StepError(f"connector {name}: GET config answered {status}: {str(body)[:500]}")
+    return dict(body)
+
+
+def wait_running(base: str, name: str, timeout_s: float) -> dict[str, Any]:
+    """Until the connector and all its tasks are RUNNING; a FAILED one raises with Connect's trace."""
+    deadline = time.monotonic() + timeout_s
+    last: Any = None
+    while time.monotonic() < deadline:
+        status, body = connect_call("GET", f"{base}/connectors/{name}/status")
+        last = body
+        if status == 200 and isinstance(body, dict):
+            states = [body["connector"]["state"], *(t["state"] for t in body.get("tasks", []))]
+            if body.get("tasks") and all(s == "RUNNING" for s in states):
+                return body
+            if "FAILED" in states:
+                trace = body["connector"].get("trace") or next(
+                    (t.get("trace") for t in body.get("tasks", []) if t.get("trace")), "")
+                raise StepError(f"connector {name} FAILED: {trace[:3000]}")
+        time.sleep(POLL_S)
+    raise StepError(f"connector {name} not RUNNING within {timeout_s:g}s; last status: {json.dumps(last)[:1500]}")
+
+
+def wait_tasks_reconfigured(base: str, name: str, config: Mapping[str, str], timeout_s: float) -> bool:
+    """Until every task runs with ``config`` (the keys tasks carry; references compared as stored).
+
+    Right after a PUT the status still shows the old tasks RUNNING; waiting for the new task
+    configs keeps ``wait_running`` from reporting the connector ready before it restarted.
+    """
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        status, body = connect_call("GET", f"{base}/connectors/{name}/tasks")
+        if status == 200 and isinstance(body, list) and body and all(
+                task.get("config", {}).get(key, value) == value
+                for task in body for key, value in config.items() if "${" not in value):
+            return True
+        time.sleep(POLL_S)
+    return False
+
+
+def apply_connector(base: str, name: str, config: Mapping[str, str], timeout_s: float) -> str:
+    """Create or update a connector, then wait RUNNING; returns created / updated / unchanged."""
+    config = {str(k): str(v) for k, v in config.items()}
+    problems = validation_errors(base, name, config)
+    if problems:
+        raise StepError(f"connector {name}: its plugin refuses the config: " + " | ".join(problems))
+    current = stored_config(base, name)
+    if current == {**config, "name": name}:
+        action = "unchanged"
+    else:
+        status, body = connect_call("PUT", f"{base}/connectors/{name}/config", config)
+        if status not in (200, 201):
+            raise StepError(f"connector {name}: PUT config answered {status}: {str(body)[:1000]}")
+        action = "created" if status == 201 else "updated"
+        wait_tasks_reconfigured(base, name, config, timeout_s)
+    wait_running(base, name, timeout_s)
+    return action
+
+
+def reset_offsets(base: str, name: str, timeout_s: float = 60.0) -> None:
+    """Stop the connector, then delete its offsets (Connect refuses to alter the offsets of a running one)."""
+    status, body = connect_call("PUT", f"{base}/connectors/{name}/stop")
+    if status == 404:
+        return
+    if status not in (200, 202, 204):
+        raise StepError(f"connector {name}: PUT stop answered {status}: {str(body)[:500]}")
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        status, body = connect_call("GET", f"{base}/connectors/{name}/status")
+        if status == 200 and body["connector"]["state"] == "STOPPED":
+            break
+        time.sleep(POLL_S)
+    status, body = connect_call("DELETE", f"{base}/connectors/{name}/offsets")
+    if status not in (200, 202, 204, 404):
+        raise StepError(f"connector {name}: DELETE offsets answered {status}: {str(body)[:500]}")
+
+
+def delete_connector(base: str, name: str, reset: bool = False) -> str:
+    """DELETE the connector (404: already gone), its offsets first when ``reset``.
+
+    A worker that is not running has nothing to delete now.
+    """
+    try:
+        if reset:
+            reset_offsets(base, name)
+        status, body = connect_call("DELETE", f"{base}/connectors/{name}")
+    except requests.ConnectionError:
+        return "worker not running"
+    if status not in (200, 204, 404):
+        raise StepError(f"connector {name}: DELETE answered {status}: {str(body)[:500]}")
+    return "absent" if status == 404 else "deleted"
+
+
+CONNECTOR_INPUTS = ("name", "connect_url", "config", "running_timeout_s", "reset_offsets_on_delete")
+
+
+class ConnectorProvider(pulumi.dynamic.ResourceProvider):
+    """Create/update/delete of one Connect connector (contract: module docstring)."""
+
+    serialize_as_secret_always = False
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return _reduce("ConnectorProvider")
+
+    def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.CheckResult:
+        failures = []
+        config = news.get("config")
+        if not _unknown(config) and (not isinstance(config, Mapping) or "connector.class" not in config):
+            failures.append(pulumi.dynamic.CheckFailure("config", "a connector config needs connector.class"))
+        url = news.get("connect_url")
+        if not _unknown(url) and not str(url).startswith("http"):
+            failures.append(pulumi.dynamic.CheckFailure("connect_url", "must be the worker's http(s) REST URL"))
+        return pulumi.dynamic.CheckResult(news, failures)
+
+    def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
+        p = _plain(props)
+        action = apply_connector(p["connect_url"], p["name"], p["config"], float(p.get("running_timeout_s", 180)))
+        return pulumi.dynamic.CreateResult(p["name"], {**p, "last_action": action})
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.DiffResult:
+        old, new = _plain(olds), _plain(news)
+        changed = [k for k in CONNECTOR_INPUTS if _unknown(news.get(k)) or old.get(k) != new.get(k)]
+        if not changed and not _unknown(news.get("config")):
+            # Converge on the worker's real state: a connector removed or edited by hand is a change.
+            try:
+                live = stored_config(new["connect_url"], new["name"])
+                if live != {**{str(k): str(v) for k, v in new["config"].items()}, "name": new["name"]}:
+                    changed.append("config")
+            except (requests.RequestException, StepError):
+                pass  # unreachable worker: the inputs decide
+        return pulumi.dynamic.DiffResult(changes=bool(changed), replaces=["name"] if "name" in changed else [],
+                                         stables=[], delete_before_replace=True)
+
+    def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.UpdateResult:
+        p = _plain(news)
+        action = apply_connector(p["connect_url"], p["name"], p["config"], float(p.get("running_timeout_s", 180)))
+        return pulumi.dynamic.UpdateResult({**p, "last_action": action})
+
+    def read(self, id_: str, props: dict[str, Any]) -> pulumi.dynamic.ReadResult:
+        p = _plain(props)
+        try:
+            live = stored_config(p["connect_url"], p["name"])
+        except (requests.RequestException, StepError):
+            return pulumi.dynamic.ReadResult(id_, p)
+        if live is None:
+            return pulumi.dynamic.ReadResult(id_, {**p, "config": {}})
+        live.pop("name", None)
+        return pulumi.dynamic.ReadResult(id_, {**p, "config": live})
+
+    def delete(self, _id: str, props: dict[str, Any]) -> None:
+        p = _plain(props)
+        delete_connector(p["connect_url"], p["name"], bool(p.get("reset_offsets_on_delete")))
+
+
+class Connector(pulumi.dynamic.Resource, module="streams", name="Connector"):
+    """One connector registered on a Kafka Connect worker (contract: module docstring)."""
+
+    last_action: pulumi.Output[str]
+    """created, updated or unchanged: what the last create/update did."""
+
+    def __init__(self, resource_name: str, *, name: pulumi.Input[str], connect_url: pulumi.Input[str],
+                 config: pulumi.Input[Mapping[str, pulumi.Input[str]]], running_timeout_s: pulumi.Input[float] = 180.0,
+                 reset_offsets_on_delete: bool = False, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(ConnectorProvider(), resource_name,
+                         {"name": name, "connect_url": connect_url, "config": config,
+                          "running_timeout_s": running_timeout_s, "reset_offsets_on_delete": reset_offsets_on_delete,
+                          "last_action": None}, opts)
+
+
+# --------------------------------------------------------------------------------------------
+# PostgreSQL CDC source
+# --------------------------------------------------------------------------------------------
+
+
+def _connect(p: Mapping[str, Any]):
+    import psycopg
+
+    return psycopg.connect(host=p["host"], port=int(p["port"]), user=p["user"], password=p["password"],
+                           dbname=p["database"], autocommit=True, connect_timeout=15)
+
+
+def run_statements(p: Mapping[str, Any], statements: Sequence[str], params: Mapping[str, str]) -> None:
+    """Each statement on its own (autocommit), ``{name}`` placeholders bound as SQL literals by the driver."""
+    from psycopg import sql
+
+    literals = {k: sql.Literal(v) for k, v in params.items()}
+    with _connect(p) as conn:
+        for index, statement in enumerate(statements, start=1):
+            try:
+                conn.execute(sql.SQL(statement).format(**literals) if literals else statement)
+            except Exception as exc:  # noqa: BLE001 - any driver error, reported with the statement
+                first_line = statement.strip().splitlines()[0][:120]
+                raise StepError(f"source {p['database']}: statement {index}/{len(statements)} ({first_line}) "
+                                f"failed: {type(exc).__name__}: {str(exc).strip()[:800]}") from None
+
+
+def slot_exists(p: Mapping[str, Any]) -> bool:
+    with _connect(p) as conn:
+        row = conn.execute("SELECT count(*) FROM pg_replication_slots WHERE slot_name = %s", (p["slot"],)).fetchone()
+    return bool(row and row[0])
+
+
+def release_slot(p: Mapping[str, Any], grace_s: float = SLOT_RELEASE_GRACE_S) -> None:
+    """Wait for the slot's consumer to let go; after ``grace_s`` terminate the walsender still holding it once."""
+    if not p.get("slot"):
+        return
+    deadline, terminated = time.monotonic() + grace_s, False
+    with _connect(p) as conn:
+        while True:
+            row = conn.execute("SELECT active_pid FROM pg_replication_slots WHERE slot_name = %s AND active",
+                               (p["slot"],)).fetchone()
+            if row is None:
+                return
+            if time.monotonic() > deadline:
+                if terminated:
+                    return  # the teardown's own check reports the slot still held
+                conn.execute("SELECT pg_terminate_backend(%s)", (row[0],))
+                deadline, terminated = time.monotonic() + 5.0, True
+            time.sleep(POLL_S)
+
+
+def teardown_source(p: Mapping[str, Any]) -> None:
+    release_slot(p)
+    run_statements(p, p.get("teardown") or [], {})
+    if p.get("slot") and slot_exists(p):
+        raise StepError(f"source {p['database']}: slot {p['slot']} is still active after its connector was removed")
+
+
+SOURCE_INPUTS = ("host", "port", "database", "user", "password", "apply", "teardown", "params", "slot")
+
+
+class PostgresSourceProvider(pulumi.dynamic.ResourceProvider):
+    """Sets a CDC source up in PostgreSQL and tears it down on delete (contract: module docstring)."""
+
+    serialize_as_secret_always = False
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return _reduce("PostgresSourceProvider")
+
+    def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
+        p = _plain(props)
+        started = time.monotonic()
+        run_statements(p, p["apply"], p.get("params") or {})
+        return pulumi.dynamic.CreateResult(f"{p['database']}-{p['slot']}",
+                                           {**p, "apply_seconds": round(time.monotonic() - started, 2)})
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.DiffResult:
+        old, new = _plain(olds), _plain(news)
+        changed = [k for k in SOURCE_INPUTS if _unknown(news.get(k)) or old.get(k) != new.get(k)]
+        if not changed and new.get("slot"):
+            try:
+                if not slot_exists(new):
+                    changed.append("slot")  # dropped by hand: set it up again
+            except Exception:  # noqa: BLE001, S110 - an unreachable database: the inputs decide
+                pass
+        return pulumi.dynamic.DiffResult(changes=bool(changed), replaces=[], stables=[],
+                                         delete_before_replace=True)
+
+    def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.UpdateResult:
+        old, new = _plain(olds), _plain(news)
+        if (old.get("database"), old.get("slot")) != (new.get("database"), new.get("slot")):
+            teardown_source(old)  # another source now: the old slot must not retain WAL forever
+        started = time.monotonic()
+        run_statements(new, new["apply"], new.get("params") or {})
+        return pulumi.dynamic.UpdateResult({**new, "apply_seconds": round(time.monotonic() - started, 2)})
+
+    def delete(self, _id: str, props: dict[str, Any]) -> None:
+        teardown_source(_plain(props))
+
+
+class PostgresSource(pulumi.dynamic.Resource, module="streams", name="PostgresSource"):
+    """A CDC source in PostgreSQL: what a Debezium connector reads, owned by the platform."""
+
+    apply_seconds: pulumi.Output[float]
+
+    def __init__(self, resource_name: str, *, host: pulumi.Input[str], port: pulumi.Input[int],
+                 database: pulumi.Input[str], user: pulumi.Input[str], password: pulumi.Input[str],
+                 apply: Sequence[str], teardown: Sequence[str], params: pulumi.Input[Mapping[str, pulumi.Input[str]]],
+                 slot: str, opts: pulumi.ResourceOptions | None = None) -> None:
+        secret = pulumi.ResourceOptions(additional_secret_outputs=["password", "params"])
+        super().__init__(PostgresSourceProvider(), resource_name,
+                         {"host": host, "port": port, "database": database, "user": user, "password": password,
+                          "apply": list(apply), "teardown": list(teardown), "params": params, "slot": slot,
+                          "apply_seconds": None},
+                         pulumi.ResourceOptions.merge(opts, secret))
+
+
+# --------------------------------------------------------------------------------------------
+# Serialization (as LocalService: this module's source, executed in the provider process)
+# --------------------------------------------------------------------------------------------
+
+_BOOTSTRAP = """
+import hashlib, sys, types
+_name = "_pulumi_streams_steps_" + hashlib.sha256(SOURCE.encode()).hexdigest()[:16]
+_module = sys.modules.get(_name)
+if _module is None:
+    _module = types.ModuleType(_name)
+    _module.__file__ = PATH
+    sys.modules[_name] = _module
+    try:
+        exec(compile(SOURCE, PATH, "exec"), _module.__dict__)
+    except BaseException:
+        del sys.modules[_name]
+        raise
+provider = getattr(_module, CLASS)()
+"""
+
+
+def _reduce(class_name: str) -> tuple[Any, tuple[Any, ...]]:
+    namespace = {"BOOT": _BOOTSTRAP, "SOURCE": Path(__file__).read_text(encoding="utf-8"), "PATH": __file__,
+                 "CLASS": class_name}
+    expression = f"(lambda ns: (exec(ns['BOOT'], ns), ns['provider'])[1])({namespace!r})"
+    return (eval, (expression, {}))
+
+
+# --------------------------------------------------------------------------------------------
+# Building the steps of a stack (program side; never runs in the provider process)
+# --------------------------------------------------------------------------------------------
+
+
+def build_steps(spec: Any, secrets: Mapping[str, pulumi.Output[str]], built: Mapping[str, pulumi.Resource],
+                layers: Mapping[Any, pulumi.ComponentResource]) -> dict[str, pulumi.Resource]:
+    """Every enabled service's deployment steps (``ServiceDefinition.steps``), in order, as dynamic resources.
+
+    A step waits for its own service's resource and for everything its ``after`` names (another step,
+    or a service); a name that is neither is an ordering bug and raises.
+    """
+    from infra.secrets import render
+    from infra.services import ServiceContext, registry
+    from infra.services.base import ConnectorStep, PostgresSourceStep
+    from infra.targets import UnbuiltDependency
+
+    made: dict[str, pulumi.Resource] = {}
+    for name in spec.start_order():
+        definition = registry()[name]
+        if definition.steps is None or name not in built:
+            continue
+        parent = layers[spec.services[name].layer]
+        for step in definition.steps(ServiceContext(spec, name)):
+            after = step.after
+            missing = [a for a in after if a not in made and a not in built]
+            if missing:
+                raise UnbuiltDependency(f"step {step.name} of {name} waits for {', '.join(missing)}, "
+                                        "which is not built (yet)")
+            opts = pulumi.ResourceOptions(parent=parent, depends_on=[built[name], *(made.get(a) or built[a]
+                                                                                    for a in after)])
+            if isinstance(step, PostgresSourceStep):
+                made[step.name] = PostgresSource(
+                    step.name, host=step.host, port=step.port, database=step.database, user=step.user,
+                    password=render(step.password, dict(secrets)), apply=step.apply, teardown=step.teardown,
+                    params={k: render(v, dict(secrets)) for k, v in step.params.items()}, slot=step.slot, opts=opts)
+            elif isinstance(step, ConnectorStep):
+                made[step.name] = Connector(f"connector-{step.name}", name=step.name, connect_url=step.connect_url,
+                                            config=step.config, running_timeout_s=step.running_timeout_s,
+                                            reset_offsets_on_delete=step.reset_offsets_on_delete, opts=opts)
+    return made
