@@ -656,3 +656,31 @@ def test_a_service_that_keeps_crashing_is_given_up_after_its_limit(harness: Harn
     assert status["state"] == "gave-up" and status["restarts"] == 2 and status["last_exit_code"] == 3
     assert "2 restarts in the last 60s: giving up" in Path(props["log_file"]).read_text()
     assert harness.provider.diff("flaky", refreshed, props).changes is True, "the next `pulumi up` restarts it"
+
+
+def test_the_service_stops_with_its_stop_signal_and_never_outlives_its_watchdog(harness: Harness) -> None:
+    port = free_port()
+    got = harness.root / "signals-received"
+    # Serves; on SIGINT notes it and exits; SIGTERM is ignored (it must not be what stops this one).
+    script = (f"import http.server,signal,sys,threading\n"
+              f"def note(n, _):\n    open({str(got)!r},'a').write(signal.Signals(n).name+'\\n'); sys.exit(0)\n"
+              f"signal.signal(signal.SIGINT, note); signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+              f"s=http.server.HTTPServer(('127.0.0.1',{port}),http.server.SimpleHTTPRequestHandler)\n"
+              f"threading.Thread(target=s.serve_forever,daemon=True).start()\n"
+              f"threading.Event().wait()\n")
+    props = harness.props("pg-like", port=port, argv=[PY, "-c", script], health={"kind": "tcp", "port": port},
+                          stop_signal="SIGINT", stop_grace_s=5.0)
+    outs = harness.create(props)
+    service = outs["service_pid"]
+
+    os.kill(outs["pid"], signal.SIGKILL)  # the watchdog dies (OOM killer, kill -9), not the service
+    _wait_for(lambda: gone(service), 10, "the service followed its watchdog")
+    assert got.read_text() == "SIGINT\n"
+    _wait_for(lambda: ls.port_is_free(port), 10, "its port is free for the restart")
+
+    dead = harness.provider.read("pg-like", outs).outs
+    again = harness.update(dead, props)
+    assert again["alive"] is True and again["service_pid"] not in (0, service)
+    started = time.monotonic()
+    harness.provider.delete("pg-like", again)
+    assert got.read_text() == "SIGINT\nSIGINT\n" and time.monotonic() - started < 4, "stopped by SIGINT, not SIGKILL"

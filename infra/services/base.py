@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from infra.spec import PlatformSpec, ServiceSpec, Target, parse_size
 
@@ -113,6 +113,7 @@ class NativePlan:
     run_as_user: str | None = None
     ulimit_nofile: int | None = None
     stop_grace_s: float = 15.0
+    stop_signal: Literal["SIGTERM", "SIGINT"] = "SIGTERM"  # the signal that asks for a clean stop
 
 
 @dataclass

@@ -56,6 +56,26 @@ def create_databases_sql() -> str:
     )
 
 
+def declared_slots(ctx: ServiceContext) -> list[str]:
+    """The logical replication slots the stack's enabled CDC connectors own."""
+    from infra.spec.streams import DebeziumPostgresSpec
+
+    if not ctx.enabled("kafka-connect"):
+        return []
+    return sorted(c.slot for c in ctx.spec.streams.connectors if isinstance(c, DebeziumPostgresSpec))
+
+
+def drop_undeclared_slots_sql(ctx: ServiceContext) -> str:
+    """Drops every inactive logical slot no declared connector owns: a slot nobody reads retains WAL forever.
+
+    The CDC source's own teardown drops its slot when its connector goes; this catches one it could
+    not drop (the server was down during a destroy), at the server's next start.
+    """
+    keep = ", ".join(f"'{slot}'" for slot in declared_slots(ctx)) or "''"
+    return ("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "  # noqa: S608 - validated names
+            f"WHERE slot_type = 'logical' AND NOT active AND slot_name NOT IN ({keep});\n")
+
+
 def server_flags(settings: dict[str, str]) -> list[str]:
     """``-c key=value`` for each server setting (same form on every target)."""
     return [arg for key, value in settings.items() for arg in ("-c", f"{key}={value}")]
@@ -85,7 +105,8 @@ def native(ctx: ServiceContext, host: NativeHost) -> NativePlan:
             "-v", "ON_ERROR_STOP=1", "-q", "-f", str(sql)]
     return NativePlan(
         argv=[str(bindir / "postgres"), "-D", str(data), *server_flags(settings)],
-        files={str(pwfile): secret("postgres-password"), str(sql): create_databases_sql()},
+        files={str(pwfile): secret("postgres-password"),
+               str(sql): create_databases_sql() + drop_undeclared_slots_sql(ctx)},
         env={"LANG": "C.UTF-8", "PGPASSWORD": secret("postgres-password")},
         setup=[
             [str(bindir / "initdb"), "-D", str(data), "-U", "postgres", f"--pwfile={pwfile}",
@@ -97,6 +118,8 @@ def native(ctx: ServiceContext, host: NativeHost) -> NativePlan:
                                             "-U", "postgres", "-d", "postgres"]},
         run_as_user=NATIVE_USER,
         stop_grace_s=15.0,
+        # Fast shutdown: SIGTERM is "smart" and waits for every client (Connect, the catalog's pool).
+        stop_signal="SIGINT",
     )
 
 

@@ -32,8 +32,19 @@ def _run(stack: str, what: str, quiet: bool, **kwargs: Any) -> float:
     try:
         getattr(handle, what)(on_output=on_output, color="never", **kwargs)
     except auto.CommandError as exc:
-        raise StackCommandFailed(f"pulumi {what} --stack {stack} failed:\n{str(exc)[-6000:]}") from None
+        raise StackCommandFailed(f"pulumi {what} --stack {stack} failed:\n{diagnostics(str(exc))}") from None
     return time.perf_counter() - started
+
+
+def diagnostics(output: str, limit: int = 6000) -> str:
+    """What a failed Pulumi command said went wrong: its ``Diagnostics:`` section (else its output's end)."""
+    start = output.find("Diagnostics:")
+    if start == -1:
+        return output[-limit:]
+    end = output.find("\nOutputs:", start)
+    if end == -1:
+        end = output.find("\nResources:", start)
+    return output[start:end if end != -1 else None][:limit]
 
 
 def up(stack: str, quiet: bool = False) -> float:

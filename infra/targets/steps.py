@@ -24,6 +24,7 @@ source by value (``__reduce__``): the engine's provider process does not have th
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -371,7 +372,19 @@ class PostgresSourceProvider(pulumi.dynamic.ResourceProvider):
         return pulumi.dynamic.UpdateResult({**new, "apply_seconds": round(time.monotonic() - started, 2)})
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
-        teardown_source(_plain(props))
+        """Tear the source down; an unreachable database does not block a destroy.
+
+        A stopped server retains no WAL, and PostgreSQL's next start drops every inactive slot no
+        declared connector owns (infra/services/postgres.py, drop_undeclared_slots_sql).
+        """
+        import psycopg
+
+        p = _plain(props)
+        try:
+            teardown_source(p)
+        except psycopg.OperationalError as exc:
+            print(f"source {p['database']}: the database is unreachable ({str(exc).strip()[:200]}); slot "
+                  f"{p.get('slot')} is dropped at PostgreSQL's next start", file=sys.stderr)
 
 
 class PostgresSource(pulumi.dynamic.Resource, module="streams", name="PostgresSource"):

@@ -42,10 +42,11 @@ post_start
     with the log tail, like a failed health check.
 
 delete
-    SIGTERM to the process group and to every process of the service (its recursive children and
-    every process still in its session, which catches double-forked daemons), wait
-    ``stop_grace_s``, then SIGKILL whatever is left. Processes are never matched by name, and a pid
-    only counts as ours when its create_time matches the recorded one, so a reused pid is never
+    ``stop_signal`` (SIGTERM unless the service asks for another) to the process group and to
+    every process of the service (its recursive children and every process still in its session,
+    which catches double-forked daemons), wait ``stop_grace_s``, then SIGKILL whatever is left,
+    then wait for the pids to be released. Processes are never matched by name, and a pid only
+    counts as ours when its create_time matches the recorded one, so a reused pid is never
     signalled. The managed ``files`` (rendered config, possibly holding secrets) and ``.pid`` are
     removed. **``data_dir`` is kept**: it is the service's state (databases, catalogs), and
     destroying a stack must not destroy data; remove it by hand for a clean slate.
@@ -150,6 +151,7 @@ INHERITED_ENV_VARS = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_C
 RESTART_KEYS = (
     "restart_policy",
     "argv", "env", "files", "health", "ports", "cwd", "log_file", "run_as_user", "ulimit_nofile", "post_start",
+    "stop_signal",
 )
 # Inputs that define which service this is; a change is a replacement.
 REPLACE_KEYS = ("service", "data_dir")
@@ -295,6 +297,8 @@ class ServiceInputs(BaseModel):
     post_start: list[Argv] = []
     health_timeout_s: Annotated[float, Field(gt=0)] = 60.0
     stop_grace_s: Annotated[float, Field(ge=0)] = 10.0
+    # The signal that asks the service to stop cleanly (PostgreSQL: SIGINT, its fast shutdown).
+    stop_signal: Literal["SIGTERM", "SIGINT"] = "SIGTERM"
     run_as_user: str | None = None
     ulimit_nofile: Annotated[int, Field(gt=0)] | None = None
     restart_policy: RestartPolicy = RestartPolicy()
@@ -522,8 +526,26 @@ def _wait_gone(procs: Sequence[psutil.Process], timeout_s: float) -> list[psutil
     return alive
 
 
-def stop_process_tree(record: ProcessRecord, grace_s: float) -> list[int]:
-    """Stop a service and all its processes: SIGTERM, ``grace_s`` to exit, then SIGKILL.
+def _wait_released(pids: Iterable[int], timeout_s: float) -> None:
+    """Wait (bounded) until the pids are no longer in use, zombies included.
+
+    A service that checks a pid lock file with ``kill(pid, 0)`` (PostgreSQL's ``postmaster.pid``)
+    takes an unreaped zombie for a running instance and refuses to start. An orphan's zombie is
+    reaped by init soon after it exits; a zombie whose parent never reaps stays, and we go on.
+    """
+    deadline = time.monotonic() + timeout_s
+    waiting = set(pids)
+    while waiting and time.monotonic() < deadline:
+        for pid in list(waiting):
+            _reap(pid)
+            if not psutil.pid_exists(pid):
+                waiting.discard(pid)
+        if waiting:
+            time.sleep(0.05)
+
+
+def stop_process_tree(record: ProcessRecord, grace_s: float, stop_signal: int = signal.SIGTERM) -> list[int]:
+    """Stop a service and all its processes: ``stop_signal``, ``grace_s`` to exit, then SIGKILL.
 
     Returns the pids that were signalled (empty when nothing of the service was running).
     Raises ``LocalServiceError`` if a process survives SIGKILL (stuck in the kernel).
@@ -536,8 +558,8 @@ def stop_process_tree(record: ProcessRecord, grace_s: float) -> list[int]:
     if any(p.pid == record.pid for p in procs):
         # The group catches a child forked between our scan and the signals below.
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(record.pid, signal.SIGTERM)
-    _signal(procs, signal.SIGTERM)
+            os.killpg(record.pid, stop_signal)
+    _signal(procs, stop_signal)
     survivors = _wait_gone(procs, grace_s)
     # Rescan: a process may have forked while shutting down.
     extra = [p for p in service_processes(record) if p.pid not in {s.pid for s in survivors}]
@@ -551,6 +573,7 @@ def stop_process_tree(record: ProcessRecord, grace_s: float) -> list[int]:
         if stuck:
             raise LocalServiceError(f"processes {sorted(p.pid for p in stuck)} survived SIGKILL")
     _reap(record.pid)
+    _wait_released(signalled, KILL_WAIT_S)
     with _SPAWNED_LOCK:
         _SPAWNED.pop(record.pid, None)
     return sorted(signalled)
@@ -820,6 +843,7 @@ def _watchdog_config(spec: ServiceInputs, ids: UserIds | None) -> Path:
     config = {
         "argv": spec.argv, "cwd": spec.cwd, "log_file": spec.log_file, "data_dir": spec.data_dir,
         "restart": spec.restart_policy.model_dump(),
+        "stop_signal": spec.stop_signal,
         "identity": {"uid": ids.uid, "gid": ids.gid, "groups": ids.groups} if ids else None,
     }
     path = Path(spec.data_dir) / watchdog.CONFIG_FILE
@@ -997,7 +1021,7 @@ def stop_service(spec: ServiceInputs, record: ProcessRecord | None) -> list[int]
     signalled: list[int] = []
     records = {r for r in (record, ProcessRecord.from_pid_file(spec.pid_file)) if r is not None and r.pid > 0}
     for rec in records:
-        pids = stop_process_tree(rec, spec.stop_grace_s)
+        pids = stop_process_tree(rec, spec.stop_grace_s, signal.Signals[spec.stop_signal])
         if pids:
             _log_event(spec.log_file, f"stopped service '{spec.service}' (pids {pids})")
         signalled += pids
@@ -1191,6 +1215,7 @@ class LocalService(pulumi.dynamic.Resource, module="native", name="LocalService"
         ports: pulumi.Input[Sequence[pulumi.Input[int]]] | None = None,
         health_timeout_s: pulumi.Input[float] = 60.0,
         stop_grace_s: pulumi.Input[float] = 10.0,
+        stop_signal: pulumi.Input[str] = "SIGTERM",
         setup: pulumi.Input[Sequence[Sequence[pulumi.Input[str]]]] | None = None,
         post_start: pulumi.Input[Sequence[Sequence[pulumi.Input[str]]]] | None = None,
         run_as_user: pulumi.Input[str] | None = None,
@@ -1212,6 +1237,7 @@ class LocalService(pulumi.dynamic.Resource, module="native", name="LocalService"
             "ports": ports or [],
             "health_timeout_s": health_timeout_s,
             "stop_grace_s": stop_grace_s,
+            "stop_signal": stop_signal,
             "setup": setup or [],
             "post_start": post_start or [],
             "run_as_user": run_as_user,

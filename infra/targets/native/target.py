@@ -130,6 +130,7 @@ class NativeTarget:
             ports=[p.bound for p in service.ports.values()],
             health_timeout_s=float(service.health.ready_timeout_s),
             stop_grace_s=plan.stop_grace_s,
+            stop_signal=plan.stop_signal,
             setup=plan.setup,
             post_start=plan.post_start,
             run_as_user=plan.run_as_user,

@@ -5,7 +5,10 @@ watchdog starts the service (as its run-as user), waits for it, and when it exit
 asked to, starts it again after an exponential backoff (``backoff_initial_s`` doubling up to
 ``backoff_max_s``). More than ``max_restarts`` restarts within ``window_s`` means the service cannot
 stay up: the watchdog gives up and exits, so the next ``pulumi refresh`` reports the service dead.
-SIGTERM (or SIGINT) stops the service and then the watchdog, with no restart.
+SIGTERM (or SIGINT) stops the service, with its ``stop_signal``, and then the watchdog, with no
+restart. The service gets the same ``stop_signal`` if the watchdog itself dies (killed, OOM): it
+is started with that as its parent-death signal, so it never runs on unsupervised and unrecorded,
+holding its ports and locks against the restart the next ``pulumi up`` makes.
 
 Until the provider says the service is up (SIGUSR1, sent once its health check and post-start steps
 passed), the watchdog only mirrors it: a service that exits while starting makes the watchdog exit
@@ -21,6 +24,7 @@ Standard library only, and no import of the project: the dynamic provider runs i
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import signal
@@ -32,6 +36,7 @@ from typing import Any
 
 STATUS_FILE = ".watchdog.json"
 CONFIG_FILE = ".watchdog-config.json"
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 def read_status(data_dir: str | os.PathLike[str]) -> dict[str, Any]:
@@ -50,6 +55,8 @@ class Watchdog:
         self.config = config
         self.policy = config["restart"]
         self.status_path = Path(config["data_dir"]) / STATUS_FILE
+        self.stop_signal = signal.Signals[config.get("stop_signal", "SIGTERM")]
+        self.libc = ctypes.CDLL(None, use_errno=True)  # loaded before fork: preexec_fn only calls it
         self.stopping = False
         self.supervising = False
         self.child: subprocess.Popen[bytes] | None = None
@@ -67,13 +74,20 @@ class Watchdog:
         tmp.write_text(json.dumps(self.status))
         os.replace(tmp, self.status_path)
 
+    def die_with_watchdog(self) -> None:
+        """In the forked child, after its uid change (which would clear it): our death signals it."""
+        self.libc.prctl(PR_SET_PDEATHSIG, int(self.stop_signal), 0, 0, 0)
+        if os.getppid() != self.status["watchdog_pid"]:  # the watchdog died before prctl took effect
+            os.kill(os.getpid(), self.stop_signal)
+
     def start_child(self) -> None:
         identity = self.config.get("identity") or {}
         with open(self.config["log_file"], "ab") as log:
             # Same session and process group as the watchdog: stopping the session stops both.
+            # preexec_fn is safe here: the watchdog is single-threaded.
             self.child = subprocess.Popen(
                 self.config["argv"], cwd=self.config["cwd"], stdin=subprocess.DEVNULL, stdout=log,
-                stderr=subprocess.STDOUT, close_fds=True,
+                stderr=subprocess.STDOUT, close_fds=True, preexec_fn=self.die_with_watchdog,
                 user=identity.get("uid"), group=identity.get("gid"), extra_groups=identity.get("groups"),
             )
         self.save(state="running", pid=self.child.pid, started_at=time.time())
@@ -85,7 +99,7 @@ class Watchdog:
     def on_signal(self, signum: int, _frame: Any) -> None:
         self.stopping = True
         if self.child is not None and self.child.poll() is None:
-            self.child.send_signal(signum)
+            self.child.send_signal(self.stop_signal)
 
     def backoff(self) -> float:
         """Seconds before the next restart: doubling from the initial delay, capped."""
