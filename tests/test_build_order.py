@@ -16,6 +16,7 @@ from infra.targets import UnbuiltDependency, dependencies
 
 CONTAINER = "docker:index/container:Container"
 LOCAL_SERVICE = "pulumi-python:dynamic/native:LocalService"
+FLINK_JOB = "pulumi-python:dynamic/flink:FlinkJob"
 ECS_SERVICE = "aws:ecs/service:Service"
 RDS = "aws:rds/instance:Instance"
 LOG_GROUP = "aws:cloudwatch/logGroup:LogGroup"
@@ -52,9 +53,25 @@ def test_lab_bootstrap_and_migrate_jobs_and_the_database_come_before_their_catal
 
 def test_lab_every_declared_dependency_is_an_edge(lab_run: ProgramRun) -> None:
     spec = load_platform(stack_platform("lab"))
-    containers = edges(lab_run, CONTAINER)
+    built = {**edges(lab_run, CONTAINER), **edges(lab_run, FLINK_JOB)}
     for name, service in spec.enabled_services().items():
-        assert set(service.depends_on) <= containers[name], name
+        assert set(service.depends_on) <= built[name], name
+
+
+def test_lab_streaming_job_waits_for_its_cluster_catalog_and_store(lab_run: ProgramRun) -> None:
+    containers = edges(lab_run, CONTAINER)
+    assert "flink-state-init" in containers["flink-jobmanager"]  # the bind mount is uid 9999's first
+    assert "flink-jobmanager" in containers["flink-taskmanager"]
+    # The lab runs Kafka, so the job reads the orders topic (source auto) and waits for the broker too.
+    assert edges(lab_run, FLINK_JOB)["flink-orders-job"] == {"flink-taskmanager", "rest-fixture", "seaweedfs", "kafka"}
+
+
+def test_native_streaming_job_waits_for_its_cluster_catalog_and_store(native_run: ProgramRun) -> None:
+    processes = edges(native_run, LOCAL_SERVICE)
+    # The folded state-init job is the managers' own work: the job manager waits for nothing.
+    assert processes["flink-jobmanager"] == set()
+    assert processes["flink-taskmanager"] == {"flink-jobmanager"}
+    assert edges(native_run, FLINK_JOB)["flink-orders-job"] == {"flink-taskmanager", "rest-fixture", "seaweedfs"}
 
 
 def test_native_store_comes_before_the_catalog(native_run: ProgramRun) -> None:

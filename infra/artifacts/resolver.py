@@ -98,13 +98,18 @@ class FetchingResolver:
         import time
 
         services: dict[str, Artifact] = {}
+        by_key: dict[str, Artifact] = {}  # services sharing one artifact (Flink's managers and job) fetch it once
         for name in spec.enabled_services():
             recipe = recipe_of(spec, name)
             if recipe is None or (self.only and name not in self.only):
                 continue
+            key = recipe.key(ServiceContext(spec, name))
+            if key in by_key:
+                services[name] = by_key[key]
+                continue
             started = time.monotonic()
             try:
-                services[name] = recipe.fetch(ServiceContext(spec, name))
+                services[name] = by_key[key] = recipe.fetch(ServiceContext(spec, name))
             except ArtifactError as exc:
                 raise ArtifactError(f"{name}: {exc}") from None
             self.timings[name] = time.monotonic() - started

@@ -136,6 +136,30 @@ class NativeHost:
 
 
 @dataclass(frozen=True)
+class StepHost:
+    """What a deployment step sees of the host: the stack's state, its artifact, how the host reaches services."""
+
+    state_dir: Path  # the stack's state directory (native homes and lab bind mounts live under it)
+    artifact: Artifact | None = None  # what the step ships (``ServiceDefinition.artifact`` / ``lab_artifact``)
+    side: Side = Side.EXTERNAL  # the Pulumi program runs on the host: it reaches services from outside
+
+
+@dataclass
+class StepPlan:
+    """A deployment step that is not a process (submit a job, register a connector): a typed dynamic resource.
+
+    ``resource`` is called as ``resource(name, **inputs, opts=...)``; ``inputs`` hold no secret.
+    ``waits_for`` are services the step needs beyond its ``depends_on`` (those enabled are waited for);
+    ``outputs`` names the resource's attributes the layer exports.
+    """
+
+    resource: Callable[..., Any]
+    inputs: dict[str, Any]
+    waits_for: list[str] = field(default_factory=list)
+    outputs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ServiceContext:
     """Everything a service definition may read while rendering: the spec and its own name."""
 
@@ -191,6 +215,8 @@ class SecretSpec:
 ContainerRenderer = Callable[[ServiceContext, ContainerHost], ContainerPlan]
 NativeRenderer = Callable[[ServiceContext, NativeHost], NativePlan]
 EcsRenderer = Callable[[ServiceContext], EcsPlan]
+StepRenderer = Callable[[ServiceContext, StepHost], StepPlan]
+SpecCheck = Callable[[PlatformSpec], list[str]]  # "key.path: what is wrong" lines (empty: fine)
 
 
 @dataclass(frozen=True)
@@ -204,6 +230,7 @@ class ServiceDefinition:
     container: ContainerRenderer | None = None
     native: NativeRenderer | None = None
     native_folded: str | None = None  # natively no process of its own: what does its work instead
+    step: StepRenderer | None = None  # a deployment step (docker and native): a dynamic resource, no process
     ecs: EcsRenderer | None = None
     managed: Mapping[Target, str] = field(default_factory=dict)  # target -> the managed service used instead
     unavailable: Mapping[Target, str] = field(default_factory=dict)  # target -> why it cannot run there
@@ -212,13 +239,14 @@ class ServiceDefinition:
     java: int | None = None  # JDK major the native process needs
     catalog: CatalogRole | None = None
     secrets: tuple[SecretSpec, ...] = ()  # on aws each must be set in the stack's secret config
+    check: SpecCheck | None = None  # validation of the service's own settings, run with the spec's
 
     def runs_on(self, target: Target) -> bool:
         """Whether a target has a way to run this service (a renderer, a fold or a managed service)."""
         if target in self.unavailable:
             return False
-        renderer = {Target.DOCKER: self.container, Target.NATIVE: self.native or self.native_folded,
-                    Target.AWS: self.ecs}[target]
+        renderer = {Target.DOCKER: self.container or self.step, Target.NATIVE: self.native or self.native_folded
+                    or self.step, Target.AWS: self.ecs}[target]
         return renderer is not None or target in self.managed
 
     def why_not_on(self, target: Target) -> str | None:

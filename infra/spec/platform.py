@@ -7,7 +7,7 @@ services and the services import it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from pydantic import Field, ValidationInfo, model_validator
@@ -16,6 +16,7 @@ from infra.labels import LAYER_NAMES
 from infra.spec.aws import FARGATE_SIZES, AwsSpec
 from infra.spec.base import Strict, Target
 from infra.spec.catalog import CatalogSpec, EngineSpec
+from infra.spec.flink import FlinkSpec
 from infra.spec.layers import Layer, LayerSpec
 from infra.spec.operations import MaintenanceJob, ObservabilitySpec, RecoverySpec, eventbridge_cron
 from infra.spec.service import ServiceSpec
@@ -30,6 +31,8 @@ class PlacementContext:
     unavailable: Mapping[str, Mapping[Target, str]] = field(default_factory=dict)  # service -> target -> why
     job_of: Mapping[str, str] = field(default_factory=dict)  # job -> its service
     catalogs: tuple[str, ...] = ()  # services that are catalogs
+    # Checks a service definition declares about the whole spec: each returns "key.path: what is wrong" lines.
+    checks: tuple[Callable[[PlatformSpec], list[str]], ...] = ()
 
 
 def _context(info: ValidationInfo) -> PlacementContext | None:
@@ -48,6 +51,7 @@ class PlatformSpec(Strict):
     catalog: CatalogSpec = Field(default_factory=CatalogSpec)
     identities: dict[str, IdentitySpec] = Field(default_factory=dict, description="S3 identities of the lab store.")
     engines: EngineSpec = Field(default_factory=EngineSpec)
+    flink: FlinkSpec = Field(default_factory=FlinkSpec, description="Flink's cluster settings and its streaming job.")
     maintenance: list[MaintenanceJob] = Field(default_factory=list, description="Scheduled maintenance.")
     tables: list[TableSpec] = Field(default_factory=list, description="Tables the platform creates and watches.")
     recovery: RecoverySpec = Field(default_factory=RecoverySpec)
@@ -146,6 +150,15 @@ class PlatformSpec(Strict):
             choices = [n for n in catalogs if n in enabled]
             raise ValueError(f"catalog.default: {self.catalog.default!r} is not an enabled catalog; allowed: "
                              + (", ".join(choices) or "none (enable one of " + ", ".join(catalogs) + ")"))
+        return self
+
+    @model_validator(mode="after")
+    def _service_checks(self, info: ValidationInfo) -> PlatformSpec:
+        """The checks service definitions declare about their own settings (``ServiceDefinition.check``)."""
+        context = _context(info)
+        problems = [line for check in (context.checks if context is not None else ()) for line in check(self)]
+        if problems:
+            raise ValueError("\n".join(problems))
         return self
 
     @model_validator(mode="after")

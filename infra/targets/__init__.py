@@ -54,6 +54,33 @@ def dependencies(resources: Mapping[str, pulumi.Resource], service: str,
     return [resources[name] for name in depends_on]
 
 
+def build_order(spec: PlatformSpec, extra: Mapping[str, list[str]]) -> list[str]:
+    """``spec.start_order()`` with extra edges: what deployment steps wait for beyond their ``depends_on``.
+
+    A step (say the streaming job) may need a service declared after it (Kafka, for a Kafka source);
+    the extra edges put that service first. Declaration order is kept otherwise.
+    """
+    enabled = spec.enabled_services()
+    order: list[str] = []
+    state: dict[str, str] = {}
+
+    def visit(name: str, path: tuple[str, ...]) -> None:
+        if state.get(name) == "done":
+            return
+        if state.get(name) == "visiting":
+            raise UnbuiltDependency(f"dependency cycle {' -> '.join((*path[path.index(name):], name))}")
+        state[name] = "visiting"
+        for dep in (*enabled[name].depends_on, *extra.get(name, ())):
+            if dep in enabled:
+                visit(dep, (*path, name))
+        state[name] = "done"
+        order.append(name)
+
+    for name in enabled:
+        visit(name, ())
+    return order
+
+
 def prepare(spec: PlatformSpec, secrets: dict[str, pulumi.Output[str]], resolver: Resolver,
             check_ports: bool = True) -> DeployTarget:
     """The stack's target, checked against this host. Provider packages are imported only for the chosen target."""

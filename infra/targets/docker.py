@@ -18,9 +18,9 @@ from infra.layers import LayerComponent, layer_labels
 from infra.paths import state_root
 from infra.secrets import render
 from infra.services import ServiceContext, registry
-from infra.services.base import ContainerHost
+from infra.services.base import ContainerHost, StepHost, StepPlan
 from infra.spec import Layer, PlatformSpec, ServiceSpec
-from infra.targets import Built, dependencies
+from infra.targets import Built, build_order, dependencies
 
 LabelArgs = TypeVar("LabelArgs")
 
@@ -54,6 +54,7 @@ class DockerTarget:
         self.state_dir = state_root() / pulumi.get_stack()
         self.artifacts = resolver.resolve(spec)  # host files containers mount (looked up, never fetched)
         self.containers: dict[str, docker.Container] = {}
+        self.steps: dict[str, pulumi.Resource] = {}  # deployment steps (the streaming job, ...) by service name
 
     def _labels(self, kind: Callable[..., LabelArgs], layer: Layer, service: str | None = None) -> list[LabelArgs]:
         """The layer's labels as the label args of one Docker resource type (container, network, volume)."""
@@ -68,11 +69,37 @@ class DockerTarget:
             opts=pulumi.ResourceOptions(parent=layers[Layer.GOVERNANCE]),
         )
         built.layer(Layer.GOVERNANCE)["network"] = network.name
-        for name in self.spec.start_order():
+        plans = {name: step(ServiceContext(self.spec, name),
+                            StepHost(state_dir=self.state_dir, artifact=self.artifacts.services.get(name)))
+                 for name in self.spec.enabled_services()
+                 if (step := registry()[name].step) is not None and registry()[name].container is None}
+        for name in build_order(self.spec, {n: p.waits_for for n, p in plans.items()}):
             service = self.spec.services[name]
+            if name in plans:
+                built.layer(service.layer).setdefault("steps", {})[name] = self._step(layers[service.layer], name,
+                                                                                      plans[name])
+                continue
             container = self._service(layers[service.layer], network, name)
             built.layer(service.layer).setdefault("containers", {})[name] = container.name
+        if self.steps:
+            # One Output: the steps' attributes resolve as a whole.
+            built.outputs["jobs"] = pulumi.Output.from_input({name: steps for layer in built.layers.values()
+                                                              for name, steps in layer.get("steps", {}).items()})
         return built
+
+    def _step(self, component: LayerComponent, name: str, plan: StepPlan) -> dict[str, Any]:
+        """A deployment step as its typed dynamic resource, run from this host against published ports."""
+        spec = self.spec
+        enabled = spec.enabled_services()
+        waits = [d for d in dict.fromkeys([*spec.services[name].depends_on, *plan.waits_for]) if d in enabled]
+        resource = plan.resource(
+            name, **{k: render(v, self.secrets) for k, v in plan.inputs.items()},
+            labels=layer_labels(spec, spec.services[name].layer, name),
+            opts=pulumi.ResourceOptions(parent=component,
+                                        depends_on=dependencies({**self.containers, **self.steps}, name, waits)),
+        )
+        self.steps[name] = resource
+        return {attr: getattr(resource, attr) for attr in plan.outputs}
 
     def _service(self, component: LayerComponent, network: docker.Network, name: str) -> docker.Container:
         spec = self.spec
@@ -130,8 +157,8 @@ class DockerTarget:
             args["networks_advanced"] = [docker.ContainerNetworksAdvancedArgs(name=network.name, aliases=[name])]
         container = docker.Container(
             name, **args,
-            opts=pulumi.ResourceOptions(parent=component, depends_on=dependencies(self.containers, name,
-                                                                                  service.depends_on)),
+            opts=pulumi.ResourceOptions(parent=component, depends_on=dependencies({**self.containers, **self.steps},
+                                                                                  name, service.depends_on)),
         )
         self.containers[name] = container
         return container

@@ -21,9 +21,9 @@ from infra.layers import LayerComponent, layer_labels
 from infra.paths import PROJECT_ROOT, state_root
 from infra.secrets import render
 from infra.services import ServiceContext, registry
-from infra.services.base import NativeHost
+from infra.services.base import NativeHost, StepHost, StepPlan
 from infra.spec import Layer, PlatformSpec
-from infra.targets import Built, TargetNotReady, dependencies
+from infra.targets import Built, TargetNotReady, build_order, dependencies
 from infra.targets.native import local_service
 from infra.targets.native.local_service import LocalService
 
@@ -73,6 +73,7 @@ class NativeTarget:
         if problems:
             raise TargetNotReady("the native platform cannot start:\n" + "\n".join(f"  - {p}" for p in problems))
         self.processes: dict[str, LocalService] = {}
+        self.steps: dict[str, pulumi.Resource] = {}  # deployment steps (a submitted job, ...) by service name
 
     def host(self, name: str) -> NativeHost:
         definition = registry()[name]
@@ -85,21 +86,60 @@ class NativeTarget:
             state_dir=self.state_dir,
         )
 
+    def step_plans(self) -> dict[str, StepPlan]:
+        """Every enabled deployment step's plan (rendered once: plans are pure)."""
+        plans = {}
+        for name in self.spec.enabled_services():
+            step = registry()[name].step
+            if step is not None and not registry()[name].native:
+                host = StepHost(state_dir=self.state_dir, artifact=self.artifacts.services.get(name))
+                plans[name] = step(ServiceContext(self.spec, name), host)
+        return plans
+
     def build(self, layers: Mapping[Layer, LayerComponent]) -> Built:
         built = Built()
         folded: dict[str, str] = {}
-        for name in self.spec.start_order():
+        plans = self.step_plans()
+        for name in build_order(self.spec, {n: p.waits_for for n, p in plans.items()}):
             definition = registry()[name]
             service = self.spec.services[name]
             if definition.native_folded:
                 folded[name] = definition.native_folded
                 built.layer(service.layer).setdefault("folded", {})[name] = definition.native_folded
                 continue
+            if name in plans:
+                built.layer(service.layer).setdefault("steps", {})[name] = self._step(layers[service.layer], name,
+                                                                                      plans[name], folded)
+                continue
             process = self._process(layers[service.layer], name, folded)
             built.layer(service.layer).setdefault("processes", {})[name] = {"pid": process.pid,
                                                                              "log_file": process.log_file}
         built.outputs = self.stack_outputs()
+        if self.steps:
+            # One Output: the steps' attributes resolve as a whole.
+            built.outputs["jobs"] = pulumi.Output.from_input({name: steps for layer in built.layers.values()
+                                                              for name, steps in layer.get("steps", {}).items()})
         return built
+
+    def _waits_for(self, name: str, depends_on: list[str], folded: dict[str, str]) -> list[str]:
+        """What a resource waits for: a folded job's work is done by its service's own process."""
+        waits = [registry()[d].job_of or d if d in folded else d for d in depends_on]
+        return [d for d in dict.fromkeys(waits) if d != name]
+
+    def _step(self, component: LayerComponent, name: str, plan: StepPlan, folded: dict[str, str]) -> dict[str, Any]:
+        """A deployment step (e.g. the streaming job) as its typed dynamic resource; returns its outputs."""
+        spec = self.spec
+        enabled = spec.enabled_services()
+        waits = self._waits_for(name, [*spec.services[name].depends_on,
+                                       *(d for d in plan.waits_for if d in enabled)], folded)
+        resource = plan.resource(
+            name, **{k: render(v, self.secrets) for k, v in plan.inputs.items()},
+            labels=layer_labels(spec, spec.services[name].layer, name),
+            opts=pulumi.ResourceOptions(parent=component,
+                                        depends_on=dependencies({**self.processes, **self.steps}, name, waits)),
+        )
+        self.steps[name] = resource
+        return {attr: getattr(resource, attr) for attr in plan.outputs}
 
     def _process(self, component: LayerComponent, name: str, folded: dict[str, str]) -> LocalService:
         spec = self.spec
@@ -108,8 +148,7 @@ class NativeTarget:
         assert definition.native is not None and service.health is not None
         host = self.host(name)
         plan = definition.native(ServiceContext(spec, name), host)
-        # A folded job's work is done by its service's own process: waiting for it means waiting for that.
-        waits_for = [registry()[d].job_of or d if d in folded else d for d in service.depends_on]
+        waits_for = self._waits_for(name, service.depends_on, folded)
         process = LocalService(
             name,
             service=name,
@@ -130,7 +169,8 @@ class NativeTarget:
             labels=layer_labels(spec, service.layer, name),
             memory_budget_bytes=service.memory_bytes,
             opts=pulumi.ResourceOptions(parent=component,
-                                        depends_on=dependencies(self.processes, name, waits_for)),
+                                        depends_on=dependencies({**self.processes, **self.steps}, name,
+                                                                waits_for)),
         )
         self.processes[name] = process
         return process
