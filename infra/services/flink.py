@@ -468,7 +468,7 @@ def job_step(ctx: ServiceContext, host: StepHost) -> StepPlan:
             "restore": job.restore,
         },
         waits_for=waits_for,
-        outputs=("job_id", "state", "restored_from", "job_name"),
+        outputs=("job_id", "state", "restored_from", "job_name", "jar_path", "entry_class"),
     )
 
 
