@@ -60,18 +60,19 @@ def test_lab_every_declared_dependency_is_an_edge(lab_run: ProgramRun) -> None:
 
 def test_lab_streaming_job_waits_for_its_cluster_catalog_and_store(lab_run: ProgramRun) -> None:
     containers = edges(lab_run, CONTAINER)
-    assert "flink-state-init" in containers["flink-jobmanager"]  # the bind mount is uid 9999's first
-    assert "flink-jobmanager" in containers["flink-taskmanager"]
+    # Both managers wait for the bind mount to be uid 9999's, then start together.
+    assert containers["flink-jobmanager"] == containers["flink-taskmanager"] == {"flink-state-init"}
     # The lab runs Kafka, so the job reads the orders topic (source auto) and waits for the broker too.
-    assert edges(lab_run, FLINK_JOB)["flink-orders-job"] == {"flink-taskmanager", "rest-fixture", "seaweedfs", "kafka"}
+    assert edges(lab_run, FLINK_JOB)["flink-orders-job"] == {"flink-jobmanager", "flink-taskmanager", "rest-fixture",
+                                                             "seaweedfs", "kafka"}
 
 
 def test_native_streaming_job_waits_for_its_cluster_catalog_and_store(native_run: ProgramRun) -> None:
     processes = edges(native_run, LOCAL_SERVICE)
-    # The folded state-init job is the managers' own work: the job manager waits for nothing.
-    assert processes["flink-jobmanager"] == set()
-    assert processes["flink-taskmanager"] == {"flink-jobmanager"}
-    assert edges(native_run, FLINK_JOB)["flink-orders-job"] == {"flink-taskmanager", "rest-fixture", "seaweedfs"}
+    # The folded state-init job is the managers' own work: they wait for nothing and start together.
+    assert processes["flink-jobmanager"] == processes["flink-taskmanager"] == set()
+    assert edges(native_run, FLINK_JOB)["flink-orders-job"] == {"flink-jobmanager", "flink-taskmanager",
+                                                                "rest-fixture", "seaweedfs"}
 
 
 def test_native_store_comes_before_the_catalog(native_run: ProgramRun) -> None:

@@ -140,7 +140,9 @@ TASKMANAGER_DEFAULT = {
     "ports": {"rpc": {"internal": 6122}, "data": {"internal": 6121}, "query": {"internal": 6126}},
     "health": {"kind": "tcp", "port": "rpc", "ready_timeout_s": 180},
     "memory": "1280MiB",
-    "depends_on": [JOBMANAGER],
+    # No start-up dependency: it starts beside the job manager and registers once that answers
+    # (cluster.registration.error-delay below), which takes a manager's start off the critical path.
+    "depends_on": [STATE_INIT],
 }
 
 STATE_INIT_DEFAULT = {
@@ -161,7 +163,7 @@ JOB_DEFAULT = {
     "version": "2.1.3",
     "image": "flink:2.1.3-java17",
     "memory": "16MiB",  # runs inside the task manager's budget; nothing of its own
-    "depends_on": [TASKMANAGER],
+    "depends_on": [JOBMANAGER, TASKMANAGER],
 }
 
 
@@ -296,6 +298,8 @@ def flink_config(ctx: ServiceContext, role: str, state_uri: str, bind: str, jobm
         "taskmanager.rpc.port": str(port(TASKMANAGER, "rpc")),
         "taskmanager.data.port": port(TASKMANAGER, "data"),
         "taskmanager.numberOfTaskSlots": spec.flink.task_slots,
+        # A task manager up before its job manager retries every 10 s by default; the managers start together.
+        "cluster.registration.error-delay": "2s",
         "metrics.internal.query-service.port": str(port(JOBMANAGER if role == "jobmanager" else TASKMANAGER,
                                                         "query")),
         "parallelism.default": 1,
@@ -411,10 +415,11 @@ def _native(ctx: ServiceContext, host: NativeHost, role: str) -> NativePlan:
             f"-Dlog4j.configurationFile=file:{conf / 'log4j-console.properties'}", "{jvm-params}",
             "-classpath", ":".join(native_classpath(ctx, host.artifact)), ENTRYPOINTS[role], "--configDir", str(conf),
             *(["--executionMode", "cluster"] if role == "jobmanager" else []), "{dynamic-params}"]
-    jm_rest = ctx.url(JOBMANAGER, "rest", path="/overview")
-    health: dict[str, Any] = {"kind": "http", "url": jm_rest, "expect_status": 200}
-    if role == "taskmanager":  # ready when registered: the job manager counts it
-        health.update(json_field="taskmanagers")
+    if role == "jobmanager":
+        health: dict[str, Any] = {"kind": "http", "url": ctx.url(JOBMANAGER, "rest", path="/overview"),
+                                  "expect_status": 200}
+    else:  # its RPC endpoint; registration follows, and the job waits for its slots (FlinkJob: every task RUNNING)
+        health = {"kind": "tcp", "port": ctx.listen_port("rpc")}
     return NativePlan(
         argv=argv,
         env={**aws_env(ctx.spec), "JAVA_HOME": str(host.java_home), "PYTHONPATH": str(host.project_root),

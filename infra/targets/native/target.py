@@ -122,8 +122,20 @@ class NativeTarget:
         return built
 
     def _waits_for(self, name: str, depends_on: list[str], folded: dict[str, str]) -> list[str]:
-        """What a resource waits for: a folded job's work is done by its service's own process."""
-        waits = [registry()[d].job_of or d if d in folded else d for d in depends_on]
+        """What a resource waits for: a folded job's work is done by its service's own process.
+
+        A member of that same service (Flink's task manager, beside its job manager) does the folded
+        work itself, so for it the edge goes away instead.
+        """
+        family = registry()[name].job_of or name
+        waits = []
+        for dep in depends_on:
+            if dep in folded:
+                owner = registry()[dep].job_of or dep
+                if owner == family:
+                    continue
+                dep = owner
+            waits.append(dep)
         return [d for d in dict.fromkeys(waits) if d != name]
 
     def _step(self, component: LayerComponent, name: str, plan: StepPlan, folded: dict[str, str]) -> dict[str, Any]:
