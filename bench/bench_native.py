@@ -1,13 +1,19 @@
-"""Benchmark: native bring-up from a warm cache to all services healthy, and resident memory.
+"""Benchmark: the whole native platform's bring-up from a warm cache, and its resident memory.
 
-Run: .venv/bin/python bench/bench_native.py   (targets: bring-up < 90 s with Trino; core < 3 GB RSS)
+Run: .venv/bin/python bench/bench_native.py
+Targets: bring-up <= 60 s (every service healthy and every job RUNNING); resident memory <= 3.5 GB.
 
 Deploys an isolated copy of the native stack (``bench``: its own block of ports and a fresh state
-directory, so it never meets a user's own platform), measures, then destroys it. Resident memory is summed
-over each service's process tree (psutil), right after bring-up, like the chapter's table.
+directory, so it never meets a user's own platform), measures, then destroys it. "Up" is ``pulumi up``
+returning: every LocalService passed its health check and every deployment step finished (the Flink
+job's resource returns once each of its tasks is RUNNING); the job's state is read back from Flink's
+REST API afterwards. Resident memory is summed over each service's process tree (psutil), right after
+bring-up, like the chapter's table. The load average is printed: the machine is shared.
 """
 
 from __future__ import annotations
+
+import os
 
 import psutil
 
@@ -31,18 +37,25 @@ def main() -> None:
     isolated.isolated_stack(STACK)
     spec = load_stack("native")
     try:
+        load = os.getloadavg()
         seconds = commands.up(STACK, quiet=True)
         out = outputs(STACK)
-        print(f"\nbring-up (warm cache, fresh data, pulumi up until every service is healthy): {seconds:.1f} s "
-              f"(target < 90 s)")
-        print(f"\n{'service':<14} {'version':<10} {'resident':>10} {'budget':>10}")
+        print(f"\nbring-up (warm cache, fresh data, pulumi up until every service is healthy and every job "
+              f"RUNNING): {seconds:.1f} s (target <= 60 s); load average before {load[0]:.1f}, "
+              f"after {os.getloadavg()[0]:.1f} (2 cores)")
+        flink = out["profiles"]["host"].get("flink") or {}
+        for job, info in (out.get("jobs") or {}).items():
+            ours = flink.get("rest") and info.get("job_name") == flink["job"]["name"]
+            state = commands.flink_smoke(flink, out["jobs"])[3] if ours else info.get("state")  # read from Flink
+            print(f"job {job}: {state}")
+        print(f"\n{'service':<18} {'version':<10} {'resident':>10} {'budget':>10}")
         total = 0
         for name, info in out["native"]["services"].items():
             rss = rss_of(info["pid"])
             total += rss
             version = out["native"]["obtained_versions"].get(name, spec.pin_of(name))
-            print(f"{name:<14} {version:<10} {rss / 1e6:>8.0f} MB {spec.services[name].memory:>10}")
-        print(f"{'total':<25} {total / 1e6:>8.0f} MB   (target: native core < 3 GB)")
+            print(f"{name:<18} {version:<10} {rss / 1e6:>8.0f} MB {spec.services[name].memory:>10}")
+        print(f"{'total':<29} {total / 1e6:>8.0f} MB   (target: the whole native platform <= 3.5 GB)")
     finally:
         commands.down(STACK, quiet=True)
         forget(STACK)
