@@ -26,3 +26,19 @@ def lab_run():
     from harness import run_program
 
     return run_program("lab", stack_platform("lab"))
+
+
+@pytest.fixture(scope="session")
+def native_run():
+    """The native program evaluated once per session under mocks (FakeResolver: no cache, no ports)."""
+    from harness import run_program
+
+    return run_program("native", stack_platform("native"))
+
+
+@pytest.fixture(scope="session")
+def cloud_run():
+    """The cloud program evaluated once per session under mocks (the aws provider mocked: no account here)."""
+    from harness import run_program
+
+    return run_program("cloud", stack_platform("cloud"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pulumi
 import pytest
 from conftest import stack_platform
-from harness import ProgramRun, run_program
+from harness import ProgramRun
 
 from infra.config import load_platform
 from infra.targets import UnbuiltDependency, dependencies
@@ -20,16 +20,6 @@ FLINK_JOB = "pulumi-python:dynamic/flink:FlinkJob"
 ECS_SERVICE = "aws:ecs/service:Service"
 RDS = "aws:rds/instance:Instance"
 LOG_GROUP = "aws:cloudwatch/logGroup:LogGroup"
-
-
-@pytest.fixture(scope="module")
-def native_run() -> ProgramRun:
-    return run_program("native", stack_platform("native"))
-
-
-@pytest.fixture(scope="module")
-def cloud_run() -> ProgramRun:
-    return run_program("cloud", stack_platform("cloud"))
 
 
 def edges(run: ProgramRun, type_: str) -> dict[str, set[str]]:

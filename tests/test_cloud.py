@@ -43,8 +43,8 @@ def with_changes(**aws_changes: Any) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def cloud() -> ProgramRun:
-    return run_program("cloud", cloud_platform())
+def cloud(cloud_run) -> ProgramRun:
+    return cloud_run  # Pulumi.cloud.yaml as it is, evaluated once per session (conftest)
 
 
 @pytest.fixture(scope="module")
@@ -670,3 +670,26 @@ def test_cloud_credentials_output_has_no_database_password(cloud):
     assert creds["secret"] is True
     assert "postgres_password" not in creds["value"]
     assert creds["value"]["polaris_root_secret"] == "test-polaris-root-secret"
+
+
+def test_flink_on_msf_reads_msk_with_iam_when_kafka_is_msk(streaming: ProgramRun) -> None:
+    import json
+
+    from infra.artifacts.resolver import recipe_of
+    from infra.config import load_platform
+    from infra.services import ServiceContext
+
+    run = streaming
+    [app] = run.of_type("aws:kinesisanalyticsv2/application:Application")
+    [group] = app.inputs["applicationConfiguration"]["environmentProperties"]["propertyGroups"]
+    props = group["propertyMap"]
+    assert props["source"] == "kafka" and props["kafka-topic"] == "orders"
+    assert props["kafka-bootstrap"] == "b-1.lakehouse-kafka.kafka.eu-west-1.amazonaws.com:9098"
+    assert props["kafka.sasl.mechanism"] == "AWS_MSK_IAM" and props["kafka.security.protocol"] == "SASL_SSL"
+    [policy] = [r for r in run.of_type("aws:iam/rolePolicy:RolePolicy") if r.name == "lakehouse-flink-application"]
+    statements = {s["Sid"]: s for s in json.loads(policy.inputs["policy"])["Statement"]}
+    # Only its own topic and consumer group (MSK ARNs: .../cluster/<name>/<uuid> -> .../topic/<name>/<uuid>/<topic>).
+    assert statements["KafkaTopic"]["Resource"].endswith("/orders")
+    assert statements["KafkaGroup"]["Resource"].endswith("/lakehouse-flink")
+    spec = load_platform(with_changes(kafka_msk=True))
+    assert recipe_of(spec, "flink-jobmanager").key(ServiceContext(spec, "flink-jobmanager")).endswith(":kafka")

@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import stack_platform
-from harness import run_program
 
 from infra.artifacts import pypi
 from infra.artifacts.recipe import ArtifactError
@@ -27,11 +26,6 @@ from infra.targets import flink_job as fj
 from infra.targets.native import bash_java_utils as bju
 
 PY = sys.executable
-
-
-@pytest.fixture(scope="module")
-def native_run():
-    return run_program("native", stack_platform("native"))
 
 
 def _files(resource) -> dict[str, str]:
@@ -225,3 +219,112 @@ def test_distribution_members_kept_are_the_lib_jars_and_the_utils_jar():
     for unused in ("lib/flink-scala_2.12-2.1.3.jar", "lib/flink-csv-2.1.3.jar", "opt/flink-python-2.1.3.jar",
                    "lib/log4j-layout-template-json-2.24.3.jar", "plugins/x/y.jar"):
         assert flink._wanted(top + unused, "2.1.3") is None, unused
+
+
+# -- aws: Managed Service for Apache Flink, under mocks ----------------------------------------------------------
+
+MSF_APP = "aws:kinesisanalyticsv2/application:Application"
+
+
+def _msf(run):
+    [app] = run.of_type(MSF_APP)
+    config = app.inputs["applicationConfiguration"]
+    [group] = config["environmentProperties"]["propertyGroups"]
+    return app, config, group
+
+
+def _role_policy(run, name: str) -> dict:
+    [found] = [r for r in run.of_type("aws:iam/rolePolicy:RolePolicy") if r.name == name]
+    policy = found.inputs["policy"]
+    return json.loads(policy) if isinstance(policy, str) else policy
+
+
+def test_aws_runs_the_same_job_on_managed_service_for_apache_flink(cloud_run):
+    from harness import fake_artifact
+
+    app, config, group = _msf(cloud_run)
+    assert app.inputs["runtimeEnvironment"] == "FLINK-1_20" and app.inputs["startApplication"] is True
+    assert app.parent == "lakehouse-compute"
+    assert group["propertyGroupId"] == "lakehouse.job"  # where OrdersToIceberg reads its arguments on MSF
+    props = group["propertyMap"]
+    # The same arguments as on docker and native (internal addresses), less the state directory.
+    spec = load_platform(stack_platform("cloud"))
+    native_style = flink.job_args(ServiceContext(spec, flink.JOB))
+    expected = dict(zip((k.removeprefix("--") for k in native_style[::2]), native_style[1::2], strict=True))
+    expected.pop("catalog-env.credential")
+    assert {k: v for k, v in props.items() if not k.startswith("catalog-secret.")} == expected
+    assert props["catalog-uri"] == "http://polaris.lakehouse.internal:8181/api/catalog"
+    assert props["catalog.header.X-Iceberg-Access-Delegation"] == "vended-credentials"
+    assert props["source"] == "generator" and "checkpoint-dir" not in props and "s3-endpoint" not in props
+    # The catalog credential is a Secrets Manager reference the job resolves when it starts, never the value.
+    assert props["catalog-secret.credential"] == (
+        "root:{secretsmanager:arn:aws:secretsmanager:eu-west-1:123456789012:lakehouse-polaris-root-secret}")
+    assert "test-polaris-root-secret" not in json.dumps(app.inputs, default=str)
+    checkpoints = config["flinkApplicationConfiguration"]["checkpointConfiguration"]
+    assert checkpoints["checkpointInterval"] == 10_000 and checkpoints["checkpointingEnabled"] is True
+    assert config["applicationSnapshotConfiguration"] == {"snapshotsEnabled": True}
+    assert config["runConfiguration"]["applicationRestoreConfiguration"] == {
+        "applicationRestoreType": "RESTORE_FROM_LATEST_SNAPSHOT"}
+    assert config["vpcConfiguration"]["securityGroupIds"] == ["lakehouse-engines-id"]
+    assert len(config["vpcConfiguration"]["subnetIds"]) == 2
+    # Its code: the application jar from the artifact cache, uploaded to the private artifacts bucket.
+    code = cloud_run.named("lakehouse-flink-application-jar")
+    assert code.inputs["source"].path == str(fake_artifact("flink-jobmanager").path)
+    assert config["applicationCodeConfiguration"]["codeContent"]["s3ContentLocation"]["fileKey"] == code.inputs["key"]
+    assert code.inputs["serverSideEncryption"] == "aws:kms"
+
+
+def test_aws_flink_role_has_no_rights_on_the_warehouse_only_its_own_things(cloud_run):
+    statements = {s["Sid"]: s for s in _role_policy(cloud_run, "lakehouse-flink-application")["Statement"]}
+    assert set(statements) == {"ReadApplicationCode", "DecryptApplicationCode", "WriteOwnLogs", "RunInTheVpc",
+                               "ReadCatalogCredential", "DecryptCatalogCredential"}
+    assert statements["ReadApplicationCode"]["Resource"].endswith("lakehouse-artifacts/flink/*")
+    assert statements["ReadCatalogCredential"]["Resource"] == [
+        "arn:aws:secretsmanager:eu-west-1:123456789012:lakehouse-polaris-root-secret"]
+    assert "warehouse" not in json.dumps(statements)  # table data only through vended credentials
+    app, _, _ = _msf(cloud_run)
+    assert app.inputs["cloudwatchLoggingOptions"]["logStreamArn"]
+    assert cloud_run.outputs["version_manifest"]["flink-jobmanager"] == "1.20"
+    assert cloud_run.outputs["version_manifest"]["iceberg in flink-jobmanager"] == "1.10.1"
+    assert cloud_run.outputs["jobs"]["flink-orders-job"]["runtime"] == "FLINK-1_20"
+
+
+def test_aws_kafka_source_without_msk_is_refused():
+    platform = stack_platform("cloud")
+    platform["flink"] = {"job": {"source": "kafka"}}
+    from infra.config import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        load_platform(platform)
+    assert info.value.errors == [
+        "lakehouse:platform.flink.job.source: 'kafka' reads the orders topic, but on aws Kafka is Amazon MSK and "
+        "aws.kafka_msk is false; set aws.kafka_msk: true, or use 'generator' or 'auto'"]
+
+
+def test_application_jar_merges_service_files_drops_signatures_and_is_reproducible(tmp_path):
+    import zipfile
+
+    from infra.artifacts import java
+
+    def jar(name: str, entries: dict[str, str]) -> Path:
+        path = tmp_path / name
+        with zipfile.ZipFile(path, "w") as out:
+            for entry, body in entries.items():
+                out.writestr(entry, body)
+        return path
+
+    service = "META-INF/services/org.apache.flink.table.factories.Factory"
+    a = jar("a.jar", {"a/A.class": "A1", service: "# licence\norg.a.Factory\n", "META-INF/MANIFEST.MF": "x",
+                      "META-INF/SIGNER.SF": "sig", "shared.txt": "first"})
+    b = jar("b.jar", {"b/B.class": "B1", service: "org.b.Factory\norg.a.Factory\n", "shared.txt": "second",
+                      "META-INF/SIGNER.RSA": "sig", "module-info.class": "m"})
+    out = java.application_jar([a, b], tmp_path / "app.jar", main_class="x.Main")
+    with zipfile.ZipFile(out) as merged:
+        names = set(merged.namelist())
+        assert merged.read(service).decode().splitlines() == ["# licence", "org.a.Factory", "org.b.Factory"]
+        assert merged.read("shared.txt") == b"first"
+        assert "Main-Class: x.Main" in merged.read("META-INF/MANIFEST.MF").decode()
+    assert {"a/A.class", "b/B.class"} <= names and not names & {"META-INF/SIGNER.SF", "META-INF/SIGNER.RSA",
+                                                               "module-info.class"}
+    first = out.read_bytes()
+    assert java.application_jar([a, b], tmp_path / "again.jar", main_class="x.Main").read_bytes() == first

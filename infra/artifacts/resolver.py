@@ -39,13 +39,14 @@ class Resolver(Protocol):
 
 
 def recipe_of(spec: PlatformSpec, name: str) -> ArtifactRecipe | None:
-    """The recipe a service needs on this stack's target (native: what it runs; docker: what it mounts)."""
+    """The recipe a service needs on this stack's target (native: what it runs; docker: what it mounts; aws:
+    what it uploads)."""
     definition = registry()[name]
     if spec.target is Target.NATIVE:
         return definition.artifact
     if spec.target is Target.DOCKER:
         return definition.lab_artifact
-    return None
+    return definition.cloud_artifact
 
 
 def java_majors(spec: PlatformSpec) -> set[int]:

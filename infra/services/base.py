@@ -236,6 +236,7 @@ class ServiceDefinition:
     unavailable: Mapping[Target, str] = field(default_factory=dict)  # target -> why it cannot run there
     artifact: ArtifactRecipe | None = None  # what the native process runs
     lab_artifact: ArtifactRecipe | None = None  # host files the lab's container mounts
+    cloud_artifact: ArtifactRecipe | None = None  # what the aws target uploads (an application's code)
     java: int | None = None  # JDK major the native process needs
     catalog: CatalogRole | None = None
     secrets: tuple[SecretSpec, ...] = ()  # on aws each must be set in the stack's secret config

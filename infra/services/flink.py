@@ -19,9 +19,11 @@ jobs follow ``services.flink-jobmanager.enabled``.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import tarfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +125,9 @@ JOBMANAGER_DEFAULT = {
     "role": "Flink job manager: schedules jobs and checkpoints",
     "version": "2.1.3",
     "bundles": {"iceberg": "1.11.0"},  # iceberg-flink-runtime-2.1 on its classpath
+    # aws: Managed Service for Apache Flink's FLINK-1_20 (see MSF_RUNTIME: no 2.1 there, Java 11 caps Iceberg).
+    "aws_version": "1.20",
+    "aws_bundles": {"iceberg": "1.10.1"},
     "image": "flink:2.1.3-java17",
     "ports": {"rest": {"internal": 8081, "external": 8081}, "rpc": {"internal": 6123},
               "blob": {"internal": 6124}, "query": {"internal": 6125}},
@@ -136,6 +141,7 @@ TASKMANAGER_DEFAULT = {
     "owner": "streaming",
     "role": "Flink task manager: runs the streaming writer's tasks",
     "version": "2.1.3",
+    "aws_version": "1.20",
     "image": "flink:2.1.3-java17",
     "ports": {"rpc": {"internal": 6122}, "data": {"internal": 6121}, "query": {"internal": 6126}},
     "health": {"kind": "tcp", "port": "rpc", "ready_timeout_s": 180},
@@ -151,6 +157,7 @@ STATE_INIT_DEFAULT = {
     "kind": "job",
     "role": "hands the lab's checkpoint directory to the flink image's user (uid 9999)",
     "version": "2.1.3",
+    "aws_version": "1.20",
     "image": "flink:2.1.3-java17",
     "memory": "64MiB",
 }
@@ -161,6 +168,7 @@ JOB_DEFAULT = {
     "kind": "job",
     "role": "the streaming writer: orders into Iceberg, one commit per checkpoint (settings: flink.job)",
     "version": "2.1.3",
+    "aws_version": "1.20",
     "image": "flink:2.1.3-java17",
     "memory": "16MiB",  # runs inside the task manager's budget; nothing of its own
     "depends_on": [JOBMANAGER, TASKMANAGER],
@@ -184,7 +192,10 @@ def check(spec: PlatformSpec) -> list[str]:
     if flink.job.parallelism > flink.task_slots:
         problems.append(f"flink.job.parallelism: {flink.job.parallelism} exceeds flink.task_slots "
                         f"({flink.task_slots}); the job would wait for slots forever")
-    if flink.job.source == "kafka" and "kafka" not in enabled:
+    if flink.job.source == "kafka" and spec.target is Target.AWS and not spec.aws.kafka_msk:
+        problems.append("flink.job.source: 'kafka' reads the orders topic, but on aws Kafka is Amazon MSK and "
+                        "aws.kafka_msk is false; set aws.kafka_msk: true, or use 'generator' or 'auto'")
+    elif flink.job.source == "kafka" and spec.target is not Target.AWS and "kafka" not in enabled:
         problems.append("flink.job.source: 'kafka' reads the orders topic, but services.kafka is disabled in this "
                         "stack; enable services.kafka, or use 'generator' or 'auto'")
     if spec.target is not Target.AWS:
@@ -201,10 +212,14 @@ def check(spec: PlatformSpec) -> list[str]:
 
 
 def job_source(spec: PlatformSpec) -> str:
-    """The job's source as it runs: ``kafka`` or ``generator`` (``auto`` follows services.kafka)."""
+    """The job's source as it runs: ``kafka`` or ``generator``.
+
+    ``auto`` follows services.kafka (on aws: aws.kafka_msk, Kafka being Amazon MSK there).
+    """
     source = spec.flink.job.source
     if source == "auto":
-        return "kafka" if "kafka" in spec.enabled_services() else "generator"
+        kafka = spec.aws.kafka_msk if spec.target is Target.AWS else "kafka" in spec.enabled_services()
+        return "kafka" if kafka else "generator"
     return source
 
 
@@ -246,8 +261,11 @@ def catalog_env_var(prop: str) -> str:
     return "LAKEHOUSE_CATALOG_" + "".join(ch if ch.isalnum() else "_" for ch in prop).upper()
 
 
-def job_args(ctx: ServiceContext, side: Side = Side.INTERNAL) -> list[str]:
-    """The job's arguments (the addresses the job manager and task manager reach); no secret in them."""
+def job_args(ctx: ServiceContext, side: Side = Side.INTERNAL, kafka: str | None = None) -> list[str]:
+    """The job's arguments (the addresses the job manager and task manager reach); no secret in them.
+
+    ``kafka`` is the bootstrap address where it is not a service of the spec (Amazon MSK on aws).
+    """
     spec = ctx.spec
     job = spec.flink.job
     source = job_source(spec)
@@ -258,7 +276,7 @@ def job_args(ctx: ServiceContext, side: Side = Side.INTERNAL) -> list[str]:
     if endpoint:
         args += ["--s3-endpoint", endpoint]
     if source == "kafka":
-        args += ["--kafka-bootstrap", kafka_bootstrap(ctx, side), "--kafka-topic", job.kafka_topic,
+        args += ["--kafka-bootstrap", kafka or kafka_bootstrap(ctx, side), "--kafka-topic", job.kafka_topic,
                  "--kafka-group", job.kafka_group]
     else:
         args += ["--rows-per-second", str(job.rows_per_second)]
@@ -584,6 +602,104 @@ def fetch_distribution(ctx: ServiceContext) -> Artifact:
         return cache.artifact_from(entry)
 
 
+# -- aws: the application jar Managed Service for Apache Flink runs --------------------------------
+
+#: MSK with IAM authentication, as a Kafka consumer sets it (aws-msk-iam-auth is in the application jar).
+MSK_IAM_CONSUMER = {
+    "kafka.security.protocol": "SASL_SSL", "kafka.sasl.mechanism": "AWS_MSK_IAM",
+    "kafka.sasl.jaas.config": "software.amazon.msk.auth.iam.IAMLoginModule required;",
+    "kafka.sasl.client.callback.handler.class": "software.amazon.msk.auth.iam.IAMClientCallbackHandler",
+}
+
+
+def msf_properties(ctx: ServiceContext, secret_arns: dict[str, Any], kafka: Any = None) -> dict[str, Any]:
+    """The job's arguments as the application's runtime properties (group ``lakehouse.job``).
+
+    The same arguments as on docker and native, less the state directory (the service keeps checkpoints
+    and snapshots itself). A catalog property holding a secret names its Secrets Manager ARN instead
+    (``--catalog-secret.<property>``: the job reads it when it starts); values may be Outputs.
+    """
+    import pulumi
+
+    args = job_args(ctx, Side.INTERNAL, kafka="{kafka}" if kafka is not None else None)
+    props: dict[str, Any] = {}
+    client = profiles.catalog_role(ctx.spec).client_properties(ServiceContext(ctx.spec, ctx.spec.catalog.default))
+    for key, value in zip(args[::2], args[1::2], strict=True):
+        name = key.removeprefix("--")
+        if name.startswith("catalog-env."):
+            prop = name.removeprefix("catalog-env.")
+            template = client[prop]
+            names = SECRET_TOKEN.findall(template)
+            arns = [pulumi.Output.from_input(secret_arns[n]) for n in names]
+            props[f"catalog-secret.{prop}"] = pulumi.Output.all(*arns).apply(_filler(template, names))
+        elif value == "{kafka}":
+            props[name] = kafka
+        else:
+            props[name] = value
+    if job_source(ctx.spec) == "kafka":
+        props.update(MSK_IAM_CONSUMER)
+    return props
+
+
+def _filler(template: str, names: list[str]) -> Callable[[list[str]], str]:
+    """``template`` with each secret placeholder as ``{secretsmanager:<its ARN>}``, once the ARNs resolve."""
+
+    def fill(arns: list[str]) -> str:
+        table = dict(zip(names, arns, strict=True))
+        return SECRET_TOKEN.sub(lambda m: "{secretsmanager:" + table[m.group(1)] + "}", template)
+
+    return fill
+
+
+#: The runtime MSF offers that Iceberg publishes a Flink runtime for, on a Java its classes load on:
+#: MSF's 1.x runtimes are Java 11 and Iceberg 1.11.0's classes are Java 17 (class version 61), so the
+#: newest Iceberg for it is 1.10.1; MSF's FLINK-2_2 is Java 17, but Maven Central has no Iceberg runtime
+#: for Flink 2.2 (or 2.3), and 2.1's was never built or tested against 2.2.
+MSF_RUNTIME = "FLINK-1_20"
+MSF_PROPERTY_GROUP = "lakehouse.job"  # the job reads its arguments from this group (OrdersToIceberg)
+MSF_LOCK_PATH = Path(__file__).with_name("flink-msf.jars.json")
+MSF_LOCK = maven.JarLock.read(MSF_LOCK_PATH)
+MSF_ROLES = {j["artifact"]: j["role"] for j in json.loads(MSF_LOCK_PATH.read_text())["jars"]}
+
+
+def msf_jars(spec: PlatformSpec, *roles: str) -> list[maven.LockedJar]:
+    return [j for j in MSF_LOCK.jars if MSF_ROLES[j.coordinate.artifact] in roles]
+
+
+def msf_key(ctx: ServiceContext) -> str:
+    kafka = job_source(ctx.spec) == "kafka"
+    job = hashlib.sha256(JOB_SOURCE.read_bytes()).hexdigest()[:12]
+    return f"flink-msf:{MSF_RUNTIME}:lock-{MSF_LOCK.digest()[:12]}:job-{job}:{'kafka' if kafka else 'generator'}"
+
+
+def fetch_msf_jar(ctx: ServiceContext) -> Artifact:
+    """The application jar: the job compiled against Flink 1.20's API, bundled with what it needs on MSF."""
+    key = msf_key(ctx)
+    roles = ("bundle", "kafka") if job_source(ctx.spec) == "kafka" else ("bundle",)
+    with cache.locked(key):
+        if found := cache.cached(key):
+            return found
+        out_dir = cache.cache_root() / "flink-msf" / hashlib.sha256(key.encode()).hexdigest()[:12]
+        compile_jars = maven.fetch_all(msf_jars(ctx.spec, "compile", "bundle"))
+        locked = msf_jars(ctx.spec, *roles)
+        bundled = maven.fetch_all(locked)
+        job = java.compile_jar([JOB_SOURCE], compile_jars, out_dir / "job-classes.jar", release=JOB_RELEASE)
+        cache.console.print(f"[bold]flink-msf[/]: assembling the application jar ({len(bundled)} jars bundled)")
+        jar = java.application_jar([job, *bundled], out_dir / "lakehouse-orders-msf.jar", main_class=JOB_MAIN)
+        job.unlink()
+        entry = {
+            "name": "flink-msf", "requested": MSF_RUNTIME, "version": "1.20", "path": str(jar), "root": str(out_dir),
+            "files": {jar.name: cache.file_record(jar)}, "sha256": cache.sha256_file(jar), "main_class": JOB_MAIN,
+            "source": f"javac + Maven Central ({MSF_LOCK.name}: {', '.join(j.coordinate.filename for j in locked)})",
+            "notes": [f"runs on {MSF} {MSF_RUNTIME} (Java 11); Iceberg 1.10.1 (1.11.0 needs Java 17)"],
+        }
+        cache.record(key, entry)
+        return cache.artifact_from(entry)
+
+
+MSF_JAR = ArtifactRecipe(key=msf_key, fetch=fetch_msf_jar,
+                         source="javac + Maven Central (flink-msf.jars.json), one application jar")
+
 DIST = ArtifactRecipe(key=artifact_key, fetch=fetch_distribution,
                       source="PyPI apache-flink-libraries (sdist) + Maven Central (flink.jars.json) + javac")
 
@@ -597,7 +713,9 @@ SERVICES = (
     ServiceDefinition(
         name=JOBMANAGER, default=JOBMANAGER_DEFAULT, summary="Flink job manager (checkpoints, scheduling)",
         container=container_jobmanager, native=native_jobmanager, java=java.JAVA_FOR_JVM_SERVICES,
-        artifact=DIST, lab_artifact=DIST, managed={Target.AWS: f"{MSF} (runtime FLINK-1_20)"}, check=check,
+        artifact=DIST, lab_artifact=DIST, cloud_artifact=MSF_JAR,
+        managed={Target.AWS: f"{MSF} (runtime {MSF_RUNTIME})"},
+        check=check,
     ),
     ServiceDefinition(
         name=TASKMANAGER, default=TASKMANAGER_DEFAULT, job_of=JOBMANAGER,

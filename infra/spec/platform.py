@@ -255,8 +255,10 @@ class PlatformSpec(Strict):
         return {layer.value: contract.owner for layer, contract in self.layers.items()}
 
     def pin_of(self, service: str) -> str:
-        """The version this stack's target runs for a service (native may differ where registries lack the pin)."""
+        """The version this stack's target runs for a service (native and aws may differ where they lack the pin)."""
         svc = self.services[service]
+        if self.target is Target.AWS and svc.aws_version:
+            return svc.aws_version
         return svc.native_version if self.target is Target.NATIVE and svc.native_version else svc.version
 
     def bundles_of(self, service: str) -> dict[str, str]:
@@ -264,6 +266,8 @@ class PlatformSpec(Strict):
         svc = self.services[service]
         if self.target is Target.NATIVE and svc.native_bundles is not None:
             return dict(svc.native_bundles)
+        if self.target is Target.AWS and svc.aws_bundles is not None:
+            return dict(svc.aws_bundles)
         return dict(svc.bundles)
 
     def version_manifest(self) -> dict[str, str]:

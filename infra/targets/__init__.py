@@ -91,7 +91,7 @@ def prepare(spec: PlatformSpec, secrets: dict[str, pulumi.Output[str]], resolver
     if spec.target is Target.AWS:
         from infra.targets.aws import AwsTarget
 
-        return AwsTarget(spec, secrets)
+        return AwsTarget(spec, secrets, resolver)
     from infra.targets.native.target import NativeTarget
 
     return NativeTarget(spec, secrets, resolver, check_ports=check_ports)

@@ -43,6 +43,9 @@ import org.apache.flink.types.Row;
  *   [--kafka-bootstrap HOST:PORT --kafka-topic orders --kafka-group G]
  *   [--catalog.KEY VALUE]...      extra Iceberg REST client properties (no secrets)
  *   [--catalog-env.KEY ENVVAR]... a client property read from the job manager's environment
+ *   [--catalog-secret.KEY TEMPLATE]... a client property whose {secretsmanager:ARN} parts are read from
+ *                                 AWS Secrets Manager when the job starts (on aws: no environment to use)
+ *   [--kafka.KEY VALUE]...        extra Kafka consumer properties (e.g. MSK's IAM authentication)
  * </pre>
  */
 public final class OrdersToIceberg {
@@ -132,6 +135,46 @@ public final class OrdersToIceberg {
         return s.replace("'", "''");
     }
 
+    /** {@code template} with every {@code {secretsmanager:ARN}} replaced by that secret's string (AWS SDK v2,
+     * by reflection: the SDK is on the classpath only where the job runs on aws). */
+    static String resolveSecrets(String template) throws Exception {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\{secretsmanager:([^}]+)}").matcher(template);
+        StringBuilder out = new StringBuilder();
+        Object client = null;
+        while (m.find()) {
+            if (client == null) {
+                client = Class.forName("software.amazon.awssdk.services.secretsmanager.SecretsManagerClient")
+                        .getMethod("create").invoke(null);
+            }
+            Class<?> requestClass = Class.forName(
+                    "software.amazon.awssdk.services.secretsmanager.model.GetSecretValueRequest");
+            Object builder = requestClass.getMethod("builder").invoke(null);
+            Method secretId = builder.getClass().getMethod("secretId", String.class);
+            secretId.setAccessible(true);
+            secretId.invoke(builder, m.group(1));
+            Method build = builder.getClass().getMethod("build");
+            build.setAccessible(true);
+            Object request = build.invoke(builder);
+            Object response = client.getClass().getMethod("getSecretValue", requestClass).invoke(client, request);
+            Method secretString = response.getClass().getMethod("secretString");
+            m.appendReplacement(out, java.util.regex.Matcher.quoteReplacement((String) secretString.invoke(response)));
+        }
+        m.appendTail(out);
+        return out.toString();
+    }
+
+    /** {@code --kafka.KEY VALUE} as the Kafka table's {@code 'properties.KEY'} options. */
+    static String kafkaProperties(Map<String, String> p) {
+        StringBuilder out = new StringBuilder();
+        for (Map.Entry<String, String> e : p.entrySet()) {
+            if (e.getKey().startsWith("kafka.")) {
+                out.append(", 'properties.").append(q(e.getKey().substring(6))).append("' = '")
+                        .append(q(e.getValue())).append("'");
+            }
+        }
+        return out.toString();
+    }
+
     public static void main(String[] args) throws Exception {
         Map<String, String> p = arguments(args);
         String table = required(p, "table");
@@ -142,10 +185,11 @@ public final class OrdersToIceberg {
         Configuration conf = new Configuration();
         conf.setString("execution.checkpointing.interval", p.getOrDefault("checkpoint-interval", "10s"));
         conf.setString("execution.checkpointing.mode", "EXACTLY_ONCE");
-        conf.setString("execution.checkpointing.externalized-checkpoint-retention", "RETAIN_ON_CANCELLATION");
         if (p.containsKey("checkpoint-dir")) {
             // One directory per lineage (job name + table + source): a redeploy restores only its own state.
+            // (Managed Service for Apache Flink keeps checkpoints itself: no directory there.)
             conf.setString("execution.checkpointing.dir", p.get("checkpoint-dir"));
+            conf.setString("execution.checkpointing.externalized-checkpoint-retention", "RETAIN_ON_CANCELLATION");
         }
         conf.setString("pipeline.name", jobName);
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
@@ -173,6 +217,8 @@ public final class OrdersToIceberg {
                     throw new IllegalArgumentException("environment variable " + e.getValue() + " is not set");
                 }
                 props.add("'" + q(e.getKey().substring(12)) + "' = '" + q(value) + "'");
+            } else if (e.getKey().startsWith("catalog-secret.")) {
+                props.add("'" + q(e.getKey().substring(15)) + "' = '" + q(resolveSecrets(e.getValue())) + "'");
             }
         }
         tEnv.executeSql("CREATE CATALOG lake WITH (" + String.join(", ", props) + ")");
@@ -180,7 +226,9 @@ public final class OrdersToIceberg {
         tEnv.executeSql("CREATE TABLE IF NOT EXISTS lake." + table + " ("
                 + " order_id BIGINT NOT NULL, customer_id INT, book_isbn STRING, quantity INT,"
                 + " unit_price DECIMAL(10, 2), status STRING, order_ts TIMESTAMP(6)"
-                + ") WITH ('format-version' = '2')");
+                // A streaming writer sharing its table with batch writers retries conflicting commits more
+                // than Iceberg's default 4 before the task fails (and the job restores and commits again).
+                + ") WITH ('format-version' = '2', 'commit.retry.num-retries' = '10')");
 
         if (source.equals("kafka")) {
             // Every field read as text and cast: producers write numbers or strings, ISO or SQL timestamps,
@@ -192,7 +240,7 @@ public final class OrdersToIceberg {
                     + " 'properties.bootstrap.servers' = '" + q(required(p, "kafka-bootstrap")) + "',"
                     + " 'properties.group.id' = '" + q(p.getOrDefault("kafka-group", "lakehouse-flink")) + "',"
                     + " 'scan.startup.mode' = 'group-offsets', 'properties.auto.offset.reset' = 'earliest',"
-                    + " 'format' = 'json', 'json.ignore-parse-errors' = 'true')");
+                    + " 'format' = 'json', 'json.ignore-parse-errors' = 'true'" + kafkaProperties(p) + ")");
             tEnv.executeSql("CREATE TEMPORARY VIEW orders_typed AS SELECT"
                     + " TRY_CAST(order_id AS BIGINT) AS order_id, TRY_CAST(customer_id AS INT) AS customer_id,"
                     + " book_isbn, TRY_CAST(quantity AS INT) AS quantity,"

@@ -19,12 +19,14 @@ for a later layer. Conventions every module follows:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 
+from infra.artifacts.recipe import ArtifactError
+from infra.artifacts.resolver import Resolver, StackArtifacts
 from infra.layers import LayerComponent
 from infra.spec import Layer, PlatformSpec
 from infra.targets import Built
@@ -39,6 +41,7 @@ class AwsContext:
     secrets: Mapping[str, pulumi.Output[str]]
     provider: aws.Provider
     layers: Mapping[Layer, LayerComponent]
+    artifacts: StackArtifacts = field(default_factory=StackArtifacts)  # what the stack uploads (looked up)
 
     def opts(self, layer: Layer, **kwargs: Any) -> pulumi.ResourceOptions:
         """Options of a resource of one layer: its layer component as parent and the explicit provider."""
@@ -59,9 +62,16 @@ class AwsContext:
 class AwsTarget:
     """Builds the platform on AWS: S3, RDS PostgreSQL, ECS Fargate, IAM, KMS, CloudWatch, AWS Backup."""
 
-    def __init__(self, spec: PlatformSpec, secrets: dict[str, pulumi.Output[str]]):
+    def __init__(self, spec: PlatformSpec, secrets: dict[str, pulumi.Output[str]], resolver: Resolver | None = None):
         self.spec = spec
         self.secrets = secrets
+        # Files the stack uploads (the Flink application's jar), looked up in the cache, never fetched.
+        try:
+            self.artifacts = resolver.resolve(spec) if resolver is not None else StackArtifacts()
+        except ArtifactError as exc:
+            from infra.targets import TargetNotReady
+
+            raise TargetNotReady(f"the aws platform cannot deploy:\n  - {exc}") from None
 
     def build(self, layers: Mapping[Layer, LayerComponent]) -> Built:
         from infra.targets.aws import catalog, compute, governance, observability, orchestration, recovery, storage
@@ -76,7 +86,7 @@ class AwsTarget:
             }},
             opts=pulumi.ResourceOptions(parent=layers[Layer.GOVERNANCE]),
         )
-        ctx = AwsContext(spec, self.secrets, provider, layers)
+        ctx = AwsContext(spec, self.secrets, provider, layers, self.artifacts)
         gov = governance.build(ctx)
         logs = observability.log_groups(ctx, gov)
         store = storage.build(ctx, gov)
