@@ -71,8 +71,10 @@ def test_native_job_runs_the_generator_without_kafka(native_run):
     assert flink_side == f"file://{local}" and local.endswith("/native/flink-jobmanager/state")  # natively the same
     assert job.inputs["checkpoint_dir"] == f"{flink_side}/checkpoints/{flink.lineage(load_platform(stack_platform('native')))}"
     assert job.inputs["savepoint_dir"].startswith(f"{flink_side}/savepoints/lakehouse-orders-stream-")
-    classpath = native_run.named("flink-jobmanager").inputs["argv"]
-    assert not any("kafka" in arg for arg in classpath)
+    argv = native_run.named("flink-jobmanager").inputs["argv"]
+    classpath = argv[argv.index("-classpath") + 1].split(":")
+    assert classpath[-2:] == ["/nonexistent/lakehouse-cache/flink-jobmanager/a.jar",
+                              "/nonexistent/lakehouse-cache/flink-jobmanager/b.jar"]  # the artifact's, in its order
 
 
 def test_the_lineage_follows_table_and_source_not_tuning():

@@ -79,7 +79,7 @@ LIB_JARS = ("flink-cep", "flink-json", "flink-table-api-java-uber", "flink-table
 DIST_JAR = "flink-dist"
 UTILS_JAR = "bin/bash-java-utils.jar"
 JAR_LOCK = maven.JarLock.read(Path(__file__).with_name("flink.jars.json"))
-#: Jars of the lock only a Kafka source needs.
+#: Jars of the lock only a Kafka source uses (the cluster carries them anyway: 10.5 MB, loaded lazily).
 KAFKA_JARS = ("flink-connector-kafka", "kafka-clients")
 JOB_SOURCE = PROJECT_ROOT / "tools" / "flink-orders-job" / "OrdersToIceberg.java"
 JOB_MAIN = "lakehouse.jobs.OrdersToIceberg"
@@ -349,9 +349,8 @@ def aws_env(spec: PlatformSpec) -> dict[str, str]:
 
 
 def lab_jars(ctx: ServiceContext) -> list[maven.LockedJar]:
-    """The lock's jars a container needs in /opt/flink/lib (the Kafka ones only for a Kafka source)."""
-    kafka = job_source(ctx.spec) == "kafka"
-    return [j for j in JAR_LOCK.jars if kafka or j.coordinate.artifact not in KAFKA_JARS]
+    """The lock's jars a container needs in /opt/flink/lib: all of them, so the cluster runs either source."""
+    return list(JAR_LOCK.jars)
 
 
 def flink_properties(ctx: ServiceContext, role: str) -> str:
@@ -405,9 +404,8 @@ def native_state_dir(state_dir: Path) -> Path:
 
 
 def native_classpath(ctx: ServiceContext, artifact: Artifact) -> list[str]:
-    """The cluster classpath recorded by the artifact, without the Kafka jars unless the job reads Kafka."""
-    kafka = job_source(ctx.spec) == "kafka"
-    return [str(p) for p in artifact.classpath if kafka or not p.name.startswith(KAFKA_JARS)]
+    """The cluster classpath the artifact recorded (the Kafka source's jars included: either source runs)."""
+    return [str(p) for p in artifact.classpath]
 
 
 def _native(ctx: ServiceContext, host: NativeHost, role: str) -> NativePlan:
