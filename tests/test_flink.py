@@ -55,7 +55,7 @@ def test_native_managers_bind_loopback_on_pinned_ports_with_filesystem_checkpoin
         assert argv.count("{jvm-params}") == argv.count("{dynamic-params}") == 1
         assert flink.ENTRYPOINTS[role] in argv and "--add-opens=java.base/java.util=ALL-UNNAMED" in argv
     tm = native_run.named("flink-taskmanager")
-    assert tm.inputs["health"] == {"kind": "tcp", "port": 6122}
+    assert tm.inputs["health"] == {"kind": "tcp", "host": "127.0.0.1", "port": 6122}
     assert yaml.safe_load(next(v for k, v in _files(tm).items() if k.endswith("config.yaml")))[
         "taskmanager.memory.managed.fraction"] == 0.1
 
@@ -330,3 +330,16 @@ def test_application_jar_merges_service_files_drops_signatures_and_is_reproducib
                                                                "module-info.class"}
     first = out.read_bytes()
     assert java.application_jar([a, b], tmp_path / "again.jar", main_class="x.Main").read_bytes() == first
+
+
+def test_every_native_health_check_records_as_given_so_a_second_up_changes_nothing(native_run):
+    """LocalService records its health check with defaults filled in; a check missing one (a tcp check without
+    its host) then differs from its input on every `pulumi up`, which restarts the service each time."""
+    from pydantic import TypeAdapter
+
+    from infra.targets.native import local_service as ls
+
+    adapter = TypeAdapter(ls.HealthCheck)
+    for process in native_run.of_type("pulumi-python:dynamic/native:LocalService"):
+        health = process.inputs["health"]
+        assert adapter.validate_python(health).model_dump(exclude_none=True) == health, process.name

@@ -435,7 +435,9 @@ def _native(ctx: ServiceContext, host: NativeHost, role: str) -> NativePlan:
         health: dict[str, Any] = {"kind": "http", "url": ctx.url(JOBMANAGER, "rest", path="/overview"),
                                   "expect_status": 200}
     else:  # its RPC endpoint; registration follows, and the job waits for its slots (FlinkJob: every task RUNNING)
-        health = {"kind": "tcp", "port": ctx.listen_port("rpc")}
+        # host given although it is LocalService's default: the recorded check must equal the input, or every
+        # `pulumi up` would see a change and restart the task manager.
+        health = {"kind": "tcp", "host": "127.0.0.1", "port": ctx.listen_port("rpc")}
     return NativePlan(
         argv=argv,
         env={**aws_env(ctx.spec), "JAVA_HOME": str(host.java_home), "PYTHONPATH": str(host.project_root),
