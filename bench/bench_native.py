@@ -14,12 +14,14 @@ bring-up, like the chapter's table. The load average is printed: the machine is 
 from __future__ import annotations
 
 import os
+import re
+import time
 
 import psutil
 
 from infra.config import load_stack
 from infra.stack import commands, isolated
-from infra.stack.workspace import forget, outputs
+from infra.stack.workspace import forget, outputs, select
 
 STACK = "bench"
 
@@ -38,11 +40,22 @@ def main() -> None:
     spec = load_stack("native")
     try:
         load = os.getloadavg()
-        seconds = commands.up(STACK, quiet=True)
+        created: dict[str, tuple[float, float]] = {}  # resource -> (seconds after `up` began it ended, its own)
+        started = time.perf_counter()
+
+        def track(line: str) -> None:
+            match = re.search(r"(LocalService|FlinkJob) (\S+) created \((\d+(?:\.\d+)?)s\)", line)
+            if match:
+                created[match.group(2)] = (time.perf_counter() - started, float(match.group(3)))
+
+        select(STACK).up(on_output=track, color="never")
+        seconds = time.perf_counter() - started
         out = outputs(STACK)
         print(f"\nbring-up (warm cache, fresh data, pulumi up until every service is healthy and every job "
               f"RUNNING): {seconds:.1f} s (target <= 60 s); load average before {load[0]:.1f}, "
               f"after {os.getloadavg()[0]:.1f} (2 cores)")
+        print("resources (ready at, took):", ", ".join(f"{name} {at:.0f}s ({took:.0f}s)" for name, (at, took)
+                                                     in sorted(created.items(), key=lambda item: item[1][0])))
         flink = out["profiles"]["host"].get("flink") or {}
         for job, info in (out.get("jobs") or {}).items():
             ours = flink.get("rest") and info.get("job_name") == flink["job"]["name"]
