@@ -53,7 +53,8 @@ def defaults() -> dict[str, Any]:
 def placement_context() -> PlacementContext:
     """What the registry tells validation: where services cannot run, which are jobs, which are catalogs."""
     reg = registry()
-    return PlacementContext(unavailable=reg.placement(), job_of=reg.jobs_of(), catalogs=tuple(reg.catalogs()))
+    return PlacementContext(unavailable=reg.placement(), job_of=reg.jobs_of(), catalogs=tuple(reg.catalogs()),
+                            checks=reg.checks())
 
 
 def _merge(base: Any, override: Any) -> Any:

@@ -117,6 +117,17 @@ def flink_sql(spec: PlatformSpec, side: Side = Side.INTERNAL, catalog_name: str 
     return f"CREATE CATALOG {catalog_name} WITH (\n  {body}\n)"
 
 
+def flink(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, Any]:
+    """Where Flink's REST API is from one side (submit, status, cancel), and what its streaming job does."""
+    from infra.services import flink as flink_service
+
+    summary = flink_service.job_summary(spec, side)
+    if spec.target is Target.AWS:
+        summary.pop("rest")
+        return {"managed": flink_service.MSF, "job": summary}
+    return {"rest": summary.pop("rest"), "job": summary}
+
+
 def trino_client(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, Any]:
     """Where a Trino client connects, and the catalog names it can use."""
     host, port = url(spec, "trino", "http", side).removeprefix("http://").rsplit(":", 1)
@@ -135,6 +146,8 @@ def all_profiles(spec: PlatformSpec) -> dict[str, Any]:
         host["trino"] = trino_client(spec)
         services["trino_catalogs"] = trino_service.catalog_files(ServiceContext(spec, "trino"), Side.INTERNAL)
     if "flink-jobmanager" in enabled:
+        host["flink"] = flink(spec, Side.EXTERNAL)
+        services["flink"] = flink(spec, Side.INTERNAL)
         services["flink_sql"] = flink_sql(spec)
     if "kafka" in enabled:
         # Two listeners: PLAINTEXT for the platform's services, HOST for clients on the host.

@@ -240,6 +240,20 @@ def read_connect(stack: Stack) -> dict[str, tuple[str | None, str]]:
     return found
 
 
+def read_flink(stack: Stack) -> tuple[str | None, str, str | None]:
+    """Flink's version from its REST API (``GET /config``), and the Iceberg runtime on the job manager's classpath."""
+    rest = (stack.host_profiles.get("flink") or {}).get("rest")
+    if not rest:
+        raise RuntimeError("profiles.host.flink has no REST address")
+    version = _http_json(f"{rest}/config").get("flink-version")
+    iceberg = None
+    pid = stack.service_record("flink-jobmanager").get("pid")
+    if pid:
+        match = re.search(r"iceberg-flink-runtime-[0-9.]+-(\d+(?:\.\d+)+)\.jar", " ".join(psutil.Process(int(pid)).cmdline()))
+        iceberg = match.group(1) if match else None
+    return version, f"GET {rest}/config", iceberg
+
+
 def read_spark(stack: Stack) -> tuple[str, str]:
     spark = engines.spark_running() or engines.spark_session(stack)
     iceberg = str(spark.sparkContext._jvm.org.apache.iceberg.IcebergBuild.version())
@@ -293,6 +307,12 @@ def test_version_manifest_matches_the_pins(stack: Stack, figure, say):
         except Exception as exc:  # noqa: BLE001
             readings.append(Reading("kafka-connect", layer_of(stack, "kafka-connect"), None, pins.get("kafka-connect"),
                                     status="unread", detail=str(exc)[:300]))
+    if "flink-jobmanager" in enabled and (stack.host_profiles.get("flink") or {}).get("rest"):
+        result = add("flink-jobmanager", layer_of(stack, "flink-jobmanager"), lambda: read_flink(stack))
+        if result and result[2]:
+            readings.append(Reading("iceberg in flink-jobmanager", "compute", result[2],
+                                    pins.get("iceberg in flink-jobmanager"),
+                                    source="iceberg-flink-runtime jar on the job manager's classpath"))
     spark_version, spark_iceberg = read_spark(stack)
     readings.append(Reading("pyspark", "compute", spark_version, pins.get("pyspark"), source="SparkSession.version"))
     readings.append(Reading("iceberg", "compute", spark_iceberg, pins.get("iceberg"),

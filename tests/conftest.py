@@ -26,3 +26,19 @@ def lab_run():
     from harness import cached_run
 
     return cached_run("lab", stack_platform("lab"))
+
+
+@pytest.fixture(scope="session")
+def native_run():
+    """The native program evaluated once per session under mocks (FakeResolver: no cache, no ports)."""
+    from harness import cached_run
+
+    return cached_run("native", stack_platform("native"))
+
+
+@pytest.fixture(scope="session")
+def cloud_run():
+    """The cloud program evaluated once per session under mocks (the aws provider mocked: no account here)."""
+    from harness import cached_run
+
+    return cached_run("cloud", stack_platform("cloud"))

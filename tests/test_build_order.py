@@ -9,26 +9,17 @@ from __future__ import annotations
 import pulumi
 import pytest
 from conftest import stack_platform
-from harness import ProgramRun, cached_run
+from harness import ProgramRun
 
 from infra.config import load_platform
 from infra.targets import UnbuiltDependency, dependencies
 
 CONTAINER = "docker:index/container:Container"
 LOCAL_SERVICE = "pulumi-python:dynamic/native:LocalService"
+FLINK_JOB = "pulumi-python:dynamic/flink:FlinkJob"
 ECS_SERVICE = "aws:ecs/service:Service"
 RDS = "aws:rds/instance:Instance"
 LOG_GROUP = "aws:cloudwatch/logGroup:LogGroup"
-
-
-@pytest.fixture(scope="module")
-def native_run() -> ProgramRun:
-    return cached_run("native", stack_platform("native"))
-
-
-@pytest.fixture(scope="module")
-def cloud_run() -> ProgramRun:
-    return cached_run("cloud", stack_platform("cloud"))
 
 
 def edges(run: ProgramRun, type_: str) -> dict[str, set[str]]:
@@ -52,9 +43,26 @@ def test_lab_bootstrap_and_migrate_jobs_and_the_database_come_before_their_catal
 
 def test_lab_every_declared_dependency_is_an_edge(lab_run: ProgramRun) -> None:
     spec = load_platform(stack_platform("lab"))
-    containers = edges(lab_run, CONTAINER)
+    built = {**edges(lab_run, CONTAINER), **edges(lab_run, FLINK_JOB)}
     for name, service in spec.enabled_services().items():
-        assert set(service.depends_on) <= containers[name], name
+        assert set(service.depends_on) <= built[name], name
+
+
+def test_lab_streaming_job_waits_for_its_cluster_catalog_and_store(lab_run: ProgramRun) -> None:
+    containers = edges(lab_run, CONTAINER)
+    # Both managers wait for the bind mount to be uid 9999's, then start together.
+    assert containers["flink-jobmanager"] == containers["flink-taskmanager"] == {"flink-state-init"}
+    # The lab runs Kafka, so the job reads the orders topic (source auto) and waits for the broker too.
+    assert edges(lab_run, FLINK_JOB)["flink-orders-job"] == {"flink-jobmanager", "flink-taskmanager", "rest-fixture",
+                                                             "seaweedfs", "kafka"}
+
+
+def test_native_streaming_job_waits_for_its_cluster_catalog_and_store(native_run: ProgramRun) -> None:
+    processes = edges(native_run, LOCAL_SERVICE)
+    # The folded state-init job is the managers' own work: they wait for nothing and start together.
+    assert processes["flink-jobmanager"] == processes["flink-taskmanager"] == set()
+    assert edges(native_run, FLINK_JOB)["flink-orders-job"] == {"flink-jobmanager", "flink-taskmanager",
+                                                                "rest-fixture", "seaweedfs"}
 
 
 def test_native_store_comes_before_the_catalog(native_run: ProgramRun) -> None:

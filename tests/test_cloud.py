@@ -685,7 +685,7 @@ def test_the_rest_fixture_is_refused_on_aws() -> None:
     platform = cloud_platform()
     platform["services"]["rest-fixture"]["enabled"] = True
     platform["services"]["seaweedfs"]["enabled"] = True  # its store, so the fixture's own refusal is what fails
-    allowed = "disable it. Allowed on aws: postgres, polaris, lakekeeper, trino"
+    allowed = "disable it. Allowed on aws: postgres, polaris, lakekeeper, trino, flink-jobmanager"
     assert config_errors(platform) == [
         f"lakehouse:platform.services.seaweedfs.enabled: seaweedfs does not run on the aws target (on aws the store "
         f"is S3 itself); {allowed}",
@@ -720,7 +720,7 @@ def test_the_rest_fixture_is_refused_on_aws() -> None:
      "in aws.region, so leave storage.region unset or make them equal"),
     (lambda p: p["services"]["kafka"].update(enabled=True),
      "lakehouse:platform.services.kafka.enabled: kafka does not run on the aws target (on aws Kafka runs as "
-     "Amazon MSK: set aws.kafka_msk: true instead); disable it. Allowed on aws: postgres, polaris, lakekeeper, trino"),
+     "Amazon MSK: set aws.kafka_msk: true instead); disable it. Allowed on aws: postgres, polaris, lakekeeper, trino, flink-jobmanager"),
     (lambda p: p["aws"].update(log_retention_days=10),
      "lakehouse:platform.aws.log_retention_days: 10 is not a CloudWatch retention; allowed: 1, 3, 5, 7, 14, 30, "
      "60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653"),
@@ -820,3 +820,26 @@ def test_secret_names_come_from_arns() -> None:
     assert secret_name_of("arn:aws:secretsmanager:eu-west-1:1:secret:rds!db-1a2b-AbCdEf") == "rds!db-1a2b"
     assert secret_name_of("arn:aws:secretsmanager:eu-west-1:1:secret:lakehouse-polaris-root-secret-x1Y2z3") == \
         "lakehouse-polaris-root-secret"
+
+
+def test_flink_on_msf_reads_msk_with_iam_when_kafka_is_msk(streaming: ProgramRun) -> None:
+    import json
+
+    from infra.artifacts.resolver import cloud_recipes
+    from infra.config import load_platform
+    from infra.services import ServiceContext
+
+    run = streaming
+    [app] = run.of_type("aws:kinesisanalyticsv2/application:Application")
+    [group] = app.inputs["applicationConfiguration"]["environmentProperties"]["propertyGroups"]
+    props = group["propertyMap"]
+    assert props["source"] == "kafka" and props["kafka-topic"] == "orders"
+    assert props["kafka-bootstrap"] == "b-1.lakehouse-kafka.kafka.eu-west-1.amazonaws.com:9098"
+    assert props["kafka.sasl.mechanism"] == "AWS_MSK_IAM" and props["kafka.security.protocol"] == "SASL_SSL"
+    [policy] = [r for r in run.of_type("aws:iam/rolePolicy:RolePolicy") if r.name == "lakehouse-flink-application"]
+    statements = {s["Sid"]: s for s in json.loads(policy.inputs["policy"])["Statement"]}
+    # Only its own topic and consumer group (MSK ARNs: .../cluster/<name>/<uuid> -> .../topic/<name>/<uuid>/<topic>).
+    assert statements["KafkaTopic"]["Resource"].endswith("/orders")
+    assert statements["KafkaGroup"]["Resource"].endswith("/lakehouse-flink")
+    spec = load_platform(with_changes(kafka_msk=True))
+    assert cloud_recipes(spec)["flink-jobmanager"].key(ServiceContext(spec, "flink-jobmanager")).endswith(":kafka")

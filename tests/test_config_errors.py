@@ -20,8 +20,8 @@ CASES = {
         lambda p: p["services"].update({"minio": {"enabled": True}}),
         f"{P}.services.minio: unknown service 'minio'; allowed: seaweedfs, seaweedfs-bucket, postgres, "
         "rest-fixture-init, rest-fixture, polaris-bootstrap, polaris, polaris-catalog, lakekeeper-migrate, "
-        "lakekeeper, lakekeeper-warehouse, lakekeeper-s3-loopback, trino, flink-jobmanager, flink-taskmanager, kafka, "
-        "kafka-topics, kafka-connect",
+        "lakekeeper, lakekeeper-warehouse, lakekeeper-s3-loopback, trino, flink-state-init, flink-jobmanager, "
+        "flink-taskmanager, flink-orders-job, kafka, kafka-topics, kafka-connect",
     ),
     "layer without owner": (
         lambda p: p["layers"].update({"catalog": {"owner": "  "}}),
@@ -66,7 +66,8 @@ CASES = {
     "misspelt key": (
         lambda p: p["services"].update({"trino": {"memroy": "2GiB"}}),
         f"{P}.services.trino.memroy: unknown key; allowed: layer, enabled, role, owner, kind, version, "
-        "native_version, bundles, native_bundles, image, ports, env, command, health, memory, heap, depends_on, restart",
+        "native_version, bundles, native_bundles, aws_version, aws_bundles, image, ports, env, command, health, memory, "
+        "heap, depends_on, restart",
     ),
     "heap above budget": (
         lambda p: p["services"].update({"trino": {"heap": "4GiB"}}),
@@ -89,7 +90,7 @@ CLOUD_CASES = {
         lambda p: p["services"].update({"rest-fixture": {"enabled": True}}),
         f"{P}.services.rest-fixture.enabled: rest-fixture does not run on the aws target (the REST fixture is a "
         "test server with SQLite behind it; use polaris or lakekeeper); disable it. Allowed on aws: postgres, "
-        "polaris, lakekeeper, trino",
+        "polaris, lakekeeper, trino, flink-jobmanager",
     ),
 }
 
@@ -110,8 +111,8 @@ def test_the_lab_on_aws_names_every_service_aws_cannot_run_with_its_reason():
     with pytest.raises(ConfigError) as info:
         load_platform(platform, source="Pulumi.lab.yaml")
     refused = [e.split(": ", 1)[0].removeprefix(f"{P}.services.").removesuffix(".enabled") for e in info.value.errors]
-    assert refused == ["seaweedfs", "rest-fixture", "lakekeeper-s3-loopback", "flink-jobmanager",
-                       "flink-taskmanager", "kafka"]  # Connect follows Kafka
+    # Flink runs on aws (Managed Service for Apache Flink), so it is not among them; Connect follows Kafka.
+    assert refused == ["seaweedfs", "rest-fixture", "lakekeeper-s3-loopback", "kafka"]
     assert "(on aws the store is S3 itself)" in info.value.errors[0]
 
 
@@ -193,13 +194,36 @@ BREAKS_AT_DEPLOY = {
         "native", lambda p: p["services"].update({"lakekeeper": {"enabled": True}}),
         f"{P}.services.lakekeeper.enabled: lakekeeper does not run on the native target (no build of Lakekeeper is "
         "obtainable from the package registries; it runs on docker and aws); disable it. Allowed on native: "
-        "seaweedfs, postgres, rest-fixture, trino, kafka",
+        "seaweedfs, postgres, rest-fixture, trino, flink-jobmanager, kafka",
     ),
     "polaris on native names the service and its reason": (
         "native", lambda p: p["services"].update({"polaris": {"enabled": True}}),
         f"{P}.services.polaris.enabled: polaris does not run on the native target (no registry serves Polaris's "
         "server (Maven Central has only polaris-core); it runs on docker and aws); disable it. Allowed on native: "
-        "seaweedfs, postgres, rest-fixture, trino, kafka",
+        "seaweedfs, postgres, rest-fixture, trino, flink-jobmanager, kafka",
+    ),
+    "flink job wider than its slots": (
+        "native", lambda p: p.update({"flink": {"job": {"parallelism": 3}}}),
+        f"{P}.flink.job.parallelism: 3 exceeds flink.task_slots (2); the job would wait for slots forever",
+    ),
+    "flink job reading a disabled kafka": (
+        "native", lambda p: (p["services"].update({"kafka": {"enabled": False}}),
+                             p.update({"flink": {"job": {"source": "kafka"}}})),
+        f"{P}.flink.job.source: 'kafka' reads the orders topic, but services.kafka is disabled in this stack; "
+        "enable services.kafka, or use 'generator' or 'auto'",
+    ),
+    "flink task manager too small for its process": (
+        "native", lambda p: p["services"].update({"flink-taskmanager": {"memory": "1GiB"}}),
+        f"{P}.services.flink-taskmanager.memory: 1GiB minus flink.process_headroom 256MiB leaves a Flink process "
+        "under 1024MiB (JVM overhead, metaspace and Flink's framework memory do not fit); raise the budget",
+    ),
+    "flink job table not namespace.name": (
+        "native", lambda p: p.update({"flink": {"job": {"table": "orders"}}}),
+        f"{P}.flink.job.table: 'orders' is not namespace.name: lowercase letters, digits and _, e.g. streams.orders",
+    ),
+    "flink job source misspelt": (
+        "native", lambda p: p.update({"flink": {"job": {"source": "kafak"}}}),
+        f"{P}.flink.job.source: 'kafak' is not allowed; input should be 'auto', 'generator' or 'kafka'",
     ),
 }
 

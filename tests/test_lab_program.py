@@ -166,22 +166,100 @@ def test_version_manifest_output_lists_pins(lab_run):
     assert manifest["seaweedfs"] == "4.45" and manifest["duckdb"] == "1.5.5"
 
 
-def test_flink_mounts_the_iceberg_runtime_from_the_artifact_cache(lab_run):
+def _env(container) -> dict[str, str]:
+    envs = container.inputs["envs"]
+    return dict(e.split("=", 1) for e in (envs["value"] if _is_secret(envs) else envs))
+
+
+def _entrypoint_properties(flink_properties: str) -> dict[str, str]:
+    """FLINK_PROPERTIES as the flink image's entrypoint reads it: every whitespace character of a line
+    deleted (tr -d '[:space:]'), then split at the first colon (IFS=':' read -r key value)."""
+    parsed = {}
+    for line in flink_properties.splitlines():
+        line = "".join(line.split())
+        if line:
+            key, _, value = line.partition(":")
+            parsed[key] = value
+    return parsed
+
+
+def test_flink_lib_has_what_an_iceberg_job_on_s3_needs_from_the_artifact_cache(lab_run):
+    """Audit item 9: Iceberg's Flink runtime, its AWS bundle and the Hadoop client in /opt/flink/lib of both
+    managers (Hadoop is loaded parent-first: on the cluster classpath or NoClassDefFoundError)."""
     from harness import fake_artifact
 
     from infra.artifacts.resolver import recipe_of
     from infra.services import ServiceContext
 
     spec = load_platform(stack_platform("lab"))
+    needed = {"iceberg-flink-runtime-2.1-1.11.0.jar", "iceberg-aws-bundle-1.11.0.jar", "hadoop-client-api-3.4.1.jar",
+              "hadoop-client-runtime-3.4.1.jar"}
+    kafka = {"flink-connector-kafka-5.0.0-2.1.jar", "kafka-clients-4.2.0.jar"}  # either source runs on the cluster
     for name in ("flink-jobmanager", "flink-taskmanager"):
-        uploads = lab_run.named(name).inputs["uploads"]
-        assert uploads == [{
-            "file": "/opt/flink/lib/iceberg-flink-runtime.jar",
-            "source": str(fake_artifact(name).path),  # what the resolver found in the cache
-        }]
+        uploads = {u["file"]: u["source"] for u in lab_run.named(name).inputs["uploads"]}
+        assert uploads == {f"/opt/flink/lib/{jar}": str(fake_artifact(name).path / "ext" / jar)
+                           for jar in needed | kafka}
         recipe = recipe_of(spec, name)
-        assert recipe is not None
-        assert recipe.key(ServiceContext(spec, name)) == "maven:org.apache.iceberg:iceberg-flink-runtime-2.1:1.11.0::jar"
+        assert recipe is not None and recipe.key(ServiceContext(spec, name)).startswith("flink:2.1.3:")
+
+
+def test_flink_without_kafka_runs_the_generator():
+    platform = stack_platform("lab")
+    platform["services"].update({"kafka": {"enabled": False}, "kafka-connect": {"enabled": False}})
+    run = run_program("lab", platform)
+    args = run.named("flink-orders-job").inputs["program_args"]
+    assert "--rows-per-second" in args and args[args.index("--source") + 1] == "generator"
+    assert "kafka" not in {d for d in run.named("flink-orders-job").depends_on}
+
+
+def test_flink_task_manager_ports_are_pinned_and_its_health_check_probes_one(lab_run):
+    """Audit item 3: taskmanager.rpc.port and taskmanager.data.port default to 0 (random) and the image fixes
+    neither, so a health check on 6122 never passed. Both are set, as the entrypoint parses FLINK_PROPERTIES."""
+    tm = lab_run.named("flink-taskmanager")
+    props = _entrypoint_properties(_env(tm)["FLINK_PROPERTIES"])
+    assert props["taskmanager.rpc.port"] == "6122" and props["taskmanager.data.port"] == "6121"
+    assert props["metrics.internal.query-service.port"] == "6126"
+    assert props["taskmanager.host"] == "flink-taskmanager" and props["jobmanager.rpc.address"] == "flink-jobmanager"
+    assert props["taskmanager.memory.process.size"] == "1024m" and props["taskmanager.memory.managed.fraction"] == "0.1"
+    assert tm.inputs["healthcheck"]["tests"] == ["CMD-SHELL", "bash -c 'exec 3<>/dev/tcp/127.0.0.1/6122'"]
+    assert tm.inputs["command"] == ["taskmanager"]
+    jm_props = _entrypoint_properties(_env(lab_run.named("flink-jobmanager"))["FLINK_PROPERTIES"])
+    assert {jm_props[k] for k in ("jobmanager.rpc.port", "blob.server.port", "metrics.internal.query-service.port",
+                                  "rest.port")} == {"6123", "6124", "6125", "8081"}
+
+
+def test_flink_checkpoints_on_a_bind_mount_owned_by_the_image_user(lab_run):
+    init = lab_run.named("flink-state-init")
+    mounts = {v["containerPath"]: v["hostPath"] for v in init.inputs["volumes"]}
+    assert init.inputs["user"] == "0:0" and "chown -R 9999:9999 /flink-state" in init.inputs["command"][-1]
+    for name in ("flink-jobmanager", "flink-taskmanager"):
+        container = lab_run.named(name)
+        assert {v["containerPath"]: v["hostPath"] for v in container.inputs["volumes"]} == mounts
+        props = _entrypoint_properties(_env(container)["FLINK_PROPERTIES"])
+        assert props["execution.checkpointing.dir"] == "file:///flink-state/checkpoints"
+        assert props["execution.checkpointing.storage"] == "filesystem"
+        env = _env(container)
+        assert env["AWS_ACCESS_KEY_ID"] == "lab-access-key" and env["AWS_SECRET_ACCESS_KEY"] == "lab-secret-key"
+        assert _is_secret(container.inputs["envs"])
+
+
+def test_flink_job_is_submitted_through_the_published_rest_port_with_internal_addresses(lab_run):
+    job = lab_run.named("flink-orders-job")
+    assert job.type == "pulumi-python:dynamic/flink:FlinkJob"
+    assert job.inputs["rest_url"] == "http://localhost:8081"  # the host reaches the published port
+    args = job.inputs["program_args"]
+    pairs = dict(zip(args[::2], args[1::2], strict=True))
+    assert pairs["--catalog-uri"] == "http://rest-fixture:8181" and pairs["--s3-endpoint"] == "http://seaweedfs:8333"
+    assert pairs["--kafka-bootstrap"] == "kafka:9092" and pairs["--source"] == "kafka"
+    assert pairs["--checkpoint-interval"] == "10s" and pairs["--table"] == "streams.orders"
+    assert pairs["--checkpoint-dir"].startswith("file:///flink-state/checkpoints/lakehouse-orders-stream-")
+    assert job.inputs["host_paths"] == {"file:///flink-state": job.inputs["host_paths"]["file:///flink-state"]}
+    assert job.inputs["host_paths"]["file:///flink-state"].endswith("/lab/flink/state")
+    assert "lab-secret-key" not in repr(job.inputs)
+    jobs = lab_run.outputs["jobs"]["flink-orders-job"]
+    assert jobs["job_name"] == "lakehouse-orders-stream"
+    assert lab_run.outputs["profiles"]["host"]["flink"]["rest"] == "http://localhost:8081"
+    assert lab_run.outputs["profiles"]["services"]["flink"]["rest"] == "http://flink-jobmanager:8081"
 
 
 def test_layers_export_their_contract_and_commitments(lab_run):

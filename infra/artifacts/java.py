@@ -78,3 +78,54 @@ def compile_jar(sources: Sequence[Path], classpath: Sequence[Path], out: Path, r
                    "."])
         os.replace(partial, out)
     return out
+
+
+#: Jar entries an application jar must not carry over from the jars it bundles: signatures (they no longer
+#: match the merged jar), the bundled jars' own manifests, and module descriptors (the result is no module).
+_DROPPED = ("META-INF/MANIFEST.MF", "module-info.class", "META-INF/versions/9/module-info.class")
+_SIGNATURE_SUFFIXES = (".SF", ".DSA", ".RSA", ".EC")
+_FIXED_TIME = (2020, 1, 1, 0, 0, 0)
+
+
+def application_jar(parts: Sequence[Path], out: Path, main_class: str | None = None) -> Path:
+    """One jar holding every entry of ``parts`` (in order), the way a shading plugin assembles an uber jar.
+
+    ``META-INF/services/*`` files are concatenated (each connector registers its factories there), signatures
+    and the parts' manifests are dropped, any other entry present twice keeps its first copy. Timestamps are
+    fixed and entries written in a stable order, so the same parts give the same bytes.
+    """
+    import zipfile
+
+    def entry(name: str) -> zipfile.ZipInfo:
+        info = zipfile.ZipInfo(name, _FIXED_TIME)
+        info.compress_type = zipfile.ZIP_DEFLATED
+        return info
+
+    services: dict[str, list[str]] = {}
+    seen: set[str] = set()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".part")
+    with zipfile.ZipFile(partial, "w") as target:
+        manifest = "Manifest-Version: 1.0\r\n" + (f"Main-Class: {main_class}\r\n" if main_class else "") + "\r\n"
+        target.writestr(entry("META-INF/MANIFEST.MF"), manifest)
+        seen.add("META-INF/MANIFEST.MF")
+        for part in parts:
+            with zipfile.ZipFile(part) as source:
+                for info in source.infolist():
+                    name = info.filename
+                    if info.is_dir() or name in _DROPPED or (
+                            name.startswith("META-INF/") and name.upper().endswith(_SIGNATURE_SUFFIXES)):
+                        continue
+                    if name.startswith("META-INF/services/") and name.count("/") == 2:
+                        lines = source.read(name).decode("utf-8", "replace").splitlines()
+                        services.setdefault(name, [])
+                        services[name] += [line for line in lines if line.strip() and line not in services[name]]
+                        continue
+                    if name in seen:
+                        continue
+                    seen.add(name)
+                    target.writestr(entry(name), source.read(name))
+        for name in sorted(services):
+            target.writestr(entry(name), "\n".join(services[name]) + "\n")
+    os.replace(partial, out)
+    return out

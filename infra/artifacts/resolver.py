@@ -40,7 +40,10 @@ class Resolver(Protocol):
 
 
 def recipe_of(spec: PlatformSpec, name: str) -> ArtifactRecipe | None:
-    """The recipe a service needs on this stack's target (native: what it runs; docker: what it mounts)."""
+    """The recipe a service needs on this stack's target (native: what it runs; docker: what it mounts).
+
+    What the aws target uploads is a ``cloud_artifact``, needed only where the stack runs it (``cloud_recipes``).
+    """
     definition = registry()[name]
     if spec.target is Target.NATIVE:
         return definition.artifact
@@ -114,13 +117,18 @@ class FetchingResolver:
         import time
 
         services: dict[str, Artifact] = {}
+        by_key: dict[str, Artifact] = {}  # services sharing one artifact (Flink's managers and job) fetch it once
         for name in spec.enabled_services():
             recipe = recipe_of(spec, name)
             if recipe is None or (self.only and name not in self.only):
                 continue
+            key = recipe.key(ServiceContext(spec, name))
+            if key in by_key:
+                services[name] = by_key[key]
+                continue
             started = time.monotonic()
             try:
-                services[name] = recipe.fetch(ServiceContext(spec, name))
+                services[name] = by_key[key] = recipe.fetch(ServiceContext(spec, name))
             except ArtifactError as exc:
                 raise ArtifactError(f"{name}: {exc}") from None
             self.timings[name] = time.monotonic() - started

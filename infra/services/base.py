@@ -131,47 +131,6 @@ class EcsPlan:
 
 
 @dataclass(frozen=True)
-class ConnectorStep:
-    """Register one connector on a Kafka Connect worker: a deployment step, not a process.
-
-    ``connect_url`` is Connect's REST API as the deploying host reaches it; ``config`` holds no secret
-    (credentials are config-provider references, ``${env:NAME}``, that the worker resolves), so it is
-    plain in state and in Connect's config topic alike. ``after`` names the steps it needs first.
-    """
-
-    name: str
-    connect_url: str
-    config: dict[str, str]
-    after: tuple[str, ...] = ()
-    running_timeout_s: float = 180.0
-    reset_offsets_on_delete: bool = False  # a CDC source whose slot is dropped with it
-
-
-@dataclass(frozen=True)
-class PostgresSourceStep:
-    """Set up a CDC source in PostgreSQL (schema, seed, role, publication, slot); tear it down on delete.
-
-    ``password`` and ``params`` values may be secret placeholders; ``apply`` statements may reference
-    ``params`` as ``%(name)s`` (bound by the driver, never interpolated). Every statement is idempotent.
-    """
-
-    name: str
-    host: str
-    port: int
-    database: str
-    user: str
-    password: str
-    apply: tuple[str, ...]
-    teardown: tuple[str, ...]
-    params: dict[str, str] = field(default_factory=dict)
-    slot: str = ""  # the replication slot the teardown waits to be released by its consumer
-    after: tuple[str, ...] = ()  # the database's service, and any step it needs first
-
-
-DeploymentStep = ConnectorStep | PostgresSourceStep
-
-
-@dataclass(frozen=True)
 class ContainerHost:
     """What the docker target has on the host for one container: files it mounts, the stack's state."""
 
@@ -189,6 +148,35 @@ class NativeHost:
     python: str = "python3"  # the project's interpreter, for post-start tasks
     project_root: Path | None = None
     state_dir: Path | None = None  # the stack's state directory (other services' homes are under it)
+
+
+@dataclass(frozen=True)
+class StepHost:
+    """What a deployment step sees of the host: the stack's state, its artifact, how the host reaches services."""
+
+    state_dir: Path  # the stack's state directory (native homes and lab bind mounts live under it)
+    artifact: Artifact | None = None  # what the step ships (``ServiceDefinition.artifact`` / ``lab_artifact``)
+    side: Side = Side.EXTERNAL  # the Pulumi program runs on the host: it reaches services from outside
+
+
+@dataclass
+class StepPlan:
+    """A deployment step that is not a process (register a connector, set up a CDC source, submit a job).
+
+    The docker and native targets make it ``resource(name, **inputs, opts=...)``, a typed dynamic
+    resource run from the host. ``inputs`` may hold secret placeholders (``secret(name)``, at any
+    depth): the target renders them into Pulumi secrets. ``after`` names what the step waits for
+    beyond its own service: other services (waited for where the stack enables them) and earlier
+    steps. ``outputs`` are the resource's attributes the stack exports under ``export``
+    (``jobs``: the streaming job; ``connectors``: what Connect was asked to run).
+    """
+
+    name: str  # the resource's name, unique in the stack
+    resource: Callable[..., Any]
+    inputs: dict[str, Any]
+    after: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
+    export: str = "jobs"
 
 
 @dataclass(frozen=True)
@@ -250,7 +238,8 @@ class SecretSpec:
 ContainerRenderer = Callable[[ServiceContext, ContainerHost], ContainerPlan]
 NativeRenderer = Callable[[ServiceContext, NativeHost], NativePlan]
 EcsRenderer = Callable[[ServiceContext], EcsPlan]
-StepsRenderer = Callable[[ServiceContext], list[DeploymentStep]]
+StepsRenderer = Callable[[ServiceContext, StepHost], list[StepPlan]]
+SpecCheck = Callable[[PlatformSpec], list[str]]  # "key.path: what is wrong" lines (empty: fine)
 
 
 @dataclass(frozen=True)
@@ -270,7 +259,7 @@ class ServiceDefinition:
     artifact: ArtifactRecipe | None = None  # what the native process runs
     lab_artifact: ArtifactRecipe | None = None  # host files the lab's container mounts
     # Host files the aws target uploads for the managed counterpart of this service (MSK Connect's
-    # custom plugins), needed when ``cloud_enabled(spec)`` says the stack runs it.
+    # custom plugins, the Flink application's jar), needed when ``cloud_enabled(spec)`` says the stack runs it.
     cloud_artifact: ArtifactRecipe | None = None
     cloud_enabled: Callable[[PlatformSpec], bool] | None = None
     java: int | None = None  # JDK major the native process needs
@@ -281,16 +270,18 @@ class ServiceDefinition:
     after: tuple[str, ...] = ()
     #: Queries the catalogs: waits for every enabled catalog's ``CatalogRole.ready_after`` jobs.
     uses_catalogs: bool = False
-    # Deployment steps that are not processes (register a connector, set up a CDC source), in order;
-    # native and docker make each a typed dynamic resource after this service is up.
+    #: Deployment steps that are not processes (register a connector, submit the streaming job), in
+    #: order; docker and native make each a typed dynamic resource, after this service's process when
+    #: it has one. A service with steps and no process is only its steps.
     steps: StepsRenderer | None = None
+    check: SpecCheck | None = None  # validation of the service's own settings, run with the spec's
 
     def runs_on(self, target: Target) -> bool:
         """Whether a target has a way to run this service (a renderer, a fold or a managed service)."""
         if target in self.unavailable:
             return False
-        renderer = {Target.DOCKER: self.container, Target.NATIVE: self.native or self.native_folded,
-                    Target.AWS: self.ecs}[target]
+        renderer = {Target.DOCKER: self.container or self.steps, Target.NATIVE: self.native or self.native_folded
+                    or self.steps, Target.AWS: self.ecs}[target]
         return renderer is not None or target in self.managed
 
     def why_not_on(self, target: Target) -> str | None:

@@ -30,17 +30,16 @@ from infra.paths import PROJECT_ROOT
 from infra.services import kafka
 from infra.services.base import (
     SECRET_TOKEN,
-    ConnectorStep,
     ContainerHost,
     ContainerPlan,
-    DeploymentStep,
     NativeHost,
     NativePlan,
-    PostgresSourceStep,
     SecretSpec,
     ServiceContext,
     ServiceDefinition,
     Side,
+    StepHost,
+    StepPlan,
     properties,
     secret,
 )
@@ -316,26 +315,35 @@ def worker_secrets(ctx: ServiceContext) -> list[str]:
     return names
 
 
-def steps(ctx: ServiceContext) -> list[DeploymentStep]:
+def steps(ctx: ServiceContext, host: StepHost) -> list[StepPlan]:
     """The CDC sources, then every declared connector, as the deploying host reaches them."""
+    from infra.targets.steps import Connector, PostgresSource
+
     spec = ctx.spec
-    found: list[DeploymentStep] = []
-    rest = ctx.url(CONNECT, "rest", Side.EXTERNAL)
-    pg_host, pg_port = ctx.address("postgres", "pg", Side.EXTERNAL).rsplit(":", 1) if ctx.enabled("postgres") \
+    found: list[StepPlan] = []
+    rest = ctx.url(CONNECT, "rest", host.side)
+    pg_host, pg_port = ctx.address("postgres", "pg", host.side).rsplit(":", 1) if ctx.enabled("postgres") \
         else ("", "0")
     for source in spec.streams.sources():
-        found.append(PostgresSourceStep(
-            name=f"{source.name}-source", host=pg_host, port=int(pg_port), database=source.database,
-            user="postgres", password=secret("postgres-password"), apply=source_statements(source),
-            teardown=teardown_statements(source), params={"cdc_password": secret(CDC_SECRET.name)}, slot=source.slot,
+        found.append(StepPlan(
+            name=f"{source.name}-source", resource=PostgresSource,
+            inputs={"host": pg_host, "port": int(pg_port), "database": source.database, "user": "postgres",
+                    "password": secret("postgres-password"), "apply": source_statements(source),
+                    "teardown": teardown_statements(source), "params": {"cdc_password": secret(CDC_SECRET.name)},
+                    "slot": source.slot},
             after=("postgres",),
         ))
     sink_needs = tuple(n for n in (spec.catalog.default, "seaweedfs") if ctx.enabled(n))
     for connector in spec.streams.connectors:
-        after = (f"{connector.name}-source", "postgres") if isinstance(connector, DebeziumPostgresSpec) else sink_needs
-        # A source's offsets point into its slot, which its source step drops: they go with the connector.
-        found.append(ConnectorStep(name=connector.name, connect_url=rest, config=connector_config(ctx, connector),
-                                   after=after, reset_offsets_on_delete=isinstance(connector, DebeziumPostgresSpec)))
+        cdc = isinstance(connector, DebeziumPostgresSpec)
+        found.append(StepPlan(
+            name=f"connector-{connector.name}", resource=Connector,
+            # A source's offsets point into its slot, which its source step drops: they go with the connector.
+            inputs={"name": connector.name, "connect_url": rest, "config": connector_config(ctx, connector),
+                    "reset_offsets_on_delete": cdc},
+            after=(f"{connector.name}-source", "postgres") if cdc else sink_needs,
+            outputs=("last_action",), export="connectors",
+        ))
     return found
 
 

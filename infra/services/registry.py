@@ -66,6 +66,10 @@ class Registry:
         """The services that are catalogs, by name."""
         return {d.name: d for d in self if d.catalog is not None}
 
+    def checks(self) -> tuple:
+        """The spec checks service definitions declare (``ServiceDefinition.check``), in declaration order."""
+        return tuple(d.check for d in self if d.check is not None)
+
     def placement(self) -> dict[str, dict[Target, str]]:
         """service -> {target: why it cannot run there}, for the spec's validation (context)."""
         return {d.name: {t: why for t in Target if (why := d.why_not_on(t)) is not None} for d in self}

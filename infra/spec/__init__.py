@@ -9,6 +9,7 @@ from infra.labels import LAYER_NAMES
 from infra.spec.aws import AwsSpec
 from infra.spec.base import SIZE_HELP, Strict, Target, parse_size
 from infra.spec.catalog import CatalogSpec, EngineSpec
+from infra.spec.flink import FlinkJobSpec, FlinkSpec
 from infra.spec.layers import DEFAULT_CONTRACTS, Layer, LayerSpec
 from infra.spec.operations import MaintenanceJob, ObservabilitySpec, RecoverySpec, cron_problem, eventbridge_cron
 from infra.spec.platform import PlacementContext, PlatformSpec
@@ -26,6 +27,8 @@ __all__ = [
     "ColumnSpec",
     "DebeziumPostgresSpec",
     "EngineSpec",
+    "FlinkJobSpec",
+    "FlinkSpec",
     "HealthCheckSpec",
     "IcebergSinkSpec",
     "IdentitySpec",

@@ -7,7 +7,7 @@ services and the services import it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from pydantic import Field, ValidationInfo, model_validator
@@ -16,6 +16,7 @@ from infra.labels import LAYER_NAMES, Ownership
 from infra.spec.aws import FARGATE_SIZES, AwsSpec
 from infra.spec.base import Strict, Target
 from infra.spec.catalog import CatalogSpec, EngineSpec
+from infra.spec.flink import FlinkSpec
 from infra.spec.layers import Layer, LayerSpec
 from infra.spec.operations import MaintenanceJob, ObservabilitySpec, RecoverySpec, eventbridge_cron
 from infra.spec.service import ServiceSpec
@@ -31,6 +32,8 @@ class PlacementContext:
     unavailable: Mapping[str, Mapping[Target, str]] = field(default_factory=dict)  # service -> target -> why
     job_of: Mapping[str, str] = field(default_factory=dict)  # job -> its service
     catalogs: tuple[str, ...] = ()  # services that are catalogs
+    # Checks a service definition declares about the whole spec: each returns "key.path: what is wrong" lines.
+    checks: tuple[Callable[[PlatformSpec], list[str]], ...] = ()
 
 
 def _context(info: ValidationInfo) -> PlacementContext | None:
@@ -49,6 +52,7 @@ class PlatformSpec(Strict):
     catalog: CatalogSpec = Field(default_factory=CatalogSpec)
     identities: dict[str, IdentitySpec] = Field(default_factory=dict, description="S3 identities of the lab store.")
     engines: EngineSpec = Field(default_factory=EngineSpec)
+    flink: FlinkSpec = Field(default_factory=FlinkSpec, description="Flink's cluster settings and its streaming job.")
     maintenance: list[MaintenanceJob] = Field(default_factory=list, description="Scheduled maintenance.")
     tables: list[TableSpec] = Field(default_factory=list, description="Tables the platform creates and watches.")
     streams: StreamsSpec = Field(default_factory=StreamsSpec,
@@ -163,6 +167,15 @@ class PlatformSpec(Strict):
         return self
 
     @model_validator(mode="after")
+    def _service_checks(self, info: ValidationInfo) -> PlatformSpec:
+        """The checks service definitions declare about their own settings (``ServiceDefinition.check``)."""
+        context = _context(info)
+        problems = [line for check in (context.checks if context is not None else ()) for line in check(self)]
+        if problems:
+            raise ValueError("\n".join(problems))
+        return self
+
+    @model_validator(mode="after")
     def _unique_tables(self) -> PlatformSpec:
         seen: set[str] = set()
         for index, table in enumerate(self.tables):
@@ -260,8 +273,10 @@ class PlatformSpec(Strict):
         )
 
     def pin_of(self, service: str) -> str:
-        """The version this stack's target runs for a service (native may differ where registries lack the pin)."""
+        """The version this stack's target runs for a service (native and aws may differ where they lack the pin)."""
         svc = self.services[service]
+        if self.target is Target.AWS and svc.aws_version:
+            return svc.aws_version
         return svc.native_version if self.target is Target.NATIVE and svc.native_version else svc.version
 
     def bundles_of(self, service: str) -> dict[str, str]:
@@ -269,6 +284,8 @@ class PlatformSpec(Strict):
         svc = self.services[service]
         if self.target is Target.NATIVE and svc.native_bundles is not None:
             return dict(svc.native_bundles)
+        if self.target is Target.AWS and svc.aws_bundles is not None:
+            return dict(svc.aws_bundles)
         return dict(svc.bundles)
 
     def version_manifest(self) -> dict[str, str]:

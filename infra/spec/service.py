@@ -94,6 +94,12 @@ class ServiceSpec(Strict):
     native_bundles: dict[str, str] | None = Field(
         default=None, description="What the native_version build ships, where it differs from 'bundles'."
     )
+    aws_version: str | None = Field(
+        default=None, description="Version the aws target's managed service runs where it offers no build of the pin."
+    )
+    aws_bundles: dict[str, str] | None = Field(
+        default=None, description="What the aws_version build ships, where it differs from 'bundles'."
+    )
     image: str = Field(description="Container image, always with an explicit tag (digest advised).")
     ports: dict[str, PortSpec] = Field(default_factory=dict, description="Named ports.")
     env: dict[str, str] = Field(default_factory=dict, description="Non-secret environment variables.")

@@ -132,6 +132,8 @@ def smoke(stack: str) -> list[tuple[str, str, bool, str]]:
             results.append(("compute", "Trino sees the Iceberg catalogs", ok, f"catalogs: {catalogs}"))
         except Exception as exc:  # noqa: BLE001
             results.append(("compute", "Trino sees the Iceberg catalogs", False, str(exc)))
+    if "flink" in profiles and "rest" in profiles["flink"]:
+        results.append(flink_smoke(profiles["flink"], out.get("jobs") or {}))
     results += smoke_streams(out)
     return results
 
@@ -169,6 +171,30 @@ def smoke_streams(out: dict[str, Any]) -> list[tuple[str, str, bool, str]]:
         except Exception as exc:  # noqa: BLE001
             results.append(("compute", check, False, str(exc)))
     return results
+
+
+def flink_smoke(profile: dict[str, Any], jobs: dict[str, Any]) -> tuple[str, str, bool, str]:
+    """The streaming job is RUNNING (every task) on the job manager, with the job id the stack recorded."""
+    from infra.targets.flink_job import FlinkJobError, FlinkRest
+
+    check = "Flink runs the streaming job"
+    name = profile["job"]["name"]
+    try:
+        rest = FlinkRest(profile["rest"], timeout_s=10)
+        found = rest.find(name)
+        if found is None:
+            return ("compute", check, False, f"no running job named {name} at {profile['rest']}")
+        job = rest.job(str(found["jid"])) or {}
+        tasks = sorted({v.get("status", "?") for v in job.get("vertices", [])})
+        recorded = next((j.get("job_id") for j in jobs.values() if j.get("job_name") == name), None)
+        completed = rest.checkpoints(str(found["jid"])).get("counts", {}).get("completed", 0)
+        ok = job.get("state") == "RUNNING" and tasks == ["RUNNING"] and recorded == found["jid"]
+        detail = f"{name} {job.get('state')}, tasks {tasks}, {completed} checkpoints completed"
+        if recorded != found["jid"]:
+            detail += f"; the stack recorded job {recorded}, Flink runs {found['jid']}"
+        return ("compute", check, ok, detail)
+    except FlinkJobError as exc:
+        return ("compute", check, False, str(exc))
 
 
 def print_endpoints(stack: str) -> None:

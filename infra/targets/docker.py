@@ -32,9 +32,10 @@ from infra.layers import LayerComponent, layer_labels
 from infra.paths import state_root
 from infra.secrets import render
 from infra.services import ServiceContext, registry
-from infra.services.base import ContainerHost
+from infra.services.base import ContainerHost, StepHost
 from infra.spec import Layer, PlatformSpec, ServiceSpec
-from infra.targets import Built, dependencies, steps
+from infra.targets import Built, dependencies
+from infra.targets.deploy_steps import build_steps, export_steps
 
 LabelArgs = TypeVar("LabelArgs")
 
@@ -108,15 +109,17 @@ class DockerTarget:
         )
         built.layer(Layer.GOVERNANCE)["network"] = network.name
         for name in self.spec.start_order():
+            if registry()[name].container is None:
+                continue  # only deployment steps (the streaming job): built below
             service = self.spec.services[name]
             container = self._service(layers[service.layer], network, name)
             built.layer(service.layer).setdefault("containers", {})[name] = container.name
         # Every job's outcome is a stack output, so a failed job fails `up` even when nothing waits for it.
-        built.outputs["jobs"] = pulumi.Output.all(**self.job_gates) if self.job_gates else {}
-        # Connectors and the CDC source: registered from this host through the published ports.
-        for step_name, resource in steps.build_steps(self.spec, self.secrets, self.containers, layers).items():
-            if isinstance(resource, steps.Connector):
-                built.layer(Layer.COMPUTE).setdefault("connectors", {})[step_name] = resource.last_action
+        built.outputs["job_outcomes"] = pulumi.Output.all(**self.job_gates) if self.job_gates else {}
+        # Connectors, the CDC source, the streaming job: from this host through the published ports.
+        made = build_steps(self.spec, self.secrets, layers, self.containers,
+                           lambda name: StepHost(state_dir=self.state_dir, artifact=self.artifacts.services.get(name)))
+        export_steps(self.spec, built, made)
         return built
 
     def _gate(self, name: str, container: docker.Container) -> pulumi.Output[str]:

@@ -14,6 +14,10 @@ tallied by status code through a hook on their sessions, and the body of any 5xx
 ``verify`` then checks the outcome against the catalog: every acknowledged snapshot is in the
 table's snapshot log (an ancestor of the current snapshot), every acknowledged batch is in the table
 exactly once, and the row count is exactly the sum of acknowledged rows.
+
+What the writers write is a ``Batches``: by default rows of a table the run creates for itself
+(``ProbeBatches``); ``OrderBatches`` instead appends tagged orders to a table another writer owns (the
+platform's streaming job), so the probe's appenders race the real Flink committer for the same table.
 """
 
 from __future__ import annotations
@@ -103,6 +107,92 @@ class Outcome:
                 f"p99 {self.latency(0.99) * 1000:.0f} ms")
 
 
+class ProbeBatches:
+    """Rows of the run's own table (writer, seq, row, written_at); every row in it is the run's."""
+
+    def schema(self):
+        return _schema()
+
+    def rows(self, writer: str, seq: int, count: int):
+        return _rows(writer, seq, count)
+
+    def count(self, table) -> tuple[collections.Counter, int]:
+        """(rows per acknowledged batch, rows of the run) in the table."""
+        data = table.scan(selected_fields=("writer", "seq")).to_arrow()
+        per_batch = collections.Counter(zip(data.column("writer").to_pylist(), data.column("seq").to_pylist(),
+                                            strict=True))
+        return per_batch, data.num_rows
+
+
+@dataclass
+class OrderBatches:
+    """Orders appended to the streaming job's table, each tagged in ``status`` as ``<tag>/<writer>/<seq>``.
+
+    Order ids are negative (the job's own ids count up from 0), so the run's rows never pass for the
+    job's; only rows carrying the tag are the run's, and ``cleanup`` deletes them afterwards.
+    """
+
+    tag: str
+
+    def schema(self):
+        return None  # the job created the table
+
+    def rows(self, writer: str, seq: int, count: int):
+        import decimal
+
+        import pyarrow as pa
+
+        base = -(zlib_crc(writer) % 1000 + 1) * 10_000_000 - seq * 10_000
+        now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+        return pa.table({
+            "order_id": pa.array([base - i for i in range(count)], pa.int64()),
+            "customer_id": pa.array([1] * count, pa.int32()),
+            "book_isbn": pa.array(["9780000000002"] * count, pa.string()),
+            "quantity": pa.array([1] * count, pa.int32()),
+            "unit_price": pa.array([decimal.Decimal("1.00")] * count, pa.decimal128(10, 2)),
+            "status": pa.array([f"{self.tag}/{writer}/{seq}"] * count, pa.string()),
+            "order_ts": pa.array([now] * count, pa.timestamp("us")),
+        }, schema=pa.schema([pa.field("order_id", pa.int64(), nullable=False), pa.field("customer_id", pa.int32()),
+                             pa.field("book_isbn", pa.string()), pa.field("quantity", pa.int32()),
+                             pa.field("unit_price", pa.decimal128(10, 2)), pa.field("status", pa.string()),
+                             pa.field("order_ts", pa.timestamp("us"))]))
+
+    def _mine(self, table):
+        from pyiceberg.expressions import StartsWith
+
+        return table.scan(row_filter=StartsWith("status", f"{self.tag}/"), selected_fields=("status",)).to_arrow()
+
+    def count(self, table) -> tuple[collections.Counter, int]:
+        data = self._mine(table)
+        per_batch: collections.Counter = collections.Counter()
+        for status in data.column("status").to_pylist():
+            _, writer, seq = status.rsplit("/", 2)
+            per_batch[(writer, int(seq))] += 1
+        return per_batch, data.num_rows
+
+    def cleanup(self, catalog, ident: str) -> int:
+        """Delete the run's rows from the job's table (retrying conflicts with the job's commits); rows deleted."""
+        from pyiceberg.exceptions import CommitFailedException
+        from pyiceberg.expressions import StartsWith
+
+        retrying = tenacity.Retrying(retry=tenacity.retry_if_exception_type(CommitFailedException),
+                                     stop=tenacity.stop_after_attempt(20), wait=tenacity.wait_random(0.2, 1.0),
+                                     reraise=True)
+        for attempt in retrying:
+            with attempt:
+                table = catalog.load_table(ident)
+                mine = self._mine(table).num_rows
+                if mine:
+                    table.delete(StartsWith("status", f"{self.tag}/"))
+        return mine
+
+
+def zlib_crc(text: str) -> int:
+    import zlib
+
+    return zlib.crc32(text.encode())
+
+
 def _schema():
     from pyiceberg.schema import Schema
     from pyiceberg.types import IntegerType, LongType, NestedField, StringType, TimestamptzType
@@ -142,11 +232,12 @@ def instrument(catalog, outcome: Outcome, lock: threading.Lock) -> None:
 
 
 def run(catalog_factory: Callable[[], Any], ident: str, workload: Workload | None = None,
-        create: bool = True) -> Outcome:
+        create: bool = True, batches: ProbeBatches | OrderBatches | None = None) -> Outcome:
     """Run the writers against ``ident`` (created here unless ``create=False``) and verify the result."""
     from pyiceberg.exceptions import CommitFailedException
 
     workload = workload or Workload()
+    batches = batches or ProbeBatches()
     outcome = Outcome(table=ident)
     lock = threading.Lock()
     try:
@@ -159,7 +250,7 @@ def run(catalog_factory: Callable[[], Any], ident: str, workload: Workload | Non
             except Exception as exc:
                 if "AlreadyExists" not in type(exc).__name__:
                     raise
-            admin.create_table(ident, _schema())
+            admin.create_table(ident, batches.schema())
     except Exception as exc:  # noqa: BLE001 - setup failing is the outcome
         outcome.errors.append(f"setup: {type(exc).__name__}: {exc}")
         outcome.problems.append(f"could not create {ident}: {type(exc).__name__}: {exc}")
@@ -170,7 +261,7 @@ def run(catalog_factory: Callable[[], Any], ident: str, workload: Workload | Non
 
     def commit(catalog, writer: str, seq: int, rows: int) -> bool:
         """One acknowledged commit (retrying 409s) or a recorded error; False stops the writer."""
-        data = _rows(writer, seq, rows)
+        data = batches.rows(writer, seq, rows)
         attempts = 0
         started = time.monotonic()
 
@@ -248,11 +339,11 @@ def run(catalog_factory: Callable[[], Any], ident: str, workload: Workload | Non
         thread.join(timeout=workload.duration_s + workload.commit_timeout_s + 30)
     stop.set()
     outcome.seconds = time.monotonic() - started
-    verify(admin, outcome)
+    verify(admin, outcome, batches)
     return outcome
 
 
-def verify(catalog, outcome: Outcome) -> None:
+def verify(catalog, outcome: Outcome, batches: ProbeBatches | OrderBatches | None = None) -> None:
     """Every acknowledged commit is in the snapshot log and in the data, once; the count is exact."""
     if outcome.five_xx:
         outcome.problems.append(f"{outcome.five_xx} responses were 5xx (never acceptable): "
@@ -277,9 +368,7 @@ def verify(catalog, outcome: Outcome) -> None:
     missing = sorted(acked - lineage)
     if missing:
         outcome.problems.append(f"{len(missing)} acknowledged snapshot(s) are not in the snapshot log: {missing[:10]}")
-    data = table.scan(selected_fields=("writer", "seq")).to_arrow()
-    per_batch = collections.Counter(zip(data.column("writer").to_pylist(), data.column("seq").to_pylist(),
-                                        strict=True))
+    per_batch, num_rows = (batches or ProbeBatches()).count(table)
     expected_rows = sum(c.rows for c in outcome.commits)
     wrong = [(c.writer, c.seq, per_batch.get((c.writer, c.seq), 0), c.rows) for c in outcome.commits
              if per_batch.get((c.writer, c.seq), 0) != c.rows]
@@ -289,10 +378,10 @@ def verify(catalog, outcome: Outcome) -> None:
     unacked = set(per_batch) - {(c.writer, c.seq) for c in outcome.commits}
     if unacked:
         outcome.problems.append(f"{len(unacked)} batch(es) in the table were never acknowledged: {sorted(unacked)[:10]}")
-    if data.num_rows != expected_rows:
-        outcome.problems.append(f"row count {data.num_rows} != {expected_rows} acknowledged rows")
+    if num_rows != expected_rows:
+        outcome.problems.append(f"row count {num_rows} != {expected_rows} acknowledged rows")
     outcome.verified = {"snapshots": len(by_id), "lineage": len(lineage), "acknowledged": len(acked),
-                        "rows": data.num_rows, "expected_rows": expected_rows}
+                        "rows": num_rows, "expected_rows": expected_rows}
 
 
 def grep_log(path: str | Path | None, needle: str, since_offset: int = 0, limit: int = 5) -> list[str]:

@@ -43,6 +43,8 @@ class AwsContext:
     #: ``${platform:name}`` placeholders of ECS plans -> the resource outputs they stand for
     #: (``services.base.VENDING_ROLE_ARN``, ``KMS_KEY_ARN``); governance fills it.
     platform_values: dict[str, pulumi.Input[str]] = field(default_factory=dict)
+    #: What the stack uploads (MSK Connect's plugins, the Flink application's jar), looked up in the cache.
+    artifacts: StackArtifacts = field(default_factory=StackArtifacts)
 
     def opts(self, layer: Layer, **kwargs: Any) -> pulumi.ResourceOptions:
         """Options of a resource of one layer: its layer component as parent and the explicit provider."""
@@ -82,12 +84,12 @@ class AwsTarget:
             }},
             opts=pulumi.ResourceOptions(parent=layers[Layer.GOVERNANCE]),
         )
-        ctx = AwsContext(spec, self.secrets, provider, layers)
+        ctx = AwsContext(spec, self.secrets, provider, layers, artifacts=self.artifacts)
         gov = governance.build(ctx)
         logs = observability.log_groups(ctx, gov)
         store = storage.build(ctx, gov)
         cat = catalog.build(ctx, gov, logs)
-        comp = compute.build(ctx, gov, logs, cat, self.artifacts.cloud.get("kafka-connect"))
+        comp = compute.build(ctx, gov, logs, cat)
         orch = orchestration.build(ctx, gov, logs, comp)
         alarms = observability.alarms(ctx, gov, logs, cat, comp, orch)
         rec = recovery.build(ctx, gov, store, cat)

@@ -5,7 +5,9 @@
   short-lived credentials); the coordinator is ``trino.<name>.internal`` (Cloud Map A record);
 - Spark: an EMR Serverless application in the private subnets, its defaults pointing at the
   stack's default catalog (``aws.spark_emr_serverless``);
-- Kafka: Amazon MSK (IAM auth, TLS, KMS) with Debezium on MSK Connect (``aws.kafka_msk``).
+- Kafka: Amazon MSK (IAM auth, TLS, KMS) with Debezium on MSK Connect (``aws.kafka_msk``);
+- Flink: the streaming job as an Amazon Managed Service for Apache Flink application (runtime
+  ``flink.MSF_RUNTIME``), its jar from the artifact cache, the same arguments as on docker and native.
 Never a home-made cluster.
 """
 
@@ -21,16 +23,15 @@ import pulumi
 import pulumi_aws as aws
 
 from infra import profiles
-from infra.artifacts.recipe import Artifact
 from infra.secrets import render
-from infra.services import ServiceContext, kafka, kafka_connect, postgres, registry, trino
+from infra.services import ServiceContext, flink, kafka, kafka_connect, postgres, registry, trino
 from infra.services.base import SECRET_TOKEN, Side, host_of, secret, url
 from infra.spec import Layer, PlatformSpec
 from infra.targets.aws import governance as gov_module
 from infra.targets.aws.common import fargate_size, log_group_name
 from infra.targets.aws.ecs import cluster as ecs_cluster
 from infra.targets.aws.ecs import container_of, fargate_service, service_memory_mib
-from infra.targets.aws.storage import secure_bucket
+from infra.targets.aws.storage import SecureBucket, secure_bucket
 
 if TYPE_CHECKING:
     from infra.targets.aws import AwsContext
@@ -41,6 +42,7 @@ LAYER = Layer.COMPUTE
 TRINO_WORKER = "trino-worker"
 SPARK = "spark"
 MSK_CONNECT = "kafka-connect"
+FLINK = "flink"
 MSK_CONNECT_VERSION = "3.7.x"
 EMR_ICEBERG_JAR = "/usr/share/aws/iceberg/lib/iceberg-spark3-runtime.jar"  # Iceberg as EMR ships it
 
@@ -55,6 +57,9 @@ class ComputeState:
     msk: aws.msk.Cluster | None = None
     connectors: dict[str, aws.mskconnect.Connector] = field(default_factory=dict)
     jobs: dict[str, dict[str, Any]] = field(default_factory=dict)  # one-off tasks CD runs (the CDC source)
+    flink: aws.kinesisanalyticsv2.Application | None = None
+    flink_job_name: str = ""
+    artifacts: SecureBucket | None = None  # private bucket of uploaded code (Debezium plugin, Flink jar)
     trino_url: str | None = None
     trino_workers: int = 0
 
@@ -67,6 +72,9 @@ class ComputeState:
         if self.msk is not None:
             out["kafka_bootstrap_brokers"] = self.msk.bootstrap_brokers_sasl_iam
             out["connectors"] = {name: c.arn for name, c in self.connectors.items()}
+        if self.flink is not None:
+            out["flink_application"] = {"name": self.flink.name, "arn": self.flink.arn,
+                                        "runtime": self.flink.runtime_environment}
         return out
 
     def stack_outputs(self) -> dict[str, Any]:
@@ -80,6 +88,9 @@ class ComputeState:
             out["connect_connectors"] = {name: c.arn for name, c in self.connectors.items()}
         if self.jobs:
             out["streams_jobs"] = self.jobs
+        if self.flink is not None:
+            out["jobs"] = {flink.JOB: {"job_name": self.flink_job_name, "application": self.flink.name,
+                                       "application_arn": self.flink.arn, "runtime": flink.MSF_RUNTIME}}
         return out
 
 
@@ -94,11 +105,12 @@ def log_sources(spec: PlatformSpec) -> dict[str, str | None]:
         sources.update({kafka.KAFKA: None, MSK_CONNECT: None})
         if spec.streams.sources():
             sources[SOURCE_JOB] = None
+    if flink.JOBMANAGER in spec.enabled_services():
+        sources[FLINK] = None
     return sources
 
 
-def build(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups, catalog: CatalogState,
-          plugins: Artifact | None = None) -> ComputeState:
+def build(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups, catalog: CatalogState) -> ComputeState:
     spec = ctx.spec
     state = ComputeState(ecs_cluster(ctx, LAYER))
     if trino.NAME in spec.enabled_services():
@@ -108,7 +120,10 @@ def build(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups, cat
     if spec.aws.spark_emr_serverless:
         state.spark = _spark(ctx, gov, logs, state)
     if spec.aws.kafka_msk:
-        state.msk = _msk(ctx, gov, logs, catalog, plugins, state)
+        state.msk = _msk(ctx, gov, logs, catalog, state)
+    if flink.JOBMANAGER in spec.enabled_services() and flink.JOB in spec.enabled_services():
+        state.flink = _flink(ctx, gov, logs, state)
+        state.flink_job_name = spec.flink.job.name
     return state
 
 
@@ -260,6 +275,18 @@ def secret_name_of(arn: str) -> str:
     return re.sub(r"-[A-Za-z0-9]{6}$", "", name)
 
 
+def _artifacts_bucket(ctx: AwsContext, gov: gov_module.GovernanceState, state: ComputeState) -> SecureBucket:
+    """The layer's private bucket of uploaded code, created once for whoever needs it first."""
+    spec = ctx.spec
+    if state.artifacts is None:
+        state.artifacts = secure_bucket(
+            ctx, LAYER, f"{spec.name}-artifacts", _artifacts_bucket_name(spec.storage.bucket), gov.key,
+            noncurrent_days=spec.storage.noncurrent_version_expiration_days,
+            abort_multipart_days=spec.storage.abort_incomplete_multipart_days,
+        )
+    return state.artifacts
+
+
 #: The Debezium user on aws: RDS's master user (the rds_replication role), its password the RDS-managed secret.
 MSK_DB_USER = "postgres"
 SOURCE_JOB = "bookshop-cdc-source"
@@ -275,7 +302,7 @@ def _secret_ref_token(refs: dict[str, str]) -> kafka_connect.SecretRef:
 
 
 def _msk(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups, catalog: CatalogState,
-         plugins: Artifact | None, state: ComputeState) -> aws.msk.Cluster:
+         state: ComputeState) -> aws.msk.Cluster:
     spec = ctx.spec
     network = gov.network
     opts = ctx.opts(LAYER)
@@ -307,15 +334,12 @@ def _msk(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups, cata
               for t in kafka.platform_topics(spec)]
     if not spec.streams.connectors:
         return cluster
+    plugins = ctx.artifacts.cloud.get(kafka_connect.CONNECT)
     assert plugins is not None, "the MSK Connect plugins are resolved with the stack (make artifacts STACK=<stack>)"
 
     connect = spec.services[kafka_connect.CONNECT]
     connect_tags = ctx.tags(LAYER, kafka_connect.CONNECT)
-    artifacts = secure_bucket(
-        ctx, LAYER, f"{spec.name}-artifacts", _artifacts_bucket_name(spec.storage.bucket), gov.key,
-        noncurrent_days=spec.storage.noncurrent_version_expiration_days,
-        abort_multipart_days=spec.storage.abort_incomplete_multipart_days,
-    )
+    artifacts = _artifacts_bucket(ctx, gov, state)
     # One custom plugin per plugin kind (a connector takes one), each with the platform's config provider.
     root = plugins.path
     provider = pulumi.FileArchive(str(root / kafka_connect.PROVIDER_DIR))
@@ -476,3 +500,117 @@ def _cdc_source_job(ctx: AwsContext, gov: gov_module.GovernanceState, catalog: C
         "command": run_task_command(catalog.cluster.name, task.arn, network.private_subnet_ids,
                                     [network.sg("catalogs").id]),
     }
+
+
+# -- Flink on Amazon Managed Service for Apache Flink ----------------------------------------------
+
+
+def _flink(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups,
+           state: ComputeState) -> aws.kinesisanalyticsv2.Application:
+    """The streaming job as an MSF application: checkpoints on the job's interval, snapshots on every stop
+    and update (restored from the latest on start), in the private subnets with the engines' security group.
+
+    No AWS rights on the warehouse: table data goes through the catalog's vended credentials, as Trino's does.
+    """
+    spec = ctx.spec
+    job = spec.flink.job
+    network = gov.network
+    opts = ctx.opts(LAYER)
+    tags = ctx.tags(LAYER, flink.JOB)
+    artifact = ctx.artifacts.cloud.get(flink.JOBMANAGER)
+    assert artifact is not None, "the Flink application jar is resolved with the stack (make artifacts STACK=<stack>)"
+    bucket = _artifacts_bucket(ctx, gov, state)
+    code = aws.s3.BucketObjectv2(
+        f"{spec.name}-flink-application-jar", bucket=bucket.bucket.id,
+        key=f"flink/{artifact.path.name.removesuffix('.jar')}-{artifact.sha256[:12]}.jar",
+        source=pulumi.FileAsset(str(artifact.path)), server_side_encryption="aws:kms", kms_key_id=gov.key.arn,
+        tags=tags, opts=opts,
+    )
+    stream = aws.cloudwatch.LogStream(f"{spec.name}-flink-application", name="application",
+                                      log_group_name=logs.group(FLINK).name, opts=opts)
+    secret_names = sorted({name for value in flink.catalog_secret_env(spec).values()
+                           for name in SECRET_TOKEN.findall(value)})
+    secret_arns = {name: pulumi.Output.from_input(gov.secret_refs[name]).apply(gov_module.secret_arn)
+                   for name in secret_names}
+    statements: list[dict[str, Any]] = [
+        {"Sid": "ReadApplicationCode", "Effect": "Allow", "Action": ["s3:GetObject", "s3:GetObjectVersion"],
+         "Resource": pulumi.Output.concat(bucket.bucket.arn, "/flink/*")},
+        {"Sid": "DecryptApplicationCode", "Effect": "Allow", "Action": ["kms:Decrypt"], "Resource": gov.key.arn},
+        {"Sid": "WriteOwnLogs", "Effect": "Allow",
+         "Action": ["logs:DescribeLogGroups", "logs:DescribeLogStreams", "logs:PutLogEvents"],
+         "Resource": [gov.arn("logs", f"log-group:{log_group_name(spec, FLINK)}"),
+                      gov.arn("logs", f"log-group:{log_group_name(spec, FLINK)}:*")]},
+        {"Sid": "RunInTheVpc", "Effect": "Allow",
+         "Action": ["ec2:DescribeVpcs", "ec2:DescribeSubnets", "ec2:DescribeSecurityGroups", "ec2:DescribeDhcpOptions",
+                    "ec2:DescribeNetworkInterfaces", "ec2:CreateNetworkInterface",
+                    "ec2:CreateNetworkInterfacePermission", "ec2:DeleteNetworkInterface"],
+         "Resource": "*"},
+    ]
+    if secret_arns:
+        statements += [
+            {"Sid": "ReadCatalogCredential", "Effect": "Allow", "Action": ["secretsmanager:GetSecretValue"],
+             "Resource": list(secret_arns.values())},
+            {"Sid": "DecryptCatalogCredential", "Effect": "Allow", "Action": ["kms:Decrypt"], "Resource": gov.key.arn,
+             "Condition": {"StringEquals": {"kms:ViaService": f"secretsmanager.{spec.aws.region}.amazonaws.com"}}},
+        ]
+    kafka_bootstrap = None
+    if flink.job_source(spec) == "kafka":
+        assert state.msk is not None, "a Kafka source on aws reads Amazon MSK (aws.kafka_msk)"
+        kafka_bootstrap = state.msk.bootstrap_brokers_sasl_iam
+        cluster = state.msk.arn
+        statements += [
+            {"Sid": "KafkaCluster", "Effect": "Allow",
+             "Action": ["kafka-cluster:Connect", "kafka-cluster:DescribeCluster"], "Resource": cluster},
+            {"Sid": "KafkaTopic", "Effect": "Allow",
+             "Action": ["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"],
+             "Resource": cluster.apply(lambda arn: arn.replace(":cluster/", ":topic/") + f"/{job.kafka_topic}")},
+            {"Sid": "KafkaGroup", "Effect": "Allow",
+             "Action": ["kafka-cluster:AlterGroup", "kafka-cluster:DescribeGroup"],
+             "Resource": cluster.apply(lambda arn: arn.replace(":cluster/", ":group/") + f"/{job.kafka_group}")},
+        ]
+    role = gov_module.service_role(
+        ctx, gov, "flink-application", "kinesisanalytics.amazonaws.com",
+        "Managed Service for Apache Flink: reads its jar, writes its logs, runs in the VPC, reads the catalog "
+        "credential; table data only through catalog-vended credentials",
+        statements, layer=LAYER,
+    )
+    interval_ms = job.checkpoint_interval_s * 1000
+    properties = flink.msf_properties(ServiceContext(spec, flink.JOB), secret_arns, kafka_bootstrap)
+    return aws.kinesisanalyticsv2.Application(
+        f"{spec.name}-flink",
+        name=f"{spec.name}-{pulumi.get_stack()}-{job.name}",
+        description="the platform's streaming writer: orders into Iceberg, one commit per checkpoint",
+        runtime_environment=flink.MSF_RUNTIME,
+        service_execution_role=role.arn,
+        start_application=True,
+        application_configuration={
+            "application_code_configuration": {
+                "code_content_type": "ZIPFILE",
+                "code_content": {"s3_content_location": {"bucket_arn": bucket.bucket.arn, "file_key": code.key,
+                                                          "object_version": code.version_id}},
+            },
+            "environment_properties": {"property_groups": [
+                {"property_group_id": flink.MSF_PROPERTY_GROUP, "property_map": properties}]},
+            "flink_application_configuration": {
+                "checkpoint_configuration": {"configuration_type": "CUSTOM", "checkpointing_enabled": True,
+                                             "checkpoint_interval": interval_ms,
+                                             "min_pause_between_checkpoints": min(5000, interval_ms // 2)},
+                "monitoring_configuration": {"configuration_type": "CUSTOM", "log_level": "INFO",
+                                             "metrics_level": "APPLICATION"},
+                "parallelism_configuration": {"configuration_type": "CUSTOM", "auto_scaling_enabled": False,
+                                              "parallelism": job.parallelism, "parallelism_per_kpu": 1},
+            },
+            # A snapshot on every stop and update, restored on the next start: the stop-with-savepoint and
+            # resubmit the docker and native targets do through Flink's REST API.
+            "application_snapshot_configuration": {"snapshots_enabled": True},
+            "run_configuration": {
+                "application_restore_configuration": {"application_restore_type": "RESTORE_FROM_LATEST_SNAPSHOT"},
+                "flink_run_configuration": {"allow_non_restored_state": False},
+            },
+            "vpc_configuration": {"subnet_ids": network.private_subnet_ids,
+                                  "security_group_ids": [network.sg("engines").id]},
+        },
+        cloudwatch_logging_options={"log_stream_arn": stream.arn},
+        tags=tags,
+        opts=ctx.opts(LAYER, depends_on=[logs.group(FLINK), role]),
+    )

@@ -21,9 +21,10 @@ from infra.layers import LayerComponent, layer_labels
 from infra.paths import PROJECT_ROOT, state_root
 from infra.secrets import render
 from infra.services import ServiceContext, registry
-from infra.services.base import NativeHost
+from infra.services.base import NativeHost, StepHost
 from infra.spec import Layer, PlatformSpec
-from infra.targets import Built, TargetNotReady, dependencies, steps
+from infra.targets import Built, TargetNotReady, dependencies
+from infra.targets.deploy_steps import build_steps, export_steps
 from infra.targets.native import local_service
 from infra.targets.native.local_service import LocalService
 
@@ -95,16 +96,35 @@ class NativeTarget:
                 folded[name] = definition.native_folded
                 built.layer(service.layer).setdefault("folded", {})[name] = definition.native_folded
                 continue
+            if definition.native is None:
+                continue  # only deployment steps (the streaming job): built below
             process = self._process(layers[service.layer], name, folded)
             built.layer(service.layer).setdefault("processes", {})[name] = {"pid": process.pid,
                                                                              "log_file": process.log_file}
-        # Steps that are not processes (connectors, the CDC source), once the processes they need are up.
-        self.steps = steps.build_steps(self.spec, self.secrets, self.processes, layers)
-        for step_name, resource in self.steps.items():
-            if isinstance(resource, steps.Connector):
-                built.layer(Layer.COMPUTE).setdefault("connectors", {})[step_name] = resource.last_action
+        # Steps that are not processes (the CDC source, connectors, the streaming job), once what they need is up.
+        made = build_steps(self.spec, self.secrets, layers, self.processes,
+                           lambda name: StepHost(state_dir=self.state_dir, artifact=self.artifacts.services.get(name)),
+                           lambda name, deps: self._waits_for(name, deps, folded))
         built.outputs = self.stack_outputs()
+        export_steps(self.spec, built, made)
         return built
+
+    def _waits_for(self, name: str, depends_on: list[str], folded: dict[str, str]) -> list[str]:
+        """What a resource waits for: a folded job's work is done by its service's own process.
+
+        A member of that same service (Flink's task manager, beside its job manager) does the folded
+        work itself, so for it the edge goes away instead.
+        """
+        family = registry()[name].job_of or name
+        waits = []
+        for dep in depends_on:
+            if dep in folded:
+                owner = registry()[dep].job_of or dep
+                if owner == family:
+                    continue
+                dep = owner
+            waits.append(dep)
+        return [d for d in dict.fromkeys(waits) if d != name]
 
     def _process(self, component: LayerComponent, name: str, folded: dict[str, str]) -> LocalService:
         spec = self.spec
@@ -113,10 +133,7 @@ class NativeTarget:
         assert definition.native is not None and service.health is not None
         host = self.host(name)
         plan = definition.native(ServiceContext(spec, name), host)
-        # A folded job's work is done by its service's own process: waiting for it means waiting for that
-        # (and a service's own folded job is done by the service itself: nothing to wait for).
-        waits_for = list(dict.fromkeys(registry()[d].job_of or d if d in folded else d for d in service.depends_on))
-        waits_for = [d for d in waits_for if d != name]
+        waits_for = self._waits_for(name, service.depends_on, folded)
         process = LocalService(
             name,
             service=name,

@@ -1,0 +1,96 @@
+"""Source distributions from PyPI, verified against a sha256 the repository pins, with progress.
+
+Some runtimes reach this machine only as a PyPI package: Flink's distribution is the sdist of
+``apache-flink-libraries`` (no wheel, and ``org.apache.flink:flink-dist`` is not on Maven Central).
+``pip download --require-hashes`` cannot fetch it (pip builds the sdist's metadata with unhashed build
+dependencies), so the file is taken the way Maven files are: its URL from PyPI's JSON API, streamed
+into the cache and kept only when its sha256 equals the pin. The pin lives beside the service that
+needs it; PyPI's own published digest must agree with it too, so a re-uploaded file is refused by name.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from infra.artifacts import cache, maven
+from infra.artifacts.recipe import ArtifactError
+
+PYPI = os.environ.get("LAKEHOUSE_PYPI_URL", "https://pypi.org").rstrip("/")
+HTTP_TIMEOUT = (15, 60)
+
+
+@dataclass(frozen=True)
+class PinnedSdist:
+    """One source distribution on PyPI: its project, version and the sha256 the repository pins."""
+
+    project: str
+    version: str
+    sha256: str
+
+    @property
+    def key(self) -> str:
+        return f"pypi:{self.project}:{self.version}:sdist"
+
+    def cache_path(self, filename: str) -> Path:
+        return cache.cache_root(create=False) / "pypi" / self.project / self.version / filename
+
+
+def release_files(project: str, version: str) -> list[dict[str, Any]]:
+    """The files PyPI lists for one release (``/pypi/<project>/json``, ``releases[<version>]``).
+
+    The per-version JSON (``/pypi/<project>/<version>/json``) answered 404 for apache-flink-libraries
+    2.1.3 while the project JSON listed it, so the project JSON is read.
+    """
+    url = f"{PYPI}/pypi/{project}/json"
+    response = requests.get(url, timeout=HTTP_TIMEOUT, headers={"Accept": "application/json"})
+    if response.status_code != 200:
+        raise ArtifactError(f"GET {url} answered {response.status_code}")
+    releases = response.json().get("releases") or {}
+    if version not in releases:
+        newest = sorted(releases, key=_version_key)[-3:]
+        raise ArtifactError(f"PyPI has no release {project}=={version} (newest: {', '.join(newest)})")
+    files: list[dict[str, Any]] = releases[version]
+    return files
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    parts = []
+    for part in version.split("."):
+        digits = "".join(ch for ch in part if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
+
+
+def sdist_file(pin: PinnedSdist) -> dict[str, Any]:
+    """PyPI's record of the release's sdist, checked against the pin (url, filename, size, digests)."""
+    sdists = [f for f in release_files(pin.project, pin.version) if f.get("packagetype") == "sdist"]
+    if not sdists:
+        raise ArtifactError(f"PyPI lists no sdist for {pin.project}=={pin.version}")
+    found = sdists[0]
+    published = (found.get("digests") or {}).get("sha256", "")
+    if published != pin.sha256:
+        raise ArtifactError(f"{found.get('url')}: PyPI publishes sha256 {published} but the repository pins "
+                            f"{pin.sha256}; refusing it (update the pin only after checking the release)")
+    return found
+
+
+def fetch_sdist(pin: PinnedSdist) -> Path:
+    """The pinned sdist in the cache (downloaded with progress, kept only when its sha256 is the pin)."""
+    with cache.locked(pin.key):
+        entry = cache.load_manifest().get(pin.key)
+        if cache.verified(entry) and entry is not None and entry["sha256"] == pin.sha256:
+            return Path(entry["path"])
+        found = sdist_file(pin)
+        dest = pin.cache_path(found["filename"])
+        got = maven.download(found["url"], dest, ("sha256", pin.sha256))
+        cache.record(pin.key, {
+            "name": pin.project, "requested": pin.version, "version": pin.version, "path": str(dest),
+            "root": str(dest.parent), "files": {dest.name: {"sha256": got, "size": dest.stat().st_size}},
+            "sha256": got, "source": found["url"],
+        })
+        return dest
