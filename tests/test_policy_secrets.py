@@ -78,7 +78,7 @@ def test_the_lab_stores_secret_key_in_a_plain_variable_file_or_command_is_refuse
                                  "content": f"store.endpoint=http://seaweedfs:8333\nstore.auth={LAB_STORE_KEY}\n"}]
     flink = named(resources, "flink-jobmanager", "docker:index/container:Container")
     flink.props["command"] = [*flink.props["command"], f"-Dcatalog.credential=root:{LAB_POLARIS_SECRET}"]
-    store_key = "secret AWS_SECRET_ACCESS_KEY of docker:Container 'rest-fixture'"  # the first holder by kind and name
+    store_key = "secret LAKEHOUSE_S3_SECRET_KEY of docker:Container 'maintenance-scheduler'"  # the first holder by kind and name
     found = violations("secret-values-not-plaintext", resources, context)
     assert sorted(found) == [  # the graph's order is the order of registration, which varies
         "docker:Container 'flink-jobmanager' (layer compute, owner streaming) breaks secret-values-not-plaintext: "
@@ -165,5 +165,6 @@ def test_a_native_service_given_a_secret_on_its_command_line_is_refused():
     trino.props["argv"] = [*trino.props["argv"], "--store-key=lab-secret-key"]
     assert violations("secret-values-not-plaintext", resources, context) == [
         "native:LocalService 'trino' (layer compute, owner analytics engineering) breaks secret-values-not-plaintext: "
-        f"argv[{index}] holds the value of secret AWS_SECRET_ACCESS_KEY of native:LocalService 'rest-fixture' {ADVICE}"
+        f"argv[{index}] holds the value of secret LAKEHOUSE_S3_SECRET_KEY of native:LocalService "
+        f"'maintenance-scheduler' {ADVICE}"
     ]

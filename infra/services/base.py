@@ -133,6 +133,9 @@ class NativeHost:
     python: str = "python3"  # the project's interpreter, for post-start tasks
     project_root: Path | None = None
     state_dir: Path | None = None  # the stack's state directory (other services' homes are under it)
+    # Every artifact the stack resolved, by service: a service may run another's tools (the backups
+    # run the platform PostgreSQL's own pg_dump).
+    artifacts: Mapping[str, Artifact] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -176,6 +179,10 @@ class CatalogRole:
     client_properties: Callable[[ServiceContext], dict[str, str]] = lambda ctx: {}
     trino_properties: Callable[[ServiceContext], dict[str, str]] = lambda ctx: {}
     vends_credentials: bool = False
+    # Where the catalog keeps its pointers, for the recovery layer's backups: a PostgreSQL database
+    # of the platform's server, or a SQLite file (``sqlite_file``: its path on this target's host side).
+    database: str | None = None
+    sqlite_file: Callable[[ServiceContext, Path], str] | None = None
 
 
 @dataclass(frozen=True)

@@ -94,6 +94,7 @@ def bootstrap_ecs(ctx: ServiceContext) -> EcsPlan:
 
 
 CATALOG = CatalogRole(
+    database="polaris",
     path="/api/catalog",
     engine_name="polaris",
     warehouse=lambda spec: spec.catalog.warehouse,

@@ -25,6 +25,8 @@ MODULES: tuple[str, ...] = (
     "infra.services.trino",
     "infra.services.flink",
     "infra.services.kafka",
+    "infra.services.maintenance_scheduler",
+    "infra.services.catalog_backup",
 )
 
 
