@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import apscheduler
-from apscheduler.events import EVENT_JOB_MAX_INSTANCES, EVENT_JOB_MISSED, JobExecutionEvent
+from apscheduler.events import EVENT_JOB_MAX_INSTANCES, EVENT_JOB_MISSED, JobExecutionEvent, JobSubmissionEvent
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.cron import CronTrigger
@@ -88,13 +88,15 @@ def build(config: OperationsConfig, creds: Credentials, role: str,
                           CronTrigger.from_crontab(config.backups.schedule, timezone=UTC), id=BACKUP_JOB_ID,
                           name=f"catalog backups, kept {config.backups.retention_days} days")
 
-    def skipped(event: JobExecutionEvent) -> None:
+    def skipped(event: JobExecutionEvent | JobSubmissionEvent) -> None:
         why = "missed by more than the grace time" if event.code == EVENT_JOB_MISSED else "previous run still running"
+        # A missed run is a JobExecutionEvent (one time), an overlapping one a JobSubmissionEvent (a list).
+        times = getattr(event, "scheduled_run_times", None) or [getattr(event, "scheduled_run_time", None)]
         job_cfg = config.job(event.job_id)
+        name = job_cfg.action if job_cfg else (BACKUP_JOB_ID if event.job_id == BACKUP_JOB_ID else event.job_id)
         db = Path(config.runs_db)
-        run = runs.start(db, runs.Run(job=job_cfg.action if job_cfg else event.job_id, target="*",
-                                      trigger="schedule", engine="scheduler"))
-        runs.finish(db, run, "skipped", reason=why, scheduled_for=str(event.scheduled_run_time))
+        run = runs.start(db, runs.Run(job=name, target="*", trigger="schedule", engine="scheduler"))
+        runs.finish(db, run, "skipped", reason=why, scheduled_for=[str(t) for t in times])
 
     scheduler.add_listener(skipped, EVENT_JOB_MISSED | EVENT_JOB_MAX_INSTANCES)
     return scheduler

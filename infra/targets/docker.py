@@ -15,12 +15,13 @@ import pulumi_docker as docker
 
 from infra.artifacts.resolver import Resolver
 from infra.layers import LayerComponent, layer_labels
+from infra.operations.config import OperationsConfig
 from infra.paths import state_root
 from infra.secrets import render
 from infra.services import ServiceContext, registry
-from infra.services.base import ContainerHost
+from infra.services.base import ContainerHost, Side
 from infra.spec import Layer, PlatformSpec, ServiceSpec
-from infra.targets import Built, dependencies
+from infra.targets import Built, declared_tables, dependencies
 
 LabelArgs = TypeVar("LabelArgs")
 
@@ -72,7 +73,21 @@ class DockerTarget:
             service = self.spec.services[name]
             container = self._service(layers[service.layer], network, name)
             built.layer(service.layer).setdefault("containers", {})[name] = container.name
+        # Declared tables through the default catalog's published port, once it is healthy.
+        catalog = self.spec.catalog.default
+        waits = [self.containers[n] for n in (catalog, *self.spec.services[catalog].depends_on) if n in self.containers]
+        tables = declared_tables.declare_tables(self.spec, self.secrets, layers[Layer.ORCHESTRATION], waits)
+        if tables:
+            built.layer(Layer.ORCHESTRATION)["tables"] = {ident: t.result for ident, t in tables.items()}
+        built.outputs["operations"] = self.operations().model_dump(mode="json")
         return built
+
+    def operations(self) -> OperationsConfig:
+        """The operations config as the host sees the lab (published ports, the bind-mounted state)."""
+        from infra.operations.render import host_paths, operations_config
+
+        return operations_config(self.spec, self.state_dir.name, host_paths(self.spec, str(self.state_dir)),
+                                 Side.EXTERNAL)
 
     def _service(self, component: LayerComponent, network: docker.Network, name: str) -> docker.Container:
         spec = self.spec
