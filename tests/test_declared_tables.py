@@ -70,3 +70,20 @@ def test_the_serialized_provider_loads_without_the_repository_on_the_path(tmp_pa
                           env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["DeclaredTableProvider", "created"]
+
+
+def test_a_table_changed_by_hand_is_put_back_and_a_missing_one_is_not_recreated(tmp_path: Path) -> None:
+    from pyiceberg.catalog import load_catalog
+
+    provider = dt.DeclaredTableProvider()
+    created = provider.create(props(tmp_path))
+    assert not provider.diff("shop.orders", created.outs, props(tmp_path)).changes
+    catalog = load_catalog("declared-tables", **props(tmp_path)["catalog"])
+    with catalog.load_table("shop.orders").transaction() as tx:
+        tx.set_properties({"owner": "someone who was not asked"})
+    assert provider.diff("shop.orders", created.outs, props(tmp_path)).changes  # drift, same declaration
+    updated = provider.update("shop.orders", created.outs, props(tmp_path))
+    assert updated.outs["result"]["changes"] == ["set properties owner"]
+    assert catalog.load_table("shop.orders").properties["owner"] == "bookshop data engineering"
+    catalog.drop_table("shop.orders")
+    assert not provider.diff("shop.orders", updated.outs, props(tmp_path)).changes

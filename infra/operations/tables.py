@@ -177,7 +177,7 @@ def plan_evolution(table: Any, declaration: Mapping[str, Any]) -> dict[str, Any]
     return plan
 
 
-def _describe_changes(plan: Mapping[str, Any]) -> list[str]:
+def describe_changes(plan: Mapping[str, Any]) -> list[str]:
     changes = [f"add column {c['name']} {c['type']}" for c in plan["add"]]
     changes += [f"promote column {c['name']} to {c['type']}" for c in plan["promote"]]
     changes += [f"make column {name} optional" for name in plan["relax"]]
@@ -231,7 +231,7 @@ def apply_table(catalog: Any, declaration: Mapping[str, Any]) -> dict[str, Any]:
         return {**describe(table), "identifier": ident, "action": "created", "changes": [],
                 "kept_undeclared_columns": []}
     plan = plan_evolution(table, declaration)
-    changes = _describe_changes(plan)
+    changes = describe_changes(plan)
     if changes:
         with table.transaction() as tx:
             if plan["add"] or plan["promote"] or plan["relax"] or plan["docs"]:

@@ -10,7 +10,9 @@ create
 update
     Evolve: new columns, allowed promotions, partition spec evolution, properties (owner, freshness
     promise, maintenance). An evolution Iceberg cannot make in place fails the update with a
-    message naming the column; nothing is committed.
+    message naming the column; nothing is committed. ``diff`` also compares the live table with its
+    declaration, so a table changed by hand (its owner property, a column) is put back by the next
+    ``pulumi up``; a declared table missing from the catalog is not re-created (see ``drift``).
 delete
     The declaration goes, the table stays: removing a table from the stack config (or destroying
     the stack) never drops a table or its data. Drop it with an engine if you mean it.
@@ -64,18 +66,37 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def load_catalog(properties: Mapping[str, Any]) -> Any:
+def load_catalog(properties: Mapping[str, Any], attempts: int = CONNECT_ATTEMPTS) -> Any:
     """A PyIceberg REST catalog from plain properties, retried while the catalog is still starting."""
     from pyiceberg.catalog import load_catalog as _load
 
     last: Exception | None = None
-    for _ in range(CONNECT_ATTEMPTS):
+    for _ in range(attempts):
         try:
             return _load("declared-tables", **{str(k): str(v) for k, v in properties.items()})
         except Exception as exc:  # noqa: BLE001 - connection refused, 503 while starting: retried
             last = exc
             time.sleep(CONNECT_WAIT_S)
     raise DeclaredTableError(f"the catalog at {properties.get('uri')} did not answer: {last}")
+
+
+def drift(props: Mapping[str, Any]) -> list[str]:
+    """How the live table differs from its declaration (changed by hand: a property, a column); [] if it does not.
+
+    Checked once, without retries: a catalog that is down (a preview without the platform running)
+    means no drift is claimed. A declared table missing from the catalog is not drift either: it is
+    never re-created behind the operator's back (after a catalog loss that would shadow the real
+    table on storage; restore or rebuild it, README, Recovery).
+    """
+    declaration = _plain(props.get("table") or {})
+    try:
+        table = load_catalog(_plain(props["catalog"]), attempts=1).load_table(tables.identifier(declaration))
+    except Exception:  # noqa: BLE001 - unreachable catalog or missing table: nothing to converge here
+        return []
+    try:
+        return tables.describe_changes(tables.plan_evolution(table, declaration))
+    except tables.TableEvolutionError as exc:
+        return [str(exc)]  # the update then fails with the same message
 
 
 def apply(props: Mapping[str, Any]) -> dict[str, Any]:
@@ -130,6 +151,8 @@ class DeclaredTableProvider(pulumi.dynamic.ResourceProvider):
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.DiffResult:
         old_table, new_table = _plain(olds.get("table") or {}), _plain(news.get("table") or {})
         changed = old_table != new_table or _plain(olds.get("catalog")) != _plain(news.get("catalog"))
+        # Checked live as well (like a crashed LocalService), so `pulumi up` puts a table changed by hand back.
+        changed = changed or bool(drift(news))
         renamed = (old_table.get("namespace"), old_table.get("name")) != (new_table.get("namespace"),
                                                                           new_table.get("name"))
         return pulumi.dynamic.DiffResult(changes=changed, replaces=["table"] if renamed else [],
