@@ -59,6 +59,19 @@ def test_the_newest_metadata_of_each_table_is_the_highest_version() -> None:
     }
 
 
+def test_trinos_unique_locations_and_a_name_in_two_directories() -> None:
+    s3 = FakeS3({
+        "shop/events-0123456789abcdef0123456789abcdef/metadata/00003-aaaa.metadata.json": meta(3, 100),
+        # Dropped without purge, created again under a new directory: the one updated last is the table.
+        "shop/events-fedcba9876543210fedcba9876543210/metadata/00001-bbbb.metadata.json": meta(1, 500),
+        "shop/old-orders-not-a-uuid/metadata/00000-cccc.metadata.json": b"{}",
+    })
+    found = recovery.tables_on_storage(s3, "s3://warehouse/")
+    assert found["shop.events"].metadata_location == (
+        "s3://warehouse/shop/events-fedcba9876543210fedcba9876543210/metadata/00001-bbbb.metadata.json")
+    assert "shop.old-orders-not-a-uuid" in found
+
+
 def test_a_warehouse_prefix_is_not_part_of_the_namespace() -> None:
     s3 = FakeS3({"wh/shop/orders/metadata/00004-aaaa.metadata.json": b"{}"})
     assert list(recovery.tables_on_storage(s3, "s3://bucket/wh")) == ["shop.orders"]

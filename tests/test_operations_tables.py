@@ -112,3 +112,23 @@ def test_a_table_that_exists_before_the_platform_is_adopted(catalog: SqlCatalog)
     assert result["action"] == "evolved"
     assert [f.name for f in catalog.load_table("shop.orders").schema().fields] == [
         "order_id", "customer_id", "amount", "order_ts"]
+
+
+def test_the_same_declaration_as_idempotent_trino_statements() -> None:
+    """What the aws target runs through Trino (each statement was run twice on Trino 476, see tables.py)."""
+    statements = tables.trino_statements("polaris", ORDERS)
+    table = '"polaris"."shop"."orders"'
+    assert statements[0] == 'CREATE SCHEMA IF NOT EXISTS "polaris"."shop"'
+    assert statements[1].startswith(
+        f'CREATE TABLE IF NOT EXISTS {table} ("order_id" bigint NOT NULL, "customer_id" integer, '
+        '"amount" decimal(10,2), "order_ts" timestamp(6) with time zone) WITH (format_version = 2, '
+        "partitioning = ARRAY['day(order_ts)'], extra_properties = MAP(ARRAY['write.metadata.delete-after-commit"
+        ".enabled', ")
+    assert "'owner', 'platform.freshness-minutes'" in statements[1] and "'bookshop data engineering', '60'" in statements[1]
+    assert f'ALTER TABLE {table} ADD COLUMN IF NOT EXISTS "order_id" bigint' in statements  # never NOT NULL when added
+    assert f'ALTER TABLE {table} ALTER COLUMN "customer_id" SET DATA TYPE integer' in statements
+    assert statements[-1].startswith(f"ALTER TABLE {table} SET PROPERTIES extra_properties = MAP(")
+    assert not any("DROP" in s or "partitioning" in s for s in statements[2:])
+    quoted = copy.deepcopy(ORDERS)
+    quoted["owner"] = "O'Brien's team"
+    assert "'O''Brien''s team'" in tables.trino_statements("polaris", quoted)[1]

@@ -16,9 +16,11 @@ lost its pointers (the chapter's exercise 2). So:
     ``POST /v1/{prefix}/namespaces/{ns}/register``), then read every table back.
 
 "Newest" is the highest version ``N`` of ``<N>-<uuid>.metadata.json`` under
-``<warehouse>/<namespace>/<table>/metadata/`` (the default location layout); two files of one
-version (writers that raced) are told apart by their ``last-sequence-number`` and
-``last-updated-ms``. Caveats: tables with a custom location outside that layout are not found;
+``<warehouse>/<namespace>/<table>/metadata/`` (the REST catalogs' default layout; Trino's
+``<table>-<uuid>`` directories too); two files of one version (writers that raced) are told apart
+by their ``last-sequence-number`` and ``last-updated-ms``. Caveats: tables with a custom location
+outside that layout are not found (Lakekeeper names directories by uuid: there, restore its
+PostgreSQL dump);
 the newest *written* metadata may belong to a commit whose pointer swap failed (Iceberg deletes
 such a file when it knows the commit failed); namespace properties are not recovered.
 """
@@ -36,6 +38,8 @@ from pathlib import Path
 from typing import Any
 
 METADATA_FILE = re.compile(r"^(?P<version>\d+)-[0-9a-fA-F-]+\.metadata\.json$")
+# Trino writes a table under ``<name>-<uuid without dashes>`` (iceberg.unique-table-location, on by default).
+UNIQUE_LOCATION = re.compile(r"^(?P<name>.+)-[0-9a-f]{32}$")
 
 
 class RecoveryError(RuntimeError):
@@ -68,11 +72,26 @@ def _tie_break(s3: Any, bucket: str, keys: list[str]) -> str:
     return max(keys, key=rank)
 
 
+def table_identifier(directories: list[str]) -> str:
+    """``namespace.table`` of a table directory path; Trino's unique locations (``<table>-<32 hex>``) stripped."""
+    *namespace, name = directories
+    match = UNIQUE_LOCATION.match(name)
+    return ".".join([*namespace, match["name"] if match else name])
+
+
+def _updated_ms(s3: Any, bucket: str, key: str) -> int:
+    return int(json.loads(s3.get_object(Bucket=bucket, Key=key)["Body"].read()).get("last-updated-ms", 0))
+
+
 def tables_on_storage(s3: Any, warehouse: str) -> dict[str, StoredTable]:
-    """Every table under the warehouse, by its newest metadata file (see module docstring)."""
+    """Every table under the warehouse, by its newest metadata file (see module docstring).
+
+    A name found in two directories (a table dropped without purge and created again, or Trino's
+    unique locations) is the directory whose newest metadata was updated last.
+    """
     bucket, _, prefix = warehouse.removeprefix("s3://").partition("/")
     prefix = prefix.strip("/")
-    found: dict[str, list[tuple[int, str]]] = {}
+    found: dict[str, dict[str, list[tuple[int, str]]]] = {}  # identifier -> table directory -> candidates
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=f"{prefix}/" if prefix else ""):
         for item in page.get("Contents", []):
             relative = item["Key"][len(prefix) + 1:] if prefix else item["Key"]
@@ -81,14 +100,20 @@ def tables_on_storage(s3: Any, warehouse: str) -> dict[str, StoredTable]:
                 continue
             match = METADATA_FILE.match(parts[-1])
             if match:
-                identifier = ".".join([*parts[:-3], parts[-3]])
-                found.setdefault(identifier, []).append((int(match["version"]), item["Key"]))
+                directory = "/".join(parts[:-2])
+                found.setdefault(table_identifier(parts[:-2]), {}).setdefault(directory, []).append(
+                    (int(match["version"]), item["Key"]))
     tables: dict[str, StoredTable] = {}
-    for identifier, candidates in sorted(found.items()):
-        top = max(v for v, _ in candidates)
-        keys = [k for v, k in candidates if v == top]
-        key = keys[0] if len(keys) == 1 else _tie_break(s3, bucket, keys)
-        tables[identifier] = StoredTable(identifier, f"s3://{bucket}/{key}", top, len(candidates))
+    for identifier, directories in sorted(found.items()):
+        newest: list[tuple[str, int, int]] = []  # (key, version, candidates) per directory
+        for candidates in directories.values():
+            top = max(v for v, _ in candidates)
+            keys = [k for v, k in candidates if v == top]
+            newest.append((keys[0] if len(keys) == 1 else _tie_break(s3, bucket, keys), top, len(candidates)))
+        if len(newest) > 1:
+            newest.sort(key=lambda entry: _updated_ms(s3, bucket, entry[0]))
+        key, version, count = newest[-1]
+        tables[identifier] = StoredTable(identifier, f"s3://{bucket}/{key}", version, count)
     return tables
 
 

@@ -35,6 +35,8 @@ OWNER_PROPERTY = "owner"
 FRESHNESS_PROPERTY = "platform.freshness-minutes"
 MAINTENANCE_PROPERTY = "platform.maintenance"
 DECLARED_PROPERTY = "platform.declared"
+# Every property key the platform sets on a declared table (Trino must be allowed to set them).
+PROPERTY_KEYS = (*PLATFORM_DEFAULTS, OWNER_PROPERTY, FRESHNESS_PROPERTY, MAINTENANCE_PROPERTY, DECLARED_PROPERTY)
 
 
 class TableEvolutionError(ValueError):
@@ -255,3 +257,68 @@ def apply_table(catalog: Any, declaration: Mapping[str, Any]) -> dict[str, Any]:
         table = catalog.load_table(ident)
     return {**describe(table), "identifier": ident, "action": "evolved" if changes else "unchanged",
             "changes": changes, "kept_undeclared_columns": plan["kept_undeclared_columns"]}
+
+
+# -- the same declaration as Trino SQL (where Trino creates the tables: the aws target) ------------
+
+TRINO_TYPES = {"boolean": "boolean", "int": "integer", "long": "bigint", "float": "real", "double": "double",
+               "date": "date", "timestamp": "timestamp(6)", "timestamptz": "timestamp(6) with time zone",
+               "string": "varchar", "uuid": "uuid", "binary": "varbinary"}
+PROMOTABLE = ("int", "long", "float", "double")  # and decimals: Trino's SET DATA TYPE makes Iceberg's promotions
+
+
+def trino_type(name: str) -> str:
+    return name if name.startswith("decimal(") else TRINO_TYPES[name]
+
+
+def _literal(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _trino_partition(part: Mapping[str, Any]) -> str:
+    # Unquoted: Trino 476 compares partition fields by their text, and a quoted name never equals the
+    # existing field, so `SET PROPERTIES partitioning` would replace the spec instead of extending it.
+    source = str(part["source"])
+    transform = str(part.get("transform") or "identity")
+    if transform == "identity":
+        return source
+    if transform in ("bucket", "truncate"):
+        return f"{transform}({source}, {int(part.get('width') or 0)})"
+    return f"{transform}({source})"
+
+
+def trino_statements(catalog: str, declaration: Mapping[str, Any]) -> list[str]:
+    """Idempotent Trino statements that create the declared table or evolve it (never drop anything).
+
+    Checked on Trino 476: CREATE ... IF NOT EXISTS, ADD COLUMN IF NOT EXISTS, SET DATA TYPE (a no-op
+    at the same type, Iceberg's promotions otherwise) and SET PROPERTIES extra_properties (merged;
+    the keys must be in the catalog's ``iceberg.allowed-extra-properties``). The partition spec is
+    set when the table is created and not evolved here: on Trino 476, ``SET PROPERTIES partitioning``
+    with one field added replaced the whole spec by the new field once, and removing one fails
+    ("Cannot add duplicate partition field"). A new column is added nullable; relaxing NOT NULL is
+    not repeatable in Trino ("Column is already nullable"). Both are left to an operator there.
+    """
+    table = f'"{catalog}"."{declaration["namespace"]}"."{declaration["name"]}"'
+    properties = table_properties(declaration)
+    extra = (f"MAP(ARRAY[{', '.join(_literal(k) for k in properties)}], "
+             f"ARRAY[{', '.join(_literal(v) for v in properties.values())}])")
+    partitioning = f"ARRAY[{', '.join(_literal(_trino_partition(p)) for p in declaration.get('partition_by') or [])}]"
+
+    def column(c: Mapping[str, Any], create: bool) -> str:
+        text = f'"{c["name"]}" {trino_type(c["type"])}'
+        if create and c.get("required"):
+            text += " NOT NULL"
+        return text + (f" COMMENT {_literal(c['doc'])}" if c.get("doc") else "")
+
+    columns = ", ".join(column(c, True) for c in declaration["columns"])
+    statements = [
+        f'CREATE SCHEMA IF NOT EXISTS "{catalog}"."{declaration["namespace"]}"',
+        f"CREATE TABLE IF NOT EXISTS {table} ({columns}) WITH (format_version = 2, partitioning = {partitioning}, "
+        f"extra_properties = {extra})",
+    ]
+    for c in declaration["columns"]:
+        statements.append(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column(c, False)}")
+        if c["type"] in PROMOTABLE or c["type"].startswith("decimal("):
+            statements.append(f'ALTER TABLE {table} ALTER COLUMN "{c["name"]}" SET DATA TYPE {trino_type(c["type"])}')
+    statements.append(f"ALTER TABLE {table} SET PROPERTIES extra_properties = {extra}")
+    return statements
