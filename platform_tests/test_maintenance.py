@@ -183,3 +183,43 @@ def test_maintenance_runs_and_is_safe(stack: Stack, created_tables, figure, say)
              evidence)
     if not {("expire_snapshots", "on-demand", "ok"), ("remove_orphan_files", "on-demand", "ok")} <= recorded:
         fail(stack, "observability", "the maintenance runs are not in the run record", sorted(recorded))
+
+
+def test_trino_creates_and_evolves_a_declared_table_as_the_cloud_does(stack: Stack, created_tables, figure, say):
+    """The aws target declares tables through Trino (tables.trino_statements); the same statements, on this Trino."""
+    if "trino" not in stack.host_profiles:
+        pytest.skip("this stack runs no Trino")
+    from infra.operations import tables as tables_logic
+
+    namespace = f"probe_{stack.run_id}"
+    declaration = {"namespace": namespace, "name": "declared_by_trino", "owner": "probe team",
+                   "freshness_minutes": 30, "maintenance": ["expire_snapshots"], "properties": {},
+                   "columns": [{"name": "id", "type": "long", "required": True}, {"name": "n", "type": "int"},
+                               {"name": "ts", "type": "timestamptz", "doc": "when"}],
+                   "partition_by": [{"source": "ts", "transform": "day"}]}
+    cursor = stack.trino_connection().cursor()
+    ident = f"{namespace}.declared_by_trino"
+    created_tables.append(ident)
+
+    def apply(decl: dict) -> int:
+        statements = tables_logic.trino_statements(stack.trino_catalog, decl)
+        for sql in statements:
+            cursor.execute(sql)
+            cursor.fetchall()
+        return len(statements)
+
+    count = apply(declaration) + apply(declaration)  # created, then the same again: idempotent
+    evolved = {**declaration, "owner": "another team",
+               "columns": [*declaration["columns"][:1], {"name": "n", "type": "long"}, declaration["columns"][2],
+                           {"name": "channel", "type": "string"}]}
+    count += apply(evolved)
+    table = stack.catalog().load_table(ident)
+    found = {f.name: str(f.field_type) for f in table.schema().fields}
+    spec = [(f.name, str(f.transform)) for f in table.spec().fields]
+    say(f"== {count} Trino statements: {ident} columns {found}, partitioned {spec}, owner "
+        f"{table.properties.get('owner')!r}, fresh within {table.properties.get('platform.freshness-minutes')} min")
+    figure(f"{count} statements, {len(found)} columns, owner {table.properties.get('owner')!r}")
+    expected = {"id": "long", "n": "long", "ts": "timestamptz", "channel": "string"}
+    if found != expected or spec != [("ts_day", "day")] or table.properties.get("owner") != "another team":
+        fail(stack, "orchestration", "Trino did not create and evolve the declared table as declared",
+             {"columns": found, "expected": expected, "partition": spec, "properties": dict(table.properties)})
