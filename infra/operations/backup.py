@@ -36,6 +36,7 @@ JOB = "backup-catalog"
 STAMP = "%Y%m%dT%H%M%S%fZ"
 NAME = re.compile(r"^(?P<database>[a-z0-9_.-]+)-(?P<stamp>\d{8}T\d{12}Z)\.(?P<ext>db|dump)$")
 PG_DUMP_TIMEOUT_S = 600
+SQLITE_BUSY_TIMEOUT_S = 120
 
 
 class BackupError(RuntimeError):
@@ -132,10 +133,25 @@ def backup_sqlite(source: SqliteSource, backups_dir: str | os.PathLike[str],
     started = time.perf_counter()
     # Read-only URI: the backup never writes to the catalog's file. pages=-1 copies the whole database
     # in one step, under one read transaction, so commits in between cannot tear the copy.
-    with closing(sqlite3.connect(f"file:{src}?mode=ro", uri=True, timeout=30)) as live, \
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_S
+
+    def give_up_when_stuck(_status: int, _remaining: int, _total: int) -> None:
+        # Python retries a busy step forever; a writer stuck in a transaction must not hang the backup job.
+        if time.monotonic() > deadline:
+            raise BackupError(f"{source.name}: {src} stayed locked by a writer for {SQLITE_BUSY_TIMEOUT_S}s")
+
+    with closing(sqlite3.connect(f"file:{src}?mode=ro", uri=True, timeout=1)) as live, \
             closing(sqlite3.connect(partial)) as copy:
-        live.backup(copy, pages=-1)
-        journal_mode = live.execute("PRAGMA journal_mode").fetchone()[0]
+        try:
+            live.backup(copy, pages=-1, progress=give_up_when_stuck)
+        except BackupError:
+            copy.close()
+            partial.unlink(missing_ok=True)
+            raise
+        try:  # informational; a busy catalog may hold the lock again at once
+            journal_mode = live.execute("PRAGMA journal_mode").fetchone()[0]
+        except sqlite3.OperationalError:
+            journal_mode = "unknown (busy)"
     with closing(sqlite3.connect(f"file:{partial}?mode=ro", uri=True)) as check:
         integrity = check.execute("PRAGMA integrity_check").fetchone()[0]
         tables = _count(check, "SELECT count(*) FROM iceberg_tables")
