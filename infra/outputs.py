@@ -74,3 +74,32 @@ def streams(spec: PlatformSpec) -> dict[str, Any] | None:
         "connectors": connectors,
         "cdc_visible_within_s": streams_spec.cdc_visible_within_s,
     }
+
+
+def tables(spec: PlatformSpec) -> list[dict[str, Any]]:
+    """The declared tables: owner, freshness promise, the maintenance that applies and when it runs."""
+    schedules: dict[str, list[str]] = {}
+    for job in spec.maintenance:
+        schedules.setdefault(job.action, []).append(job.schedule)
+    return [{
+        "table": table.identifier, "owner": table.owner, "freshness_minutes": table.freshness_minutes,
+        "maintenance": {action: schedules.get(action, ["on demand only"]) for action in table.maintenance},
+        "columns": [f"{c.name} {c.type}{' not null' if c.required else ''}" for c in table.columns],
+        "partition_by": [f"{p.transform}[{p.width}]({p.source})" if p.width else f"{p.transform}({p.source})"
+                         for p in table.partition_by],
+    } for table in spec.tables]
+
+
+def recovery(spec: PlatformSpec) -> dict[str, Any]:
+    """The recovery promise as figures, and how this target keeps it (checked by the recovery drill)."""
+    promise = spec.recovery
+    out: dict[str, Any] = {"rpo_minutes": promise.rpo_minutes, "rto_minutes": promise.rto_minutes,
+                           "backup_retention_days": promise.backup_retention_days}
+    if spec.target is Target.AWS:
+        out["backups"] = "AWS Backup: continuous backup (point-in-time restore) of the catalog database"
+    elif "catalog-backup" in spec.enabled_services():
+        out["backup_schedule"] = promise.backup_schedule
+        out["backups"] = "catalog-backup service: SQLite online backup / pg_dump, sha256 sidecars"
+    else:
+        out["backups"] = "none: services.catalog-backup is disabled"
+    return out

@@ -51,6 +51,8 @@ def main(resolver: Resolver | None = None, check_ports: bool = True) -> dict[str
     pulumi.export("endpoints", outputs.endpoints(spec))
     pulumi.export("version_manifest", spec.version_manifest())
     pulumi.export("ownership", outputs.ownership(spec))
+    pulumi.export("tables", outputs.tables(spec))
+    pulumi.export("recovery", outputs.recovery(spec))
     pulumi.export("profiles", profiles.all_profiles(spec))
     pulumi.export("credentials", outputs.credentials(secrets))
     if (streams := outputs.streams(spec)) is not None:

@@ -1,8 +1,10 @@
 """Ownership review of a stack, from its config alone: ``python -m infra.review --stack lab``.
 
 Prints, per layer: owner, change control, promise, what "down" means for everyone else, and the
-layer's services with their pins. ``--diff OTHER`` shows what differs between two stacks. Exits 2
-with the config errors (no traceback) when a stack's config is invalid.
+layer's services with their pins; then the declared tables with their owners, freshness promises
+and the maintenance that applies (with its schedule), and the recovery promise in figures.
+``--diff OTHER`` shows what differs between two stacks. Exits 2 with the config errors (no
+traceback) when a stack's config is invalid.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from infra.config import ConfigError, load_stack
-from infra.outputs import ownership
+from infra.outputs import ownership, recovery, tables
 from infra.paths import PROJECT_ROOT
 from infra.spec import PlatformSpec
 
@@ -27,6 +29,24 @@ def _services_text(services: dict[str, dict[str, str]]) -> str:
     return ", ".join(f"{name} {svc['version']}" for name, svc in services.items()) or "-"
 
 
+def _maintenance_text(maintenance: dict[str, list[str]]) -> str:
+    return "; ".join(f"{action} {', '.join(crons)}" for action, crons in maintenance.items()) or "none"
+
+
+def _recovery_text(spec: PlatformSpec) -> str:
+    r = recovery(spec)
+    schedule = f", every {r['backup_schedule']!r}" if "backup_schedule" in r else ""
+    return (f"recovery point objective {r['rpo_minutes']} min, recovery time objective {r['rto_minutes']} min; "
+            f"backups kept {r['backup_retention_days']} days{schedule} ({r['backups']})")
+
+
+def _undeclared_text(spec: PlatformSpec) -> str:
+    """What happens to tables nobody declared: observed always, maintained by the jobs of scope ``all``."""
+    jobs = [job.action for job in spec.maintenance if job.scope == "all"]
+    maintained = f"maintained by {', '.join(jobs)}" if jobs else "not maintained (every job is scope declared)"
+    return f"Tables nobody declared are still observed and {maintained}; they have no owner or promise here."
+
+
 def render_markdown(stack: str, spec: PlatformSpec) -> str:
     header = "| Layer | Owner | Change control | Promise | Down means | Services (pins) |\n|---|---|---|---|---|---|\n"
     body = "".join(
@@ -34,7 +54,16 @@ def render_markdown(stack: str, spec: PlatformSpec) -> str:
         f"{_services_text(r['services'])} |\n"
         for r in ownership(spec)
     )
-    return f"## Ownership: stack `{stack}` (target {spec.target.value})\n\n{header}{body}"
+    out = f"## Ownership: stack `{stack}` (target {spec.target.value})\n\n{header}{body}"
+    declared = tables(spec)
+    if declared:
+        out += ("\n### Declared tables\n\n| Table | Owner | Fresh within | Maintenance (cron, UTC) | Partitioned by |\n"
+                "|---|---|---|---|---|\n")
+        out += "".join(f"| {t['table']} | {t['owner']} | {t['freshness_minutes']} min | "
+                       f"{_maintenance_text(t['maintenance'])} | {', '.join(t['partition_by']) or '-'} |\n"
+                       for t in declared)
+        out += f"\n{_undeclared_text(spec)}\n"
+    return out + f"\n**Recovery**: {_recovery_text(spec)}\n"
 
 
 def render_table(console: Console, stack: str, spec: PlatformSpec) -> None:
@@ -45,6 +74,17 @@ def render_table(console: Console, stack: str, spec: PlatformSpec) -> None:
         table.add_row(r["layer"], r["owner"], r["change_control"], r["promise"], r["down_means"],
                       _services_text(r["services"]))
     console.print(table)
+    declared = tables(spec)
+    if declared:
+        listing = Table(title=f"Declared tables: stack {stack}", show_lines=True)
+        for column in ("Table", "Owner", "Fresh within", "Maintenance (cron, UTC)", "Partitioned by"):
+            listing.add_column(column, overflow="fold")
+        for t in declared:
+            listing.add_row(t["table"], t["owner"], f"{t['freshness_minutes']} min",
+                            _maintenance_text(t["maintenance"]), ", ".join(t["partition_by"]) or "-")
+        console.print(listing)
+        console.print(_undeclared_text(spec))
+    console.print(f"Recovery: {_recovery_text(spec)}")
 
 
 def diff(left: PlatformSpec, right: PlatformSpec) -> list[dict[str, str]]:
@@ -68,6 +108,21 @@ def diff(left: PlatformSpec, right: PlatformSpec) -> list[dict[str, str]]:
                               ("memory", l_svc.memory, r_svc.memory)):
             if lv != rv:
                 changes.append({"what": f"services.{name}.{label}", "left": lv, "right": rv})
+    left_tables = {t["table"]: t for t in tables(left)}
+    right_tables = {t["table"]: t for t in tables(right)}
+    for name in sorted(set(left_tables) | set(right_tables)):
+        lt, rt = left_tables.get(name), right_tables.get(name)
+        if lt is None or rt is None:
+            changes.append({"what": f"tables.{name}", "left": "declared" if lt else "-",
+                            "right": "declared" if rt else "-"})
+            continue
+        for key in ("owner", "freshness_minutes", "maintenance", "columns", "partition_by"):
+            if lt[key] != rt[key]:
+                changes.append({"what": f"tables.{name}.{key}", "left": str(lt[key]), "right": str(rt[key])})
+    right_recovery = recovery(right)
+    for key, promised in recovery(left).items():
+        if promised != right_recovery.get(key):
+            changes.append({"what": f"recovery.{key}", "left": str(promised), "right": str(right_recovery.get(key))})
     if left.target != right.target:
         changes.insert(0, {"what": "target", "left": left.target.value, "right": right.target.value})
     return changes
@@ -104,7 +159,8 @@ def main(argv: list[str] | None = None) -> int:
             console.print(table)
         return 0
     if args.format == "json":
-        print(json.dumps({"stack": args.stack, "target": spec.target.value, "layers": ownership(spec)}, indent=2))
+        print(json.dumps({"stack": args.stack, "target": spec.target.value, "layers": ownership(spec),
+                          "tables": tables(spec), "recovery": recovery(spec)}, indent=2))
     elif args.format == "markdown":
         print(render_markdown(args.stack, spec))
     else:

@@ -33,14 +33,14 @@ from platform_tests.support.stack import OutputsError, Stack, read_outputs_file,
 
 LAYERS = ("storage", "catalog", "compute", "governance", "orchestration", "observability", "recovery")
 
-# Probe families in the order they run: the restart late (it interrupts the catalog), memory last
-# (resident memory *after* the probes).
+# Probe families in the order they run: the restart and the recovery drill late (they interrupt the
+# catalog; the drill loses its database twice), memory last (resident memory *after* the probes).
 REQUIRED_OUTPUTS = ("target", "endpoints", "profiles", "version_manifest", "ownership")
 _RESULTS: list = [None]  # the session's results (logreport has no config argument)
 
 MODULE_ORDER = (
     "test_engines", "test_flink", "test_catalog_concurrency", "test_storage", "test_lifecycle", "test_cdc",
-    "test_restart", "test_faults", "test_manifest", "test_memory",
+    "test_restart", "test_faults", "test_maintenance", "test_recovery", "test_manifest", "test_memory",
 )
 
 

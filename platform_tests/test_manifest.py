@@ -197,9 +197,9 @@ def read_fixture(stack: Stack) -> tuple[str | None, str]:
     pid = stack.service_record("rest-fixture").get("pid")
     if not pid:
         raise RuntimeError("no pid for rest-fixture in the outputs (the fixture reports no version over HTTP)")
-    # The recorded pid is the service's watchdog: the JVM is its child.
-    leader = psutil.Process(int(pid))
-    cmdline = " ".join(arg for proc in (leader, *leader.children(recursive=True)) for arg in proc.cmdline())
+    # The recorded pid is the service's watchdog; the fixture's JVM is its child.
+    process = psutil.Process(int(pid))
+    cmdline = " ".join(" ".join(p.cmdline()) for p in (process, *process.children(recursive=True)))
     match = re.search(r"iceberg-open-api-(\d+(?:\.\d+)+)\.jar", cmdline)
     if not match:
         raise RuntimeError(f"no iceberg-open-api jar on pid {pid}'s classpath")

@@ -14,3 +14,10 @@ cd "$root"
 "$tool/bin/uv" pip compile pyproject.toml --extra dev --generate-hashes --python-version 3.11 \
   --python-platform x86_64-manylinux_2_28 --no-header -o requirements.lock
 echo "==> requirements.lock: $(grep -c '==' requirements.lock) packages pinned"
+# The lab's operations containers install a subset, at the lock's versions, with the same hashes.
+for role in scheduler backup; do
+  "$tool/bin/uv" pip compile "infra/operations/requirements-$role.in" -c requirements.lock --generate-hashes \
+    --python-version 3.11 --python-platform x86_64-manylinux_2_28 --no-header \
+    -o "infra/operations/requirements-$role.txt"
+  echo "==> infra/operations/requirements-$role.txt: $(grep -c '==' "infra/operations/requirements-$role.txt") packages"
+done

@@ -21,7 +21,7 @@ CASES = {
         f"{P}.services.minio: unknown service 'minio'; allowed: seaweedfs, seaweedfs-bucket, postgres, "
         "rest-fixture-init, rest-fixture, polaris-bootstrap, polaris, polaris-catalog, lakekeeper-migrate, "
         "lakekeeper, lakekeeper-warehouse, lakekeeper-s3-loopback, trino, flink-state-init, flink-jobmanager, "
-        "flink-taskmanager, flink-orders-job, kafka, kafka-topics, kafka-connect",
+        "flink-taskmanager, flink-orders-job, kafka, kafka-topics, kafka-connect, maintenance-scheduler, catalog-backup",
     ),
     "layer without owner": (
         lambda p: p["layers"].update({"catalog": {"owner": "  "}}),
@@ -90,7 +90,7 @@ CLOUD_CASES = {
         lambda p: p["services"].update({"rest-fixture": {"enabled": True}}),
         f"{P}.services.rest-fixture.enabled: rest-fixture does not run on the aws target (the REST fixture is a "
         "test server with SQLite behind it; use polaris or lakekeeper); disable it. Allowed on aws: postgres, "
-        "polaris, lakekeeper, trino, flink-jobmanager",
+        "polaris, lakekeeper, trino, flink-jobmanager, maintenance-scheduler, catalog-backup",
     ),
 }
 
@@ -185,6 +185,35 @@ BREAKS_AT_DEPLOY = {
         f"{P}.services.postgres.env: POSTGRES_PASSWORD holds a credential in plain text; secrets belong in secret "
         "config: `pulumi config set --secret lakehouse:<name> <value>` (see README, Configuration)",
     ),
+    "backups less often than the recovery point": (
+        "native", lambda p: p.update(recovery={"backup_schedule": "0 3 * * *", "rpo_minutes": 60}),
+        f"{P}.recovery.backup_schedule: '0 3 * * *' leaves up to 1440 minutes between backups, more than "
+        "recovery.rpo_minutes (60); back up at least every 60 minutes (e.g. '*/59 * * * *') or state a longer "
+        "rpo_minutes",
+    ),
+    "backup schedule not a cron": (
+        "native", lambda p: p.update(recovery={"backup_schedule": "hourly"}),
+        f"{P}.recovery.backup_schedule: 'hourly' is not a cron expression of five fields (minute hour day month "
+        "weekday)",
+    ),
+    "maintenance without its scheduler": (
+        "native", lambda p: p["services"].update({"maintenance-scheduler": {"enabled": False}}),
+        f"{P}.maintenance: the jobs are scheduled by services.maintenance-scheduler, which is disabled; enable it "
+        "or remove maintenance (nothing else runs them)",
+    ),
+    "maintenance without trino": (
+        "native", lambda p: p["services"].update({"trino": {"enabled": False}}),
+        f"{P}.maintenance: on native maintenance runs through Trino (its Iceberg procedures, from the maintenance "
+        "scheduler); enable services.trino or remove maintenance",
+    ),
+    "maintenance scope": (
+        "native", lambda p: p["maintenance"][0].update(scope="some"),
+        f"{P}.maintenance.0.scope: 'some' is not allowed; input should be 'all' or 'declared'",
+    ),
+    "a table declared twice": (
+        "native", lambda p: p["tables"].append(dict(p["tables"][0])),
+        f"{P}.tables.2: shop.orders is declared twice",
+    ),
     "native port clash with an internal port": (
         "native", lambda p: p["services"].update({"trino": {"ports": {"http": {"internal": 8080, "external": 9340}}}}),
         f"{P}.services.trino.ports.http.external: port 9340 is already taken by services.seaweedfs.ports.volume."
@@ -194,13 +223,13 @@ BREAKS_AT_DEPLOY = {
         "native", lambda p: p["services"].update({"lakekeeper": {"enabled": True}}),
         f"{P}.services.lakekeeper.enabled: lakekeeper does not run on the native target (no build of Lakekeeper is "
         "obtainable from the package registries; it runs on docker and aws); disable it. Allowed on native: "
-        "seaweedfs, postgres, rest-fixture, trino, flink-jobmanager, kafka",
+        "seaweedfs, postgres, rest-fixture, trino, flink-jobmanager, kafka, maintenance-scheduler, catalog-backup",
     ),
     "polaris on native names the service and its reason": (
         "native", lambda p: p["services"].update({"polaris": {"enabled": True}}),
         f"{P}.services.polaris.enabled: polaris does not run on the native target (no registry serves Polaris's "
         "server (Maven Central has only polaris-core); it runs on docker and aws); disable it. Allowed on native: "
-        "seaweedfs, postgres, rest-fixture, trino, flink-jobmanager, kafka",
+        "seaweedfs, postgres, rest-fixture, trino, flink-jobmanager, kafka, maintenance-scheduler, catalog-backup",
     ),
     "flink job wider than its slots": (
         "native", lambda p: p.update({"flink": {"job": {"parallelism": 3}}}),

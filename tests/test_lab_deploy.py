@@ -53,7 +53,9 @@ def test_every_bind_source_is_created_by_the_daemon_before_its_container(lab_run
         expected += [{"hostPath": path, "containerPath": target, "readOnly": True}
                      for path, target in plan.host_mounts.items()]
         assert (container.inputs.get("volumes") or []) == expected, container.name
-    assert checked == 5  # the fixture and its init job share /catalog; Flink's init job and managers /flink-state
+    # The fixture and its init job share /catalog, Flink's init job and managers /flink-state; the
+    # operations services bind the state they read and write (backups, the fixture's catalog, locks).
+    assert checked == 11
 
 
 def test_evaluating_the_lab_creates_no_directory(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -145,7 +145,8 @@ def test_small_lab_is_one_edit_away():
         platform["services"][name] = {"enabled": False}
     run = run_program("lab", platform)
     names = {r.name for r in run.of_type(CONTAINER)}
-    assert names == {"seaweedfs", "seaweedfs-bucket", "postgres", "rest-fixture-init", "rest-fixture", "trino"}
+    assert names == {"seaweedfs", "seaweedfs-bucket", "postgres", "rest-fixture-init", "rest-fixture", "trino",
+                     "maintenance-scheduler", "catalog-backup"}
     trino = run.named("trino")
     files = {u["file"] for u in trino.inputs["uploads"]}
     assert "/etc/trino/catalog/polaris.properties" not in files
@@ -266,6 +267,6 @@ def test_layers_export_their_contract_and_commitments(lab_run):
     layers = lab_run.outputs["layers"]
     assert set(layers) == set(LAYER_NAMES)
     assert layers["orchestration"]["maintenance"][0] == {
-        "action": "expire_snapshots", "schedule": "0 3 * * *", "older_than_days": 7}
+        "action": "expire_snapshots", "schedule": "0 3 * * *", "older_than_days": 7, "scope": "all"}
     assert layers["recovery"]["recovery"]["backup_retention_days"] == 7
     assert layers["catalog"]["down_means"].startswith("no engine can find or commit to any table")

@@ -65,3 +65,34 @@ def test_review_of_invalid_stack_exits_nonzero_without_traceback(tmp_path):
 def test_review_of_missing_stack(tmp_path):
     result = review("--stack", "nope", root=tmp_path)
     assert result.returncode == 2 and "Pulumi.nope.yaml: no such stack file" in result.stderr
+
+
+def test_review_shows_the_declared_tables_with_their_owners_freshness_and_maintenance(capsys):
+    from infra import review as command
+
+    assert command.main(["--stack", "native"]) == 0
+    out = capsys.readouterr().out
+    assert "Declared tables: stack native" in out
+    row = next(line for line in out.splitlines() if "shop.orders" in line)
+    assert "bookshop data engineering" in row and "1440 min" in row and "expire_snapshots 0 3 * * *" in row
+    assert "day(order_ts)" in row
+    assert "recovery point objective 60 min, recovery time objective 120 min" in out
+    assert command.main(["--stack", "native", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [(t["table"], t["owner"], t["freshness_minutes"]) for t in data["tables"]] == [
+        ("shop.orders", "bookshop data engineering", 1440), ("shop.customers", "bookshop data engineering", 1440)]
+    assert data["recovery"]["rto_minutes"] == 120
+
+
+def test_review_diff_shows_a_table_whose_owner_changed(tmp_path, capsys):
+    import yaml
+
+    from infra import review as command
+
+    shutil.copy(ROOT / "Pulumi.native.yaml", tmp_path / "Pulumi.native.yaml")
+    other = yaml.safe_load((ROOT / "Pulumi.native.yaml").read_text())
+    other["config"]["lakehouse:platform"]["tables"][0]["owner"] = "sales analytics"
+    (tmp_path / "Pulumi.other.yaml").write_text(yaml.safe_dump(other))
+    assert command.main(["--stack", "native", "--diff", "other", "--format", "json", "--root", str(tmp_path)]) == 0
+    changes = {c["what"]: (c["left"], c["right"]) for c in json.loads(capsys.readouterr().out)["changes"]}
+    assert changes == {"tables.shop.orders.owner": ("bookshop data engineering", "sales analytics")}

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-Status = Literal["running", "ok", "failed"]
+Status = Literal["running", "ok", "failed", "skipped"]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -26,7 +26,7 @@ CREATE TABLE IF NOT EXISTS runs (
     target TEXT NOT NULL,         -- the table (namespace.name) or what else the run worked on
     started_at REAL NOT NULL,     -- epoch seconds
     ended_at REAL,
-    status TEXT NOT NULL,         -- running | ok | failed
+    status TEXT NOT NULL,         -- running | ok | failed | skipped (a missed or overlapping schedule)
     trigger TEXT NOT NULL,        -- schedule | on-demand
     engine TEXT NOT NULL DEFAULT '',
     files_removed INTEGER NOT NULL DEFAULT 0,
@@ -88,7 +88,7 @@ def start(path: Path, run: Run) -> Run:
 
 
 def finish(path: Path, run: Run, status: Status, **measured: Any) -> Run:
-    """Record how a run ended: ok or failed, what it removed, what the engine said."""
+    """Record how a run ended: ok, failed or skipped, what it removed, what the engine said."""
     run.status, run.ended_at = status, time.time()
     run.files_removed = int(measured.pop("files_removed", run.files_removed))
     run.snapshots_removed = int(measured.pop("snapshots_removed", run.snapshots_removed))
@@ -107,6 +107,22 @@ def latest(path: Path, job: str | None = None) -> list[Run]:
         return []
     with _connect(path) as con:
         rows = con.execute(LATEST, (job, job)).fetchall()
-    return [Run(id=row[0], job=row[1], target=row[2], trigger=row[3], engine=row[4], started_at=row[5],
-                ended_at=row[6], status=row[7], files_removed=row[8], snapshots_removed=row[9],
-                detail=json.loads(row[10])) for row in rows]
+    return [_run_of(row) for row in rows]
+
+
+def _run_of(row: tuple[Any, ...]) -> Run:
+    return Run(id=row[0], job=row[1], target=row[2], trigger=row[3], engine=row[4], started_at=row[5],
+               ended_at=row[6], status=row[7], files_removed=row[8], snapshots_removed=row[9],
+               detail=json.loads(row[10]))
+
+
+def recent(path: Path, job: str | None = None, target: str | None = None, limit: int = 50) -> list[Run]:
+    """The newest runs, newest first; only ``job``'s and ``target``'s when given."""
+    if not path.exists():
+        return []
+    with _connect(path) as con:
+        rows = con.execute(
+            "SELECT id, job, target, trigger, engine, started_at, ended_at, status, files_removed, "
+            "snapshots_removed, detail FROM runs WHERE (? IS NULL OR job = ?) AND (? IS NULL OR target = ?) "
+            "ORDER BY started_at DESC, id DESC LIMIT ?", (job, job, target, target, limit)).fetchall()
+    return [_run_of(row) for row in rows]

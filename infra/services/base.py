@@ -148,6 +148,9 @@ class NativeHost:
     python: str = "python3"  # the project's interpreter, for post-start tasks
     project_root: Path | None = None
     state_dir: Path | None = None  # the stack's state directory (other services' homes are under it)
+    # Every artifact the stack resolved, by service: a service may run another's tools (the backups
+    # run the platform PostgreSQL's own pg_dump).
+    artifacts: Mapping[str, Artifact] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -223,6 +226,10 @@ class CatalogRole:
     #: The jobs after which the catalog serves ``warehouse`` (it exists, with its storage): what an
     #: engine that queries the catalog waits for (``ServiceDefinition.uses_catalogs``).
     ready_after: tuple[str, ...] = ()
+    # Where the catalog keeps its pointers, for the recovery layer's backups: a PostgreSQL database
+    # of the platform's server, or a SQLite file (``sqlite_file``: its path on this target's host side).
+    database: str | None = None
+    sqlite_file: Callable[[ServiceContext, Path], str] | None = None
 
 
 @dataclass(frozen=True)

@@ -215,6 +215,7 @@ def loopback(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
 
 
 CATALOG = CatalogRole(
+    database="lakekeeper",
     path="/catalog",
     engine_name="lakekeeper",
     warehouse=lambda spec: spec.catalog.warehouse,

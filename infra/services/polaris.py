@@ -219,6 +219,7 @@ def catalog_ecs(ctx: ServiceContext) -> EcsPlan:
 
 
 CATALOG = CatalogRole(
+    database="polaris",
     path="/api/catalog",
     engine_name="polaris",
     warehouse=lambda spec: spec.catalog.warehouse,

@@ -26,6 +26,8 @@ MODULES: tuple[str, ...] = (
     "infra.services.flink",
     "infra.services.kafka",
     "infra.services.kafka_connect",
+    "infra.services.maintenance_scheduler",
+    "infra.services.catalog_backup",
 )
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import zipfile
+from pathlib import Path
 
 from infra.artifacts import cache, java, maven
 from infra.artifacts.recipe import Artifact, ArtifactError, ArtifactRecipe
@@ -109,10 +110,21 @@ def init_job(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
     )
 
 
+def sqlite_filename(ctx: ServiceContext) -> str:
+    """The SQLite file's name in the spec's JDBC URI (``fixture.db``)."""
+    return ctx.spec.catalog.fixture_jdbc_uri.split("?", 1)[0].rsplit("/", 1)[-1]
+
+
 def native_jdbc_uri(ctx: ServiceContext, host: NativeHost) -> str:
     """The spec's SQLite file, moved from the container's /catalog into the service's home."""
-    filename = ctx.spec.catalog.fixture_jdbc_uri.split("?", 1)[0].rsplit("/", 1)[-1]
-    return f"jdbc:sqlite:file:{host.home / filename}"
+    return f"jdbc:sqlite:file:{host.home / sqlite_filename(ctx)}"
+
+
+def sqlite_file(ctx: ServiceContext, state_dir: Path) -> str:
+    """Where the catalog's SQLite file is on the host: the native home, or the lab's bind mount."""
+    if ctx.spec.target is Target.NATIVE:
+        return str(state_dir / NAME / sqlite_filename(ctx))
+    return str(state_dir / CATALOG_HOST_DIR / sqlite_filename(ctx))
 
 
 def native(ctx: ServiceContext, host: NativeHost) -> NativePlan:
@@ -184,6 +196,7 @@ SERVICES = (
         unavailable={Target.AWS: "the REST fixture is a test server with SQLite behind it; use polaris or lakekeeper"},
         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_fixture,
                                 source="Maven Central iceberg-open-api + javac (tools/rest-fixture-launcher)"),
-        catalog=CatalogRole(path="", engine_name="fixture", warehouse=lambda spec: f"s3://{spec.storage.bucket}/"),
+        catalog=CatalogRole(path="", engine_name="fixture", warehouse=lambda spec: f"s3://{spec.storage.bucket}/",
+                            sqlite_file=sqlite_file),
     ),
 )

@@ -15,6 +15,7 @@ from typing import Literal
 
 from infra.artifacts import archive, cache, maven
 from infra.artifacts.recipe import Artifact, ArtifactRecipe
+from infra.operations import tables as declared_tables
 from infra.services.base import (
     ContainerHost,
     ContainerPlan,
@@ -105,6 +106,10 @@ def catalog_files(ctx: ServiceContext, side: Side = Side.INTERNAL) -> dict[str, 
             "connector.name": "iceberg", "iceberg.catalog.type": "rest",
             "iceberg.rest-catalog.uri": ctx.url(name, "http", side, role.path),
             "iceberg.rest-catalog.warehouse": role.warehouse(ctx.spec),
+            # Tables as code: the owner and promises a declared table carries as Iceberg properties, settable
+            # through Trino (CREATE/ALTER ... extra_properties) where Trino creates the tables (aws).
+            "iceberg.allowed-extra-properties": ",".join(dict.fromkeys(
+                [*declared_tables.PROPERTY_KEYS, *(key for table in ctx.spec.tables for key in table.properties)])),
             **role.trino_properties(catalog_ctx),
             **store_properties(ctx, side),
         }

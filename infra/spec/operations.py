@@ -7,7 +7,11 @@ from typing import Literal
 from apscheduler.triggers.cron import CronTrigger
 from pydantic import EmailStr, Field, field_validator
 
+from infra.operations.cron import cron_max_interval_minutes
 from infra.spec.base import Strict
+
+__all__ = ["MaintenanceJob", "ObservabilitySpec", "RecoverySpec", "cron_max_interval_minutes", "cron_problem",
+           "eventbridge_cron"]
 
 
 def cron_problem(schedule: str) -> str | None:
@@ -61,7 +65,16 @@ class MaintenanceJob(Strict):
 
     action: Literal["rewrite_data_files", "expire_snapshots", "rewrite_manifests", "remove_orphan_files"]
     schedule: str = Field(description="Cron expression (UTC), e.g. '0 3 * * *'.")
-    older_than_days: int = Field(default=7, ge=1, le=3650, description="Age threshold for expire/orphan removal.")
+    older_than_days: int = Field(
+        default=7, ge=1, le=3650,
+        description="Age threshold for expire/orphan removal: snapshots and unreferenced files younger than this "
+                    "are kept. It is the safety margin against writers still writing, so at least one day.",
+    )
+    scope: Literal["all", "declared"] = Field(
+        default="all",
+        description="all: every table of the default catalog (a declared table only if its 'maintenance' lists "
+                    "the action); declared: only the declared tables that list it.",
+    )
 
     @field_validator("schedule")
     @classmethod
@@ -76,8 +89,22 @@ class RecoverySpec(Strict):
     """What the recovery layer promises."""
 
     backup_retention_days: int = Field(default=7, ge=1, le=35, description="Catalog database backup retention.")
-    rpo_minutes: int = Field(default=60, ge=1, description="Recovery point objective.")
-    rto_minutes: int = Field(default=120, ge=1, description="Recovery time objective.")
+    backup_schedule: str = Field(
+        default="*/15 * * * *",
+        description="Cron (UTC) of the catalog backups on docker and native (aws: AWS Backup's continuous backup). "
+                    "Must fire at least once per rpo_minutes.",
+    )
+    rpo_minutes: int = Field(default=60, ge=1, description="Recovery point objective: the most recent commits a "
+                                                           "restore may lose, in minutes.")
+    rto_minutes: int = Field(default=120, ge=1, description="Recovery time objective: loss to every table readable.")
+
+    @field_validator("backup_schedule")
+    @classmethod
+    def _cron(cls, value: str) -> str:
+        problem = cron_problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
 
 
 class ObservabilitySpec(Strict):

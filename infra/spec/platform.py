@@ -18,11 +18,22 @@ from infra.spec.base import Strict, Target
 from infra.spec.catalog import CatalogSpec, EngineSpec
 from infra.spec.flink import FlinkSpec
 from infra.spec.layers import Layer, LayerSpec
-from infra.spec.operations import MaintenanceJob, ObservabilitySpec, RecoverySpec, eventbridge_cron
+from infra.spec.operations import (
+    MaintenanceJob,
+    ObservabilitySpec,
+    RecoverySpec,
+    cron_max_interval_minutes,
+    eventbridge_cron,
+)
 from infra.spec.service import ServiceSpec
 from infra.spec.storage import IdentitySpec, StorageSpec
 from infra.spec.streams import StreamsSpec
 from infra.spec.tables import TableSpec
+
+# The operating layers' services (infra/services/maintenance_scheduler.py, catalog_backup.py), named here
+# because the model checks that what a stack declares (maintenance, a recovery point) has what runs it.
+SCHEDULER = "maintenance-scheduler"
+BACKUP = "catalog-backup"
 
 
 @dataclass(frozen=True)
@@ -185,6 +196,37 @@ class PlatformSpec(Strict):
         return self
 
     @model_validator(mode="after")
+    def _maintenance_runs(self) -> PlatformSpec:
+        """Scheduled maintenance has an engine and a scheduler: declared jobs never stop silently."""
+        if not self.maintenance:
+            return self
+        enabled = self.enabled_services()
+        if "trino" not in enabled:
+            how = ("its CLI against the coordinator" if self.target is Target.AWS
+                   else "its Iceberg procedures, from the maintenance scheduler")
+            raise ValueError(f"maintenance: on {self.target.value} maintenance runs through Trino ({how}); "
+                             "enable services.trino or remove maintenance")
+        if self.target is not Target.AWS and SCHEDULER not in enabled:
+            raise ValueError(f"maintenance: the jobs are scheduled by services.{SCHEDULER}, which is disabled; "
+                             f"enable it or remove maintenance (nothing else runs them)")
+        return self
+
+    @model_validator(mode="after")
+    def _recovery_point(self) -> PlatformSpec:
+        """Backups fire often enough for the recovery point objective (aws: continuous backup instead)."""
+        if self.target is Target.AWS or BACKUP not in self.enabled_services():
+            return self
+        recovery = self.recovery
+        every = cron_max_interval_minutes(recovery.backup_schedule)
+        if every > recovery.rpo_minutes:
+            raise ValueError(
+                f"recovery.backup_schedule: {recovery.backup_schedule!r} leaves up to {every:g} minutes between "
+                f"backups, more than recovery.rpo_minutes ({recovery.rpo_minutes}); back up at least every "
+                f"{recovery.rpo_minutes} minutes (e.g. '*/{min(recovery.rpo_minutes, 59)} * * * *') or state a "
+                "longer rpo_minutes")
+        return self
+
+    @model_validator(mode="after")
     def _fits_aws(self) -> PlatformSpec:
         """Cloud-only checks: sizes and forms AWS accepts."""
         if self.target is not Target.AWS:
@@ -215,11 +257,6 @@ class PlatformSpec(Strict):
             raise ValueError(
                 f"storage.bucket: {self.storage.bucket!r} leaves no room for its replica "
                 f"'{self.storage.bucket}-replica' (63 characters at most); shorten the bucket name"
-            )
-        if self.maintenance and "trino" not in self.enabled_services():
-            raise ValueError(
-                "maintenance: on aws maintenance runs through Trino (its CLI against the coordinator); "
-                "enable services.trino or remove maintenance"
             )
         for index, job in enumerate(self.maintenance):
             try:

@@ -29,12 +29,13 @@ import pulumi_docker as docker
 
 from infra.artifacts.resolver import Resolver
 from infra.layers import LayerComponent, layer_labels
+from infra.operations.config import OperationsConfig
 from infra.paths import state_root
 from infra.secrets import render
 from infra.services import ServiceContext, registry
-from infra.services.base import ContainerHost, StepHost
+from infra.services.base import ContainerHost, Side, StepHost
 from infra.spec import Layer, PlatformSpec, ServiceSpec
-from infra.targets import Built, dependencies
+from infra.targets import Built, declared_tables, dependencies
 from infra.targets.deploy_steps import build_steps, export_steps
 
 LabelArgs = TypeVar("LabelArgs")
@@ -120,6 +121,13 @@ class DockerTarget:
         made = build_steps(self.spec, self.secrets, layers, self.containers,
                            lambda name: StepHost(state_dir=self.state_dir, artifact=self.artifacts.services.get(name)))
         export_steps(self.spec, built, made)
+        # Declared tables through the default catalog's published port, once it is healthy.
+        catalog = self.spec.catalog.default
+        waits = [self.containers[n] for n in (catalog, *self.spec.services[catalog].depends_on) if n in self.containers]
+        tables = declared_tables.declare_tables(self.spec, self.secrets, layers[Layer.ORCHESTRATION], waits)
+        if tables:
+            built.layer(Layer.ORCHESTRATION)["tables"] = {ident: t.result for ident, t in tables.items()}
+        built.outputs["operations"] = self.operations().model_dump(mode="json")
         return built
 
     def _gate(self, name: str, container: docker.Container) -> pulumi.Output[str]:
@@ -128,6 +136,13 @@ class DockerTarget:
         checked = pulumi.Output.all(container.urn, container.exit_code, container.container_logs, *secret_values).apply(
             lambda values: job_outcome(name, values[0], values[1], values[2], values[3:]))
         return pulumi.Output.unsecret(checked)  # "exit 0" holds no secret (the inputs did)
+
+    def operations(self) -> OperationsConfig:
+        """The operations config as the host sees the lab (published ports, the bind-mounted state)."""
+        from infra.operations.render import host_paths, operations_config
+
+        return operations_config(self.spec, self.state_dir.name, host_paths(self.spec, str(self.state_dir)),
+                                 Side.EXTERNAL)
 
     def _service(self, component: LayerComponent, network: docker.Network, name: str) -> docker.Container:
         spec = self.spec

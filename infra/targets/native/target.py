@@ -18,12 +18,13 @@ import pulumi
 from infra.artifacts.recipe import ArtifactError
 from infra.artifacts.resolver import Resolver
 from infra.layers import LayerComponent, layer_labels
+from infra.operations.config import OperationsConfig
 from infra.paths import PROJECT_ROOT, state_root
 from infra.secrets import render
 from infra.services import ServiceContext, registry
 from infra.services.base import NativeHost, StepHost
 from infra.spec import Layer, PlatformSpec
-from infra.targets import Built, TargetNotReady, dependencies
+from infra.targets import Built, TargetNotReady, declared_tables, dependencies
 from infra.targets.deploy_steps import build_steps, export_steps
 from infra.targets.native import local_service
 from infra.targets.native.local_service import LocalService
@@ -84,6 +85,7 @@ class NativeTarget:
             python=sys.executable,
             project_root=PROJECT_ROOT,
             state_dir=self.state_dir,
+            artifacts=dict(self.artifacts.services),
         )
 
     def build(self, layers: Mapping[Layer, LayerComponent]) -> Built:
@@ -105,6 +107,12 @@ class NativeTarget:
         made = build_steps(self.spec, self.secrets, layers, self.processes,
                            lambda name: StepHost(state_dir=self.state_dir, artifact=self.artifacts.services.get(name)),
                            lambda name, deps: self._waits_for(name, deps, folded))
+        # Declared tables through the default catalog, once it (and the store it writes to) is up.
+        catalog = self.spec.catalog.default
+        waits = [self.processes[n] for n in (catalog, *self.spec.services[catalog].depends_on) if n in self.processes]
+        tables = declared_tables.declare_tables(self.spec, self.secrets, layers[Layer.ORCHESTRATION], waits)
+        if tables:
+            built.layer(Layer.ORCHESTRATION)["tables"] = {ident: t.result for ident, t in tables.items()}
         built.outputs = self.stack_outputs()
         export_steps(self.spec, built, made)
         return built
@@ -196,4 +204,18 @@ class NativeTarget:
         if found.duckdb is not None:
             obtained["duckdb"] = found.duckdb.duckdb_version
             native["duckdb_extensions"] = found.duckdb.load_statements()
-        return {"native": native}
+        outputs: dict[str, Any] = {"native": native}
+        if self.operations is not None:
+            outputs["operations"] = self.operations.model_dump(mode="json")
+        return outputs
+
+    @property
+    def operations(self) -> OperationsConfig | None:
+        """The operations config as the host sees this stack (the CLI reads it from the outputs)."""
+        from infra.operations.render import host_paths, operations_config
+        from infra.services.base import Side
+
+        postgres = self.artifacts.services.get("postgres")
+        return operations_config(self.spec, self.state_dir.name,
+                                 host_paths(self.spec, str(self.state_dir), str(postgres.path) if postgres else None),
+                                 Side.EXTERNAL)

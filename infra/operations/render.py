@@ -1,0 +1,95 @@
+"""The operations config of a stack, rendered from its spec (``config.OperationsConfig``).
+
+Rendered for one point of view: the host (native processes, the ``operations`` stack output, the
+CLI) or a container of the lab (internal addresses, the container's mount points).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from infra import profiles
+from infra.operations.config import (
+    BackupConfig,
+    CatalogAccess,
+    MaintenanceJobConfig,
+    OperationsConfig,
+    PostgresSource,
+    RecoveryObjectives,
+    SqliteSource,
+    TrinoAccess,
+)
+from infra.services import ServiceContext, registry
+from infra.services.base import Side, host_of, port_of
+from infra.spec import PlatformSpec, Target
+
+SCHEDULER = "maintenance-scheduler"
+BACKUP = "catalog-backup"
+POSTGRES = "postgres"
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Where the operating layers keep their files, as the process that reads the config sees them."""
+
+    state_dir: str
+    operations_dir: str  # runs.db and locks/
+    backups_dir: str
+    sqlite: dict[str, str]  # catalog service -> its SQLite file
+    pg_bindir: str | None = None
+
+
+def host_paths(spec: PlatformSpec, state_dir: str, pg_bindir: str | None = None) -> Paths:
+    """The host's view: everything under the stack's state directory."""
+    from pathlib import Path
+
+    sqlite = {}
+    for name, definition in registry().catalogs().items():
+        role = definition.catalog
+        if role is not None and role.sqlite_file is not None and name in spec.enabled_services():
+            sqlite[name] = role.sqlite_file(ServiceContext(spec, name), Path(state_dir))
+    return Paths(state_dir=state_dir, operations_dir=f"{state_dir}/operations", backups_dir=f"{state_dir}/backups",
+                 sqlite=sqlite, pg_bindir=pg_bindir)
+
+
+def catalog_databases(spec: PlatformSpec) -> list[str]:
+    """The production catalogs' databases on the platform's PostgreSQL (there whether or not the catalog runs)."""
+    from infra.services import postgres
+
+    wanted = [d.catalog.database for d in registry().catalogs().values() if d.catalog and d.catalog.database]
+    return [db for db in postgres.DATABASES if db in wanted]
+
+
+def operations_config(spec: PlatformSpec, stack: str, paths: Paths, side: Side = Side.EXTERNAL) -> OperationsConfig:
+    """Everything the operating layers' processes and commands read, for one point of view."""
+    enabled = spec.enabled_services()
+    catalog_name = spec.catalog.default
+    role = profiles.catalog_role(spec)
+    catalog = CatalogAccess(service=catalog_name, engine_name=role.engine_name,
+                            properties=profiles.pyiceberg(spec, side))
+    trino = None
+    if "trino" in enabled:
+        client = profiles.trino_client(spec, side)
+        trino = TrinoAccess(host=client["host"], port=client["port"], catalog=role.engine_name)
+    jobs = [MaintenanceJobConfig(id=f"{job.action}" if sum(j.action == job.action for j in spec.maintenance) == 1
+                                 else f"{job.action}-{index}",
+                                 action=job.action, schedule=job.schedule, older_than_days=job.older_than_days,
+                                 scope=job.scope)
+            for index, job in enumerate(spec.maintenance)]
+    backups = None
+    if spec.target is not Target.AWS:
+        postgres = None
+        if POSTGRES in enabled and catalog_databases(spec):
+            postgres = PostgresSource(host=host_of(spec, POSTGRES, side), port=port_of(spec, POSTGRES, "pg", side),
+                                      user="postgres", databases=catalog_databases(spec), bindir=paths.pg_bindir)
+        backups = BackupConfig(dir=paths.backups_dir, schedule=spec.recovery.backup_schedule,
+                               retention_days=spec.recovery.backup_retention_days,
+                               sqlite=[SqliteSource(name=n, path=p) for n, p in paths.sqlite.items()],
+                               postgres=postgres)
+    return OperationsConfig(
+        stack=stack, target=spec.target.value, state_dir=paths.state_dir,
+        runs_db=f"{paths.operations_dir}/runs.db", locks_dir=f"{paths.operations_dir}/locks",
+        catalog=catalog, trino=trino, maintenance=jobs, tables=[t.model_dump(mode="json") for t in spec.tables],
+        backups=backups,
+        recovery=RecoveryObjectives(rpo_minutes=spec.recovery.rpo_minutes, rto_minutes=spec.recovery.rto_minutes),
+    )

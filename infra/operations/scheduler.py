@@ -1,0 +1,209 @@
+"""The platform's scheduler service: APScheduler with cron triggers, one role per service.
+
+``python -m infra.operations scheduler --config operations.json --role maintenance --listen 127.0.0.1:PORT``
+
+* role ``maintenance`` (the orchestration layer's ``maintenance-scheduler``): one job per entry of
+  the spec's ``maintenance``, on its cron (``CronTrigger.from_crontab``, UTC: the parser the spec
+  validates with), each running its action on its tables through Trino (``maintenance.run_job``);
+* role ``backup`` (the recovery layer's ``catalog-backup``): the catalog backups on
+  ``recovery.backup_schedule`` (``backup.backup_all``), plus one at start when the newest is older
+  than one interval, so a platform that was down does not wait for the next slot.
+
+Every run is recorded (``runs``); a schedule that fires while its previous run is still going, or
+that was missed by more than the grace time, is recorded as ``skipped``, never silently dropped.
+Jobs run on a small thread pool; the per-table lock (``locks``) keeps two operations off one table.
+The HTTP endpoint (loopback only) answers ``GET /healthz`` and ``GET /jobs`` (each job's next run).
+SIGTERM waits for running jobs, then exits.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import apscheduler
+from apscheduler.events import EVENT_JOB_MAX_INSTANCES, EVENT_JOB_MISSED, JobExecutionEvent, JobSubmissionEvent
+from apscheduler.executors.pool import ThreadPoolExecutor
+from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.triggers.cron import CronTrigger
+
+from infra.operations import runs
+from infra.operations.config import Credentials, OperationsConfig
+
+ROLES = ("maintenance", "backup")
+MISFIRE_GRACE_S = 300
+WORKERS = 2
+BACKUP_JOB_ID = "backup-catalog"
+# At start, a due backup waits for the catalogs' databases (they start beside this service): 5 minutes at most.
+CATCH_UP_ATTEMPTS = 30
+CATCH_UP_WAIT_S = 10
+
+JobFunction = Callable[[], Any]
+
+
+def _maintenance_function(config: OperationsConfig, creds: Credentials, job_id: str) -> JobFunction:
+    def run() -> None:
+        from infra.operations import maintenance  # imported on first run: the idle scheduler stays small
+
+        job = config.job(job_id)
+        assert job is not None
+        maintenance.run_job(config, creds, job, trigger="schedule")
+
+    return run
+
+
+def _backup_function(config: OperationsConfig, creds: Credentials) -> JobFunction:
+    def run() -> None:
+        from infra.operations import backup
+
+        backup.backup_all(config, creds, trigger="schedule")
+
+    return run
+
+
+def build(config: OperationsConfig, creds: Credentials, role: str,
+          functions: dict[str, JobFunction] | None = None) -> BackgroundScheduler:
+    """The scheduler of one role with its jobs added (not started). ``functions`` replaces job bodies (tests)."""
+    if role not in ROLES:
+        raise ValueError(f"unknown scheduler role {role!r}; known: {', '.join(ROLES)}")
+    scheduler = BackgroundScheduler(
+        timezone=UTC, executors={"default": ThreadPoolExecutor(WORKERS)},
+        job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": MISFIRE_GRACE_S},
+    )
+    functions = functions or {}
+    if role == "maintenance":
+        for job in config.maintenance:
+            scheduler.add_job(functions.get(job.id) or _maintenance_function(config, creds, job.id),
+                              CronTrigger.from_crontab(job.schedule, timezone=UTC), id=job.id,
+                              name=f"{job.action} ({job.scope} tables, older than {job.older_than_days}d)")
+    elif config.backups is not None:
+        scheduler.add_job(functions.get(BACKUP_JOB_ID) or _backup_function(config, creds),
+                          CronTrigger.from_crontab(config.backups.schedule, timezone=UTC), id=BACKUP_JOB_ID,
+                          name=f"catalog backups, kept {config.backups.retention_days} days")
+
+    def skipped(event: JobExecutionEvent | JobSubmissionEvent) -> None:
+        why = "missed by more than the grace time" if event.code == EVENT_JOB_MISSED else "previous run still running"
+        # A missed run is a JobExecutionEvent (one time), an overlapping one a JobSubmissionEvent (a list).
+        times = getattr(event, "scheduled_run_times", None) or [getattr(event, "scheduled_run_time", None)]
+        job_cfg = config.job(event.job_id)
+        name = job_cfg.action if job_cfg else (BACKUP_JOB_ID if event.job_id == BACKUP_JOB_ID else event.job_id)
+        db = Path(config.runs_db)
+        run = runs.start(db, runs.Run(job=name, target="*", trigger="schedule", engine="scheduler"))
+        runs.finish(db, run, "skipped", reason=why, scheduled_for=[str(t) for t in times])
+
+    scheduler.add_listener(skipped, EVENT_JOB_MISSED | EVENT_JOB_MAX_INSTANCES)
+    return scheduler
+
+
+def describe(scheduler: BackgroundScheduler) -> list[dict[str, Any]]:
+    """Each job, its trigger and its next run (UTC)."""
+    return [{"id": job.id, "name": job.name, "trigger": str(job.trigger),
+             "next_run_time": job.next_run_time.astimezone(UTC).isoformat() if job.next_run_time else None}
+            for job in scheduler.get_jobs()]
+
+
+def backup_due(config: OperationsConfig, now: datetime | None = None) -> bool:
+    """Whether the newest backup is older than one backup interval (or there is none)."""
+    from infra.operations import backup
+    from infra.operations.cron import cron_max_interval_minutes
+
+    if config.backups is None:
+        return False
+    now = now or datetime.now(UTC)
+    newest = backup.list_backups(config.backups.dir)
+    if not newest:
+        return True
+    age_min = (now - newest[0].taken_at).total_seconds() / 60
+    return age_min > cron_max_interval_minutes(config.backups.schedule)
+
+
+def sources_ready(config: OperationsConfig) -> bool:
+    """Whether every catalog database is there to back up: SQLite files exist, PostgreSQL accepts connections."""
+    import socket
+
+    plan = config.backups
+    if plan is None:
+        return True
+    if not all(Path(source.path).exists() for source in plan.sqlite):
+        return False
+    if plan.postgres is not None:
+        try:
+            with socket.create_connection((plan.postgres.host, plan.postgres.port), timeout=2):
+                pass
+        except OSError:
+            return False
+    return True
+
+
+def catch_up(scheduler: BackgroundScheduler, config: OperationsConfig, creds: Credentials,
+             attempts: int = CATCH_UP_ATTEMPTS) -> None:
+    """Back up once as soon as the catalogs' databases are up (they start beside this service), then stop."""
+    from datetime import timedelta
+
+    def attempt(left: int) -> None:
+        if not sources_ready(config) and left > 1:
+            scheduler.add_job(attempt, "date", run_date=datetime.now(UTC) + timedelta(seconds=CATCH_UP_WAIT_S),
+                              args=[left - 1], id="backup-catch-up", replace_existing=True)
+            return
+        from infra.operations import backup
+
+        backup.backup_all(config, creds, trigger="schedule")
+
+    scheduler.add_job(attempt, "date", run_date=datetime.now(UTC), args=[attempts], id="backup-catch-up",
+                      replace_existing=True)
+
+
+def serve(config: OperationsConfig, creds: Credentials, role: str, listen: str) -> int:
+    """Run the scheduler and its HTTP endpoint until SIGTERM/SIGINT."""
+    scheduler = build(config, creds, role)
+    scheduler.start()
+    if role == "backup" and backup_due(config):
+        catch_up(scheduler, config, creds)
+    started_at = datetime.now(UTC).isoformat(timespec="seconds")
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if self.path == "/healthz":
+                ok = scheduler.running
+                body: Any = {"status": "ok" if ok else "stopped", "role": role, "started_at": started_at,
+                             "apscheduler": apscheduler.__version__, "jobs": len(scheduler.get_jobs())}
+                self._send(200 if ok else 503, body)
+            elif self.path == "/jobs":
+                self._send(200, {"role": role, "jobs": describe(scheduler)})
+            else:
+                self._send(404, {"error": f"no such path {self.path}; try /healthz or /jobs"})
+
+        def _send(self, status: int, body: Any) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *_args: Any) -> None:
+            pass  # health checks every few seconds would flood the log
+
+    host, port = listen.rsplit(":", 1)
+    server = ThreadingHTTPServer((host, int(port)), Handler)
+
+    def stop(_signum: int, _frame: Any) -> None:
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    print(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} scheduler ({role}) on {listen}: "
+          + "; ".join(f"{j['id']} next {j['next_run_time']}" for j in describe(scheduler)), flush=True)
+    try:
+        server.serve_forever()
+    finally:
+        scheduler.shutdown(wait=True)
+        server.server_close()
+    return 0

@@ -1,0 +1,168 @@
+"""The operating layers in the program, under mocks: declared tables, the scheduler and backup services, outputs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import stack_platform
+from harness import SECRET_SIG, ProgramRun, cached_run
+
+from infra.operations.config import OperationsConfig
+from infra.paths import state_root
+from infra.services import operations_support as support
+
+LOCAL_SERVICE = "pulumi-python:dynamic/native:LocalService"
+DECLARED_TABLE = "pulumi-python:dynamic/tables:DeclaredTable"
+CONTAINER = "docker:index/container:Container"
+
+LAB_TABLE = {"namespace": "sales", "name": "events", "owner": "growth", "freshness_minutes": 15,
+             "columns": [{"name": "id", "type": "long"}], "maintenance": ["expire_snapshots"]}
+
+
+@pytest.fixture(scope="module")
+def native_run() -> ProgramRun:
+    return cached_run("native", stack_platform("native"))
+
+
+@pytest.fixture(scope="module")
+def lab_with_tables() -> ProgramRun:
+    platform = stack_platform("lab")
+    platform["tables"] = [LAB_TABLE]
+    return cached_run("lab", platform)
+
+
+def _plain(value: Any) -> Any:
+    """A mock input with Pulumi's secret wrapper removed: (value, was it secret)."""
+    if isinstance(value, dict) and value.get("4dabf18193072939515e22adb298388d") == SECRET_SIG:
+        return value["value"]
+    return value
+
+
+def _is_secret(value: Any) -> bool:
+    return isinstance(value, dict) and value.get("4dabf18193072939515e22adb298388d") == SECRET_SIG
+
+
+def _config_file(service: Any) -> OperationsConfig:
+    files = _plain(service.inputs["files"])
+    (body,) = [_plain(v) for k, v in files.items() if k.endswith("/operations.json")]
+    return OperationsConfig.model_validate_json(body)
+
+
+def test_each_declared_table_is_a_deployment_step_after_the_catalog(native_run: ProgramRun) -> None:
+    tables = native_run.of_type(DECLARED_TABLE)
+    assert [t.name for t in tables] == ["table-shop.orders", "table-shop.customers"]
+    orders, customers = tables
+    assert orders.inputs["table"]["owner"] == "bookshop data engineering"
+    assert orders.inputs["table"]["partition_by"] == [{"source": "order_ts", "transform": "day"}]  # None: dropped
+    assert {"rest-fixture", "seaweedfs"} <= set(orders.depends_on)
+    assert "table-shop.orders" in customers.depends_on  # one at a time
+    assert orders.parent == "lakehouse-orchestration"
+    assert orders.inputs["labels"]["lakehouse.layer"] == "orchestration"
+    assert _is_secret(orders.inputs["catalog"])  # it carries the S3 key pair
+    catalog = _plain(orders.inputs["catalog"])
+    assert catalog["uri"].startswith("http://127.0.0.1:") and catalog["s3.secret-access-key"] == "lab-secret-key"
+
+
+def test_the_scheduler_and_the_backups_are_native_services_with_their_config(native_run: ProgramRun) -> None:
+    services = {s.name: s for s in native_run.of_type(LOCAL_SERVICE)}
+    scheduler, backups = services["maintenance-scheduler"], services["catalog-backup"]
+    assert scheduler.inputs["argv"][1:5] == ["-m", "infra.operations", "scheduler", "--config"]
+    assert scheduler.inputs["argv"][-3:-1] == ["maintenance", "--listen"]
+    assert scheduler.inputs["labels"]["lakehouse.layer"] == "orchestration"
+    assert backups.inputs["labels"]["lakehouse.layer"] == "recovery"
+    config = _config_file(scheduler)
+    state = state_root() / "native"
+    assert config.runs_db == f"{state}/operations/runs.db"
+    assert [(j.id, j.schedule, j.older_than_days) for j in config.maintenance] == [
+        ("expire_snapshots", "0 3 * * *", 7), ("rewrite_data_files", "0 4 * * *", 7),
+        ("rewrite_manifests", "0 5 * * 0", 7), ("remove_orphan_files", "0 6 * * 0", 7)]
+    trino_port = services["trino"].inputs["ports"][0]
+    assert config.trino is not None and (config.trino.port, config.trino.catalog) == (trino_port, "fixture")
+    assert [t["name"] for t in config.tables] == ["orders", "customers"]
+    plan = _config_file(backups).backups
+    assert plan is not None and plan.schedule == "*/15 * * * *" and plan.retention_days == 7
+    assert [(s.name, s.path) for s in plan.sqlite] == [("rest-fixture", f"{state}/rest-fixture/fixture.db")]
+    assert plan.dir == f"{state}/backups"  # outside every service's own directory
+    assert plan.postgres is not None and plan.postgres.databases == ["polaris", "lakekeeper"]
+    assert plan.postgres.bindir == "/nonexistent/lakehouse-cache/postgres"  # the platform PostgreSQL's pg_dump
+    env = backups.inputs["env"]
+    assert _is_secret(env) and _plain(_plain(env)["PGPASSWORD"]) == "lab-postgres-password"
+
+
+def test_the_outputs_carry_tables_recovery_objectives_and_operations(native_run: ProgramRun) -> None:
+    out = native_run.outputs
+    assert [(t["table"], t["owner"], t["freshness_minutes"]) for t in out["tables"]] == [
+        ("shop.orders", "bookshop data engineering", 1440), ("shop.customers", "bookshop data engineering", 1440)]
+    assert out["tables"][1]["maintenance"] == {"expire_snapshots": ["0 3 * * *"], "remove_orphan_files": ["0 6 * * 0"]}
+    assert out["recovery"] == {"rpo_minutes": 60, "rto_minutes": 120, "backup_retention_days": 7,
+                               "backup_schedule": "*/15 * * * *",
+                               "backups": "catalog-backup service: SQLite online backup / pg_dump, sha256 sidecars"}
+    operations = OperationsConfig.model_validate(out["operations"])
+    assert operations.catalog.service == "rest-fixture" and operations.backups is not None
+
+
+def test_the_lab_runs_both_in_pinned_images_with_only_the_operations_code(lab_with_tables: ProgramRun) -> None:
+    containers = {c.name: c for c in lab_with_tables.of_type(CONTAINER)}
+    scheduler, backups = containers["maintenance-scheduler"], containers["catalog-backup"]
+    images = {r.name: r.inputs["name"] for r in lab_with_tables.of_type("docker:index/remoteImage:RemoteImage")}
+    assert images["maintenance-scheduler-image"] == support.PYTHON_IMAGE
+    assert images["catalog-backup-image"] == "postgres:18.6"  # pg_dump of the server's own major
+    uploads = {u["file"]: u for u in scheduler.inputs["uploads"]}
+    config = OperationsConfig.model_validate_json(uploads["/opt/lakehouse/operations.json"]["content"])
+    assert config.trino is not None and (config.trino.host, config.trino.port) == ("trino", 8080)
+    assert config.catalog.uri == "http://rest-fixture:8181"
+    assert uploads["/opt/lakehouse/requirements.txt"]["content"] == support.SCHEDULER_REQUIREMENTS.read_text()
+    assert uploads["/opt/lakehouse/infra/operations/scheduler.py"]["source"].endswith("infra/operations/scheduler.py")
+    assert not any(f.startswith("/opt/lakehouse/infra/targets") for f in uploads)  # nothing else of the project
+    binds = {v["containerPath"]: v["hostPath"] for v in backups.inputs["volumes"]}  # Binds: the daemon creates them
+    state = state_root() / "lab"
+    assert binds["/var/lib/lakehouse/rest-fixture/catalog"] == f"{state}/rest-fixture/catalog"
+    assert binds["/var/lib/lakehouse/backups"] == f"{state}/backups"
+    backup_config = OperationsConfig.model_validate_json(
+        {u["file"]: u for u in backups.inputs["uploads"]}["/opt/lakehouse/operations.json"]["content"])
+    assert backup_config.backups is not None
+    assert backup_config.backups.sqlite[0].path == "/var/lib/lakehouse/rest-fixture/catalog/fixture.db"
+    assert backup_config.backups.postgres is not None and backup_config.backups.postgres.host == "postgres"
+    assert "apt-get install" in backups.inputs["command"][0] and "--require-hashes" in backups.inputs["command"][0]
+    (table,) = lab_with_tables.of_type(DECLARED_TABLE)
+    assert table.inputs["table"]["namespace"] == "sales" and "rest-fixture" in table.depends_on
+    assert _plain(table.inputs["catalog"])["uri"] == "http://localhost:8181"
+
+
+def test_the_container_requirements_are_the_locks_own_pins() -> None:
+    """The lab containers install exactly the versions and hashes of requirements.lock (make lock writes both)."""
+    def pins(path: Path) -> dict[str, tuple[str, frozenset[str]]]:
+        found: dict[str, tuple[str, frozenset[str]]] = {}
+        name = None
+        for line in path.read_text().splitlines():
+            if "==" in line and not line.startswith((" ", "#")):
+                name, version = line.split(" ")[0].split("==")
+                found[name] = (version, frozenset())
+            elif name and "--hash=sha256:" in line:
+                version, hashes = found[name]
+                found[name] = (version, hashes | {line.strip().split("sha256:")[1].rstrip(" \\")})
+        return found
+
+    lock = pins(Path(__file__).resolve().parents[1] / "requirements.lock")
+    for path in (support.SCHEDULER_REQUIREMENTS, support.BACKUP_REQUIREMENTS):
+        for name, (version, hashes) in pins(path).items():
+            assert lock[name][0] == version, f"{path.name}: {name} {version} vs lock {lock[name][0]}"
+            assert hashes and hashes <= lock[name][1], f"{path.name}: {name} hashes not in the lock"
+    assert pins(support.SCHEDULER_REQUIREMENTS)["apscheduler"][0] == support.APSCHEDULER_VERSION
+
+
+def test_the_cloud_keeps_its_managed_services_and_exports_the_objectives() -> None:
+    run = cached_run("cloud", stack_platform("cloud"))
+    assert not run.of_type(LOCAL_SERVICE) and not any(c.name == "maintenance-scheduler"
+                                                      for c in run.of_type(CONTAINER))
+    assert run.outputs["recovery"]["rpo_minutes"] == 60 and run.outputs["recovery"]["backup_retention_days"] == 14
+    assert "AWS Backup" in run.outputs["recovery"]["backups"]
+    assert "operations" not in run.outputs
+
+
+def test_the_operations_config_round_trips_as_json(native_run: ProgramRun) -> None:
+    operations = OperationsConfig.model_validate(native_run.outputs["operations"])
+    assert OperationsConfig.model_validate(json.loads(operations.dump())) == operations
