@@ -52,6 +52,10 @@ class FakeResolver:
 CLOUD_SECRETS = {
     "lakehouse:polarisRootSecret": "test-polaris-root-secret",
     "lakehouse:lakekeeperEncryptionKey": "test-lakekeeper-encryption-key",
+    "lakehouse:trinoSharedSecret": "test-trino-shared-secret",
+    "lakehouse:trinoPasswordPlatform": "test-trino-password-platform",
+    "lakehouse:trinoPasswordWriter": "test-trino-password-writer",
+    "lakehouse:trinoPasswordReader": "test-trino-password-reader",
 }
 SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"  # Pulumi's wire signature of a secret value
 

@@ -19,8 +19,8 @@ CASES = {
     "unknown service": (
         lambda p: p["services"].update({"minio": {"enabled": True}}),
         f"{P}.services.minio: unknown service 'minio'; allowed: seaweedfs, seaweedfs-bucket, postgres, "
-        "rest-fixture-init, rest-fixture, polaris-bootstrap, polaris, lakekeeper-migrate, lakekeeper, "
-        "lakekeeper-s3-loopback, trino, flink-jobmanager, flink-taskmanager, kafka, kafka-connect",
+        "rest-fixture-init, rest-fixture, catalog-gate, polaris-bootstrap, polaris, lakekeeper-migrate, lakekeeper, "
+        "lakekeeper-s3-loopback, trino, lakehouse-exporter, prometheus, flink-jobmanager, flink-taskmanager, kafka, kafka-connect",
     ),
     "layer without owner": (
         lambda p: p["layers"].update({"catalog": {"owner": "  "}}),
@@ -88,7 +88,7 @@ CLOUD_CASES = {
         lambda p: p["services"].update({"rest-fixture": {"enabled": True}}),
         f"{P}.services.rest-fixture.enabled: rest-fixture does not run on the aws target (the REST fixture is a "
         "test server with SQLite behind it; use polaris or lakekeeper); disable it. Allowed on aws: postgres, "
-        "polaris, lakekeeper, trino",
+        "polaris, lakekeeper, trino, lakehouse-exporter, prometheus",
     ),
 }
 
@@ -192,13 +192,13 @@ BREAKS_AT_DEPLOY = {
         "native", lambda p: p["services"].update({"lakekeeper": {"enabled": True}}),
         f"{P}.services.lakekeeper.enabled: lakekeeper does not run on the native target (no build of Lakekeeper is "
         "obtainable from the package registries; it runs on docker and aws); disable it. Allowed on native: "
-        "seaweedfs, postgres, rest-fixture, trino",
+        "seaweedfs, postgres, rest-fixture, trino, lakehouse-exporter, prometheus",
     ),
     "polaris on native names the service and its reason": (
         "native", lambda p: p["services"].update({"polaris": {"enabled": True}}),
         f"{P}.services.polaris.enabled: polaris does not run on the native target (no registry serves Polaris's "
         "server (Maven Central has only polaris-core); it runs on docker and aws); disable it. Allowed on native: "
-        "seaweedfs, postgres, rest-fixture, trino",
+        "seaweedfs, postgres, rest-fixture, trino, lakehouse-exporter, prometheus",
     ),
 }
 

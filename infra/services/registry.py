@@ -20,9 +20,12 @@ MODULES: tuple[str, ...] = (
     "infra.services.seaweedfs",
     "infra.services.postgres",
     "infra.services.rest_fixture",
+    "infra.services.catalog_gate",
     "infra.services.polaris",
     "infra.services.lakekeeper",
     "infra.services.trino",
+    "infra.services.exporter",
+    "infra.services.prometheus",
     "infra.services.flink",
     "infra.services.kafka",
 )
@@ -64,6 +67,10 @@ class Registry:
     def catalogs(self) -> dict[str, ServiceDefinition]:
         """The services that are catalogs, by name."""
         return {d.name: d for d in self if d.catalog is not None}
+
+    def gates(self) -> dict[str, str]:
+        """gate service -> the catalog it fronts (clients reach that catalog only through it)."""
+        return {d.name: d.fronts for d in self if d.fronts}
 
     def placement(self) -> dict[str, dict[Target, str]]:
         """service -> {target: why it cannot run there}, for the spec's validation (context)."""

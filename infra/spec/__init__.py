@@ -9,6 +9,7 @@ from infra.labels import LAYER_NAMES
 from infra.spec.aws import AwsSpec
 from infra.spec.base import SIZE_HELP, Strict, Target, parse_size
 from infra.spec.catalog import CatalogSpec, EngineSpec
+from infra.spec.governance import GovernanceSpec, Role, role_of
 from infra.spec.layers import DEFAULT_CONTRACTS, Layer, LayerSpec
 from infra.spec.operations import MaintenanceJob, ObservabilitySpec, RecoverySpec, cron_problem, eventbridge_cron
 from infra.spec.platform import PlacementContext, PlatformSpec
@@ -24,6 +25,7 @@ __all__ = [
     "CatalogSpec",
     "ColumnSpec",
     "EngineSpec",
+    "GovernanceSpec",
     "HealthCheckSpec",
     "IdentitySpec",
     "Layer",
@@ -35,6 +37,7 @@ __all__ = [
     "PlatformSpec",
     "PortSpec",
     "RecoverySpec",
+    "Role",
     "ServiceSpec",
     "StorageSpec",
     "Strict",
@@ -44,4 +47,5 @@ __all__ = [
     "cron_problem",
     "eventbridge_cron",
     "parse_size",
+    "role_of",
 ]

@@ -227,6 +227,18 @@ def build(ctx: AwsContext) -> GovernanceState:
                 opts=opts,
             )
             secrets[item.name] = secret
+        # The TLS keys the platform issued for the service (infra.resources): tasks read them like any secret.
+        for cert in definition.certificates:
+            key_name = f"{cert.name}-pem"
+            if key_name in secrets or key_name not in ctx.secrets:
+                continue
+            secret = aws.secretsmanager.Secret(
+                f"{spec.name}-{key_name}", description=f"{cert.name}: TLS key and certificate of {definition.name}",
+                kms_key_id=key.arn, recovery_window_in_days=7, tags=ctx.tags(LAYER, definition.name), opts=opts,
+            )
+            aws.secretsmanager.SecretVersion(f"{spec.name}-{key_name}-value", secret_id=secret.id,
+                                             secret_string=ctx.secrets[key_name], opts=opts)
+            secrets[key_name] = secret
 
     return GovernanceState(
         region=spec.aws.region, account_id=account_id, partition=partition, key=key, network=network,
