@@ -28,10 +28,12 @@ def observability(spec: PlatformSpec) -> dict[str, Any]:
 
     enabled = spec.enabled_services()
     found: dict[str, Any] = {
+        "catalog": spec.catalog.default,
         "alerts": [alert.name for alert in alerts(spec)],
         "catalog_down_bound_s": spec.observability.catalog_down_bound_s,
         "table_stale_for_s": spec.observability.table_stale_for_s,
         "refresh_interval_s": spec.observability.refresh_interval_s,
+        "probe_interval_s": spec.observability.probe_interval_s,
         "scrape_interval_s": spec.observability.scrape_interval_s,
     }
     for name, key, path in (("prometheus", "prometheus", ""), ("lakehouse-exporter", "exporter", "/metrics"),

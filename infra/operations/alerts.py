@@ -59,7 +59,7 @@ def alerts(spec: PlatformSpec) -> list[Alert]:
               "{{ $labels.namespace }}.{{ $labels.table }} keeps snapshots older than twice its retention: "
               "expiry is not running"),
         Alert("MaintenanceFailed", "iceberg_maintenance_last_run_success == 0", 0, Layer.ORCHESTRATION, "warning",
-              "{{ $labels.job }} on {{ $labels.namespace }}.{{ $labels.table }} failed at its last run"),
+              "{{ $labels.action }} on {{ $labels.namespace }}.{{ $labels.table }} failed at its last run"),
         Alert("TableHasManySmallFiles", f"iceberg_table_small_data_files > {obs.small_files_alert}", 600,
               Layer.ORCHESTRATION, "info",
               "{{ $labels.namespace }}.{{ $labels.table }} has {{ $value }} data files smaller than "

@@ -20,7 +20,8 @@ parallel, and a scrape only reads the last result, so a Prometheus scrape stays 
 tables. Per table per refresh: one load-table from the catalog (snapshots and history come with it);
 the manifest list and manifests are read from storage only when the current snapshot changed, and a
 manifest already read (they are immutable) is never read again. Another thread checks the catalog
-and the services every ``probe_interval_s`` (the catalog-down signal does not wait for a refresh).
+and the services, and reads the run record, every ``probe_interval_s`` (the catalog-down and
+maintenance-failed signals do not wait for a refresh).
 
 It reads as the read-only identity (the stack's reader), so watching can never write.
 ``python -m infra.operations.exporter --config exporter.json`` (``--once``: one refresh, print the
@@ -345,13 +346,6 @@ class Exporter:
             live = {path for _, paths, _ in self.snapshot_stats.values() for path in paths}
             for path in [p for p in self.manifest_stats if p not in live]:
                 del self.manifest_stats[path]
-        if self.config.runs_db:
-            try:
-                latest = runs.latest(Path(self.config.runs_db))
-            except Exception:  # noqa: BLE001 - a run record being written is read next time
-                latest = self.last_runs
-            with self.lock:
-                self.last_runs = latest
         with self.lock:
             self.refresh_seconds = time.perf_counter() - started
             self.last_refresh = time.time()
@@ -381,6 +375,13 @@ class Exporter:
             except requests.RequestException:
                 load_ok = False
         probe.catalog_up = config_ok and load_ok
+        if cfg.runs_db:  # a local SQLite read: cheap enough for every probe, so a failed run shows at once
+            try:
+                latest = runs.latest(Path(cfg.runs_db))
+            except Exception:  # noqa: BLE001 - a run record being written is read next time
+                latest = self.last_runs
+            with self.lock:
+                self.last_runs = latest
         for service in cfg.services:
             if service.health is not None:
                 probe.services[service.name] = self._healthy(service.health)
@@ -499,9 +500,10 @@ def table_families(catalog: str, tables: list[TableState], last_runs: list[runs.
                 delete_files, ratio, small, data_bytes, records, manifests)
 
     known = {(t.namespace, t.name) for t in tables}
-    run_labels = [*TABLE_LABELS, "job"]
-    success = GaugeMetricFamily("iceberg_maintenance_last_run_success", "1 when the last finished maintenance run "
-                                                                        "of the job on the table succeeded.",
+    # Not "job": Prometheus reserves it for the scrape job (an exported "job" becomes "exported_job").
+    run_labels = [*TABLE_LABELS, "action"]
+    success = GaugeMetricFamily("iceberg_maintenance_last_run_success", "1 when the last finished run of the "
+                                                                        "maintenance action on the table succeeded.",
                                 labels=run_labels)
     finished = GaugeMetricFamily("iceberg_maintenance_last_run_timestamp_seconds",
                                  "When the last maintenance run of the job on the table ended.", labels=run_labels)
@@ -522,9 +524,9 @@ def table_families(catalog: str, tables: list[TableState], last_runs: list[runs.
 def operation_families(last_runs: list[runs.Run]) -> Iterator[Metric]:
     """The last run of every operation the run record holds (maintenance, backups), by job and target."""
     success = GaugeMetricFamily("lakehouse_operation_last_run_success", "1 when the last finished run succeeded.",
-                                labels=["job", "target"])
+                                labels=["operation", "target"])
     finished = GaugeMetricFamily("lakehouse_operation_last_run_timestamp_seconds", "When the last finished run ended.",
-                                 labels=["job", "target"])
+                                 labels=["operation", "target"])
     for run in last_runs:
         if run.status == "running":
             continue

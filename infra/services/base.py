@@ -283,6 +283,17 @@ class ServiceDefinition:
         return None
 
 
+def code_digest(*paths: Path) -> str:
+    """sha256 over source files a process runs from the repository: in its environment, a change of the code
+    (not only of its config) restarts it on the next ``pulumi up``."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def jvm_heap_flag(service: ServiceSpec) -> str:
     """-Xmx for a JVM service, from its heap setting (every JVM gets an explicit heap)."""
     heap = service.heap or service.memory

@@ -25,6 +25,7 @@ from infra.services.base import (
     NativePlan,
     ServiceContext,
     ServiceDefinition,
+    code_digest,
     sha256_of,
 )
 from infra.spec import Target
@@ -68,6 +69,7 @@ def native(ctx: ServiceContext, host: NativeHost) -> NativePlan:
     return NativePlan(
         argv=[host.python, str(GATE_SOURCE), "--config", str(config)],
         files={str(config): gate_config(ctx, "127.0.0.1")},
+        env={"LAKEHOUSE_CODE": code_digest(GATE_SOURCE)},  # a change of the gate's code restarts it
         health={"kind": "http", "url": ctx.url(NAME, "http", path=ctx.service.health.path), "expect_status": 200},
         stop_grace_s=5.0,
     )

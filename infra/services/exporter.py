@@ -19,6 +19,7 @@ from typing import Any
 
 from infra import profiles
 from infra.operations.runs import runs_db
+from infra.paths import PROJECT_ROOT
 from infra.services.base import (
     ContainerHost,
     ContainerPlan,
@@ -29,6 +30,7 @@ from infra.services.base import (
     ServiceDefinition,
     Side,
     address,
+    code_digest,
     secret,
 )
 from infra.services.registry import registry
@@ -40,6 +42,9 @@ IMAGE_CONFIG = "/etc/lakehouse/exporter.json"
 IMAGE_OPERATIONS = "/var/lib/lakehouse/operations"  # the run record, mounted from the stack's state
 #: Dockerfile of the platform's operations image (the exporter and the other operations processes).
 OPERATIONS_DOCKERFILE = "docker/operations.Dockerfile"
+#: What the process runs from the repository (a change restarts it).
+CODE = tuple(PROJECT_ROOT / "infra" / part for part in ("operations/exporter.py", "operations/runs.py",
+                                                        "targets/native/watchdog.py"))
 
 DEFAULT = {
     "layer": "observability",
@@ -141,7 +146,7 @@ def native(ctx: ServiceContext, host: NativeHost) -> NativePlan:
     config = host.home / "exporter.json"
     return NativePlan(
         argv=[host.python, "-m", "infra.operations.exporter", "--config", str(config)],
-        env={"PYTHONPATH": str(host.project_root), "PYTHONUNBUFFERED": "1",
+        env={"PYTHONPATH": str(host.project_root), "PYTHONUNBUFFERED": "1", "LAKEHOUSE_CODE": code_digest(*CODE),
              **catalog_settings(ctx.spec, Side.INTERNAL)[1]},
         files={str(config): exporter_config(ctx, Side.INTERNAL, "127.0.0.1", str(host.state_dir),
                                             str(runs_db(host.state_dir)))},
