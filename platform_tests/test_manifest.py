@@ -197,11 +197,21 @@ def read_fixture(stack: Stack) -> tuple[str | None, str]:
     pid = stack.service_record("rest-fixture").get("pid")
     if not pid:
         raise RuntimeError("no pid for rest-fixture in the outputs (the fixture reports no version over HTTP)")
-    cmdline = " ".join(psutil.Process(int(pid)).cmdline())
+    # The recorded pid is the service's watchdog (native): the JVM is its child.
+    root = psutil.Process(int(pid))
+    cmdline = " ".join(arg for proc in (root, *root.children(recursive=True)) for arg in proc.cmdline())
     match = re.search(r"iceberg-open-api-(\d+(?:\.\d+)+)\.jar", cmdline)
     if not match:
         raise RuntimeError(f"no iceberg-open-api jar on pid {pid}'s classpath")
     return match.group(1), f"classpath of pid {pid} (iceberg-open-api-{match.group(1)}.jar)"
+
+
+def read_prometheus(stack: Stack) -> tuple[str | None, str]:
+    address = stack.endpoint("prometheus", "http")
+    session = requests.Session()
+    session.trust_env = False
+    info = session.get(f"http://{address}/api/v1/status/buildinfo", timeout=10).json()["data"]
+    return first_version(info.get("version", "")), f"GET http://{address}/api/v1/status/buildinfo ({info.get('version')})"
 
 
 def read_spark(stack: Stack) -> tuple[str, str]:
@@ -246,6 +256,8 @@ def test_version_manifest_matches_the_pins(stack: Stack, figure, say):
         add("postgres", layer_of(stack, "postgres"), lambda: read_postgres(stack))
     if "seaweedfs" in enabled:
         add("seaweedfs", layer_of(stack, "seaweedfs"), lambda: read_seaweedfs(stack))
+    if "prometheus" in enabled:
+        add("prometheus", layer_of(stack, "prometheus"), lambda: read_prometheus(stack))
     if "rest-fixture" in enabled and stack.target == "native":
         add("rest-fixture", layer_of(stack, "rest-fixture"), lambda: read_fixture(stack))
     spark_version, spark_iceberg = read_spark(stack)

@@ -14,3 +14,7 @@ cd "$root"
 "$tool/bin/uv" pip compile pyproject.toml --extra dev --generate-hashes --python-version 3.11 \
   --python-platform x86_64-manylinux_2_28 --no-header -o requirements.lock
 echo "==> requirements.lock: $(grep -c '==' requirements.lock) packages pinned"
+# The operations image's dependencies: a subset, held to the versions of the project's own lock.
+"$tool/bin/uv" pip compile docker/operations-requirements.in --generate-hashes --python-version 3.11 \
+  --python-platform x86_64-manylinux_2_28 --no-header -c requirements.lock -o docker/operations-requirements.lock
+echo "==> docker/operations-requirements.lock: $(grep -c '==' docker/operations-requirements.lock) packages pinned"

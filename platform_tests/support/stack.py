@@ -137,6 +137,14 @@ class Stack:
     def reader_identity(self) -> str:
         return str(self.host_profiles.get("reader_identity") or "reader")
 
+    @property
+    def platform_identity(self) -> str | None:
+        """The platform's own identity (role platform): what the platform's checks of itself act as."""
+        for name, creds in (self.credentials.get("identities") or {}).items():
+            if creds.get("role") == "platform":
+                return str(name)
+        return None
+
     def creds_of(self, identity: str | None = None) -> dict[str, Any]:
         """What a client acting as ``identity`` holds (``credentials.identities.<name>``)."""
         found = (self.credentials.get("identities") or {}).get(identity or self.identity)

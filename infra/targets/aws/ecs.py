@@ -238,19 +238,24 @@ def fargate_service(
     tags: dict[str, str],
     secret_refs: dict[str, pulumi.Input[str]],
     depends_on: list[pulumi.Resource] | None = None,
+    sidecars: list[Container] | None = None,
     **service_args: Any,
 ) -> FargateService:
     """One long-running Fargate service: its execution role, task definition and ECS service.
 
-    The service waits for its own log group (created first by the observability layer).
+    ``sidecars`` run in the same task (they share its network: ``localhost`` reaches the main container).
+    The service waits for its own log groups (created first by the observability layer).
     """
     from infra.targets.aws import governance as gov_module  # governance builds the roles
 
     spec = ctx.spec
     name = container.name
-    execution = gov_module.execution_role(ctx, gov, name, [name], secret_names(container.env), secret_refs)
+    containers = [container, *(sidecars or [])]
+    sources = [c.log_source or c.name for c in containers]
+    secrets_used = sorted({s for c in containers for s in secret_names(c.env)})
+    execution = gov_module.execution_role(ctx, gov, name, sources, secrets_used, secret_refs)
     task = task_definition(
-        ctx, layer, f"{spec.name}-{name}", [container], tags=tags, execution_role=execution,
+        ctx, layer, f"{spec.name}-{name}", containers, tags=tags, execution_role=execution,
         task_role=task_role, secret_refs=secret_refs, cpu=cpu, memory=memory,
     )
     service = aws.ecs.Service(
@@ -270,7 +275,7 @@ def fargate_service(
         enable_ecs_managed_tags=True,
         wait_for_steady_state=False,
         tags=tags,
-        opts=ctx.opts(layer, depends_on=[logs.group(container.log_source or name), *(depends_on or [])]),
+        opts=ctx.opts(layer, depends_on=[*(logs.group(source) for source in sources), *(depends_on or [])]),
         **service_args,
     )
     return FargateService(task, service)
