@@ -59,7 +59,7 @@ def main(resolver: Resolver | None = None, check_ports: bool = True) -> dict[str
     pulumi.export("observability", outputs.observability(spec))
     pulumi.export("profiles", profiles.all_profiles(spec))
     pulumi.export("credentials", outputs.credentials(secrets, spec))
-    pulumi.export("certificates", issued.certificates)
+    pulumi.export("certificates", pulumi.Output.from_input(issued.certificates))
     pulumi.export("layers", {layer.value: component.outputs for layer, component in layers.items()})
     for key, value in built.outputs.items():
         pulumi.export(key, value)

@@ -85,6 +85,9 @@ class RecordingMocks(pulumi.runtime.Mocks):
             outputs["imageId"] = f"sha256:{args.name}"
         if args.typ.startswith("aws:"):
             outputs = {**aws_computed_outputs(args.typ, args.name), **outputs}
+        if args.typ.endswith(":SelfSignedCertificate"):  # what the provider issues on create
+            cert, key = f"-----BEGIN CERTIFICATE-----\n{args.name}\n", f"-----BEGIN PRIVATE KEY-----\n{args.name}\n"
+            outputs.update(cert_pem=cert, key_pem=key, pem=key + cert, not_after="2099-01-01T00:00:00+00:00")
         return [f"{args.name}-id", outputs]
 
     def call(self, args: pulumi.runtime.MockCallArgs):

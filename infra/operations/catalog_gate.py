@@ -119,7 +119,8 @@ class Gate:
                  "# TYPE lakehouse_catalog_gate_requests_total counter"]
         with self.lock:
             for (identity, decision), n in sorted(self.counts.items()):
-                lines.append(f'lakehouse_catalog_gate_requests_total{{identity="{identity}",decision="{decision}"}} {n}')
+                labels = f'identity="{identity}",decision="{decision}"'
+                lines.append(f"lakehouse_catalog_gate_requests_total{{{labels}}} {n}")
             lines += ["# HELP lakehouse_catalog_gate_upstream_errors_total Requests the catalog did not answer.",
                       "# TYPE lakehouse_catalog_gate_upstream_errors_total counter",
                       f"lakehouse_catalog_gate_upstream_errors_total {self.upstream_errors}",
@@ -151,12 +152,12 @@ class Handler(BaseHTTPRequestHandler):
     server_version = "lakehouse-catalog-gate"
     gate: Gate  # set on the subclass the server is built with
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+    def log_message(self, format: str, *args: Any) -> None:
         """Quiet: refusals are logged by ``refuse``; successful requests are counted, not logged."""
 
     def _body(self) -> bytes | None:
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            chunks = []
+            chunks: list[bytes] = []
             while True:
                 size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
                 if size == 0:
@@ -256,9 +257,9 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    host, port = server.server_address[:2]
-    sys.stderr.write(f"[catalog-gate] listening on {host}:{port}, upstream {server.RequestHandlerClass.gate.upstream_host}"  # type: ignore[attr-defined]
-                     f":{server.RequestHandlerClass.gate.upstream_port}\n")  # type: ignore[attr-defined]
+    host, port = str(server.server_address[0]), server.server_address[1]
+    gate: Gate = server.RequestHandlerClass.gate  # type: ignore[attr-defined]
+    sys.stderr.write(f"[catalog-gate] listening on {host}:{port}, upstream {gate.upstream_host}:{gate.upstream_port}\n")
     sys.stderr.flush()
     server.serve_forever()
     server.server_close()

@@ -31,6 +31,7 @@ metrics, exit).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import os
@@ -189,6 +190,13 @@ def _ident(namespace: str, name: str) -> str:
     return f"{namespace}.{name}"
 
 
+def last_data_commit(snapshots: list[Any]) -> float | None:
+    """Epoch seconds of the newest snapshot that changed data: a ``replace`` (compaction, manifest rewrites)
+    rewrites what is there and says nothing about freshness."""
+    data = [s.timestamp_ms / 1000 for s in snapshots if s.summary is None or s.summary.operation.value != "replace"]
+    return max(data) if data else None
+
+
 _ENV = re.compile(r"\$\{ENV:([A-Za-z0-9_]+)\}")
 
 
@@ -264,14 +272,10 @@ class Exporter:
             return replace(state, exists=False, error=None)
         metadata = table.metadata
         if not state.declared and FRESHNESS_PROPERTY in metadata.properties:
-            try:
+            with contextlib.suppress(ValueError):
                 state = replace(state, freshness_s=float(metadata.properties[FRESHNESS_PROPERTY]) * 60)
-            except ValueError:
-                pass
         snapshots = list(metadata.snapshots)
-        data_commits = [s.timestamp_ms / 1000 for s in snapshots
-                        if s.summary is None or s.summary.operation.value != "replace"]
-        last_data = max(data_commits) if data_commits else None
+        last_data = last_data_commit(snapshots)
         # Expiry may drop the last data commit's snapshot: never forget a newer one seen before.
         if previous is not None and previous.last_data_commit is not None:
             last_data = max(last_data or 0.0, previous.last_data_commit)
@@ -359,7 +363,8 @@ class Exporter:
         timeout = cfg.request_timeout_s
         try:
             started = time.perf_counter()
-            config_ok = self.session.get(f"{uri}/v1/config", headers=self._headers(), timeout=timeout).status_code == 200
+            answer = self.session.get(f"{uri}/v1/config", headers=self._headers(), timeout=timeout)
+            config_ok = answer.status_code == 200
             probe.config_seconds = time.perf_counter() - started
         except requests.RequestException:
             config_ok = False
@@ -367,7 +372,9 @@ class Exporter:
         if config_ok:
             with self.lock:
                 known = sorted(k for k, t in self.tables.items() if t.exists)
-            path = f"/v1/namespaces/{known[0][0].replace('.', '%1F')}/tables/{known[0][1]}" if known else "/v1/namespaces"
+            # A load-table round trip of a known table (namespace levels joined by the unit separator, %1F).
+            path = (f"/v1/namespaces/{known[0][0].replace('.', '%1F')}/tables/{known[0][1]}" if known
+                    else "/v1/namespaces")
             try:
                 started = time.perf_counter()
                 load_ok = self.session.get(f"{uri}{path}", headers=self._headers(), timeout=timeout).status_code == 200
@@ -436,7 +443,8 @@ class Exporter:
         own.add_metric([], len(tables))
         yield own
         if refresh_seconds is not None and last_refresh is not None:
-            took = GaugeMetricFamily("lakehouse_exporter_refresh_seconds", "How long the last refresh of every table took.")
+            took = GaugeMetricFamily("lakehouse_exporter_refresh_seconds",
+                                     "How long the last refresh of every table took.")
             took.add_metric([], refresh_seconds)
             yield took
             at = GaugeMetricFamily("lakehouse_exporter_last_refresh_timestamp_seconds", "When the last refresh ended.")
@@ -583,10 +591,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.once:
         exporter.refresh()
         exporter.probe_once()
-        REGISTRY.register(exporter)  # type: ignore[arg-type]
+        REGISTRY.register(exporter)
         sys.stdout.write(generate_latest(REGISTRY).decode())
         return 0
-    REGISTRY.register(exporter)  # type: ignore[arg-type]
+    REGISTRY.register(exporter)
     stopped = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopped.set())
     signal.signal(signal.SIGINT, lambda *_: stopped.set())

@@ -43,8 +43,8 @@ DEFAULT = {
     "image": "python:3.11.11-slim",
     "ports": {"http": {"internal": 8182, "external": 8182}},
     "health": {"kind": "http", "port": "http", "path": "/healthz",
-               "command": ["CMD", "python", "-c",
-                           "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8182/healthz', timeout=2)"]},
+               "command": ["CMD", "python", "-c", "import urllib.request; "
+                           "urllib.request.urlopen('http://127.0.0.1:8182/healthz', timeout=2)"]},
     "memory": "96MiB",
     "depends_on": [FRONTS],
 }
@@ -53,8 +53,8 @@ DEFAULT = {
 def gate_config(ctx: ServiceContext, listen_host: str) -> str:
     """The gate's config: where it listens, the catalog behind it, and each identity's role and token hash."""
     spec = ctx.spec
-    identities = [{"name": name, "role": spec.role_of_identity(name), "token_sha256": sha256_of(f"catalog-token-{name}")}
-                  for name in spec.identities]
+    identities = [{"name": name, "role": spec.role_of_identity(name),
+                   "token_sha256": sha256_of(f"catalog-token-{name}")} for name in spec.identities]
     return json.dumps({
         "listen_host": listen_host,
         "listen_port": ctx.listen_port("http"),

@@ -53,8 +53,8 @@ DEFAULT = {
     "image": "lakehouse/operations:0.3.0",  # built from docker/operations.Dockerfile
     "ports": {"http": {"internal": 9464, "external": 9464}},
     "health": {"kind": "http", "port": "http", "path": "/metrics",
-               "command": ["CMD", "python", "-c",
-                           "import urllib.request; urllib.request.urlopen('http://127.0.0.1:9464/metrics', timeout=3)"]},
+               "command": ["CMD", "python", "-c", "import urllib.request; "
+                           "urllib.request.urlopen('http://127.0.0.1:9464/metrics', timeout=3)"]},
     "memory": "384MiB",
 }
 

@@ -55,7 +55,8 @@ TARGETS = {"lakehouse-exporter": ("lakehouse-exporter", "/metrics"), "catalog-ga
 def scrape_config(spec: PlatformSpec, side: Side, rules_file: str) -> str:
     """prometheus.yml: the stack's scrape and evaluation interval, its rules, its targets (and itself)."""
     interval = f"{spec.observability.scrape_interval_s}s"
-    jobs = [{"job_name": job, "metrics_path": path, "static_configs": [{"targets": [address(spec, name, "http", side)]}]}
+    jobs = [{"job_name": job, "metrics_path": path,
+             "static_configs": [{"targets": [address(spec, name, "http", side)]}]}
             for name, (job, path) in TARGETS.items() if name in spec.enabled_services()]
     jobs.append({"job_name": "prometheus", "static_configs": [{"targets": [address(spec, NAME, "http", side)]}]})
     timeout = f"{max(1, min(spec.observability.scrape_interval_s, 10))}s"

@@ -10,6 +10,7 @@ profiles hand to engines that write, ``governance.reader`` the read-only one.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Literal
 
 from pydantic import Field
@@ -23,7 +24,7 @@ IDENTITY_NAME = re.compile(r"^[a-z][a-z0-9-]{1,30}$")
 READ_ONLY_ACTIONS = frozenset({"Read", "List"})
 
 
-def role_of(actions: list[str] | tuple[str, ...] | frozenset[str]) -> Role:
+def role_of(actions: Collection[str]) -> Role:
     """The role an identity's store actions give it: Admin is the platform, Write a writer, else a reader."""
     if "Admin" in actions:
         return "platform"

@@ -177,7 +177,8 @@ class PlatformSpec(Strict):
                                  + (", ".join(self.identities) or "none (declare identities)"))
             actions = self.identities[name].actions
             if use == "reader" and not set(actions) <= READ_ONLY_ACTIONS:
-                raise ValueError(f"governance.reader: identity {name!r} has {', '.join(sorted(set(actions) - READ_ONLY_ACTIONS))}; "
+                extra = ", ".join(sorted(set(actions) - READ_ONLY_ACTIONS))
+                raise ValueError(f"governance.reader: identity {name!r} has {extra}; "
                                  "the read-only identity may hold only Read and List")
             if role_of(actions) != wanted:
                 raise ValueError(f"governance.{use}: identity {name!r} has actions {', '.join(actions)}, which make it "

@@ -18,7 +18,8 @@ from infra.stack.workspace import outputs, pulumi_env
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m infra.stack", description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("command", choices=("up", "down", "outputs", "restart", "stop", "start", "smoke", "verify", "env"))
+    parser.add_argument("command", choices=("up", "down", "outputs", "restart", "stop", "start", "smoke", "verify",
+                                            "env"))
     parser.add_argument("service", nargs="?", help="the service to restart or stop (`up` starts it again)")
     parser.add_argument("--stack", default="native")
     parser.add_argument("--shell", action="store_true", help="env: print export lines")

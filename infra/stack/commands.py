@@ -117,7 +117,8 @@ def smoke(stack: str) -> list[tuple[str, str, bool, str]]:
         s3 = clients.s3_client(out)
         bucket = py["warehouse"].removeprefix("s3://").strip("/")
         s3.head_bucket(Bucket=bucket)
-        results.append(("storage", "S3 reaches the warehouse bucket", True, f"bucket {bucket} as {clients.identity_of(out, None)}"))
+        results.append(("storage", "S3 reaches the warehouse bucket", True,
+                        f"bucket {bucket} as {clients.identity_of(out, None)}"))
     except Exception as exc:  # noqa: BLE001 - a smoke check reports, it does not raise
         results.append(("storage", "S3 reaches the warehouse bucket", False, str(exc)))
     headers = {"Authorization": f"Bearer {py['token']}"} if py.get("token") else {}
@@ -141,7 +142,8 @@ def smoke(stack: str) -> list[tuple[str, str, bool, str]]:
             catalogs = sorted(r[0] for r in cur.fetchall())
             wanted = profiles["trino"]["catalogs"]
             ok = all(c in catalogs for c in wanted)
-            results.append(("compute", "Trino (HTTPS, password) sees the Iceberg catalogs", ok, f"catalogs: {catalogs}"))
+            results.append(("compute", "Trino (HTTPS, password) sees the Iceberg catalogs", ok,
+                            f"catalogs: {catalogs}"))
         except Exception as exc:  # noqa: BLE001
             results.append(("compute", "Trino (HTTPS, password) sees the Iceberg catalogs", False, str(exc)))
     prometheus = (out.get("observability") or {}).get("prometheus")

@@ -89,7 +89,8 @@ class DockerTarget:
             # The platform's own image (e.g. the operations image), built here from this repository.
             built = docker.Image(
                 f"{name}-image", image_name=service.image, skip_push=True,
-                build=docker.DockerBuildArgs(context=str(PROJECT_ROOT), dockerfile=str(PROJECT_ROOT / plan.build_dockerfile),
+                build=docker.DockerBuildArgs(context=str(PROJECT_ROOT),
+                                             dockerfile=str(PROJECT_ROOT / plan.build_dockerfile),
                                              platform="linux/amd64"),
                 opts=child,
             )

@@ -114,7 +114,8 @@ def files_then_exec(files: dict[str, str], exec_command: list[str],
         lines.append(f"mkdir -p {shlex.quote(directory)} && echo {encoded} | base64 -d > {shlex.quote(path)}")
     for path, variable in (secret_files or {}).items():
         directory = path.rsplit("/", 1)[0]
-        lines.append(f'mkdir -p {shlex.quote(directory)} && (umask 077 && printf \'%s\' "${variable}" > {shlex.quote(path)})')
+        write = f'(umask 077 && printf \'%s\' "${variable}" > {shlex.quote(path)})'
+        lines.append(f"mkdir -p {shlex.quote(directory)} && {write}")
     lines.append("exec " + " ".join(shlex.quote(arg) for arg in exec_command))
     return shell(lines)
 

@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 
 import pulumi
 import pulumi_aws as aws
-
 import yaml
 
 from infra.operations.alerts import rules_yaml
@@ -237,7 +236,8 @@ def signals(ctx: AwsContext, gov: GovernanceState, logs: LogGroups, state: Obser
          "Condition": {"StringEquals": {"aws:SourceAccount": gov.account_id}}},
         {"Sid": "ManagedPrometheusAlertManager", "Effect": "Allow", "Principal": {"Service": "aps.amazonaws.com"},
          "Action": ["sns:Publish", "sns:GetTopicAttributes"], "Resource": state.topic.arn,
-         "Condition": {"StringEquals": {"aws:SourceAccount": gov.account_id}, "ArnEquals": {"aws:SourceArn": workspace.arn}}},
+         "Condition": {"StringEquals": {"aws:SourceAccount": gov.account_id},
+                       "ArnEquals": {"aws:SourceArn": workspace.arn}}},
     ), opts=opts)
 
     # The exporter reads as the reader identity (its IAM role); the agent in its task may write the workspace.
@@ -260,7 +260,8 @@ def signals(ctx: AwsContext, gov: GovernanceState, logs: LogGroups, state: Obser
     memory = max(512, service.memory_bytes // (1024 * 1024) + AGENT_MEMORY_MIB)
     cluster = ecs_cluster(ctx, LAYER)
     deployed = fargate_service(
-        ctx, LAYER, gov, logs, cluster, main, cpu=256 if memory <= 2048 else 512, memory=memory if memory <= 2048 else 4096,
+        ctx, LAYER, gov, logs, cluster, main, cpu=256 if memory <= 2048 else 512,
+        memory=memory if memory <= 2048 else 4096,
         task_role=reader_role, desired_count=1, security_group=gov.network.sg("engines").id, min_healthy_percent=0,
         tags=ctx.tags(LAYER, exporter.NAME), secret_refs=gov.secret_refs, sidecars=[agent],
     )
