@@ -146,7 +146,7 @@ def test_freshness_and_table_health_signals_fire_and_recover(stack: Stack, creat
                                                             table="fresh") == "firing", timeout)
     latency = time.time() - stale_at
     age = table_value("snapshot_age_seconds", "fresh")
-    say(f"== TableStale firing {latency:.0f}s after {fresh} went stale (age {age:.0f}s; bound {bound_stale:.0f}s: "
+    say(f"== TableStale {'firing' if fired else 'NOT firing'} {latency:.0f}s after {fresh} went stale (age {age:.0f}s; bound {bound_stale:.0f}s: "
         f"for {stale_for}s + scrape and evaluation {2 * scrape}s + {SLACK_S:.0f}s slack)")
     if not fired or latency > bound_stale:
         fail(stack, "observability", f"TableStale did not fire within {bound_stale:.0f}s of the table going stale",
@@ -192,7 +192,8 @@ def test_catalog_down_is_noticed_and_resolves(stack: Stack, figure, say):
     stack.reload()
     resolved, waited = signals.wait_for(lambda: signals.alert_state(prometheus, "CatalogDown") is None,
                                         obs["catalog_down_bound_s"] + 30)
-    say(f"== {service} stopped: CatalogDown firing after {noticed:.0f}s (bound {bound:.0f}s: declared "
+    seen = f"firing after {noticed:.0f}s" if fired else f"NOT firing after {noticed:.0f}s"
+    say(f"== {service} stopped: CatalogDown {seen} (bound {bound:.0f}s: declared "
         f"{obs['catalog_down_bound_s']}s + {SLACK_S:.0f}s slack; exporter said lakehouse_catalog_up {up_metric}); "
         f"started again in {restart_s:.0f}s, resolved {waited:.0f}s later")
     figure(f"CatalogDown fired {noticed:.0f}s after the catalog stopped (bound {bound:.0f}s); resolved {waited:.0f}s "

@@ -115,6 +115,7 @@ class ExporterConfig(_Model):
     default_retention_s: float
     small_file_bytes: int
     discover: bool = True
+    namespaces: list[str] | None = None  # discover only these (None: every namespace)
     runs_db: str | None = None
     maintenance_jobs: list[str] = []
     services: list[ServiceWatch] = []
@@ -253,7 +254,9 @@ class Exporter:
                  for t in cfg.tables}
         if cfg.discover:
             catalog = self.catalog()
-            for namespace in catalog.list_namespaces():
+            listed = [tuple(n.split(".")) for n in cfg.namespaces] if cfg.namespaces is not None \
+                else catalog.list_namespaces()
+            for namespace in listed:
                 for ident in catalog.list_tables(namespace):
                     key = (".".join(ident[:-1]), ident[-1])
                     found.setdefault(key, TableState(key[0], key[1], False, "", cfg.default_freshness_s,
