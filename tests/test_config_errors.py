@@ -27,9 +27,9 @@ CASES = {
         f"{P}.layers.catalog.owner: every layer needs an owner: name the team that answers for it",
     ),
     "port clash": (
-        lambda p: p["services"].update({"polaris": {"ports": {"http": {"external": 8181}}}}),
-        f"{P}.services.polaris.ports.http.external: port 8181 is already taken by "
-        "services.rest-fixture.ports.http.external; every external port must be unique",
+        lambda p: p["services"].update({"polaris": {"ports": {"http": {"external": 8182}}}}),
+        f"{P}.services.polaris.ports.http.external: port 8182 is already taken by "
+        "services.catalog-gate.ports.http.external; every external port must be unique",
     ),
     "latest image": (
         lambda p: p["services"].update({"trino": {"image": "trinodb/trino:latest"}}),
