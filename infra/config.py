@@ -23,11 +23,23 @@ from infra.spec import DEFAULT_CONTRACTS, PlacementContext, PlatformSpec
 NAMESPACE = "lakehouse"
 CONFIG_KEY = f"{NAMESPACE}:platform"
 
+# One identity per use (governance): the platform's admin for the platform itself, a writer for engines
+# that write, a read-only one for readers. The platform keeps the lab's historical access key.
 DEFAULT_IDENTITIES = {
-    "lab": {
+    "platform": {
         "access_key": "lab-access-key",
         "actions": ["Admin", "Read", "Write", "List", "Tagging"],
         "secret_config_key": "s3SecretKey",
+    },
+    "writer": {
+        "access_key": "writer-access-key",
+        "actions": ["Read", "Write", "List"],
+        "secret_config_key": "s3WriterSecretKey",
+    },
+    "reader": {
+        "access_key": "reader-access-key",
+        "actions": ["Read", "List"],
+        "secret_config_key": "s3ReaderSecretKey",
     },
 }
 
@@ -54,7 +66,7 @@ def placement_context() -> PlacementContext:
     """What the registry tells validation: where services cannot run, which are jobs, which are catalogs."""
     reg = registry()
     return PlacementContext(unavailable=reg.placement(), job_of=reg.jobs_of(), catalogs=tuple(reg.catalogs()),
-                            checks=reg.checks())
+                            checks=reg.checks(), gates=reg.gates())
 
 
 def _merge(base: Any, override: Any) -> Any:

@@ -22,6 +22,28 @@ def endpoints(spec: PlatformSpec) -> dict[str, dict[str, dict[str, str]]]:
     return table
 
 
+def observability(spec: PlatformSpec) -> dict[str, Any]:
+    """Where the signals are (host side) and what the alerts promise: the observability layer's endpoints."""
+    from infra.operations.alerts import alerts
+
+    enabled = spec.enabled_services()
+    found: dict[str, Any] = {
+        "catalog": spec.catalog.default,
+        "alerts": [alert.name for alert in alerts(spec)],
+        "catalog_down_bound_s": spec.observability.catalog_down_bound_s,
+        "table_stale_for_s": spec.observability.table_stale_for_s,
+        "refresh_interval_s": spec.observability.refresh_interval_s,
+        "probe_interval_s": spec.observability.probe_interval_s,
+        "scrape_interval_s": spec.observability.scrape_interval_s,
+    }
+    for name, key, path in (("prometheus", "prometheus", ""), ("lakehouse-exporter", "exporter", "/metrics"),
+                            ("catalog-gate", "catalog_gate_metrics", "/metrics")):
+        if name in enabled and spec.target is not Target.AWS:
+            side = Side.EXTERNAL if spec.services[name].ports["http"].external else Side.INTERNAL
+            found[key] = f"http://{address(spec, name, 'http', side)}{path}"
+    return found
+
+
 def ownership(spec: PlatformSpec) -> list[dict[str, Any]]:
     """The ownership table: one row per layer, in the chapter's order, with its services and pins."""
     rows = []
@@ -42,10 +64,39 @@ def ownership(spec: PlatformSpec) -> list[dict[str, Any]]:
     return rows
 
 
-def credentials(secrets: dict[str, pulumi.Output[str]]) -> pulumi.Output:
-    """Every credential a client may need, as one secret output (names match the profiles)."""
-    names = {k.replace("-", "_"): v for k, v in secrets.items() if not k.startswith("s3-secret-key-")}
-    return pulumi.Output.secret(pulumi.Output.all(**names))
+#: Secrets kept per identity (under ``credentials.identities``) or elsewhere, not at the top level.
+_PER_IDENTITY = ("s3-secret-key-", "catalog-token-", "trino-password-")
+
+
+def identity_credentials(spec: PlatformSpec, secrets: dict[str, pulumi.Output[str]]) -> dict[str, Any]:
+    """identity -> what a client acting as it needs: store keys, catalog token, Trino user and password.
+
+    The keys are the names the profiles' placeholders use (``{s3_access_key}``, ``{catalog_token}``, ...).
+    """
+    found: dict[str, Any] = {}
+    for name, identity in spec.identities.items():
+        entry: dict[str, Any] = {"role": spec.role_of_identity(name), "trino_user": name}
+        if "seaweedfs" in spec.enabled_services():
+            entry["s3_access_key"] = identity.access_key
+        for key, secret_name in (("s3_secret_key", f"s3-secret-key-{name}"), ("catalog_token", f"catalog-token-{name}"),
+                                 ("trino_password", f"trino-password-{name}")):
+            if secret_name in secrets and (key != "s3_secret_key" or "seaweedfs" in spec.enabled_services()):
+                entry[key] = secrets[secret_name]
+        found[name] = entry
+    return found
+
+
+def credentials(secrets: dict[str, pulumi.Output[str]], spec: PlatformSpec | None = None) -> pulumi.Output:
+    """Every credential a client may need, as one secret output (names match the profiles).
+
+    Top level: the platform's own (its admin S3 key, database passwords, ...); ``identities``: one entry
+    per identity, which is what engines use (the host profiles name the identity).
+    """
+    names: dict[str, Any] = {k.replace("-", "_"): v for k, v in secrets.items()
+                             if not k.startswith(_PER_IDENTITY) and not k.endswith(("-pem", "-cert"))}
+    if spec is not None:
+        names["identities"] = identity_credentials(spec, secrets)
+    return pulumi.Output.secret(pulumi.Output.from_input(names))
 
 
 def streams(spec: PlatformSpec) -> dict[str, Any] | None:

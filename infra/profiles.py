@@ -1,20 +1,59 @@
-"""Engine connection profiles for both sides of the network.
+"""Engine connection profiles for both sides of the network, for any identity.
 
 Host-side clients (Spark, PyIceberg, DuckDB, the Trino client) get external addresses; engines
-running next to the services (Trino's catalog files, Flink's catalog DDL) get internal ones. Where
-a catalog authenticates clients (Polaris), the profile names the credential by placeholder:
-profiles hold no secret; values are in the ``credentials`` secret output, under the names the
-profiles reference (``s3_access_key``, ``s3_secret_key``, ``polaris_root_secret``, ...).
+running next to the services (Trino's catalog files, Flink's catalog DDL) get internal ones. Profiles
+hold no secret: the credentials an identity uses are placeholders (``{s3_access_key}``,
+``{s3_secret_key}``, ``{catalog_token}``, ``{trino_user}``, ``{trino_password}``) that a client fills
+from the ``credentials`` secret output, ``credentials.identities.<identity>`` (``fill``); the
+platform's own secrets (``{polaris_root_secret}``, ...) are at the top level of ``credentials``. The
+host profiles name the identity engines that write use (``identity``) and the read-only one
+(``reader_identity``); the same profile filled with the reader's credentials is a reader's client.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from typing import Any
 
 from infra.services import ServiceContext, registry
 from infra.services import trino as trino_service
-from infra.services.base import SECRET_TOKEN, CatalogRole, Side, address, url
+from infra.services.base import SECRET_TOKEN, CatalogRole, Side, address, catalog_url, gate_of, secret, url
 from infra.spec import PlatformSpec, Target
+
+#: What a client fills a profile's placeholders from (credentials.identities.<name> and the top level).
+PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
+
+
+def fill(profile: Any, credentials: Mapping[str, Any], identity: str | None = None) -> Any:
+    """``profile`` (a dict, list or string) with its ``{placeholders}`` filled for ``identity``.
+
+    ``credentials`` is the ``credentials`` stack output; ``identity`` defaults to none (top-level names
+    only). A placeholder with no value is an error naming it, never sent as a literal.
+    """
+    values: dict[str, Any] = {k: v for k, v in credentials.items() if not isinstance(v, Mapping)}
+    if identity is not None:
+        found = (credentials.get("identities") or {}).get(identity)
+        if found is None:
+            raise KeyError(f"no credentials for identity {identity!r}; known: "
+                           f"{', '.join(credentials.get('identities') or {}) or 'none'}")
+        values.update(found)
+
+    def one(text: str) -> str:
+        def value(match: re.Match[str]) -> str:
+            name = match.group(1)
+            if name not in values:
+                raise KeyError(f"profile placeholder {{{name}}} has no value for identity {identity!r}")
+            return str(values[name])
+        return PLACEHOLDER.sub(value, text)
+
+    if isinstance(profile, str):
+        return one(profile)
+    if isinstance(profile, Mapping):
+        return {k: fill(v, credentials, identity) for k, v in profile.items()}
+    if isinstance(profile, list):
+        return [fill(v, credentials, identity) for v in profile]
+    return profile
 
 
 def catalog_role(spec: PlatformSpec, catalog: str | None = None) -> CatalogRole:
@@ -25,9 +64,13 @@ def catalog_role(spec: PlatformSpec, catalog: str | None = None) -> CatalogRole:
 
 
 def catalog_uri(spec: PlatformSpec, side: Side, catalog: str | None = None) -> str:
-    """REST URI of a catalog (the stack's default catalog unless named)."""
-    catalog = catalog or spec.catalog.default
-    return url(spec, catalog, "http", side, catalog_role(spec, catalog).path)
+    """REST URI clients use for a catalog (the stack's default unless named): through its gate if it has one."""
+    return catalog_url(spec, catalog or spec.catalog.default, side)
+
+
+def gated(spec: PlatformSpec, catalog: str | None = None) -> bool:
+    """Whether clients of the catalog authenticate with their identity's bearer token (at its gate)."""
+    return gate_of(spec, catalog or spec.catalog.default) is not None
 
 
 def s3_endpoint(spec: PlatformSpec, side: Side) -> str | None:
@@ -41,19 +84,35 @@ def warehouse(spec: PlatformSpec) -> str:
     return catalog_role(spec).warehouse(spec)
 
 
+def client_secrets(spec: PlatformSpec, identity: str | None = None) -> dict[str, str]:
+    """The default catalog's client properties for a platform process acting as ``identity`` (the writer
+    identity unless named): secret values as ``secret(name)`` placeholders, the gate's bearer token when
+    the catalog is gated. What the streaming writers (Connect's sink, the Flink job) and maintenance use.
+    """
+    props = dict(catalog_role(spec).client_properties(ServiceContext(spec, spec.catalog.default)))
+    if gated(spec):
+        props["token"] = secret(f"catalog-token-{identity or spec.governance.writer}")
+    return props
+
+
 def client_properties(spec: PlatformSpec) -> dict[str, str]:
-    """The default catalog's REST client properties, secrets as ``{credential_name}`` for the client to fill."""
+    """The default catalog's REST client properties, secrets as ``{credential_name}`` for the client to fill;
+    ``token`` when the catalog is gated."""
     props = catalog_role(spec).client_properties(ServiceContext(spec, spec.catalog.default))
-    return {k: SECRET_TOKEN.sub(lambda m: "{" + m.group(1).replace("-", "_") + "}", v) for k, v in props.items()}
+    props = {k: SECRET_TOKEN.sub(lambda m: "{" + m.group(1).replace("-", "_") + "}", v) for k, v in props.items()}
+    if gated(spec):
+        props["token"] = "{catalog_token}"  # noqa: S105 - a placeholder the client fills
+    return props
 
 
 def pyiceberg(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, str]:
-    """PyIceberg catalog properties (credentials: add s3.access-key-id / s3.secret-access-key)."""
+    """PyIceberg catalog properties for an identity (fill its placeholders)."""
     props = {"type": "rest", "uri": catalog_uri(spec, side), "warehouse": warehouse(spec),
              "s3.region": spec.storage.region, **client_properties(spec)}
     endpoint = s3_endpoint(spec, side)
     if endpoint:
-        props.update({"s3.endpoint": endpoint, "s3.path-style-access": "true"})
+        props.update({"s3.endpoint": endpoint, "s3.path-style-access": "true",
+                      "s3.access-key-id": "{s3_access_key}", "s3.secret-access-key": "{s3_secret_key}"})
     return props
 
 
@@ -74,7 +133,9 @@ def spark(spec: PlatformSpec, side: Side = Side.EXTERNAL, catalog_name: str = "l
     }
     endpoint = s3_endpoint(spec, side)
     if endpoint:
-        conf.update({f"{prefix}.s3.endpoint": endpoint, f"{prefix}.s3.path-style-access": "true"})
+        conf.update({f"{prefix}.s3.endpoint": endpoint, f"{prefix}.s3.path-style-access": "true",
+                     f"{prefix}.s3.access-key-id": "{s3_access_key}",
+                     f"{prefix}.s3.secret-access-key": "{s3_secret_key}"})
     return conf
 
 
@@ -89,7 +150,7 @@ def spark_packages(spec: PlatformSpec) -> list[str]:
 
 
 def duckdb(spec: PlatformSpec, side: Side = Side.EXTERNAL, catalog_name: str = "lab") -> list[str]:
-    """DuckDB statements attaching the catalog; ``{s3_access_key}``/``{s3_secret_key}`` are filled by the client."""
+    """DuckDB statements attaching the catalog as one identity (fill its placeholders)."""
     endpoint = s3_endpoint(spec, side)
     statements = []
     if endpoint:
@@ -98,9 +159,14 @@ def duckdb(spec: PlatformSpec, side: Side = Side.EXTERNAL, catalog_name: str = "
             "CREATE OR REPLACE SECRET lakehouse_s3 (TYPE s3, KEY_ID '{s3_access_key}', SECRET '{s3_secret_key}', "
             f"REGION '{spec.storage.region}', ENDPOINT '{host}', URL_STYLE 'path', USE_SSL false)"
         )
+    if gated(spec):
+        statements.append("CREATE OR REPLACE SECRET lakehouse_catalog (TYPE iceberg, TOKEN '{catalog_token}')")
+        auth = "SECRET lakehouse_catalog"
+    else:
+        auth = "AUTHORIZATION_TYPE 'none'"
     statements.append(
         f"ATTACH '{warehouse(spec)}' AS {catalog_name} (TYPE iceberg, ENDPOINT '{catalog_uri(spec, side)}', "
-        "AUTHORIZATION_TYPE 'none', READ_ONLY false)"  # a remote path would attach read-only
+        f"{auth}, READ_ONLY false)"  # a remote path would attach read-only; the identity decides what writes
     )
     return statements
 
@@ -112,7 +178,8 @@ def flink_sql(spec: PlatformSpec, side: Side = Side.INTERNAL, catalog_name: str 
              **client_properties(spec)}
     endpoint = s3_endpoint(spec, side)
     if endpoint:
-        props.update({"s3.endpoint": endpoint, "s3.path-style-access": "true"})
+        props.update({"s3.endpoint": endpoint, "s3.path-style-access": "true",
+                      "s3.access-key-id": "{s3_access_key}", "s3.secret-access-key": "{s3_secret_key}"})
     body = ",\n  ".join(f"'{k}' = '{v}'" for k, v in props.items())
     return f"CREATE CATALOG {catalog_name} WITH (\n  {body}\n)"
 
@@ -129,17 +196,25 @@ def flink(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, Any]:
 
 
 def trino_client(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, Any]:
-    """Where a Trino client connects, and the catalog names it can use."""
-    host, port = url(spec, "trino", "http", side).removeprefix("http://").rsplit(":", 1)
-    catalogs = [d.catalog.engine_name for name, d in registry().catalogs().items()
-                if d.catalog is not None and name in spec.enabled_services()]
-    return {"host": host, "port": int(port), "user": "lakehouse", "catalogs": catalogs}
+    """Where a Trino client connects (HTTPS, password), and the catalogs each identity reaches there."""
+    host, port = url(spec, "trino", "https", side).removeprefix("http://").rsplit(":", 1)
+    by_identity: dict[str, list[str]] = {name: [] for name in spec.identities}
+    writers = set(spec.identities_of("platform") + spec.identities_of("writer"))
+    for trino_catalog, (_, holder) in trino_service.catalogs(spec).items():
+        for name in spec.identities:
+            if (holder == spec.governance.writer and name in writers) or (
+                    holder == spec.governance.reader and name not in writers):
+                by_identity[name].append(trino_catalog)
+    return {"host": host, "port": int(port), "http_scheme": "https", "user": "{trino_user}",
+            "password": "{trino_password}", "certificate": trino_service.TLS,
+            "catalogs": by_identity[spec.governance.writer], "catalogs_by_identity": by_identity}
 
 
 def all_profiles(spec: PlatformSpec) -> dict[str, Any]:
     """Every profile, host side and service side, as one stack output."""
     enabled = spec.enabled_services()
-    host: dict[str, Any] = {"pyiceberg": pyiceberg(spec), "spark": spark(spec), "spark_packages": spark_packages(spec),
+    host: dict[str, Any] = {"identity": spec.governance.writer, "reader_identity": spec.governance.reader,
+                            "pyiceberg": pyiceberg(spec), "spark": spark(spec), "spark_packages": spark_packages(spec),
                             "duckdb": duckdb(spec)}
     services: dict[str, Any] = {}
     if "trino" in enabled:

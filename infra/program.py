@@ -13,8 +13,9 @@ from infra import outputs, profiles
 from infra.artifacts.resolver import CacheResolver, Resolver
 from infra.config import NAMESPACE, ConfigError, load_platform
 from infra.layers import LayerComponent, create_layers
+from infra.resources import issue_certificates
 from infra.secrets import resolve_secrets
-from infra.spec import PlatformSpec
+from infra.spec import Layer, PlatformSpec
 from infra.targets import TargetNotReady, prepare
 
 
@@ -42,6 +43,10 @@ def main(resolver: Resolver | None = None, check_ports: bool = True) -> dict[str
     except TargetNotReady as exc:
         raise pulumi.RunError(str(exc)) from None
     layers = create_layers(spec)
+    # Certificates come before any service: their PEMs join the secrets the target renders plans with
+    # (the target holds this same dict).
+    issued = issue_certificates(spec, layers[Layer.GOVERNANCE])
+    secrets.update(issued.secrets)
     built = target.build(layers)
     for layer, component in layers.items():
         component.complete(built.layers.get(layer, {}))
@@ -53,8 +58,10 @@ def main(resolver: Resolver | None = None, check_ports: bool = True) -> dict[str
     pulumi.export("ownership", outputs.ownership(spec))
     pulumi.export("tables", outputs.tables(spec))
     pulumi.export("recovery", outputs.recovery(spec))
+    pulumi.export("observability", outputs.observability(spec))
     pulumi.export("profiles", profiles.all_profiles(spec))
-    pulumi.export("credentials", outputs.credentials(secrets))
+    pulumi.export("credentials", outputs.credentials(secrets, spec))
+    pulumi.export("certificates", pulumi.Output.from_input(issued.certificates))
     if (streams := outputs.streams(spec)) is not None:
         pulumi.export("streams", streams)
     pulumi.export("layers", {layer.value: component.outputs for layer, component in layers.items()})

@@ -8,29 +8,35 @@ masked in logs and outputs.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import pulumi
 
 from infra.services import registry
-from infra.services.base import SECRET_TOKEN
+from infra.services.base import DERIVED_TOKEN, SECRET_TOKEN
 from infra.spec import PlatformSpec, Target
+from infra.spec.governance import config_key_suffix
+
+#: Trino's PBKDF2 (PBKDF2WithHmacSHA1) needs at least 1000 iterations.
+PBKDF2_ITERATIONS = 10_000
 
 
 def resolve_secrets(config: pulumi.Config, spec: PlatformSpec) -> dict[str, pulumi.Output[str]]:
     """Every named secret of the stack as a Pulumi secret.
 
-    The lab store's identities get ``s3-secret-key-<identity>``; the first identity with Admin
-    is the platform's own S3 credential (``s3-access-key`` / ``s3-secret-key``). On aws, a secret
-    of an enabled service without a value in the stack config stops the run with the command that
-    sets it (no lab default reaches the cloud).
+    Each identity gets ``s3-secret-key-<identity>`` (the lab store), ``catalog-token-<identity>`` (its
+    bearer token at the catalog gate) and ``trino-password-<identity>`` (its Trino user's password); the
+    first identity with Admin is the platform's own S3 credential (``s3-access-key`` / ``s3-secret-key``).
+    On aws, a secret that is needed and has no value in the stack config stops the run with the command
+    that sets it (no lab default reaches the cloud).
     """
     values: dict[str, pulumi.Output[str]] = {}
     enabled = spec.enabled_services()
     missing: list[str] = []
     for definition in registry():
         for item in definition.secrets:
-            if spec.target in item.managed_on:
+            if spec.target in item.managed_on or item.derive is not None:
                 continue
             given = config.get_secret(item.config_key)
             if given is None and spec.target is Target.AWS:
@@ -38,6 +44,22 @@ def resolve_secrets(config: pulumi.Config, spec: PlatformSpec) -> dict[str, pulu
                     missing.append(item.config_key)
                 continue
             values[item.name] = given if given is not None else pulumi.Output.secret(item.lab_default)
+    for name, identity in spec.identities.items():
+        suffix = config_key_suffix(name)
+        derived = (
+            # (secret, config key, lab default, needed on aws)
+            (f"catalog-token-{name}", identity.catalog_token_config_key or f"catalogToken{suffix}",
+             f"lab-{name}-catalog-token", False),  # on aws the catalogs authenticate themselves
+            (f"trino-password-{name}", identity.trino_password_config_key or f"trinoPassword{suffix}",
+             f"lab-{name}-trino-password", "trino" in enabled),
+        )
+        for secret_name, key, lab_default, needed_on_aws in derived:
+            given = config.get_secret(key)
+            if given is None and spec.target is Target.AWS:
+                if needed_on_aws:
+                    missing.append(key)
+                continue
+            values[secret_name] = given if given is not None else pulumi.Output.secret(lab_default)
     if missing:
         raise pulumi.RunError(
             "secrets required on the aws target are not set (lab defaults never reach the cloud):\n"
@@ -51,14 +73,36 @@ def resolve_secrets(config: pulumi.Config, spec: PlatformSpec) -> dict[str, pulu
     if admin and spec.target is not Target.AWS:
         values["s3-access-key"] = pulumi.Output.secret(spec.identities[admin].access_key)
         values["s3-secret-key"] = values[f"s3-secret-key-{admin}"]
+    for definition in registry():
+        for item in definition.secrets:
+            if item.derive is not None and definition.name in enabled:
+                values[item.name] = render(item.derive(spec), values)
     return values
 
 
+def pbkdf2_hash(name: str, value: str, iterations: int = PBKDF2_ITERATIONS) -> str:
+    """``iterations:salt:hash`` (hex) of ``value``, as Trino's file password authenticator reads PBKDF2.
+
+    The salt is derived from the secret's name and value, so the same password always renders the same
+    file (no restart on every ``pulumi up``) while two users with one password still hash differently.
+    """
+    salt = hashlib.sha256(f"lakehouse-platform:{name}:{value}".encode()).digest()[:16]
+    digest = hashlib.pbkdf2_hmac("sha1", value.encode(), salt, iterations, dklen=32)
+    return f"{iterations}:{salt.hex()}:{digest.hex()}"
+
+
+def derive(kind: str, name: str, value: str) -> str:
+    """What a derived placeholder (``${sha256:x}``, ``${pbkdf2:x}``) renders to for the secret's value."""
+    if kind == "sha256":
+        return hashlib.sha256(value.encode()).hexdigest()
+    return pbkdf2_hash(name, value)
+
+
 def render(value: Any, secrets: dict[str, pulumi.Output[str]]) -> Any:
-    """``value`` with secret placeholders filled; a secret Output if it held any, else unchanged."""
+    """``value`` with secret (and derived) placeholders filled; a secret Output if it held any, else unchanged."""
     if not isinstance(value, str):
         return value
-    names = SECRET_TOKEN.findall(value)
+    names = list(dict.fromkeys([*SECRET_TOKEN.findall(value), *(n for _, n in DERIVED_TOKEN.findall(value))]))
     if not names:
         return value
     unknown = [n for n in names if n not in secrets]
@@ -67,6 +111,7 @@ def render(value: Any, secrets: dict[str, pulumi.Output[str]]) -> Any:
 
     def fill(resolved: list[str]) -> str:
         table = dict(zip(names, resolved, strict=True))
-        return SECRET_TOKEN.sub(lambda m: table[m.group(1)], value)
+        text = SECRET_TOKEN.sub(lambda m: table[m.group(1)], value)
+        return DERIVED_TOKEN.sub(lambda m: derive(m.group(1), m.group(2), table[m.group(2)]), text)
 
     return pulumi.Output.secret(pulumi.Output.all(*[secrets[n] for n in names]).apply(fill))

@@ -41,7 +41,7 @@ def _overlaps(rule_prefix: str, warehouse_prefix: str) -> bool:
 
 
 def test_no_expiration_rule_covers_a_warehouse_prefix(stack: Stack, figure, say):
-    s3 = stack.s3()
+    s3 = stack.s3(identity=stack.platform_identity)  # bucket configuration is the platform's to read
     bucket = stack.bucket
     prefixes = stack.warehouse_prefixes
     try:

@@ -197,9 +197,9 @@ def read_fixture(stack: Stack) -> tuple[str | None, str]:
     pid = stack.service_record("rest-fixture").get("pid")
     if not pid:
         raise RuntimeError("no pid for rest-fixture in the outputs (the fixture reports no version over HTTP)")
-    # The recorded pid is the service's watchdog; the fixture's JVM is its child.
-    process = psutil.Process(int(pid))
-    cmdline = " ".join(" ".join(p.cmdline()) for p in (process, *process.children(recursive=True)))
+    # The recorded pid is the service's watchdog (native): the JVM is its child.
+    root = psutil.Process(int(pid))
+    cmdline = " ".join(arg for proc in (root, *root.children(recursive=True)) for arg in proc.cmdline())
     match = re.search(r"iceberg-open-api-(\d+(?:\.\d+)+)\.jar", cmdline)
     if not match:
         raise RuntimeError(f"no iceberg-open-api jar on pid {pid}'s classpath")
@@ -211,11 +211,12 @@ def read_kafka(stack: Stack) -> tuple[str | None, str]:
     pid = stack.service_record("kafka").get("pid")
     if not pid:
         raise RuntimeError("no pid for kafka in the outputs")
-    proc = psutil.Process(int(pid))
-    classpath = " ".join(proc.cmdline())
-    match = re.search(r"kafka_2\.13-(\d+(?:\.\d+)+)\.jar", classpath)
+    # The recorded pid is the service's watchdog: the JVM is its child.
+    root = psutil.Process(int(pid))
+    args = [arg for proc in (root, *root.children(recursive=True)) for arg in proc.cmdline()]
+    match = re.search(r"kafka_2\.13-(\d+(?:\.\d+)+)\.jar", " ".join(args))
     if not match:  # a wildcard classpath: the jar is in the directory it names
-        for arg in proc.cmdline():
+        for arg in args:
             if arg.endswith("/*"):
                 jars = sorted(Path(arg[:-2]).glob("kafka_2.13-*.jar"))
                 match = re.search(r"kafka_2\.13-(\d+(?:\.\d+)+)\.jar", jars[0].name) if jars else None
@@ -249,9 +250,19 @@ def read_flink(stack: Stack) -> tuple[str | None, str, str | None]:
     iceberg = None
     pid = stack.service_record("flink-jobmanager").get("pid")
     if pid:
-        match = re.search(r"iceberg-flink-runtime-[0-9.]+-(\d+(?:\.\d+)+)\.jar", " ".join(psutil.Process(int(pid)).cmdline()))
+        root = psutil.Process(int(pid))  # the watchdog: the JVM is its child
+        cmdline = " ".join(arg for proc in (root, *root.children(recursive=True)) for arg in proc.cmdline())
+        match = re.search(r"iceberg-flink-runtime-[0-9.]+-(\d+(?:\.\d+)+)\.jar", cmdline)
         iceberg = match.group(1) if match else None
     return version, f"GET {rest}/config", iceberg
+
+
+def read_prometheus(stack: Stack) -> tuple[str | None, str]:
+    address = stack.endpoint("prometheus", "http")
+    session = requests.Session()
+    session.trust_env = False
+    info = session.get(f"http://{address}/api/v1/status/buildinfo", timeout=10).json()["data"]
+    return first_version(info.get("version", "")), f"GET http://{address}/api/v1/status/buildinfo ({info.get('version')})"
 
 
 def read_spark(stack: Stack) -> tuple[str, str]:
@@ -296,6 +307,8 @@ def test_version_manifest_matches_the_pins(stack: Stack, figure, say):
         add("postgres", layer_of(stack, "postgres"), lambda: read_postgres(stack))
     if "seaweedfs" in enabled:
         add("seaweedfs", layer_of(stack, "seaweedfs"), lambda: read_seaweedfs(stack))
+    if "prometheus" in enabled:
+        add("prometheus", layer_of(stack, "prometheus"), lambda: read_prometheus(stack))
     if "rest-fixture" in enabled and stack.target == "native":
         add("rest-fixture", layer_of(stack, "rest-fixture"), lambda: read_fixture(stack))
     if "kafka" in enabled and stack.target == "native":

@@ -79,8 +79,9 @@ def catalog_state(catalog) -> dict[str, tuple[str, int | None]]:
 class Outage:
     """Polls the catalog's /v1/config every 200 ms; measures how long it did not answer 200."""
 
-    def __init__(self, uri: str):
+    def __init__(self, uri: str, headers: dict[str, str] | None = None):
         self.uri = uri.rstrip("/") + "/v1/config"
+        self.headers = headers or {}
         self.down_since: float | None = None
         self.down_total = 0.0
         self.failed_polls = 0
@@ -94,7 +95,7 @@ class Outage:
         while not self._stop.is_set():
             now = time.monotonic()
             try:
-                ok = session.get(self.uri, timeout=1).status_code == 200
+                ok = session.get(self.uri, timeout=1, headers=self.headers).status_code == 200
             except requests.RequestException:
                 ok = False
             self.polls += 1
@@ -128,11 +129,11 @@ def same_process_alive(pid: int, create_time: float | None) -> bool:
         return False
 
 
-def wait_healthy(uri: str, timeout_s: float = 120) -> bool:
+def wait_healthy(uri: str, timeout_s: float = 120, headers: dict[str, str] | None = None) -> bool:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         try:
-            if requests.get(uri.rstrip("/") + "/v1/config", timeout=2).status_code == 200:
+            if requests.get(uri.rstrip("/") + "/v1/config", timeout=2, headers=headers or {}).status_code == 200:
                 return True
         except requests.RequestException:
             pass
@@ -159,9 +160,10 @@ def test_catalog_survives_a_restart_with_every_table_intact(stack: Stack, create
             old_ctime = None
 
     started = time.monotonic()
-    with Outage(uri) as outage:
+    headers = stack.catalog_headers()
+    with Outage(uri, headers) as outage:
         done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=RESTART_TIMEOUT_S)
-        healthy = wait_healthy(uri)
+        healthy = wait_healthy(uri, headers=headers)
     seconds = time.monotonic() - started
     if done.returncode != 0 or not healthy:
         fail(stack, "catalog", f"restarting {SERVICE} failed (exit {done.returncode}, healthy={healthy})",

@@ -21,3 +21,7 @@ for role in scheduler backup; do
     -o "infra/operations/requirements-$role.txt"
   echo "==> infra/operations/requirements-$role.txt: $(grep -c '==' "infra/operations/requirements-$role.txt") packages"
 done
+# The operations image's dependencies: a subset, held to the versions of the project's own lock.
+"$tool/bin/uv" pip compile docker/operations-requirements.in --generate-hashes --python-version 3.11 \
+  --python-platform x86_64-manylinux_2_28 --no-header -c requirements.lock -o docker/operations-requirements.lock
+echo "==> docker/operations-requirements.lock: $(grep -c '==' docker/operations-requirements.lock) packages pinned"

@@ -54,6 +54,10 @@ CLOUD_SECRETS = {
     "lakehouse:polarisRootSecret": "test-polaris-root-secret",
     "lakehouse:lakekeeperEncryptionKey": "test-lakekeeper-encryption-key",
     "lakehouse:polarisTokenKey": "test-polaris-token-signing-key",
+    "lakehouse:trinoSharedSecret": "test-trino-shared-secret",
+    "lakehouse:trinoPasswordPlatform": "test-trino-password-platform",
+    "lakehouse:trinoPasswordWriter": "test-trino-password-writer",
+    "lakehouse:trinoPasswordReader": "test-trino-password-reader",
 }
 SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"  # Pulumi's wire signature of a secret value
 
@@ -93,6 +97,9 @@ class RecordingMocks(pulumi.runtime.Mocks):
             outputs.update({"exitCode": code, "containerLogs": logs})
         if args.typ.startswith("aws:"):
             outputs = {**aws_computed_outputs(args.typ, args.name), **outputs}
+        if args.typ.endswith(":SelfSignedCertificate"):  # what the provider issues on create
+            cert, key = f"-----BEGIN CERTIFICATE-----\n{args.name}\n", f"-----BEGIN PRIVATE KEY-----\n{args.name}\n"
+            outputs.update(cert_pem=cert, key_pem=key, pem=key + cert, not_after="2099-01-01T00:00:00+00:00")
         return [f"{args.name}-id", outputs]
 
     def call(self, args: pulumi.runtime.MockCallArgs):

@@ -337,7 +337,7 @@ def test_jobs_are_one_off_task_definitions_in_order(cloud: ProgramRun) -> None:
 
 
 def test_secrets_never_in_task_environment(cloud: ProgramRun, streaming: ProgramRun) -> None:
-    secret_values = {item.lab_default for d in registry() for item in d.secrets}
+    secret_values = {item.lab_default for d in registry() for item in d.secrets if item.lab_default}
     for run in (cloud, streaming):
         for task, container in containers(run):
             plain = json.dumps({k: container.get(k) for k in ("environment", "command", "entryPoint")})
@@ -358,7 +358,10 @@ def test_secrets_never_in_task_environment(cloud: ProgramRun, streaming: Program
     assert polaris_secrets["polaris.authentication.token-broker.symmetric-key.secret"].endswith(":secret:lakehouse-polaris-token-key-AbCdEf")
     assert {s["name"] for s in by_name["lakekeeper"]["secrets"]} == {"LAKEKEEPER__PG_PASSWORD",
                                                                      "LAKEKEEPER__PG_ENCRYPTION_KEY"}
-    assert {s["name"] for s in by_name["trino"]["secrets"]} == {"POLARIS_ROOT_SECRET"}
+    # The TLS key and the password hashes are whole secrets written to files at start, never in the task's text.
+    assert {s["name"] for s in by_name["trino"]["secrets"]} == {"POLARIS_ROOT_SECRET", "TRINO_SHARED_SECRET",
+                                                                "FILE_TRINO_PASSWORD_DB", "FILE_TRINO_TLS_PEM"}
+    assert 'printf \'%s\' "$FILE_TRINO_TLS_PEM" > /etc/trino/tls/trino.pem' in by_name["trino"]["command"][0]
     bootstrap = by_name["polaris-bootstrap"]
     assert "${POLARIS_ROOT_SECRET}" in bootstrap["command"][0]
     # Secret values reach Secrets Manager as Pulumi secrets (encrypted in state).
@@ -371,8 +374,9 @@ def test_secrets_never_in_task_environment(cloud: ProgramRun, streaming: Program
 def test_execution_roles_read_only_their_own_secrets(cloud: ProgramRun) -> None:
     policies = {r.name: json.loads(r.inputs["policy"]) for r in cloud.of_type("aws:iam/rolePolicy:RolePolicy")}
     trino = {s["Sid"]: s for s in policies["lakehouse-trino-execution"]["Statement"]}
-    assert trino["ReadOwnSecrets"]["Resource"] == [
-        "arn:aws:secretsmanager:eu-west-1:123456789012:secret:lakehouse-polaris-root-secret-AbCdEf"]
+    assert sorted(trino["ReadOwnSecrets"]["Resource"]) == [
+        f"arn:aws:secretsmanager:eu-west-1:123456789012:secret:lakehouse-{name}-AbCdEf"
+        for name in ("polaris-root-secret", "trino-password-db", "trino-shared-secret", "trino-tls-pem")]
     polaris = {s["Sid"]: s for s in policies["lakehouse-polaris-execution"]["Statement"]}
     assert sorted(polaris["ReadOwnSecrets"]["Resource"]) == [
         "arn:aws:secretsmanager:eu-west-1:123456789012:secret:lakehouse-polaris-token-key-AbCdEf",
@@ -685,8 +689,8 @@ def test_the_rest_fixture_is_refused_on_aws() -> None:
     platform = cloud_platform()
     platform["services"]["rest-fixture"]["enabled"] = True
     platform["services"]["seaweedfs"]["enabled"] = True  # its store, so the fixture's own refusal is what fails
-    allowed = ("disable it. Allowed on aws: postgres, polaris, lakekeeper, trino, flink-jobmanager, maintenance-scheduler, "
-               "catalog-backup")
+    allowed = ("disable it. Allowed on aws: postgres, polaris, lakekeeper, trino, lakehouse-exporter, prometheus, "
+               "flink-jobmanager, maintenance-scheduler, catalog-backup")
     assert config_errors(platform) == [
         f"lakehouse:platform.services.seaweedfs.enabled: seaweedfs does not run on the aws target (on aws the store "
         f"is S3 itself); {allowed}",
@@ -722,7 +726,7 @@ def test_the_rest_fixture_is_refused_on_aws() -> None:
     (lambda p: p["services"]["kafka"].update(enabled=True),
      "lakehouse:platform.services.kafka.enabled: kafka does not run on the aws target (on aws Kafka runs as "
      "Amazon MSK: set aws.kafka_msk: true instead); disable it. Allowed on aws: postgres, polaris, lakekeeper, trino, "
-     "flink-jobmanager, maintenance-scheduler, catalog-backup"),
+     "lakehouse-exporter, prometheus, flink-jobmanager, maintenance-scheduler, catalog-backup"),
     (lambda p: p["aws"].update(log_retention_days=10),
      "lakehouse:platform.aws.log_retention_days: 10 is not a CloudWatch retention; allowed: 1, 3, 5, 7, 14, 30, "
      "60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653"),

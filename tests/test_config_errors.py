@@ -19,18 +19,19 @@ CASES = {
     "unknown service": (
         lambda p: p["services"].update({"minio": {"enabled": True}}),
         f"{P}.services.minio: unknown service 'minio'; allowed: seaweedfs, seaweedfs-bucket, postgres, "
-        "rest-fixture-init, rest-fixture, polaris-bootstrap, polaris, polaris-catalog, lakekeeper-migrate, "
-        "lakekeeper, lakekeeper-warehouse, lakekeeper-s3-loopback, trino, flink-state-init, flink-jobmanager, "
-        "flink-taskmanager, flink-orders-job, kafka, kafka-topics, kafka-connect, maintenance-scheduler, catalog-backup",
+        "rest-fixture-init, rest-fixture, catalog-gate, polaris-bootstrap, polaris, polaris-catalog, lakekeeper-migrate, "
+        "lakekeeper, lakekeeper-warehouse, lakekeeper-s3-loopback, trino, lakehouse-exporter, prometheus, flink-state-init, "
+        "flink-jobmanager, flink-taskmanager, flink-orders-job, kafka, kafka-topics, kafka-connect, maintenance-scheduler, "
+        "catalog-backup",
     ),
     "layer without owner": (
         lambda p: p["layers"].update({"catalog": {"owner": "  "}}),
         f"{P}.layers.catalog.owner: every layer needs an owner: name the team that answers for it",
     ),
     "port clash": (
-        lambda p: p["services"].update({"polaris": {"ports": {"http": {"external": 8181}}}}),
-        f"{P}.services.polaris.ports.http.external: port 8181 is already taken by "
-        "services.rest-fixture.ports.http.external; every external port must be unique",
+        lambda p: p["services"].update({"polaris": {"ports": {"http": {"external": 8182}}}}),
+        f"{P}.services.polaris.ports.http.external: port 8182 is already taken by "
+        "services.catalog-gate.ports.http.external; every external port must be unique",
     ),
     "latest image": (
         lambda p: p["services"].update({"trino": {"image": "trinodb/trino:latest"}}),
@@ -90,7 +91,7 @@ CLOUD_CASES = {
         lambda p: p["services"].update({"rest-fixture": {"enabled": True}}),
         f"{P}.services.rest-fixture.enabled: rest-fixture does not run on the aws target (the REST fixture is a "
         "test server with SQLite behind it; use polaris or lakekeeper); disable it. Allowed on aws: postgres, "
-        "polaris, lakekeeper, trino, flink-jobmanager, maintenance-scheduler, catalog-backup",
+        "polaris, lakekeeper, trino, lakehouse-exporter, prometheus, flink-jobmanager, maintenance-scheduler, catalog-backup",
     ),
 }
 
@@ -223,13 +224,15 @@ BREAKS_AT_DEPLOY = {
         "native", lambda p: p["services"].update({"lakekeeper": {"enabled": True}}),
         f"{P}.services.lakekeeper.enabled: lakekeeper does not run on the native target (no build of Lakekeeper is "
         "obtainable from the package registries; it runs on docker and aws); disable it. Allowed on native: "
-        "seaweedfs, postgres, rest-fixture, trino, flink-jobmanager, kafka, maintenance-scheduler, catalog-backup",
+        "seaweedfs, postgres, rest-fixture, trino, lakehouse-exporter, prometheus, flink-jobmanager, kafka, "
+        "maintenance-scheduler, catalog-backup",
     ),
     "polaris on native names the service and its reason": (
         "native", lambda p: p["services"].update({"polaris": {"enabled": True}}),
         f"{P}.services.polaris.enabled: polaris does not run on the native target (no registry serves Polaris's "
         "server (Maven Central has only polaris-core); it runs on docker and aws); disable it. Allowed on native: "
-        "seaweedfs, postgres, rest-fixture, trino, flink-jobmanager, kafka, maintenance-scheduler, catalog-backup",
+        "seaweedfs, postgres, rest-fixture, trino, lakehouse-exporter, prometheus, flink-jobmanager, kafka, "
+        "maintenance-scheduler, catalog-backup",
     ),
     "flink job wider than its slots": (
         "native", lambda p: p.update({"flink": {"job": {"parallelism": 3}}}),

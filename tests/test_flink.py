@@ -64,7 +64,9 @@ def test_native_job_runs_the_generator_without_kafka(native_run):
     job = native_run.named("flink-orders-job")
     args = dict(zip(job.inputs["program_args"][::2], job.inputs["program_args"][1::2], strict=True))
     assert args["--source"] == "generator" and args["--rows-per-second"] == "20"
-    assert args["--catalog-uri"] == "http://127.0.0.1:8181" and args["--s3-endpoint"] == "http://127.0.0.1:8333"
+    # Through the catalog's gate, with the writer identity's token from the managers' environment.
+    assert args["--catalog-uri"] == "http://127.0.0.1:8182" and args["--s3-endpoint"] == "http://127.0.0.1:8333"
+    assert args["--catalog-env.token"] == "LAKEHOUSE_CATALOG_TOKEN" and "--catalog.token" not in args
     assert args["--checkpoint-dir"] == job.inputs["checkpoint_dir"]
     assert job.inputs["rest_url"] == "http://127.0.0.1:8081"
     [(flink_side, local)] = job.inputs["host_paths"].items()

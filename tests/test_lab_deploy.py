@@ -54,8 +54,9 @@ def test_every_bind_source_is_created_by_the_daemon_before_its_container(lab_run
                      for path, target in plan.host_mounts.items()]
         assert (container.inputs.get("volumes") or []) == expected, container.name
     # The fixture and its init job share /catalog, Flink's init job and managers /flink-state; the
-    # operations services bind the state they read and write (backups, the fixture's catalog, locks).
-    assert checked == 11
+    # operations services bind the state they read and write (backups, the fixture's catalog, locks), and
+    # Prometheus its data.
+    assert checked == 12
 
 
 def test_evaluating_the_lab_creates_no_directory(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -164,7 +165,8 @@ def test_trino_waits_only_for_the_catalogs_the_stack_runs() -> None:
 
 def test_trino_catalog_files_name_the_warehouses_the_jobs_create(lab_run: ProgramRun) -> None:
     spec = load_platform(stack_platform("lab"))
-    uploads = {u["file"]: u["content"] for u in lab_run.named("trino").inputs["uploads"]}
+    raw = lab_run.named("trino").inputs["uploads"]  # a secret as a whole (the TLS keystore is one of them)
+    uploads = {u["file"]: u["content"] for u in (raw["value"] if isinstance(raw, dict) else raw)}
     for catalog in ("polaris", "lakekeeper"):
         assert f"iceberg.rest-catalog.warehouse={spec.catalog.warehouse}\n" in uploads[f"/etc/trino/catalog/{catalog}.properties"]
 

@@ -21,6 +21,17 @@ def _is_secret(value) -> bool:
     return isinstance(value, dict) and value.get(SECRET_KEY) == SECRET_SIG
 
 
+def _reveal(value):
+    """A value with Pulumi's secret wrappers removed (the mocks record inputs in wire form)."""
+    if _is_secret(value):
+        return _reveal(value["value"])
+    if isinstance(value, dict):
+        return {k: _reveal(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_reveal(v) for v in value]
+    return value
+
+
 def test_all_seven_layers_are_components_with_tokens(lab_run):
     layers = [r for r in lab_run.resources if r.type.startswith("platform:layers:")]
     assert sorted(r.type.rsplit(":", 1)[1].lower() for r in layers) == sorted(LAYER_NAMES)
@@ -96,11 +107,16 @@ def test_every_server_container_has_health_check_and_memory_limit(lab_run):
 
 def test_trino_catalog_files_point_at_internal_addresses(lab_run):
     trino = lab_run.named("trino")
-    uploads = {u["file"]: u["content"] for u in trino.inputs["uploads"]}
+    uploads = {u["file"]: u["content"] for u in _reveal(trino.inputs["uploads"])}
     fixture = uploads["/etc/trino/catalog/fixture.properties"]
-    assert "iceberg.rest-catalog.uri=http://rest-fixture:8181\n" in fixture
+    # Through the catalog gate, as the writer identity; the read-only twin as the reader.
+    assert "iceberg.rest-catalog.uri=http://catalog-gate:8182\n" in fixture
     assert "s3.endpoint=http://seaweedfs:8333\n" in fixture
-    assert "s3.aws-secret-key=${ENV:S3_SECRET_KEY}" in fixture  # the file holds no secret
+    assert "s3.aws-secret-key=${ENV:S3_SECRET_KEY_WRITER}" in fixture  # the file holds no secret
+    assert "iceberg.rest-catalog.oauth2.token=${ENV:CATALOG_TOKEN_WRITER}" in fixture
+    read_only = uploads["/etc/trino/catalog/fixture_ro.properties"]
+    assert "s3.aws-secret-key=${ENV:S3_SECRET_KEY_READER}" in read_only
+    assert "iceberg.rest-catalog.oauth2.token=${ENV:CATALOG_TOKEN_READER}" in read_only
     assert "uri=http://polaris:8181/api/catalog" in uploads["/etc/trino/catalog/polaris.properties"]
     assert "uri=http://lakekeeper:8181/catalog" in uploads["/etc/trino/catalog/lakekeeper.properties"]
     assert _is_secret(trino.inputs["envs"])
@@ -108,13 +124,15 @@ def test_trino_catalog_files_point_at_internal_addresses(lab_run):
 
 def test_host_profiles_use_external_addresses(lab_run):
     host = lab_run.outputs["profiles"]["host"]
-    assert host["pyiceberg"]["uri"] == "http://localhost:8181"
+    assert host["pyiceberg"]["uri"] == "http://localhost:8182"  # the catalog gate in front of the fixture
     assert host["pyiceberg"]["s3.endpoint"] == "http://localhost:8333"
-    assert host["spark"]["spark.sql.catalog.lab.uri"] == "http://localhost:8181"
+    assert host["pyiceberg"]["token"] == "{catalog_token}"  # filled from credentials.identities.<identity>
+    assert host["spark"]["spark.sql.catalog.lab.uri"] == "http://localhost:8182"
     assert "ENDPOINT 'localhost:8333'" in host["duckdb"][0]
-    assert host["trino"]["host"] == "localhost" and host["trino"]["port"] == 8080
+    assert host["trino"]["host"] == "localhost" and host["trino"]["port"] == 8443
+    assert host["trino"]["http_scheme"] == "https" and host["identity"] == "writer"
     services = lab_run.outputs["profiles"]["services"]
-    assert "'uri' = 'http://rest-fixture:8181'" in services["flink_sql"]
+    assert "'uri' = 'http://catalog-gate:8182'" in services["flink_sql"]
 
 
 def test_credentials_are_secret_everywhere(lab_run):
@@ -145,10 +163,10 @@ def test_small_lab_is_one_edit_away():
         platform["services"][name] = {"enabled": False}
     run = run_program("lab", platform)
     names = {r.name for r in run.of_type(CONTAINER)}
-    assert names == {"seaweedfs", "seaweedfs-bucket", "postgres", "rest-fixture-init", "rest-fixture", "trino",
-                     "maintenance-scheduler", "catalog-backup"}
+    assert names == {"seaweedfs", "seaweedfs-bucket", "postgres", "rest-fixture-init", "rest-fixture", "catalog-gate",
+                     "trino", "lakehouse-exporter", "prometheus", "maintenance-scheduler", "catalog-backup"}
     trino = run.named("trino")
-    files = {u["file"] for u in trino.inputs["uploads"]}
+    files = {u["file"] for u in _reveal(trino.inputs["uploads"])}
     assert "/etc/trino/catalog/polaris.properties" not in files
 
 
@@ -250,7 +268,7 @@ def test_flink_job_is_submitted_through_the_published_rest_port_with_internal_ad
     assert job.inputs["rest_url"] == "http://localhost:8081"  # the host reaches the published port
     args = job.inputs["program_args"]
     pairs = dict(zip(args[::2], args[1::2], strict=True))
-    assert pairs["--catalog-uri"] == "http://rest-fixture:8181" and pairs["--s3-endpoint"] == "http://seaweedfs:8333"
+    assert pairs["--catalog-uri"] == "http://catalog-gate:8182" and pairs["--s3-endpoint"] == "http://seaweedfs:8333"
     assert pairs["--kafka-bootstrap"] == "kafka:9092" and pairs["--source"] == "kafka"
     assert pairs["--checkpoint-interval"] == "10s" and pairs["--table"] == "streams.orders"
     assert pairs["--checkpoint-dir"].startswith("file:///flink-state/checkpoints/lakehouse-orders-stream-")

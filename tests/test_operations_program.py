@@ -79,8 +79,12 @@ def test_the_scheduler_and_the_backups_are_native_services_with_their_config(nat
     assert [(j.id, j.schedule, j.older_than_days) for j in config.maintenance] == [
         ("expire_snapshots", "0 3 * * *", 7), ("rewrite_data_files", "0 4 * * *", 7),
         ("rewrite_manifests", "0 5 * * 0", 7), ("remove_orphan_files", "0 6 * * 0", 7)]
-    trino_port = services["trino"].inputs["ports"][0]
-    assert config.trino is not None and (config.trino.port, config.trino.catalog) == (trino_port, "fixture")
+    assert config.trino is not None and (config.trino.port, config.trino.catalog) == (8443, "fixture")
+    # HTTPS as the writer identity; the password and certificate are references to the environment.
+    assert (config.trino.http_scheme, config.trino.user) == ("https", "writer")
+    assert config.trino.password == "${ENV:LAKEHOUSE_SECRET_TRINO_PASSWORD_WRITER}"
+    env = services["maintenance-scheduler"].inputs["env"]
+    assert "LAKEHOUSE_SECRET_TRINO_PASSWORD_WRITER" in env.get("value", env)  # a secret: the whole mapping
     assert [t["name"] for t in config.tables] == ["orders", "customers"]
     plan = _config_file(backups).backups
     assert plan is not None and plan.schedule == "*/15 * * * *" and plan.retention_days == 7
@@ -112,8 +116,8 @@ def test_the_lab_runs_both_in_pinned_images_with_only_the_operations_code(lab_wi
     assert images["catalog-backup-image"] == "postgres:18.6"  # pg_dump of the server's own major
     uploads = {u["file"]: u for u in scheduler.inputs["uploads"]}
     config = OperationsConfig.model_validate_json(uploads["/opt/lakehouse/operations.json"]["content"])
-    assert config.trino is not None and (config.trino.host, config.trino.port) == ("trino", 8080)
-    assert config.catalog.uri == "http://rest-fixture:8181"
+    assert config.trino is not None and (config.trino.host, config.trino.port) == ("trino", 8443)
+    assert config.catalog.uri == "http://catalog-gate:8182"
     assert uploads["/opt/lakehouse/requirements.txt"]["content"] == support.SCHEDULER_REQUIREMENTS.read_text()
     assert uploads["/opt/lakehouse/infra/operations/scheduler.py"]["source"].endswith("infra/operations/scheduler.py")
     assert not any(f.startswith("/opt/lakehouse/infra/targets") for f in uploads)  # nothing else of the project
@@ -129,7 +133,7 @@ def test_the_lab_runs_both_in_pinned_images_with_only_the_operations_code(lab_wi
     assert "apt-get install" in backups.inputs["command"][0] and "--require-hashes" in backups.inputs["command"][0]
     (table,) = lab_with_tables.of_type(DECLARED_TABLE)
     assert table.inputs["table"]["namespace"] == "sales" and "rest-fixture" in table.depends_on
-    assert _plain(table.inputs["catalog"])["uri"] == "http://localhost:8181"
+    assert _plain(table.inputs["catalog"])["uri"] == "http://localhost:8182"
 
 
 def test_the_container_requirements_are_the_locks_own_pins() -> None:

@@ -300,7 +300,9 @@ def test_lab_connectors_are_registered_through_the_published_port(lab_streams):
     connectors = {r.inputs["name"]: r for r in lab_streams.of_type(CONNECTOR)}
     assert {c.inputs["connect_url"] for c in connectors.values()} == {"http://localhost:8083"}
     assert connectors["bookshop-cdc"].inputs["config"]["database.hostname"] == "postgres"
-    assert connectors["bookshop-iceberg"].inputs["config"]["iceberg.catalog.uri"] == "http://rest-fixture:8181"
+    sink = connectors["bookshop-iceberg"].inputs["config"]
+    assert sink["iceberg.catalog.uri"] == "http://catalog-gate:8182"  # through the gate, as the writer identity
+    assert sink["iceberg.catalog.token"] == "${env:LAKEHOUSE_CATALOG_TOKEN_WRITER}"
     source = lab_streams.of_type(SOURCE)[0]
     assert (source.inputs["host"], source.inputs["port"]) == ("localhost", 5432)
 

@@ -28,6 +28,7 @@ ENV_S3_SECRET_KEY = "LAKEHOUSE_S3_SECRET_KEY"  # noqa: S105 - names of variables
 ENV_PG_PASSWORD = "PGPASSWORD"  # noqa: S105 - read by pg_dump and pg_restore themselves
 ENV_SECRET_PREFIX = "LAKEHOUSE_SECRET_"  # noqa: S105 - LAKEHOUSE_SECRET_POLARIS_ROOT_SECRET -> {polaris_root_secret}
 _PLACEHOLDER = re.compile(r"\{([a-z0-9_]+)\}")
+_ENV_REFERENCE = re.compile(r"\$\{ENV:" + ENV_SECRET_PREFIX + r"([A-Z0-9_]+)\}")
 
 
 class _Model(BaseModel):
@@ -51,12 +52,16 @@ class CatalogAccess(_Model):
 
 
 class TrinoAccess(_Model):
-    """The engine maintenance runs through."""
+    """The engine maintenance runs through: HTTPS, as one identity (its Trino user and password)."""
 
     host: str
     port: int
     catalog: str
     user: str = "platform-maintenance"
+    http_scheme: str = "http"
+    #: ``${ENV:LAKEHOUSE_SECRET_<NAME>}`` references (``Credentials.secrets``), never the values.
+    password: str | None = None
+    certificate: str | None = None  # the PEM Trino's certificate is verified against
 
 
 class MaintenanceJobConfig(_Model):
@@ -157,10 +162,22 @@ class Credentials(_Model):
 
     @classmethod
     def from_outputs(cls, outputs: Mapping[str, Any]) -> Credentials:
+        """What the processes get in their environment, from the stack's outputs (the CLI on the host)."""
         creds = outputs.get("credentials") or {}
+        secrets = {str(k): str(v) for k, v in creds.items() if isinstance(v, str)}
+        for identity, entry in (creds.get("identities") or {}).items():  # as in the processes' environment
+            for key in ("catalog_token", "trino_password"):
+                if entry.get(key):
+                    secrets[f"{key}_{identity.replace('-', '_')}"] = str(entry[key])
+        for name, pem in (outputs.get("certificates") or {}).items():
+            secrets[f"{name.replace('-', '_')}_cert"] = str(pem)
         return cls(s3_access_key=creds.get("s3_access_key"), s3_secret_key=creds.get("s3_secret_key"),
-                   postgres_password=creds.get("postgres_password"),
-                   secrets={str(k): str(v) for k, v in creds.items() if isinstance(v, str)})
+                   postgres_password=creds.get("postgres_password"), secrets=secrets)
+
+    def resolve(self, value: str) -> str:
+        """``value`` with ``{name}`` and ``${ENV:LAKEHOUSE_SECRET_NAME}`` filled from the secrets."""
+        value = _ENV_REFERENCE.sub(lambda m: self.secrets.get(m.group(1).lower(), m.group(0)), value)
+        return _PLACEHOLDER.sub(lambda m: self.secrets.get(m.group(1), m.group(0)), value)
 
 
 def from_outputs(outputs: Mapping[str, Any]) -> tuple[OperationsConfig, Credentials]:
@@ -173,10 +190,7 @@ def from_outputs(outputs: Mapping[str, Any]) -> tuple[OperationsConfig, Credenti
 
 def pyiceberg_properties(config: OperationsConfig, creds: Credentials) -> dict[str, str]:
     """PyIceberg catalog properties with the S3 credentials filled in."""
-    def fill(value: str) -> str:
-        return _PLACEHOLDER.sub(lambda m: creds.secrets.get(m.group(1), m.group(0)), value)
-
-    props = {k: fill(v) for k, v in config.catalog.properties.items()}
+    props = {k: creds.resolve(v) for k, v in config.catalog.properties.items()}
     if creds.s3_access_key and creds.s3_secret_key:
         props.update({"s3.access-key-id": creds.s3_access_key, "s3.secret-access-key": creds.s3_secret_key})
     return props

@@ -125,24 +125,43 @@ def observe(catalog: Any, s3: Any, identifier: str) -> TableState:
 Executor = Callable[[str, dict[str, str]], None]
 
 
-def trino_executor(config: OperationsConfig) -> Executor:
-    """Runs one statement through the stack's Trino with the given session properties."""
+def trino_executor(config: OperationsConfig, creds: Credentials) -> Executor:
+    """Runs one statement through the stack's Trino with the given session properties (HTTPS and a
+    password where Trino asks for them, its certificate verified against the platform's)."""
     trino_access = config.trino
     if trino_access is None:
         raise MaintenanceError("this stack runs no Trino: maintenance runs through Trino's Iceberg procedures")
 
     def execute(sql: str, session: dict[str, str]) -> None:
+        import tempfile
+
+        import requests
         import trino
 
-        connection = trino.dbapi.connect(host=trino_access.host, port=trino_access.port, user=trino_access.user,
-                                         catalog=trino_access.catalog, http_scheme="http",
-                                         session_properties=session, request_timeout=120)
+        kwargs: dict[str, Any] = {}
+        if trino_access.password:
+            kwargs["auth"] = trino.auth.BasicAuthentication(trino_access.user, creds.resolve(trino_access.password))
+        if trino_access.certificate:
+            pem = tempfile.NamedTemporaryFile("w", suffix=".pem", delete=False)  # noqa: SIM115 - removed below
+            with pem:
+                pem.write(creds.resolve(trino_access.certificate))
+            http = requests.Session()
+            http.trust_env = False
+            http.verify = pem.name
+            kwargs["http_session"] = http
         try:
-            cursor = connection.cursor()
-            cursor.execute(sql)
-            cursor.fetchall()  # Trino 476's procedures return no rows; fetching waits for the query to finish
+            connection = trino.dbapi.connect(host=trino_access.host, port=trino_access.port, user=trino_access.user,
+                                             catalog=trino_access.catalog, http_scheme=trino_access.http_scheme,
+                                             session_properties=session, request_timeout=120, **kwargs)
+            try:
+                cursor = connection.cursor()
+                cursor.execute(sql)
+                cursor.fetchall()  # Trino 476's procedures return no rows; fetching waits for the query to finish
+            finally:
+                connection.close()
         finally:
-            connection.close()
+            if trino_access.certificate:
+                Path(pem.name).unlink(missing_ok=True)
 
     return execute
 
@@ -195,7 +214,7 @@ def run_action(config: OperationsConfig, creds: Credentials, action: str, identi
             catalog = catalog if catalog is not None else load_catalog(config, creds)
             s3 = s3 if s3 is not None else s3_client(config, creds)
             before = observe(catalog, s3, identifier)
-            (execute or trino_executor(config))(sql, session)
+            (execute or trino_executor(config, creds))(sql, session)
             after = observe(catalog, s3, identifier)
         except Exception as exc:  # noqa: BLE001 - recorded as a failed run, then raised to the caller
             runs.finish(db, run, "failed", **detail, seconds=round(time.monotonic() - started, 3),

@@ -163,13 +163,14 @@ def count_rows(table: Any) -> int:
 
 
 def read_back(catalog: Any, identifiers: Iterable[str]) -> dict[str, dict[str, Any]]:
-    """Each table loaded and counted: rows, current snapshot, metadata location (or the error)."""
+    """Each table loaded and counted: rows, current snapshot, every snapshot id, metadata location (or the error)."""
     result: dict[str, dict[str, Any]] = {}
     for identifier in identifiers:
         try:
             table = catalog.load_table(identifier)
             snapshot = table.current_snapshot()
             result[identifier] = {"rows": count_rows(table), "snapshot_id": snapshot.snapshot_id if snapshot else None,
+                                  "snapshots": sorted(s.snapshot_id for s in table.metadata.snapshots),
                                   "metadata_location": table.metadata_location}
         except Exception as exc:  # noqa: BLE001 - reported per table
             result[identifier] = {"error": f"{type(exc).__name__}: {exc}"[:500]}

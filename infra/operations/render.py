@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from infra import profiles
 from infra.operations.config import (
+    ENV_SECRET_PREFIX,
     BackupConfig,
     CatalogAccess,
     MaintenanceJobConfig,
@@ -20,7 +21,7 @@ from infra.operations.config import (
     TrinoAccess,
 )
 from infra.services import ServiceContext, registry
-from infra.services.base import Side, host_of, port_of
+from infra.services.base import SECRET_TOKEN, Side, host_of, port_of
 from infra.spec import PlatformSpec, Target
 
 SCHEDULER = "maintenance-scheduler"
@@ -60,17 +61,49 @@ def catalog_databases(spec: PlatformSpec) -> list[str]:
     return [db for db in postgres.DATABASES if db in wanted]
 
 
+def env_reference(secret_name: str) -> str:
+    """``${ENV:LAKEHOUSE_SECRET_<NAME>}``: where an operations process finds a secret (``operation_secrets``)."""
+    return "${ENV:" + ENV_SECRET_PREFIX + secret_name.replace("-", "_").upper() + "}"
+
+
+def catalog_properties(spec: PlatformSpec, side: Side) -> dict[str, str]:
+    """PyIceberg properties of the operations, as the writer identity; secrets as environment references.
+
+    The S3 key pair is the operations' own (``Credentials``), not in the file.
+    """
+    props = profiles.pyiceberg(spec, side)
+    for key in ("s3.access-key-id", "s3.secret-access-key"):
+        props.pop(key, None)
+    props.update({k: SECRET_TOKEN.sub(lambda m: env_reference(m.group(1)), v)
+                  for k, v in profiles.client_secrets(spec).items()})
+    return props
+
+
+def operation_secrets(spec: PlatformSpec) -> list[str]:
+    """The secrets the operations config references (the catalog's credential and token, Trino's password and
+    certificate): each an environment variable of the operations processes."""
+    names = [n for v in profiles.client_secrets(spec).values() for n in SECRET_TOKEN.findall(v)]
+    if "trino" in spec.enabled_services():
+        client = profiles.trino_client(spec)
+        names += [f"trino-password-{spec.governance.writer}", f"{client['certificate']}-cert"]
+    return list(dict.fromkeys(names))
+
+
 def operations_config(spec: PlatformSpec, stack: str, paths: Paths, side: Side = Side.EXTERNAL) -> OperationsConfig:
     """Everything the operating layers' processes and commands read, for one point of view."""
     enabled = spec.enabled_services()
     catalog_name = spec.catalog.default
     role = profiles.catalog_role(spec)
     catalog = CatalogAccess(service=catalog_name, engine_name=role.engine_name,
-                            properties=profiles.pyiceberg(spec, side))
+                            properties=catalog_properties(spec, side))
     trino = None
     if "trino" in enabled:
         client = profiles.trino_client(spec, side)
-        trino = TrinoAccess(host=client["host"], port=client["port"], catalog=role.engine_name)
+        identity = spec.governance.writer  # maintenance rewrites and expires: the writer's catalogs
+        trino = TrinoAccess(host=client["host"], port=client["port"], catalog=role.engine_name, user=identity,
+                            http_scheme=client["http_scheme"],
+                            password=env_reference(f"trino-password-{identity}"),
+                            certificate=env_reference(f"{client['certificate']}-cert"))
     jobs = [MaintenanceJobConfig(id=f"{job.action}" if sum(j.action == job.action for j in spec.maintenance) == 1
                                  else f"{job.action}-{index}",
                                  action=job.action, schedule=job.schedule, older_than_days=job.older_than_days,

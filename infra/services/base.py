@@ -54,9 +54,29 @@ def address(spec: PlatformSpec, service: str, port: str, side: Side) -> str:
     return f"{host_of(spec, service, side)}:{port_of(spec, service, port, side)}"
 
 
-def url(spec: PlatformSpec, service: str, port: str, side: Side, path: str = "") -> str:
+def url(spec: PlatformSpec, service: str, port: str, side: Side, path: str = "", scheme: str = "http") -> str:
     """``http://host:port/path`` of a service port from one side."""
-    return f"http://{address(spec, service, port, side)}{path}"
+    return f"{scheme}://{address(spec, service, port, side)}{path}"
+
+
+def gate_of(spec: PlatformSpec, catalog: str) -> str | None:
+    """The enabled service that gates ``catalog`` (clients reach the catalog through it), or None."""
+    from infra.services.registry import registry
+
+    for definition in registry():
+        if definition.fronts == catalog and definition.name in spec.enabled_services():
+            return definition.name
+    return None
+
+
+def catalog_url(spec: PlatformSpec, catalog: str, side: Side) -> str:
+    """Where clients reach a catalog's REST API: through its gate when it has one, else the catalog itself."""
+    from infra.services.registry import registry
+
+    role = registry()[catalog].catalog
+    assert role is not None, f"{catalog} is not a catalog"
+    gate = gate_of(spec, catalog)
+    return url(spec, gate, "http", side, role.path) if gate else url(spec, catalog, "http", side, role.path)
 
 
 def secret(name: str) -> str:
@@ -69,6 +89,21 @@ def secret(name: str) -> str:
 
 
 SECRET_TOKEN = re.compile(r"\$\{secret:([a-z0-9-]+)\}")
+#: A value derived from a named secret, never the secret itself: ``${sha256:name}`` (hex digest, what a
+#: gate compares tokens against) or ``${pbkdf2:name}`` (a salted PBKDF2 hash, what Trino's password file
+#: holds). Rendered like secrets (the result is still a Pulumi secret), and deterministic, so an
+#: unchanged secret renders the same file and restarts nothing.
+DERIVED_TOKEN = re.compile(r"\$\{(sha256|pbkdf2):([a-z0-9-]+)\}")
+
+
+def sha256_of(name: str) -> str:
+    """A placeholder for the sha256 hex digest of a named secret."""
+    return "${sha256:" + name + "}"
+
+
+def pbkdf2_of(name: str) -> str:
+    """A placeholder for the PBKDF2 hash of a named secret, in Trino's password-file form."""
+    return "${pbkdf2:" + name + "}"
 
 #: Values only the aws target knows once its resources exist (ARNs), by name.
 VENDING_ROLE_ARN = "vending-role-arn"  # the catalogs' credential-vending role
@@ -98,6 +133,7 @@ class ContainerPlan:
     volumes: dict[str, str] = field(default_factory=dict)  # volume name suffix -> container path
     user: str | None = None
     network_mode_service: str | None = None  # share another service's network namespace (sidecar)
+    build_dockerfile: str | None = None  # the image is built from this Dockerfile (repo-relative), not pulled
 
 
 @dataclass
@@ -233,6 +269,18 @@ class CatalogRole:
 
 
 @dataclass(frozen=True)
+class CertificateSpec:
+    """A TLS certificate a service serves with: issued once by the platform (governance), renewed near expiry.
+
+    Its key and certificate reach the service as the secrets ``<name>-pem`` (key then certificate, one PEM)
+    and ``<name>-cert`` (the certificate alone); clients verify against the ``certificates`` stack output.
+    """
+
+    name: str  # e.g. trino-tls
+    hosts: Callable[[ServiceContext], list[str]]  # DNS names and IP addresses the certificate is valid for
+
+
+@dataclass(frozen=True)
 class SecretSpec:
     """A secret a service uses: its placeholder name, its stack config key, and where a lab default applies."""
 
@@ -240,6 +288,9 @@ class SecretSpec:
     config_key: str  # ``lakehouse:<config_key>``, set with ``pulumi config set --secret``
     lab_default: str  # used on docker and native when the stack sets none (still a Pulumi secret)
     managed_on: Mapping[Target, str] = field(default_factory=dict)  # target -> who keeps it instead
+    # A secret made from others (no config key, no lab default): a template of placeholders, rendered
+    # once the others are known (e.g. Trino's password file: each identity's password, hashed).
+    derive: Callable[[PlatformSpec], str] | None = None
 
 
 ContainerRenderer = Callable[[ServiceContext, ContainerHost], ContainerPlan]
@@ -282,6 +333,8 @@ class ServiceDefinition:
     #: it has one. A service with steps and no process is only its steps.
     steps: StepsRenderer | None = None
     check: SpecCheck | None = None  # validation of the service's own settings, run with the spec's
+    certificates: tuple[CertificateSpec, ...] = ()  # TLS certificates the platform issues for it
+    fronts: str | None = None  # the catalog this service gates: clients reach that catalog through it
 
     def runs_on(self, target: Target) -> bool:
         """Whether a target has a way to run this service (a renderer, a fold or a managed service)."""
@@ -298,6 +351,17 @@ class ServiceDefinition:
         if not self.runs_on(target):
             return f"the {target.value} target has no way to run it"
         return None
+
+
+def code_digest(*paths: Path) -> str:
+    """sha256 over source files a process runs from the repository: in its environment, a change of the code
+    (not only of its config) restarts it on the next ``pulumi up``."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def jvm_heap_flag(service: ServiceSpec) -> str:

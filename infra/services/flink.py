@@ -252,7 +252,7 @@ def catalog_secret_env(spec: PlatformSpec) -> dict[str, str]:
     The job reads them in ``main()`` (``--catalog-env.<property> <VAR>``), so the arguments, visible in
     Flink's REST API and the Pulumi state, never hold a secret.
     """
-    props = profiles.catalog_role(spec).client_properties(ServiceContext(spec, spec.catalog.default))
+    props = profiles.client_secrets(spec)
     return {catalog_env_var(k): v for k, v in props.items() if SECRET_TOKEN.search(v)}
 
 
@@ -280,7 +280,7 @@ def job_args(ctx: ServiceContext, side: Side = Side.INTERNAL, kafka: str | None 
                  "--kafka-group", job.kafka_group]
     else:
         args += ["--rows-per-second", str(job.rows_per_second)]
-    props = profiles.catalog_role(spec).client_properties(ServiceContext(spec, spec.catalog.default))
+    props = profiles.client_secrets(spec)
     for key, value in props.items():
         if SECRET_TOKEN.search(value):
             args += [f"--catalog-env.{key}", catalog_env_var(key)]
@@ -627,7 +627,7 @@ def msf_properties(ctx: ServiceContext, secret_arns: dict[str, Any], kafka: Any 
 
     args = job_args(ctx, Side.INTERNAL, kafka="{kafka}" if kafka is not None else None)
     props: dict[str, Any] = {}
-    client = profiles.catalog_role(ctx.spec).client_properties(ServiceContext(ctx.spec, ctx.spec.catalog.default))
+    client = profiles.client_secrets(ctx.spec)
     for key, value in zip(args[::2], args[1::2], strict=True):
         name = key.removeprefix("--")
         if name.startswith("catalog-env."):

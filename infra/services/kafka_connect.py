@@ -255,8 +255,7 @@ def sink_config(ctx: ServiceContext, sink: IcebergSinkSpec, ref: SecretRef = env
         f"{prefix}io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
         f"{prefix}client.region": spec.storage.region,
     }
-    role = profiles.catalog_role(spec)
-    for key, value in role.client_properties(ServiceContext(spec, spec.catalog.default)).items():
+    for key, value in profiles.client_secrets(spec).items():
         catalog[prefix + key] = _provider_refs(value, ref)
     endpoint = profiles.s3_endpoint(spec, Side.INTERNAL)
     if endpoint:  # the lab store: keys from the worker's environment; on aws the catalog vends credentials
@@ -309,8 +308,7 @@ def worker_secrets(ctx: ServiceContext) -> list[str]:
 
         if profiles.s3_endpoint(ctx.spec, Side.INTERNAL):
             names += ["s3-access-key", "s3-secret-key"]
-        role = profiles.catalog_role(ctx.spec)
-        for value in role.client_properties(ServiceContext(ctx.spec, ctx.spec.catalog.default)).values():
+        for value in profiles.client_secrets(ctx.spec).values():
             names += [n for n in SECRET_TOKEN.findall(value) if n not in names]
     return names
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from infra.operations.config import CONFIG_FILE, ENV_SECRET_PREFIX, OperationsConfig
 from infra.paths import PROJECT_ROOT
-from infra.services.base import SECRET_TOKEN, ContainerHost, ContainerPlan, NativeHost, ServiceContext, Side, secret
+from infra.services.base import ContainerHost, ContainerPlan, NativeHost, ServiceContext, Side, secret
 
 if TYPE_CHECKING:
     from infra.spec import PlatformSpec
@@ -38,14 +38,10 @@ def container_health_command(port: int) -> list[str]:
 
 
 def catalog_secret_env(spec: PlatformSpec) -> dict[str, str]:
-    """``LAKEHOUSE_SECRET_<NAME>`` for each secret the default catalog's client properties name (Polaris)."""
-    from infra.profiles import catalog_role
+    """``LAKEHOUSE_SECRET_<NAME>`` for each secret the operations config references (``operation_secrets``)."""
+    from infra.operations.render import operation_secrets
 
-    role = catalog_role(spec)
-    names: set[str] = set()
-    for value in role.client_properties(ServiceContext(spec, spec.catalog.default)).values():
-        names.update(SECRET_TOKEN.findall(value))
-    return {f"{ENV_SECRET_PREFIX}{name.replace('-', '_').upper()}": secret(name) for name in sorted(names)}
+    return {f"{ENV_SECRET_PREFIX}{name.replace('-', '_').upper()}": secret(name) for name in operation_secrets(spec)}
 
 
 def native_config(spec: PlatformSpec, host: NativeHost, pg_bindir: str | None = None) -> OperationsConfig:

@@ -20,9 +20,12 @@ MODULES: tuple[str, ...] = (
     "infra.services.seaweedfs",
     "infra.services.postgres",
     "infra.services.rest_fixture",
+    "infra.services.catalog_gate",
     "infra.services.polaris",
     "infra.services.lakekeeper",
     "infra.services.trino",
+    "infra.services.exporter",
+    "infra.services.prometheus",
     "infra.services.flink",
     "infra.services.kafka",
     "infra.services.kafka_connect",
@@ -71,6 +74,10 @@ class Registry:
     def checks(self) -> tuple:
         """The spec checks service definitions declare (``ServiceDefinition.check``), in declaration order."""
         return tuple(d.check for d in self if d.check is not None)
+
+    def gates(self) -> dict[str, str]:
+        """gate service -> the catalog it fronts (clients reach that catalog only through it)."""
+        return {d.name: d.fronts for d in self if d.fronts}
 
     def placement(self) -> dict[str, dict[Target, str]]:
         """service -> {target: why it cannot run there}, for the spec's validation (context)."""

@@ -46,7 +46,8 @@ DEFAULT = {
     "role": "the reference REST catalog, on file-backed SQLite, on object storage",
     "version": "1.10.1",
     "image": "apache/iceberg-rest-fixture:1.10.1",
-    "ports": {"http": {"internal": 8181, "external": 8181}},
+    # Internal only: clients reach the fixture through the catalog gate (it has no authentication of its own).
+    "ports": {"http": {"internal": 8181}},
     "health": {"kind": "http", "port": "http", "path": "/v1/config",
                "command": ["CMD-SHELL", "curl -fsS http://127.0.0.1:8181/v1/config >/dev/null"]},
     "memory": "512MiB",

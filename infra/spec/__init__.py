@@ -10,6 +10,7 @@ from infra.spec.aws import AwsSpec
 from infra.spec.base import SIZE_HELP, Strict, Target, parse_size
 from infra.spec.catalog import CatalogSpec, EngineSpec
 from infra.spec.flink import FlinkJobSpec, FlinkSpec
+from infra.spec.governance import GovernanceSpec, Role, role_of
 from infra.spec.layers import DEFAULT_CONTRACTS, Layer, LayerSpec
 from infra.spec.operations import MaintenanceJob, ObservabilitySpec, RecoverySpec, cron_problem, eventbridge_cron
 from infra.spec.platform import PlacementContext, PlatformSpec
@@ -29,6 +30,7 @@ __all__ = [
     "EngineSpec",
     "FlinkJobSpec",
     "FlinkSpec",
+    "GovernanceSpec",
     "HealthCheckSpec",
     "IcebergSinkSpec",
     "IdentitySpec",
@@ -42,6 +44,7 @@ __all__ = [
     "PortSpec",
     "RecoverySpec",
     "RestartSpec",
+    "Role",
     "ServiceSpec",
     "StorageSpec",
     "StreamsSpec",
@@ -53,4 +56,5 @@ __all__ = [
     "cron_problem",
     "eventbridge_cron",
     "parse_size",
+    "role_of",
 ]

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Literal
 
 from apscheduler.triggers.cron import CronTrigger
-from pydantic import EmailStr, Field, field_validator
+from pydantic import EmailStr, Field, field_validator, model_validator
 
 from infra.operations.cron import cron_max_interval_minutes
-from infra.spec.base import Strict
+from infra.spec.base import SIZE_HELP, Strict, parse_size
 
 __all__ = ["MaintenanceJob", "ObservabilitySpec", "RecoverySpec", "cron_max_interval_minutes", "cron_problem",
            "eventbridge_cron"]
@@ -108,7 +108,65 @@ class RecoverySpec(Strict):
 
 
 class ObservabilitySpec(Strict):
-    """Signals derived from the metadata tables."""
+    """Signals derived from the metadata tables: what the exporter measures, how fast alerts fire.
 
-    freshness_minutes: int = Field(default=60, ge=1, description="A table older than this is stale.")
+    The catalog-down bound is ``probe_interval_s + scrape_interval_s`` (the exporter notices, Prometheus
+    scrapes) ``+ scrape_interval_s`` (the rule is evaluated) ``+ catalog_down_for_s``; a table is stale
+    past its promise, and the alert waits ``stale_for_s`` (at least one refresh, so a commit the exporter
+    has not seen yet never raises it).
+    """
+
+    freshness_minutes: int = Field(default=60, ge=1, description="Freshness promise of a table no declaration "
+                                                                  "covers: older than this is stale.")
     alarm_email: EmailStr | None = Field(default=None, description="Where alarms go (cloud).")
+    scrape_interval_s: int = Field(default=5, ge=1, le=300, description="Prometheus scrape and rule evaluation "
+                                                                         "interval.")
+    probe_interval_s: int = Field(default=5, ge=1, le=300, description="How often the exporter checks the catalog "
+                                                                        "(/v1/config and a load-table) and services.")
+    refresh_interval_s: int = Field(default=30, ge=5, le=3600, description="How often the exporter re-reads every "
+                                                                            "table's metadata.")
+    catalog_down_for_s: int = Field(default=10, ge=0, le=3600, description="How long the catalog must fail before "
+                                                                            "CatalogDown fires.")
+    stale_for_s: int | None = Field(default=None, ge=0, le=86400, description="How long a table must be past its "
+                                                                               "promise before TableStale fires "
+                                                                               "(default: refresh_interval_s).")
+    small_file_size: str = Field(default="32MiB", description=f"A data file smaller than this is small: {SIZE_HELP}.")
+    small_files_alert: int = Field(default=100, ge=1, description="Small data files in one table that raise "
+                                                                   "TableHasManySmallFiles.")
+    delete_file_ratio_alert: float = Field(default=0.2, gt=0, le=1, description="Delete files / all files of a table "
+                                                                                 "that raise DeleteFilesPiling.")
+    snapshot_retention_days: int = Field(default=7, ge=1, le=3650, description="Snapshot retention of a table no "
+                                                                                "expire_snapshots job covers.")
+    exporter_workers: int = Field(default=8, ge=1, le=64, description="Tables the exporter loads in parallel.")
+    discover_tables: bool = Field(default=True, description="Also watch tables nobody declared (with the default "
+                                                             "freshness promise).")
+    retention_days: int = Field(default=7, ge=1, le=3650, description="How long Prometheus keeps samples.")
+    retention_size: str = Field(default="512MB", description=f"Most disk Prometheus's TSDB may use: {SIZE_HELP}.")
+
+    @field_validator("small_file_size", "retention_size")
+    @classmethod
+    def _size(cls, value: str) -> str:
+        parse_size(value)
+        return value
+
+    @model_validator(mode="after")
+    def _stale_after_refresh(self) -> ObservabilitySpec:
+        if self.stale_for_s is not None and self.stale_for_s < self.refresh_interval_s:
+            raise ValueError(
+                f"stale_for_s: {self.stale_for_s} is shorter than refresh_interval_s {self.refresh_interval_s}: a "
+                "commit the exporter has not read yet would raise TableStale; use at least the refresh interval")
+        return self
+
+    @property
+    def table_stale_for_s(self) -> int:
+        """How long a table is past its promise before TableStale fires."""
+        return self.stale_for_s if self.stale_for_s is not None else self.refresh_interval_s
+
+    @property
+    def catalog_down_bound_s(self) -> int:
+        """Worst case from the catalog failing to CatalogDown firing (see the class docstring)."""
+        return self.probe_interval_s + 2 * self.scrape_interval_s + self.catalog_down_for_s
+
+    @property
+    def small_file_bytes(self) -> int:
+        return parse_size(self.small_file_size)

@@ -17,6 +17,7 @@ from infra.spec.aws import FARGATE_SIZES, AwsSpec
 from infra.spec.base import Strict, Target
 from infra.spec.catalog import CatalogSpec, EngineSpec
 from infra.spec.flink import FlinkSpec
+from infra.spec.governance import IDENTITY_NAME, READ_ONLY_ACTIONS, GovernanceSpec, Role, role_of
 from infra.spec.layers import Layer, LayerSpec
 from infra.spec.operations import (
     MaintenanceJob,
@@ -45,6 +46,7 @@ class PlacementContext:
     catalogs: tuple[str, ...] = ()  # services that are catalogs
     # Checks a service definition declares about the whole spec: each returns "key.path: what is wrong" lines.
     checks: tuple[Callable[[PlatformSpec], list[str]], ...] = ()
+    gates: Mapping[str, str] = field(default_factory=dict)  # gate service -> the catalog it fronts
 
 
 def _context(info: ValidationInfo) -> PlacementContext | None:
@@ -61,7 +63,10 @@ class PlatformSpec(Strict):
     services: dict[str, ServiceSpec] = Field(description="Every service, enabled or not.")
     storage: StorageSpec = Field(default_factory=StorageSpec)
     catalog: CatalogSpec = Field(default_factory=CatalogSpec)
-    identities: dict[str, IdentitySpec] = Field(default_factory=dict, description="S3 identities of the lab store.")
+    identities: dict[str, IdentitySpec] = Field(
+        default_factory=dict, description="The platform's principals: lab store S3 identity (IAM role on aws), "
+                                          "catalog token and Trino user each (see governance).")
+    governance: GovernanceSpec = Field(default_factory=GovernanceSpec)
     engines: EngineSpec = Field(default_factory=EngineSpec)
     flink: FlinkSpec = Field(default_factory=FlinkSpec, description="Flink's cluster settings and its streaming job.")
     maintenance: list[MaintenanceJob] = Field(default_factory=list, description="Scheduled maintenance.")
@@ -227,6 +232,47 @@ class PlatformSpec(Strict):
         return self
 
     @model_validator(mode="after")
+    def _identities(self) -> PlatformSpec:
+        """Every use names an identity with exactly the rights it needs: a read-only identity that could
+        write, or a writer that is the platform's admin, would fail open."""
+        for name in self.identities:
+            if not IDENTITY_NAME.match(name):
+                raise ValueError(f"identities.{name}: {name!r} is not an identity name: lowercase letters, digits "
+                                 "and -, 2 to 31 characters, starting with a letter")
+        for use, wanted in (("writer", "writer"), ("reader", "reader")):
+            name = getattr(self.governance, use)
+            if name not in self.identities:
+                raise ValueError(f"governance.{use}: {name!r} is not an identity; allowed: "
+                                 + (", ".join(self.identities) or "none (declare identities)"))
+            actions = self.identities[name].actions
+            if use == "reader" and not set(actions) <= READ_ONLY_ACTIONS:
+                extra = ", ".join(sorted(set(actions) - READ_ONLY_ACTIONS))
+                raise ValueError(f"governance.reader: identity {name!r} has {extra}; "
+                                 "the read-only identity may hold only Read and List")
+            if role_of(actions) != wanted:
+                raise ValueError(f"governance.{use}: identity {name!r} has actions {', '.join(actions)}, which make it "
+                                 f"a {role_of(actions)}; a {wanted} needs "
+                                 + ("Write and not Admin" if use == "writer" else "Read and List only"))
+        if "seaweedfs" in self.enabled_services() and not self.identities_of("platform"):
+            raise ValueError("identities: no identity has Admin; the platform itself needs one (it creates the "
+                             "warehouse bucket and runs the catalog)")
+        return self
+
+    @model_validator(mode="after")
+    def _gates_kept(self, info: ValidationInfo) -> PlatformSpec:
+        """A catalog with no authentication of its own is only reachable through its gate: disabling the gate
+        would hand every client, with or without credentials, the whole catalog."""
+        context = _context(info)
+        if context is None:
+            return self
+        enabled = self.enabled_services()
+        for gate, catalog in context.gates.items():
+            if catalog in enabled and gate not in enabled:
+                raise ValueError(f"services.{gate}.enabled: {catalog} has no authentication of its own and {gate} is "
+                                 f"what refuses clients without a valid token; keep {gate} enabled while {catalog} is")
+        return self
+
+    @model_validator(mode="after")
     def _fits_aws(self) -> PlatformSpec:
         """Cloud-only checks: sizes and forms AWS accepts."""
         if self.target is not Target.AWS:
@@ -264,6 +310,19 @@ class PlatformSpec(Strict):
             except ValueError as exc:
                 raise ValueError(f"maintenance.{index}.schedule: {exc}") from None
         return self
+
+    def identities_of(self, role: Role) -> list[str]:
+        """The identities with a role (platform, writer, reader), in declaration order."""
+        return [name for name, identity in self.identities.items() if role_of(identity.actions) == role]
+
+    def role_of_identity(self, name: str) -> Role:
+        return role_of(self.identities[name].actions)
+
+    @property
+    def platform_identity(self) -> str | None:
+        """The platform's own identity (the first with Admin)."""
+        found = self.identities_of("platform")
+        return found[0] if found else None
 
     def enabled_services(self) -> dict[str, ServiceSpec]:
         """The services this stack runs, in declaration order."""

@@ -41,15 +41,22 @@ def bucket_name_problem(name: str) -> str | None:
 
 
 class IdentitySpec(Strict):
-    """An S3 identity of the lab's object store (docker and native targets)."""
+    """One principal of the platform: an S3 identity of the lab store (an IAM role on aws), a catalog
+    bearer token and a Trino user, all with the same rights (see ``infra.spec.governance``)."""
 
-    access_key: str = Field(min_length=3, description="Access key id (not secret).")
+    access_key: str = Field(min_length=3, description="Access key id of the lab store (not secret).")
     actions: list[Literal["Admin", "Read", "Write", "List", "Tagging"]] = Field(
-        description="SeaweedFS S3 actions granted."
+        description="SeaweedFS S3 actions granted (on aws: the S3 actions of the identity's IAM role)."
     )
     secret_config_key: str = Field(
         description="Stack config key (secret) holding the secret key; a lab default applies when unset."
     )
+    catalog_token_config_key: str | None = Field(
+        default=None, description="Stack config key (secret) of the identity's catalog bearer token; "
+                                  "default catalogToken<Name>; a lab default applies when unset (not on aws).")
+    trino_password_config_key: str | None = Field(
+        default=None, description="Stack config key (secret) of the identity's Trino password; "
+                                  "default trinoPassword<Name>; a lab default applies when unset (not on aws).")
 
 
 class StorageSpec(Strict):

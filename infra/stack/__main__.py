@@ -1,4 +1,4 @@
-"""``python -m infra.stack up|down|outputs|restart|smoke|verify|env [--stack NAME]``.
+"""``python -m infra.stack up|down|outputs|restart|stop|start|smoke|verify|env [--stack NAME]``.
 
 ``make up`` runs ``up --stack native`` (then prints endpoints, the ownership review and a smoke check);
 ``make down`` runs ``down``; ``make verify`` runs ``verify`` (an isolated stack, the probes, destroy).
@@ -18,8 +18,9 @@ from infra.stack.workspace import outputs, pulumi_env
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m infra.stack", description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("command", choices=("up", "down", "outputs", "restart", "smoke", "verify", "env"))
-    parser.add_argument("service", nargs="?", help="the service to restart")
+    parser.add_argument("command", choices=("up", "down", "outputs", "restart", "stop", "start", "smoke", "verify",
+                                            "env"))
+    parser.add_argument("service", nargs="?", help="the service to restart or stop (`up` starts it again)")
     parser.add_argument("--stack", default="native")
     parser.add_argument("--shell", action="store_true", help="env: print export lines")
     args, extra = parser.parse_known_args(argv)
@@ -46,6 +47,16 @@ def main(argv: list[str] | None = None) -> int:
             return commands.verify(extra)
         if args.command == "outputs":
             print(json.dumps(outputs(args.stack), indent=2))
+            return 0
+        if args.command == "stop":
+            if not args.service:
+                parser.error("stop needs a service name")
+            pids = commands.stop(args.service, args.stack)
+            commands.console.print(f"==> {args.service} stopped (pids {pids}); `python -m infra.stack up` starts it")
+            return 0
+        if args.command == "start":
+            seconds = commands.up(args.stack, quiet=True)  # starts whatever is not running, restarts nothing else
+            commands.console.print(f"==> stack {args.stack} up in {seconds:.1f} s")
             return 0
         if args.command == "restart":
             if not args.service:

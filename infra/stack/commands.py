@@ -77,6 +77,20 @@ def restart(service: str, stack: str) -> float:
     return up(stack, quiet=True)
 
 
+def stop(service: str, stack: str) -> list[int]:
+    """Stop one service's process (and its watchdog) by its recorded pid; nothing restarts it until ``up``.
+
+    What the probes use to take a service away on purpose (e.g. the catalog, to see CatalogDown fire).
+    """
+    from infra.targets.native import local_service
+
+    data_dir = Path(outputs(stack)["native"]["services"][service]["data_dir"])
+    record = local_service.ProcessRecord.from_pid_file(data_dir / local_service.PID_FILE_NAME)
+    if record is None:
+        raise SystemExit(f"{service}: no pid file in {data_dir}; is the stack up?")
+    return local_service.stop_process_tree(record, grace_s=30.0)
+
+
 def verify(pytest_args: list[str], stack: str = "verify") -> int:
     """Deploy an isolated copy of the native stack, run the probes against it, destroy it.
 
@@ -97,44 +111,66 @@ def verify(pytest_args: list[str], stack: str = "verify") -> int:
 
 
 def smoke(stack: str) -> list[tuple[str, str, bool, str]]:
-    """A short check that the core answers: store, catalog, engine. (layer, check, ok, detail)."""
-    import boto3
+    """A short check that the core answers: store, catalog, engine, signals. (layer, check, ok, detail).
+
+    Acts as the host profiles' identity (the writer), like the engines do; a client without a token is
+    refused by the catalog gate (checked too: governance fails closed).
+    """
     import requests
-    import trino
-    from botocore.config import Config
+
+    from infra import clients
 
     out = outputs(stack)
-    creds, profiles = out["credentials"], out["profiles"]["host"]
+    profiles = out["profiles"]["host"]
     results = []
-    py = profiles["pyiceberg"]
+    py = clients.profile(out, "pyiceberg")
     try:
-        s3 = boto3.client("s3", endpoint_url=py["s3.endpoint"], region_name=py["s3.region"],
-                          aws_access_key_id=creds["s3_access_key"], aws_secret_access_key=creds["s3_secret_key"],
-                          config=Config(s3={"addressing_style": "path"}))
-        buckets = [b["Name"] for b in s3.list_buckets()["Buckets"]]
+        s3 = clients.s3_client(out)
         bucket = py["warehouse"].removeprefix("s3://").strip("/")
-        results.append(("storage", "S3 lists the warehouse bucket", bucket in buckets, f"buckets: {buckets}"))
+        s3.head_bucket(Bucket=bucket)
+        results.append(("storage", "S3 reaches the warehouse bucket", True,
+                        f"bucket {bucket} as {clients.identity_of(out, None)}"))
     except Exception as exc:  # noqa: BLE001 - a smoke check reports, it does not raise
-        results.append(("storage", "S3 lists the warehouse bucket", False, str(exc)))
+        results.append(("storage", "S3 reaches the warehouse bucket", False, str(exc)))
+    headers = {"Authorization": f"Bearer {py['token']}"} if py.get("token") else {}
     try:
-        resp = requests.get(f"{py['uri']}/v1/config", timeout=10)
+        resp = requests.get(f"{py['uri']}/v1/config", timeout=10, headers=headers)
         results.append(("catalog", "REST catalog answers /v1/config", resp.status_code == 200,
                         f"HTTP {resp.status_code}"))
     except Exception as exc:  # noqa: BLE001
         results.append(("catalog", "REST catalog answers /v1/config", False, str(exc)))
-    if "trino" in profiles:
-        t = profiles["trino"]
+    if headers:
         try:
-            cur = trino.dbapi.connect(host=t["host"], port=t["port"], user=t["user"]).cursor()
+            resp = requests.get(f"{py['uri']}/v1/config", timeout=10)
+            results.append(("governance", "the catalog refuses a client without a token", resp.status_code == 401,
+                            f"HTTP {resp.status_code}"))
+        except Exception as exc:  # noqa: BLE001
+            results.append(("governance", "the catalog refuses a client without a token", False, str(exc)))
+    if "trino" in profiles:
+        try:
+            cur = clients.trino_connection(out, request_timeout=30).cursor()
             cur.execute("SHOW CATALOGS")
             catalogs = sorted(r[0] for r in cur.fetchall())
-            ok = all(c in catalogs for c in t["catalogs"])
-            results.append(("compute", "Trino sees the Iceberg catalogs", ok, f"catalogs: {catalogs}"))
+            wanted = profiles["trino"]["catalogs"]
+            ok = all(c in catalogs for c in wanted)
+            results.append(("compute", "Trino (HTTPS, password) sees the Iceberg catalogs", ok,
+                            f"catalogs: {catalogs}"))
         except Exception as exc:  # noqa: BLE001
-            results.append(("compute", "Trino sees the Iceberg catalogs", False, str(exc)))
+            results.append(("compute", "Trino (HTTPS, password) sees the Iceberg catalogs", False, str(exc)))
     if "flink" in profiles and "rest" in profiles["flink"]:
         results.append(flink_smoke(profiles["flink"], out.get("jobs") or {}))
     results += smoke_streams(out)
+    prometheus = (out.get("observability") or {}).get("prometheus")
+    if prometheus:
+        try:
+            session = requests.Session()
+            session.trust_env = False
+            targets = session.get(f"{prometheus}/api/v1/targets", timeout=10).json()["data"]["activeTargets"]
+            health = {t["labels"]["job"]: t["health"] for t in targets}
+            results.append(("observability", "Prometheus scrapes its targets", bool(health),
+                            ", ".join(f"{job} {state}" for job, state in sorted(health.items()))))
+        except Exception as exc:  # noqa: BLE001
+            results.append(("observability", "Prometheus scrapes its targets", False, str(exc)))
     return results
 
 

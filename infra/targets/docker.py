@@ -30,7 +30,7 @@ import pulumi_docker as docker
 from infra.artifacts.resolver import Resolver
 from infra.layers import LayerComponent, layer_labels
 from infra.operations.config import OperationsConfig
-from infra.paths import state_root
+from infra.paths import PROJECT_ROOT, state_root
 from infra.secrets import render
 from infra.services import ServiceContext, registry
 from infra.services.base import ContainerHost, Side, StepHost
@@ -154,7 +154,19 @@ class DockerTarget:
         child = pulumi.ResourceOptions(parent=component)
         labels = self._labels(docker.ContainerLabelArgs, service.layer, name)
 
-        image = docker.RemoteImage(f"{name}-image", name=service.image, keep_locally=True, opts=child)
+        image_ref: pulumi.Input[str]
+        if plan.build_dockerfile:
+            # The platform's own image (e.g. the operations image), built here from this repository.
+            built = docker.Image(
+                f"{name}-image", image_name=service.image, skip_push=True,
+                build=docker.DockerBuildArgs(context=str(PROJECT_ROOT),
+                                             dockerfile=str(PROJECT_ROOT / plan.build_dockerfile),
+                                             platform="linux/amd64"),
+                opts=child,
+            )
+            image_ref = built.image_name
+        else:
+            image_ref = docker.RemoteImage(f"{name}-image", name=service.image, keep_locally=True, opts=child).image_id
         mounts = []
         for suffix, target in plan.volumes.items():
             volume = docker.Volume(f"{name}-{suffix}", name=f"{spec.name}-{name}-{suffix}",
@@ -184,7 +196,7 @@ class DockerTarget:
                    for dep in service.depends_on if dep in self.job_gates]
         args: dict[str, Any] = dict(
             name=f"{spec.name}-{name}",
-            image=image.image_id,
+            image=image_ref,
             command=command or None,
             entrypoints=plan.entrypoint,
             envs=envs or None,

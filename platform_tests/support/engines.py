@@ -23,15 +23,16 @@ _spark_lock = threading.Lock()
 _spark = None
 
 
+def spark_catalog_conf(stack: Stack, identity: str | None = None, name: str = SPARK_CATALOG) -> dict[str, str]:
+    """The profile's Spark catalog settings as ``identity``, for a catalog called ``name``."""
+    profile = stack.fill(stack.host_profiles.get("spark") or {}, identity)
+    prefix, wanted = f"spark.sql.catalog.{SPARK_CATALOG}", f"spark.sql.catalog.{name}"
+    return {(wanted + k[len(prefix):] if k.startswith(prefix) else k): str(v) for k, v in profile.items()}
+
+
 def spark_conf(stack: Stack) -> dict[str, str]:
-    """``profiles.host.spark`` + S3 credentials + the local settings of a probe session."""
-    profile = stack.host_profiles.get("spark") or {}
-    conf = {k: str(v) for k, v in profile.items()}
-    prefix = f"spark.sql.catalog.{SPARK_CATALOG}"
-    creds = stack.credentials
-    if "s3_access_key" in creds and f"{prefix}.s3.endpoint" in conf:
-        conf[f"{prefix}.s3.access-key-id"] = creds["s3_access_key"]
-        conf[f"{prefix}.s3.secret-access-key"] = creds["s3_secret_key"]
+    """``profiles.host.spark`` as the profile's identity + the local settings of a probe session."""
+    conf = spark_catalog_conf(stack)
     conf.update({
         "spark.master": "local[1]",
         "spark.driver.memory": SPARK_DRIVER_MEMORY,
@@ -90,7 +91,7 @@ def spark_driver_pid() -> int | None:
         return None
 
 
-def duckdb_connect(stack: Stack, writable: bool = False):
+def duckdb_connect(stack: Stack, writable: bool = False, identity: str | None = None):
     """``(connection, notes)``: DuckDB with the catalog attached as ``lab`` from the profile.
 
     ``writable``: DuckDB attaches a catalog whose path is a remote URL (``'s3://warehouse/'``) read-only
@@ -100,7 +101,7 @@ def duckdb_connect(stack: Stack, writable: bool = False):
 
     con = duckdb.connect()
     notes = []
-    for statement in stack.duckdb_statements():
+    for statement in stack.duckdb_statements(identity=identity):
         if writable and statement.lstrip().upper().startswith("ATTACH") and "READ_ONLY" not in statement.upper():
             statement = re.sub(r"\)\s*$", ", READ_ONLY false)", statement.rstrip())
             notes.append("profiles.host.duckdb ATTACH has no READ_ONLY false: DuckDB attaches an s3:// path "
@@ -121,8 +122,8 @@ def duckdb_versions(con) -> dict[str, str]:
     return versions
 
 
-def trino_scalar(stack: Stack, sql: str) -> Any:
-    cursor = stack.trino_connection().cursor()
+def trino_scalar(stack: Stack, sql: str, identity: str | None = None) -> Any:
+    cursor = stack.trino_connection(identity=identity).cursor()
     try:
         cursor.execute(sql)
         return cursor.fetchall()[0][0]

@@ -127,66 +127,106 @@ class Stack:
             return [wh.removeprefix("s3://").split("/", 1)[1] if "/" in wh.removeprefix("s3://") else ""]
         return [""]
 
+    # ------------------------------------------------------------------ identities
+    @property
+    def identity(self) -> str:
+        """The identity the host profiles hand to engines that write (``profiles.host.identity``)."""
+        return str(self.host_profiles.get("identity") or "writer")
+
+    @property
+    def reader_identity(self) -> str:
+        return str(self.host_profiles.get("reader_identity") or "reader")
+
+    @property
+    def platform_identity(self) -> str | None:
+        """The platform's own identity (role platform): what the platform's checks of itself act as."""
+        for name, creds in (self.credentials.get("identities") or {}).items():
+            if creds.get("role") == "platform":
+                return str(name)
+        return None
+
+    def creds_of(self, identity: str | None = None) -> dict[str, Any]:
+        """What a client acting as ``identity`` holds (``credentials.identities.<name>``)."""
+        found = (self.credentials.get("identities") or {}).get(identity or self.identity)
+        if found is None:
+            raise OutputsError(f"credentials.identities has no {identity or self.identity!r}; "
+                               f"known: {', '.join(self.credentials.get('identities') or {}) or 'none'}")
+        return dict(found)
+
+    def fill(self, profile: Any, identity: str | None = None) -> Any:
+        """A profile with an identity's placeholders filled (``infra.profiles.fill``)."""
+        from infra.profiles import fill
+
+        return fill(profile, self.credentials, identity or self.identity)
+
     # ------------------------------------------------------------------ clients
-    def pyiceberg_props(self) -> dict[str, str]:
+    def pyiceberg_props(self, identity: str | None = None) -> dict[str, str]:
         props = dict(self.host_profiles.get("pyiceberg") or {})
         if not props:
             raise OutputsError("profiles.host.pyiceberg is missing from the stack outputs")
-        creds = self.credentials
-        if "s3_access_key" in creds:
-            props["s3.access-key-id"] = creds["s3_access_key"]
-            props["s3.secret-access-key"] = creds["s3_secret_key"]
-        return props
+        return self.fill(props, identity)
 
-    def catalog(self, name: str = "lab", **overrides: str):
-        """A PyIceberg REST catalog from the host profile and the credentials."""
+    def catalog(self, name: str = "lab", identity: str | None = None, **overrides: str):
+        """A PyIceberg REST catalog from the host profile, acting as ``identity`` (default: the profile's)."""
         from pyiceberg.catalog import load_catalog
 
-        return load_catalog(name, **{**self.pyiceberg_props(), **overrides})
+        return load_catalog(name, **{**self.pyiceberg_props(identity), **overrides})
 
-    def s3(self, retries: int = 3):
-        """A boto3 S3 client for the warehouse store (path style on the lab store)."""
+    def catalog_headers(self, identity: str | None = None) -> dict[str, str]:
+        """The Authorization header of an identity for raw REST calls (none when the catalog needs none)."""
+        token = self.pyiceberg_props(identity).get("token")
+        return {"Authorization": f"Bearer {token}"} if token else {}
+
+    def s3(self, retries: int = 3, identity: str | None = None):
+        """A boto3 S3 client for the warehouse store (path style on the lab store), acting as ``identity``."""
         import boto3
         from botocore.config import Config
 
-        props = self.host_profiles.get("pyiceberg") or {}
+        props = self.pyiceberg_props(identity)
         endpoint = props.get("s3.endpoint")
-        creds = self.credentials
         kwargs: dict[str, Any] = {"region_name": props.get("s3.region", "us-east-1")}
         if endpoint:
             kwargs["endpoint_url"] = endpoint
-        if "s3_access_key" in creds:
-            kwargs.update(aws_access_key_id=creds["s3_access_key"], aws_secret_access_key=creds["s3_secret_key"])
+        if props.get("s3.access-key-id"):
+            kwargs.update(aws_access_key_id=props["s3.access-key-id"],
+                          aws_secret_access_key=props["s3.secret-access-key"])
         style = "path" if props.get("s3.path-style-access") == "true" else "auto"
         return boto3.client("s3", config=Config(s3={"addressing_style": style},
                                                 retries={"max_attempts": retries, "mode": "standard"},
                                                 max_pool_connections=32), **kwargs)
 
-    def duckdb_statements(self, read_only: bool | None = None) -> list[str]:
-        """Extension LOADs (package paths, no download) then the profile's SECRET/ATTACH with credentials."""
+    def duckdb_statements(self, read_only: bool | None = None, identity: str | None = None) -> list[str]:
+        """Extension LOADs (package paths, no download) then the profile's SECRET/ATTACH as ``identity``."""
         statements = list(self.native.get("duckdb_extensions") or [])
         if not statements:
             from infra.artifacts.clients import duckdb_extensions
 
             statements = duckdb_extensions().load_statements()
-        creds = self.credentials
-        for template in self.host_profiles.get("duckdb") or []:
-            statements.append(template.format(s3_access_key=creds.get("s3_access_key", ""),
-                                              s3_secret_key=creds.get("s3_secret_key", "")))
-        return statements
+        return statements + list(self.fill(list(self.host_profiles.get("duckdb") or []), identity))
 
-    def trino_connection(self, catalog: str | None = None):
-        import trino
+    def certificate_file(self, name: str) -> str:
+        """A file holding the certificate ``name`` from the ``certificates`` output (to verify TLS against)."""
+        from infra import clients
 
-        profile = self.host_profiles.get("trino")
-        if not profile:
+        return clients.certificate_file(self.outputs, name)
+
+    def trino_connection(self, catalog: str | None = None, identity: str | None = None, password: str | None = None,
+                         user: str | None = None):
+        """A Trino DB-API connection over HTTPS as ``identity`` (``infra.clients.trino_connection``)."""
+        from infra import clients
+
+        if not self.host_profiles.get("trino"):
             raise OutputsError("profiles.host.trino is missing: this stack runs no Trino")
-        return trino.dbapi.connect(host=profile["host"], port=int(profile["port"]), user=profile.get("user", "probe"),
-                                   catalog=catalog or profile["catalogs"][0], request_timeout=120)
+        return clients.trino_connection(self.outputs, identity or self.identity, catalog, user=user, password=password)
 
     @property
     def trino_catalog(self) -> str:
         return (self.host_profiles.get("trino") or {}).get("catalogs", ["fixture"])[0]
+
+    def trino_catalog_of(self, identity: str) -> str | None:
+        """The Trino catalog an identity reaches (a reader: the read-only one), or None."""
+        found = ((self.host_profiles.get("trino") or {}).get("catalogs_by_identity") or {}).get(identity) or []
+        return found[0] if found else None
 
     def java_home(self) -> str | None:
         if self.native.get("java_home"):

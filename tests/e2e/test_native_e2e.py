@@ -16,6 +16,7 @@ import pyarrow as pa
 import pytest
 import yaml
 
+from infra import clients
 from infra.paths import PROJECT_ROOT, state_root
 from infra.stack import commands, isolated
 from infra.stack.workspace import forget, outputs, select
@@ -56,32 +57,17 @@ def deployed():
 
 
 def _catalog(outputs):
-    from pyiceberg.catalog import load_catalog
-
-    creds = outputs["credentials"]
-    props = dict(outputs["profiles"]["host"]["pyiceberg"])
-    props.update({"s3.access-key-id": creds["s3_access_key"], "s3.secret-access-key": creds["s3_secret_key"]})
-    return load_catalog("e2e", **props)
+    return clients.pyiceberg_catalog(outputs, name="e2e")  # the host profiles' identity (the writer)
 
 
 def _trino_count(outputs, table: str) -> int:
-    import trino
-
-    t = outputs["profiles"]["host"]["trino"]
-    cur = trino.dbapi.connect(host=t["host"], port=t["port"], user=t["user"], catalog="fixture").cursor()
+    cur = clients.trino_connection(outputs, catalog="fixture").cursor()
     cur.execute(f"SELECT count(*) FROM fixture.{table}")
     return cur.fetchone()[0]
 
 
 def _duckdb_count(outputs, table: str) -> int:
-    import duckdb
-
-    creds = outputs["credentials"]
-    con = duckdb.connect()
-    for statement in outputs["native"]["duckdb_extensions"]:
-        con.execute(statement)
-    for statement in outputs["profiles"]["host"]["duckdb"]:
-        con.execute(statement.format(s3_access_key=creds["s3_access_key"], s3_secret_key=creds["s3_secret_key"]))
+    con = clients.duckdb_connection(outputs)
     return con.execute(f"SELECT count(*) FROM lab.{table}").fetchone()[0]
 
 

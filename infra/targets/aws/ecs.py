@@ -110,17 +110,24 @@ def shell(script_lines: list[str]) -> tuple[list[str], list[str]]:
     return ["/bin/sh", "-c"], ["\n".join(script_lines)]
 
 
-def files_then_exec(files: dict[str, str], exec_command: list[str]) -> tuple[list[str], list[str]]:
+def files_then_exec(files: dict[str, str], exec_command: list[str],
+                    secret_files: dict[str, str] | None = None) -> tuple[list[str], list[str]]:
     """(entryPoint, command) writing config files (base64: any content is safe) then exec-ing the server.
 
     Fargate has no bind mounts of host files: configuration travels in the task definition. Files
-    written this way must hold no secret; secrets reach the process through task ``secrets``.
+    written this way must hold no secret; a file that *is* a secret (``secret_files``: path -> the task
+    variable ECS fills from Secrets Manager) is written from that variable at start, so its value is
+    never in the task definition.
     """
     lines = ["set -e"]
     for path, body in files.items():
         directory = path.rsplit("/", 1)[0]
         encoded = base64.b64encode(body.encode()).decode()
         lines.append(f"mkdir -p {shlex.quote(directory)} && echo {encoded} | base64 -d > {shlex.quote(path)}")
+    for path, variable in (secret_files or {}).items():
+        directory = path.rsplit("/", 1)[0]
+        write = f'(umask 077 && printf \'%s\' "${variable}" > {shlex.quote(path)})'
+        lines.append(f"mkdir -p {shlex.quote(directory)} && {write}")
     lines.append("exec " + " ".join(shlex.quote(arg) for arg in exec_command))
     return shell(lines)
 
@@ -246,19 +253,24 @@ def fargate_service(
     tags: dict[str, str],
     secret_refs: dict[str, pulumi.Input[str]],
     depends_on: list[pulumi.Resource] | None = None,
+    sidecars: list[Container] | None = None,
     **service_args: Any,
 ) -> FargateService:
     """One long-running Fargate service: its execution role, task definition and ECS service.
 
-    The service waits for its own log group (created first by the observability layer).
+    ``sidecars`` run in the same task (they share its network: ``localhost`` reaches the main container).
+    The service waits for its own log groups (created first by the observability layer).
     """
     from infra.targets.aws import governance as gov_module  # governance builds the roles
 
     spec = ctx.spec
     name = container.name
-    execution = gov_module.execution_role(ctx, gov, name, [name], secret_names(container.env), secret_refs)
+    containers = [container, *(sidecars or [])]
+    sources = [c.log_source or c.name for c in containers]
+    secrets_used = sorted({s for c in containers for s in secret_names(c.env)})
+    execution = gov_module.execution_role(ctx, gov, name, sources, secrets_used, secret_refs)
     task = task_definition(
-        ctx, layer, f"{spec.name}-{name}", [container], tags=tags, execution_role=execution,
+        ctx, layer, f"{spec.name}-{name}", containers, tags=tags, execution_role=execution,
         task_role=task_role, secret_refs=secret_refs, cpu=cpu, memory=memory,
     )
     service = aws.ecs.Service(
@@ -278,7 +290,7 @@ def fargate_service(
         enable_ecs_managed_tags=True,
         wait_for_steady_state=False,
         tags=tags,
-        opts=ctx.opts(layer, depends_on=[logs.group(container.log_source or name), *(depends_on or [])]),
+        opts=ctx.opts(layer, depends_on=[*(logs.group(source) for source in sources), *(depends_on or [])]),
         **service_args,
     )
     return FargateService(task, service)
@@ -316,7 +328,14 @@ def container_of(ctx: AwsContext, name: str, plan: EcsPlan | None = None, *, mem
     command = list(service.command or plan.command)
     entry_point = list(plan.entry_point)
     if plan.files:
-        entry_point, command = files_then_exec(plan.files, [*entry_point, *command])
+        plain = {path: body for path, body in plan.files.items() if SECRET_TOKEN.fullmatch(body) is None}
+        secret_files: dict[str, str] = {}
+        for path, body in plan.files.items():
+            if path not in plain:
+                variable = "FILE_" + SECRET_TOKEN.fullmatch(body).group(1).upper().replace("-", "_")  # type: ignore[union-attr]
+                secret_files[path] = variable
+                env[variable] = body
+        entry_point, command = files_then_exec(plain, [*entry_point, *command], secret_files)
     elif any(SECRET_TOKEN.search(arg) for arg in command):
         entry_point, command, secret_env = secrets_as_variables(command, entry_point)
         env.update(secret_env)

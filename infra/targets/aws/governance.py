@@ -101,6 +101,8 @@ class GovernanceState:
     secret_refs: dict[str, pulumi.Input[str]] = field(default_factory=dict)
     execution_roles: dict[str, aws.iam.Role] = field(default_factory=dict)
     roles: dict[str, aws.iam.Role] = field(default_factory=dict)
+    # identity -> its IAM role (writers and readers; the platform's identity is the deployer's own)
+    identity_roles: dict[str, aws.iam.Role] = field(default_factory=dict)
     replica_keys: dict[str, aws.kms.Key] = field(default_factory=dict)
 
     def arn(self, service: str, resource: pulumi.Input[str], region: bool = True) -> pulumi.Output[str]:
@@ -115,6 +117,7 @@ class GovernanceState:
             "vending_role": self.vending_role.arn,
             "namespace": self.network.namespace.name,
             "security_groups": {name: sg.id for name, sg in self.network.security_groups.items()},
+            "identity_roles": {name: role.arn for name, role in self.identity_roles.items()},
         }
 
     def stack_outputs(self) -> dict[str, Any]:
@@ -124,6 +127,7 @@ class GovernanceState:
             "kms_key_arn": self.key.arn,
             "vending_role_arn": self.vending_role.arn,
             "service_namespace": self.network.namespace.name,
+            "identity_role_arns": {name: role.arn for name, role in self.identity_roles.items()},
         }
 
 
@@ -230,12 +234,80 @@ def build(ctx: AwsContext) -> GovernanceState:
                 opts=opts,
             )
             secrets[item.name] = secret
+        # The TLS keys the platform issued for the service (infra.resources): tasks read them like any secret.
+        for cert in definition.certificates:
+            key_name = f"{cert.name}-pem"
+            if key_name in secrets or key_name not in ctx.secrets:
+                continue
+            secret = aws.secretsmanager.Secret(
+                f"{spec.name}-{key_name}", description=f"{cert.name}: TLS key and certificate of {definition.name}",
+                kms_key_id=key.arn, recovery_window_in_days=7, tags=ctx.tags(LAYER, definition.name), opts=opts,
+            )
+            aws.secretsmanager.SecretVersion(f"{spec.name}-{key_name}-value", secret_id=secret.id,
+                                             secret_string=ctx.secrets[key_name], opts=opts)
+            secrets[key_name] = secret
 
     return GovernanceState(
         region=spec.aws.region, account_id=account_id, partition=partition, key=key, network=network,
         vending_role=vending_role, task_roles=task_roles, secrets=secrets,
         secret_refs={name: secret.arn for name, secret in secrets.items()},
+        identity_roles=_identity_roles(ctx, account_id, partition, key),
     )
+
+
+#: S3 actions on the warehouse's objects by identity role; listing and reading are every identity's.
+OBJECT_ACTIONS = {
+    "reader": ["s3:GetObject", "s3:GetObjectVersion"],
+    "writer": ["s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload",
+               "s3:ListMultipartUploadParts"],
+}
+KEY_ACTIONS = {
+    "reader": ["kms:Decrypt", "kms:DescribeKey"],
+    "writer": ["kms:Decrypt", "kms:DescribeKey", "kms:Encrypt", "kms:GenerateDataKey"],
+}
+
+
+def _identity_roles(ctx: AwsContext, account_id: pulumi.Output[str], partition: pulumi.Output[str],
+                    key: aws.kms.Key) -> dict[str, aws.iam.Role]:
+    """One IAM role per writer and reader identity: the same rights as the lab store's S3 identity of that name.
+
+    Principals of the account (people, CI) and the platform's own tasks (the exporter reads as the reader)
+    may assume them; the platform's identity is whoever deploys, so it gets none.
+    """
+    spec = ctx.spec
+    opts = ctx.opts(LAYER)
+    root = pulumi.Output.concat("arn:", partition, ":iam::", account_id, ":root")
+    roles: dict[str, aws.iam.Role] = {}
+    for name in spec.identities:
+        role_kind = spec.role_of_identity(name)
+        if role_kind == "platform":
+            continue
+        role = aws.iam.Role(
+            f"{spec.name}-identity-{name}",
+            description=f"identity {name} ({role_kind}): {'reads' if role_kind == 'reader' else 'reads and writes'} "
+                        "the warehouse; the same rights as the lab store's identity of that name",
+            assume_role_policy=policy_document(
+                {"Sid": "AccountPrincipalsAssume", "Effect": "Allow", "Principal": {"AWS": root},
+                 "Action": "sts:AssumeRole"},
+                {"Sid": "PlatformTasksAssume", "Effect": "Allow", "Principal": {"Service": "ecs-tasks.amazonaws.com"},
+                 "Action": "sts:AssumeRole", "Condition": {"StringEquals": {"aws:SourceAccount": account_id}}},
+            ),
+            tags=ctx.tags(LAYER, **{"lakehouse.identity": name}),
+            opts=opts,
+        )
+        aws.iam.RolePolicy(
+            f"{spec.name}-identity-{name}-warehouse", role=role.id,
+            policy=policy_document(
+                {"Sid": "ListWarehouse", "Effect": "Allow", "Action": ["s3:ListBucket", "s3:GetBucketLocation"],
+                 "Resource": bucket_arn(partition, spec.storage.bucket)},
+                {"Sid": "WarehouseObjects", "Effect": "Allow", "Action": OBJECT_ACTIONS[role_kind],
+                 "Resource": bucket_arn(partition, spec.storage.bucket, "/*")},
+                {"Sid": "WarehouseKey", "Effect": "Allow", "Action": KEY_ACTIONS[role_kind], "Resource": key.arn},
+            ),
+            opts=opts,
+        )
+        roles[name] = role
+    return roles
 
 
 def _key_policy(region: str, account_id: pulumi.Output[str], partition: pulumi.Output[str],
@@ -257,6 +329,10 @@ def _key_policy(region: str, account_id: pulumi.Output[str], partition: pulumi.O
         {"Sid": "CloudWatchAlarmsPublishToEncryptedTopic", "Effect": "Allow",
          "Principal": {"Service": "cloudwatch.amazonaws.com"},
          "Action": ["kms:Decrypt", "kms:GenerateDataKey*"], "Resource": "*"},
+        {"Sid": "ManagedPrometheusPublishesToEncryptedTopic", "Effect": "Allow",
+         "Principal": {"Service": "aps.amazonaws.com"},
+         "Action": ["kms:Decrypt", "kms:GenerateDataKey*", "kms:DescribeKey"], "Resource": "*",
+         "Condition": {"StringEquals": {"aws:SourceAccount": account_id}}},
     )
 
 

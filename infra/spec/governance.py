@@ -1,0 +1,50 @@
+"""Who may read and write what: which identity each use gets, and the checks that fail closed (governance).
+
+Every identity of ``PlatformSpec.identities`` is one principal everywhere it is checked: an S3 identity
+of the lab store (or an IAM role on aws), a bearer token at the catalog gate, a Trino user with its
+own password. Its *role* follows from its store actions: ``Admin`` is the platform's own identity,
+``Write`` a writer, anything else a reader. ``governance.writer`` names the identity the host
+profiles hand to engines that write, ``governance.reader`` the read-only one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from typing import Literal
+
+from pydantic import Field
+
+from infra.spec.base import Strict
+
+Role = Literal["platform", "writer", "reader"]
+#: Identity names become parts of secret names (``s3-secret-key-<name>``) and Trino user names.
+IDENTITY_NAME = re.compile(r"^[a-z][a-z0-9-]{1,30}$")
+#: The store actions a read-only identity may hold.
+READ_ONLY_ACTIONS = frozenset({"Read", "List"})
+
+
+def role_of(actions: Collection[str]) -> Role:
+    """The role an identity's store actions give it: Admin is the platform, Write a writer, else a reader."""
+    if "Admin" in actions:
+        return "platform"
+    if "Write" in actions:
+        return "writer"
+    return "reader"
+
+
+def config_key_suffix(name: str) -> str:
+    """``catalog-reader`` -> ``CatalogReader``: the part of a derived stack config key an identity names."""
+    return "".join(part.title() for part in re.split(r"[-_]", name) if part)
+
+
+class GovernanceSpec(Strict):
+    """Which identity each use gets; everything else follows from the identities' actions."""
+
+    writer: str = Field(default="writer", description="The identity engines that write use (the host profiles' "
+                                                       "default); it needs Write and must not be Admin.")
+    reader: str = Field(default="reader", description="The read-only identity: it reads through every engine and "
+                                                       "every write through any of them is refused.")
+    tls_days: int = Field(default=825, ge=30, le=3650,
+                          description="Validity of the platform's self-signed TLS certificates (Trino's HTTPS); a "
+                                      "`pulumi up` within 30 days of expiry issues a new one.")

@@ -1,0 +1,341 @@
+"""Probe — governance fails closed: the read-only identity reads through every engine and writes through none;
+no credentials, or wrong ones, are refused, never served (governance).
+
+The writer (the identity the host profiles name) makes a table with two snapshots. The reader
+(``profiles.host.reader_identity``) then reads it through Spark, PyIceberg, DuckDB and Trino, and tries
+to change it through each of them: data writes (append, INSERT), metadata writes (schema change,
+create, drop), and Trino's table procedures, which Trino's own access control does not gate
+(``optimize``, ``expire_snapshots``, ``remove_orphan_files``). Every attempt must be refused, and
+afterwards storage must hold exactly the objects it held before (listed by the platform's identity),
+the table the same metadata file and snapshots, and an orphan file planted under the table must still
+be there (a reader deletes nothing). Then clients with no or wrong credentials try the catalog, the
+store and Trino: every one is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pytest
+import requests
+from pyiceberg.exceptions import NoSuchTableError
+from pyiceberg.types import StringType
+
+from platform_tests.support import engines
+from platform_tests.support.stack import Stack, fail
+
+pytestmark = [pytest.mark.governance]
+
+ROWS = 40
+SCHEMA = pa.schema([pa.field("order_id", pa.int64(), nullable=False), pa.field("amount", pa.float64())])
+
+
+@dataclass
+class Attempt:
+    engine: str
+    what: str
+    refused: bool
+    detail: str
+
+
+def rows(start: int, count: int) -> pa.Table:
+    return pa.table({"order_id": list(range(start, start + count)), "amount": [i * 1.5 for i in range(count)]},
+                    schema=SCHEMA)
+
+
+#: What a refusal says, whichever layer refused (store 403, catalog gate 401/403, Trino's access control).
+REFUSAL = ("AccessDenied", "Access Denied", "ACCESS_DENIED", "ForbiddenException", "NotAuthorized", "Forbidden",
+           "PERMISSION_DENIED", "Unauthorized", "Invalid credentials", "403", "401")
+
+
+def describe(exc: BaseException) -> str:
+    """The whole story of an error: its message, and for Trino the cause chain of the failed query."""
+    text = str(exc)
+    failure = getattr(exc, "failure_info", None)
+    if failure:
+        causes, cause = [], failure
+        while isinstance(cause, dict):
+            causes.append(f"{cause.get('type')}: {cause.get('message')}")
+            cause = cause.get("cause")
+        text += " | caused by: " + " <- ".join(causes)
+    return " ".join(text.split())
+
+
+def short(exc: BaseException) -> str:
+    text = describe(exc)
+    for marker in REFUSAL:
+        at = text.find(marker)
+        if at >= 0:
+            return f"{type(exc).__name__}: ...{text[max(0, at - 80):at + 160]}"
+    return f"{type(exc).__name__}: {text[:240]}"
+
+
+def attempt(log: list[Attempt], engine: str, what: str, action: Callable[[], Any]) -> None:
+    """Run one write the reader must not be able to make; record whether it was refused.
+
+    Only an error that says it is a refusal counts: any other failure proves nothing and is reported so.
+    """
+    try:
+        result = action()
+    except Exception as exc:  # noqa: BLE001 - the refusal is the expected outcome; its message is the evidence
+        text = describe(exc)
+        if any(marker in text for marker in REFUSAL):
+            log.append(Attempt(engine, what, True, short(exc)))
+        else:
+            log.append(Attempt(engine, what, False, f"failed, but not as a refusal: {short(exc)}"))
+        return
+    log.append(Attempt(engine, what, False, f"succeeded: {str(result)[:200]}"))
+
+
+def platform_identity(stack: Stack) -> str:
+    for name, creds in (stack.credentials.get("identities") or {}).items():
+        if creds.get("role") == "platform":
+            return name
+    pytest.skip("the stack's credentials name no platform identity")
+
+
+def objects(s3, bucket: str, prefix: str) -> set[str]:
+    found: set[str] = set()
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+        found.update(o["Key"] for o in page.get("Contents", []))
+    return found
+
+
+def impersonating(stack: Stack, identity: str, as_user: str, catalog: str | None) -> Any:
+    """A Trino cursor authenticated as ``identity`` whose session user is ``as_user``."""
+    import trino
+
+    own = stack.creds_of(identity)
+    profile = stack.host_profiles["trino"]
+    session = requests.Session()
+    session.trust_env = False
+    session.verify = stack.certificate_file(profile["certificate"])
+    return trino.dbapi.connect(host=profile["host"], port=int(profile["port"]), user=as_user,
+                               auth=trino.auth.BasicAuthentication(own["trino_user"], own["trino_password"]),
+                               http_scheme="https", http_session=session, catalog=catalog, request_timeout=60).cursor()
+
+
+def trino_run(stack: Stack, identity: str, sql: list[str], catalog: str | None = None) -> list[Any]:
+    cursor = stack.trino_connection(identity=identity, catalog=catalog).cursor()
+    result: list[Any] = []
+    for statement in sql:
+        cursor.execute(statement)
+        result = cursor.fetchall()
+    return result
+
+
+def test_read_only_identity_reads_through_every_engine_and_writes_through_none(stack: Stack, created_tables, figure,
+                                                                                say):
+    reader, writer = stack.reader_identity, stack.identity
+    admin = platform_identity(stack)
+    namespace = f"probe_{stack.run_id}_gov"
+    ident = f"{namespace}.orders"
+    writer_catalog = stack.catalog()
+    writer_catalog.create_namespace(namespace)
+    created_tables.append(ident)
+    table = writer_catalog.create_table(ident, schema=SCHEMA)
+    table.append(rows(0, ROWS // 2))
+    table.append(rows(ROWS // 2, ROWS // 2))
+    table = writer_catalog.load_table(ident)
+    say(f"== {writer} wrote {ROWS} rows in 2 snapshots to {ident}")
+
+    # An orphan a remove_orphan_files run would delete (written by the platform's identity, outside any snapshot).
+    store = stack.s3(identity=admin)
+    location = table.metadata.location.removeprefix(f"s3://{stack.bucket}/")
+    orphan = f"{location}/data/orphan-planted-by-the-governance-probe.parquet"
+    store.put_object(Bucket=stack.bucket, Key=orphan, Body=b"not a data file")
+    before = objects(store, stack.bucket, f"{namespace}/")
+    pointer = (table.metadata_location, [s.snapshot_id for s in table.snapshots()], table.schema().schema_id)
+
+    # -- reads: the reader sees the table through all four engines --------------------------------------
+    reads: dict[str, Any] = {}
+    reader_catalog = stack.catalog(name="reader", identity=reader)
+    try:
+        reads["pyiceberg"] = reader_catalog.load_table(ident).scan().to_arrow().num_rows
+    except Exception as exc:  # noqa: BLE001
+        reads["pyiceberg"] = short(exc)
+    try:
+        con, _ = engines.duckdb_connect(stack, identity=reader)
+        reads["duckdb"] = con.execute(f"SELECT count(*) FROM lab.{ident}").fetchone()[0]
+    except Exception as exc:  # noqa: BLE001
+        reads["duckdb"] = short(exc)
+        con = None
+    spark = engines.spark_session(stack)
+    for key, value in engines.spark_catalog_conf(stack, reader, name="reader").items():
+        if key.startswith("spark.sql.catalog.reader"):
+            spark.conf.set(key, value)
+    try:
+        reads["spark"] = spark.table(f"reader.{ident}").count()
+    except Exception as exc:  # noqa: BLE001
+        reads["spark"] = short(exc)
+    read_only_catalog = stack.trino_catalog_of(reader)
+    try:
+        reads["trino"] = trino_run(stack, reader, [f'SELECT count(*) FROM "{namespace}".orders'],
+                                   catalog=read_only_catalog)[0][0]
+    except Exception as exc:  # noqa: BLE001
+        reads["trino"] = short(exc)
+    say(f"== {reader} reads: {reads}")
+    if any(value != ROWS for value in reads.values()):
+        fail(stack, "governance", f"the read-only identity {reader!r} cannot read the table through every engine",
+             {"expected": ROWS, "reads": reads, "trino catalog": read_only_catalog})
+
+    # -- writes: every one refused ------------------------------------------------------------------------
+    log: list[Attempt] = []
+    reader_table = reader_catalog.load_table(ident)
+    attempt(log, "pyiceberg", "append", lambda: reader_table.append(rows(1000, 5)))
+    attempt(log, "pyiceberg", "add column (schema change)",
+            lambda: reader_catalog.load_table(ident).update_schema().add_column("note", StringType()).commit())
+    attempt(log, "pyiceberg", "set a table property",
+            lambda: reader_catalog.load_table(ident).transaction().set_properties({"owner": reader}).commit_transaction())
+    attempt(log, "pyiceberg", "create table", lambda: reader_catalog.create_table(f"{namespace}.made_by_reader",
+                                                                                  schema=SCHEMA))
+    attempt(log, "pyiceberg", "drop table", lambda: reader_catalog.drop_table(ident))
+    if con is not None:
+        attempt(log, "duckdb", "INSERT", lambda: con.execute(f"INSERT INTO lab.{ident} VALUES (2000, 1.0)"))
+        con.close()
+    attempt(log, "spark", "INSERT", lambda: spark.sql(f"INSERT INTO reader.{ident} VALUES (3000, 1.0)").collect())
+    attempt(log, "spark", "ALTER TABLE ADD COLUMN",
+            lambda: spark.sql(f"ALTER TABLE reader.{ident} ADD COLUMN note string").collect())
+    attempt(log, "spark", "DELETE", lambda: spark.sql(f"DELETE FROM reader.{ident} WHERE order_id < 5").collect())
+    quoted = f'"{namespace}".orders'
+    retention = f"SET SESSION {read_only_catalog}.expire_snapshots_min_retention = '0s'"
+    orphans = f"SET SESSION {read_only_catalog}.remove_orphan_files_min_retention = '0s'"
+    trino_writes = [
+        ("INSERT", [f"INSERT INTO {quoted} VALUES (4000, 1.0)"]),
+        ("ALTER TABLE ADD COLUMN", [f"ALTER TABLE {quoted} ADD COLUMN note varchar"]),
+        ("DROP TABLE", [f"DROP TABLE {quoted}"]),
+        ("EXECUTE optimize", [f"ALTER TABLE {quoted} EXECUTE optimize"]),
+        ("EXECUTE expire_snapshots", [retention, f"ALTER TABLE {quoted} EXECUTE expire_snapshots(retention_threshold => '0s')"]),
+        ("EXECUTE remove_orphan_files",
+         [orphans, f"ALTER TABLE {quoted} EXECUTE remove_orphan_files(retention_threshold => '0s')"]),
+    ]
+    for what, statements in trino_writes:
+        attempt(log, "trino", what, lambda statements=statements: trino_run(stack, reader, statements,
+                                                                           catalog=read_only_catalog))
+    writer_catalog_name = stack.trino_catalog_of(writer)
+    attempt(log, "trino", f"read the writer's catalog {writer_catalog_name}",
+            lambda: trino_run(stack, reader, [f'SELECT count(*) FROM {writer_catalog_name}."{namespace}".orders'],
+                              catalog=read_only_catalog))
+    attempt(log, "trino", f"impersonate {writer} (authenticated as {reader}, session user {writer})",
+            lambda: impersonating(stack, reader, writer, writer_catalog_name).execute(
+                f'SELECT count(*) FROM "{namespace}".orders'))
+
+    after = objects(store, stack.bucket, f"{namespace}/")
+    try:
+        table = writer_catalog.load_table(ident)
+        pointer_after: tuple[Any, ...] = (table.metadata_location, [s.snapshot_id for s in table.snapshots()],
+                                          table.schema().schema_id)
+    except NoSuchTableError:
+        pointer_after = ("the table is gone",)
+    tables_after = sorted(".".join(t) for t in writer_catalog.list_tables(namespace))
+    store.delete_object(Bucket=stack.bucket, Key=orphan)
+    for item in log:
+        say(f"== {reader} via {item.engine}: {item.what}: {'refused' if item.refused else 'ALLOWED'} ({item.detail})")
+    allowed = [item for item in log if not item.refused]
+    landed = sorted(after - before)
+    gone = sorted(before - after)
+    figure(f"{reader} read {ROWS} rows via {'/'.join(reads)}; {len(log) - len(allowed)}/{len(log)} writes refused; "
+           f"{len(landed)} objects landed, {len(gone)} removed; pointer {'unchanged' if pointer == pointer_after else 'CHANGED'}")
+    if allowed or landed or gone or pointer != pointer_after or tables_after != [ident]:
+        fail(stack, "governance", f"the read-only identity {reader!r} changed something (fails open)",
+             {"allowed": [f"{a.engine}: {a.what}: {a.detail}" for a in allowed], "objects landed": landed[:10],
+              "objects removed": gone[:10], "pointer before": pointer, "pointer after": pointer_after,
+              "tables": tables_after})
+
+
+def test_no_or_wrong_credentials_are_refused_never_served(stack: Stack, figure, say):
+    props = stack.pyiceberg_props()
+    uri = props["uri"].rstrip("/")
+    refused: list[Attempt] = []
+    session = requests.Session()
+    session.trust_env = False
+
+    def status(what: str, response: requests.Response, wanted: tuple[int, ...] = (401,)) -> None:
+        refused.append(Attempt("catalog", what, response.status_code in wanted, f"HTTP {response.status_code}"))
+
+    if not props.get("token"):
+        pytest.skip("the default catalog authenticates its own principals (no gate on this stack)")
+    status("GET /v1/config without a token", session.get(f"{uri}/v1/config", timeout=10))
+    status("GET /v1/namespaces with a wrong token",
+           session.get(f"{uri}/v1/namespaces", headers={"Authorization": "Bearer not-a-token"}, timeout=10))
+    status("POST a namespace without a token", session.post(f"{uri}/v1/namespaces", json={"namespace": ["x"]},
+                                                            timeout=10))
+
+    from pyiceberg.catalog import load_catalog
+
+    no_token = {k: v for k, v in props.items() if k != "token"}
+    attempt(refused, "pyiceberg", "load the catalog without a token", lambda: load_catalog("nobody", **no_token))
+    attempt(refused, "pyiceberg", "load the catalog with a wrong token",
+            lambda: load_catalog("wrong", **{**props, "token": "wrong-token"}))
+    wrong_s3 = {**props, "s3.secret-access-key": "not-the-secret"}
+
+    def scan_with_wrong_store_key() -> int:
+        catalog = load_catalog("wrongkey", **wrong_s3)
+        tables = [t for ns in catalog.list_namespaces() for t in catalog.list_tables(ns)]
+        if not tables:
+            raise AssertionError("no table to read")  # nothing to prove it on: counted as not refused below
+        return catalog.load_table(tables[0]).scan().to_arrow().num_rows
+
+    try:
+        scan_with_wrong_store_key()
+        refused.append(Attempt("store", "read table files with a wrong secret key", False, "served"))
+    except AssertionError as exc:
+        pytest.skip(f"no table on the stack to read: {exc}")
+    except Exception as exc:  # noqa: BLE001
+        refused.append(Attempt("store", "read table files with a wrong secret key", True, short(exc)))
+    import boto3
+    from botocore import UNSIGNED
+    from botocore.config import Config
+
+    endpoint = props.get("s3.endpoint")
+    if endpoint:
+        anonymous = boto3.client("s3", endpoint_url=endpoint, region_name=props.get("s3.region", "us-east-1"),
+                                 config=Config(signature_version=UNSIGNED, s3={"addressing_style": "path"},
+                                               retries={"max_attempts": 1}))
+        attempt(refused, "store", "list the bucket without credentials",
+                lambda: anonymous.list_objects_v2(Bucket=stack.bucket, MaxKeys=1))
+
+    import duckdb
+
+    def duckdb_wrong_token() -> Any:
+        con = duckdb.connect()
+        for statement in stack.duckdb_statements():
+            con.execute(statement.replace(props["token"], "wrong-token"))
+        return con.execute("SHOW ALL TABLES").fetchall()
+
+    attempt(refused, "duckdb", "attach with a wrong token", duckdb_wrong_token)
+    spark = engines.spark_session(stack)
+    for key, value in engines.spark_catalog_conf(stack, name="nobody").items():
+        if key.startswith("spark.sql.catalog.nobody"):
+            spark.conf.set(key, "wrong-token" if key.endswith(".token") else value)
+    attempt(refused, "spark", "list namespaces with a wrong token", lambda: spark.sql("SHOW NAMESPACES IN nobody").collect())
+
+    trino = stack.host_profiles.get("trino")
+    if trino:
+        attempt(refused, "trino", "query with a wrong password",
+                lambda: stack.trino_connection(password="wrong-password").cursor().execute("SELECT 1"))
+        attempt(refused, "trino", "query as an unknown user",
+                lambda: stack.trino_connection(user="nobody", password="nothing").cursor().execute("SELECT 1"))
+        https = f"https://{trino['host']}:{trino['port']}/v1/statement"
+        verify = stack.certificate_file(trino["certificate"])
+        status_https = session.post(https, data="SELECT 1", headers={"X-Trino-User": stack.identity}, verify=verify,
+                                    timeout=20)
+        refused.append(Attempt("trino", "POST /v1/statement over HTTPS without a password",
+                               status_https.status_code == 401, f"HTTP {status_https.status_code}"))
+        plain = stack.endpoint("trino", "http")
+        status_http = session.post(f"http://{plain}/v1/statement", data="SELECT 1",
+                                   headers={"X-Trino-User": stack.identity}, timeout=20)
+        refused.append(Attempt("trino", "POST /v1/statement over plain HTTP", status_http.status_code in (401, 403),
+                               f"HTTP {status_http.status_code}"))
+
+    for item in refused:
+        say(f"== {item.engine}: {item.what}: {'refused' if item.refused else 'SERVED'} ({item.detail})")
+    served = [item for item in refused if not item.refused]
+    figure(f"{len(refused) - len(served)}/{len(refused)} unauthenticated or wrongly authenticated requests refused "
+           f"(catalog, store, PyIceberg, DuckDB, Spark, Trino)")
+    if served:
+        fail(stack, "governance", "a client with no or wrong credentials was served (fails open)",
+             [f"{a.engine}: {a.what}: {a.detail}" for a in served])

@@ -1,0 +1,123 @@
+"""The alert rules the spec declares, checked by Prometheus' own promtool: valid, and firing when (and only when) they
+should, on synthetic series. Skipped where promtool is not installed (the native artifacts install it)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import stack_platform
+
+from infra.config import load_platform
+from infra.operations.alerts import alerts, rules_yaml
+from infra.services import prometheus
+from infra.services.base import Side
+
+PROMTOOL = shutil.which("promtool")
+needs_promtool = pytest.mark.skipif(PROMTOOL is None, reason="promtool not installed (Debian's prometheus package)")
+TABLE = 'catalog="rest-fixture",namespace="sales",table="orders"'
+
+
+def spec():
+    return load_platform(stack_platform("native"))
+
+
+def promtool(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    assert PROMTOOL is not None
+    return subprocess.run([PROMTOOL, *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+
+
+def test_every_alert_names_its_layer_and_owner():
+    found = yaml.safe_load(rules_yaml(spec()))["groups"][0]
+    assert found["interval"] == "5s"
+    names = [rule["alert"] for rule in found["rules"]]
+    assert {"CatalogDown", "TableStale", "SnapshotsGrowingWithoutExpiry", "MaintenanceFailed"} <= set(names)
+    for rule in found["rules"]:
+        layer = _layer(rule["labels"]["layer"])
+        assert rule["labels"]["layer_owner"] == spec().layers[layer].owner, rule
+        assert rule["annotations"]["down_means"] == spec().layers[layer].down_means
+
+
+@needs_promtool
+def test_rules_and_scrape_config_pass_promtool(tmp_path):
+    platform = spec()
+    (tmp_path / "rules.yml").write_text(rules_yaml(platform))
+    (tmp_path / "prometheus.yml").write_text(prometheus.scrape_config(platform, Side.INTERNAL, "rules.yml"))
+    checked = promtool("check", "config", "prometheus.yml", cwd=tmp_path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert f"SUCCESS: {len(alerts(platform))} rules found" in checked.stdout + checked.stderr
+
+
+@needs_promtool
+def test_alerts_fire_when_they_should_and_not_before(tmp_path):
+    platform = spec()
+    obs = platform.observability
+    (tmp_path / "rules.yml").write_text(rules_yaml(platform))
+    stale_for = obs.table_stale_for_s
+    tests = {"rule_files": ["rules.yml"], "evaluation_interval": "5s", "tests": [{
+        "interval": "5s",
+        "input_series": [
+            # The catalog answers for 10 s, then not.
+            {"series": 'lakehouse_catalog_up{catalog="rest-fixture"}', "values": "1 1 0x20"},
+            # 50 s old and ageing; its promise is 60 s: past it from 15 s on.
+            {"series": f"iceberg_table_snapshot_age_seconds{{{TABLE}}}", "values": "50+5x30"},
+            {"series": f'iceberg_table_freshness_promise_seconds{{{TABLE},owner="sales-eng"}}', "values": "60x30"},
+            {"series": f'iceberg_maintenance_last_run_success{{{TABLE},action="expire_snapshots"}}',
+             "values": "1 0x20"},
+            {"series": 'lakehouse_service_state{service="trino",state="gave-up"}', "values": "0 0 1x20"},
+            {"series": 'lakehouse_service_restarts{service="trino"}', "values": "0x20"},
+        ],
+        "alert_rule_test": [
+            {"eval_time": f"{10 + obs.catalog_down_for_s - 5}s", "alertname": "CatalogDown", "exp_alerts": []},
+            {"eval_time": f"{10 + obs.catalog_down_for_s}s", "alertname": "CatalogDown", "exp_alerts": [
+                {"exp_labels": {"severity": "critical", "layer": "catalog", "layer_owner": "platform",
+                                "catalog": "rest-fixture"},
+                 "exp_annotations": {"summary": "catalog rest-fixture does not answer /v1/config and a load-table "
+                                                "round trip",
+                                     "down_means": platform.layers[_layer("catalog")].down_means}}]},
+            {"eval_time": f"{15 + stale_for - 5}s", "alertname": "TableStale", "exp_alerts": []},
+            {"eval_time": f"{15 + stale_for}s", "alertname": "TableStale", "exp_alerts": [
+                {"exp_labels": {"severity": "warning", "layer": "orchestration",
+                                "layer_owner": platform.layers[_layer("orchestration")].owner, "catalog": "rest-fixture",
+                                "namespace": "sales", "table": "orders", "owner": "sales-eng"},
+                 "exp_annotations": {"summary": f"sales.orders (owner sales-eng): last data commit "
+                                                f"{_human(50 + (15 + stale_for) // 5 * 5)} ago, past its freshness promise",
+                                     "down_means": platform.layers[_layer("orchestration")].down_means}}]},
+            {"eval_time": "5s", "alertname": "MaintenanceFailed", "exp_alerts": [
+                {"exp_labels": {"severity": "warning", "layer": "orchestration",
+                                "layer_owner": platform.layers[_layer("orchestration")].owner, "catalog": "rest-fixture",
+                                "namespace": "sales", "table": "orders", "action": "expire_snapshots"},
+                 "exp_annotations": {"summary": "expire_snapshots on sales.orders failed at its last run",
+                                     "down_means": platform.layers[_layer("orchestration")].down_means}}]},
+            {"eval_time": "0s", "alertname": "MaintenanceFailed", "exp_alerts": []},
+            {"eval_time": "10s", "alertname": "ServiceCrashLooping", "exp_alerts": [
+                {"exp_labels": {"severity": "critical", "layer": "observability", "layer_owner": "platform",
+                                "service": "trino", "state": "gave-up"},
+                 "exp_annotations": {"summary": "trino keeps crashing (its watchdog restarted it repeatedly or gave up)",
+                                     "down_means": platform.layers[_layer("observability")].down_means}}]},
+        ],
+    }]}
+    (tmp_path / "tests.yml").write_text(yaml.safe_dump(tests, sort_keys=False))
+    done = promtool("test", "rules", "tests.yml", cwd=tmp_path)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0 and "SUCCESS" in output, output
+
+
+def _human(seconds: int) -> str:
+    """Prometheus' humanizeDuration for whole seconds under an hour."""
+    minutes, rest = divmod(seconds, 60)
+    return f"{minutes}m {rest}s" if minutes else f"{rest}s"
+
+
+def _layer(name: str):
+    from infra.spec import Layer
+
+    return Layer(name)
+
+
+if __name__ == "__main__":  # pragma: no cover - print the rules for a look
+    sys.stdout.write(rules_yaml(spec()))
