@@ -9,6 +9,7 @@ masked in logs and outputs.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from typing import Any
 
 import pulumi
@@ -115,3 +116,12 @@ def render(value: Any, secrets: dict[str, pulumi.Output[str]]) -> Any:
         return DERIVED_TOKEN.sub(lambda m: derive(m.group(1), m.group(2), table[m.group(2)]), text)
 
     return pulumi.Output.secret(pulumi.Output.all(*[secrets[n] for n in names]).apply(fill))
+
+
+def render_inputs(value: Any, secrets: Mapping[str, pulumi.Output[str]]) -> Any:
+    """``value`` with every secret placeholder, at any depth, a Pulumi secret."""
+    if isinstance(value, Mapping):
+        return {k: render_inputs(v, secrets) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [render_inputs(v, secrets) for v in value]
+    return render(value, dict(secrets))

@@ -28,7 +28,6 @@ engine's provider process needs neither the repository on ``sys.path`` nor ``inf
 from __future__ import annotations
 
 import importlib.util
-import re
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -48,7 +47,6 @@ _spec.loader.exec_module(tables)
 CONNECT_ATTEMPTS = 10
 CONNECT_WAIT_S = 1.0
 SECRET_INPUTS = ["catalog"]
-_PLACEHOLDER = re.compile(r"\{([a-z0-9_]+)\}")
 
 
 class DeclaredTableError(Exception):
@@ -188,23 +186,16 @@ class DeclaredTable(pulumi.dynamic.Resource, module="tables", name="DeclaredTabl
 
 
 def catalog_input(spec: Any, secrets: Mapping[str, pulumi.Output[str]]) -> pulumi.Output[dict[str, str]]:
-    """The default catalog's PyIceberg properties as the deploying host reaches it, credentials filled: a secret."""
+    """The default catalog's PyIceberg properties as the deploying host reaches it, as the writer identity
+    (the gate's token where the catalog is gated) with the platform's store keys: a secret."""
     from infra import profiles
-    from infra.services.base import Side
+    from infra.secrets import render_inputs
+    from infra.services.base import Side, secret
 
-    props = profiles.pyiceberg(spec, Side.EXTERNAL)
-    names = sorted({name for value in props.values() for name in _PLACEHOLDER.findall(value)})
-    wanted = {"s3-access-key": secrets.get("s3-access-key"), "s3-secret-key": secrets.get("s3-secret-key"),
-              **{name: secrets.get(name.replace("_", "-")) for name in names}}
-    known = {k: v for k, v in wanted.items() if v is not None}
-
-    def fill(values: Mapping[str, str]) -> dict[str, str]:
-        out = {k: _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), v) for k, v in props.items()}
-        if "s3-access-key" in values and "s3.endpoint" in props:
-            out.update({"s3.access-key-id": values["s3-access-key"], "s3.secret-access-key": values["s3-secret-key"]})
-        return out
-
-    return pulumi.Output.secret(pulumi.Output.all(**known).apply(fill))
+    props: dict[str, str] = {**profiles.pyiceberg(spec, Side.EXTERNAL), **profiles.client_secrets(spec)}
+    if "s3.endpoint" in props:
+        props.update({"s3.access-key-id": secret("s3-access-key"), "s3.secret-access-key": secret("s3-secret-key")})
+    return pulumi.Output.secret(pulumi.Output.from_input(render_inputs(props, secrets)))
 
 
 def declare_tables(spec: Any, secrets: Mapping[str, pulumi.Output[str]], parent: pulumi.Resource,

@@ -16,20 +16,11 @@ from typing import Any
 import pulumi
 
 from infra.layers import LayerComponent
-from infra.secrets import render
+from infra.secrets import render_inputs
 from infra.services import ServiceContext, registry
 from infra.services.base import StepHost, StepPlan
 from infra.spec import Layer, PlatformSpec
 from infra.targets import Built, UnbuiltDependency
-
-
-def render_inputs(value: Any, secrets: Mapping[str, pulumi.Output[str]]) -> Any:
-    """``value`` with every secret placeholder, at any depth, a Pulumi secret."""
-    if isinstance(value, Mapping):
-        return {k: render_inputs(v, secrets) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [render_inputs(v, secrets) for v in value]
-    return render(value, dict(secrets))
 
 
 @dataclass(frozen=True)

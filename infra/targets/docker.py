@@ -33,7 +33,7 @@ from infra.operations.config import OperationsConfig
 from infra.paths import PROJECT_ROOT, state_root
 from infra.secrets import render
 from infra.services import ServiceContext, registry
-from infra.services.base import ContainerHost, Side, StepHost
+from infra.services.base import ContainerHost, Side, StepHost, gate_of
 from infra.spec import Layer, PlatformSpec, ServiceSpec
 from infra.targets import Built, declared_tables, dependencies
 from infra.targets.deploy_steps import build_steps, export_steps
@@ -123,7 +123,9 @@ class DockerTarget:
         export_steps(self.spec, built, made)
         # Declared tables through the default catalog's published port, once it is healthy.
         catalog = self.spec.catalog.default
-        waits = [self.containers[n] for n in (catalog, *self.spec.services[catalog].depends_on) if n in self.containers]
+        gate = gate_of(self.spec, catalog)  # clients reach a gated catalog through its gate
+        needed = (catalog, *([gate] if gate else []), *self.spec.services[catalog].depends_on)
+        waits = [self.containers[n] for n in needed if n in self.containers]
         tables = declared_tables.declare_tables(self.spec, self.secrets, layers[Layer.ORCHESTRATION], waits)
         if tables:
             built.layer(Layer.ORCHESTRATION)["tables"] = {ident: t.result for ident, t in tables.items()}

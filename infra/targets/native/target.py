@@ -22,7 +22,7 @@ from infra.operations.config import OperationsConfig
 from infra.paths import PROJECT_ROOT, state_root
 from infra.secrets import render
 from infra.services import ServiceContext, registry
-from infra.services.base import NativeHost, StepHost
+from infra.services.base import NativeHost, StepHost, gate_of
 from infra.spec import Layer, PlatformSpec
 from infra.targets import Built, TargetNotReady, declared_tables, dependencies
 from infra.targets.deploy_steps import build_steps, export_steps
@@ -109,7 +109,9 @@ class NativeTarget:
                            lambda name, deps: self._waits_for(name, deps, folded))
         # Declared tables through the default catalog, once it (and the store it writes to) is up.
         catalog = self.spec.catalog.default
-        waits = [self.processes[n] for n in (catalog, *self.spec.services[catalog].depends_on) if n in self.processes]
+        gate = gate_of(self.spec, catalog)  # clients reach a gated catalog through its gate
+        needed = (catalog, *([gate] if gate else []), *self.spec.services[catalog].depends_on)
+        waits = [self.processes[n] for n in needed if n in self.processes]
         tables = declared_tables.declare_tables(self.spec, self.secrets, layers[Layer.ORCHESTRATION], waits)
         if tables:
             built.layer(Layer.ORCHESTRATION)["tables"] = {ident: t.result for ident, t in tables.items()}
