@@ -66,8 +66,14 @@ def env_reference(secret_name: str) -> str:
     return "${ENV:" + ENV_SECRET_PREFIX + secret_name.replace("-", "_").upper() + "}"
 
 
+def operations_identity(spec: PlatformSpec) -> str:
+    """Who the operations act as at the gate and in Trino: the platform's own identity (maintenance is the
+    platform's), the writer where the stack declares no platform identity."""
+    return spec.platform_identity or spec.governance.writer
+
+
 def catalog_properties(spec: PlatformSpec, side: Side) -> dict[str, str]:
-    """PyIceberg properties of the operations, as the writer identity; secrets as environment references.
+    """PyIceberg properties of the operations, as ``operations_identity``; secrets as environment references.
 
     The S3 key pair is the operations' own (``Credentials``), not in the file.
     """
@@ -75,17 +81,18 @@ def catalog_properties(spec: PlatformSpec, side: Side) -> dict[str, str]:
     for key in ("s3.access-key-id", "s3.secret-access-key"):
         props.pop(key, None)
     props.update({k: SECRET_TOKEN.sub(lambda m: env_reference(m.group(1)), v)
-                  for k, v in profiles.client_secrets(spec).items()})
+                  for k, v in profiles.client_secrets(spec, operations_identity(spec)).items()})
     return props
 
 
 def operation_secrets(spec: PlatformSpec) -> list[str]:
     """The secrets the operations config references (the catalog's credential and token, Trino's password and
     certificate): each an environment variable of the operations processes."""
-    names = [n for v in profiles.client_secrets(spec).values() for n in SECRET_TOKEN.findall(v)]
+    identity = operations_identity(spec)
+    names = [n for v in profiles.client_secrets(spec, identity).values() for n in SECRET_TOKEN.findall(v)]
     if "trino" in spec.enabled_services():
         client = profiles.trino_client(spec)
-        names += [f"trino-password-{spec.governance.writer}", f"{client['certificate']}-cert"]
+        names += [f"trino-password-{identity}", f"{client['certificate']}-cert"]
     return list(dict.fromkeys(names))
 
 
@@ -99,7 +106,7 @@ def operations_config(spec: PlatformSpec, stack: str, paths: Paths, side: Side =
     trino = None
     if "trino" in enabled:
         client = profiles.trino_client(spec, side)
-        identity = spec.governance.writer  # maintenance rewrites and expires: the writer's catalogs
+        identity = operations_identity(spec)
         trino = TrinoAccess(host=client["host"], port=client["port"], catalog=role.engine_name, user=identity,
                             http_scheme=client["http_scheme"],
                             password=env_reference(f"trino-password-{identity}"),

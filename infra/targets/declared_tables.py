@@ -186,13 +186,14 @@ class DeclaredTable(pulumi.dynamic.Resource, module="tables", name="DeclaredTabl
 
 
 def catalog_input(spec: Any, secrets: Mapping[str, pulumi.Output[str]]) -> pulumi.Output[dict[str, str]]:
-    """The default catalog's PyIceberg properties as the deploying host reaches it, as the writer identity
+    """The default catalog's PyIceberg properties as the deploying host reaches it, as the platform's identity
     (the gate's token where the catalog is gated) with the platform's store keys: a secret."""
     from infra import profiles
     from infra.secrets import render_inputs
     from infra.services.base import Side, secret
 
-    props: dict[str, str] = {**profiles.pyiceberg(spec, Side.EXTERNAL), **profiles.client_secrets(spec)}
+    props: dict[str, str] = {**profiles.pyiceberg(spec, Side.EXTERNAL),
+                             **profiles.client_secrets(spec, spec.platform_identity)}
     if "s3.endpoint" in props:
         props.update({"s3.access-key-id": secret("s3-access-key"), "s3.secret-access-key": secret("s3-secret-key")})
     return pulumi.Output.secret(pulumi.Output.from_input(render_inputs(props, secrets)))
