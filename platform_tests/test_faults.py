@@ -56,7 +56,29 @@ class Tally:
     errors: list[str] = field(default_factory=list)
     statuses: dict[int, int] = field(default_factory=dict)
     server_errors: list[str] = field(default_factory=list)
+    #: When each 5xx came, and whether it was the gate saying its catalog did not answer (the gate's form
+    #: of a connection error: allowed while the catalog is down, never once it is back).
+    five_xx_at: list[tuple[float, bool]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+#: The catalog gate's answer when the catalog behind it did not answer (infra/operations/catalog_gate.py).
+GATE_UNREACHABLE = "the catalog behind the gate did not answer"
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """A lost answer: no connection to the catalog (directly, or the gate's 502 for it)."""
+    return isinstance(exc, requests.ConnectionError) or GATE_UNREACHABLE in str(exc)
+
+
+def _track_five_xx(catalog, tally: Tally) -> None:
+    def hook(response, *args, **kwargs):
+        if response.status_code >= 500:
+            with tally.lock:
+                tally.five_xx_at.append((time.monotonic(), GATE_UNREACHABLE in response.text))
+        return response
+
+    catalog._session.hooks["response"].append(hook)
 
 
 def _new_table(stack: Stack, ident: str, created_tables: list[str]):
@@ -87,12 +109,13 @@ def _writer(stack: Stack, ident: str, name: str, deadline: float, tally: Tally) 
     outcome = commits.Outcome(table=ident)
     catalog = stack.catalog()
     commits.instrument(catalog, outcome, tally.lock)
+    _track_five_xx(catalog, tally)
     seq = 0
     while time.monotonic() < deadline:
         commit_id, rows = f"{name}#{seq}", commits._rows(name, seq, 10)
         started, attempts = time.monotonic(), 0
         retrying = tenacity.Retrying(
-            retry=tenacity.retry_if_exception_type((CommitFailedException, requests.ConnectionError)),
+            retry=tenacity.retry_if_exception(lambda e: isinstance(e, CommitFailedException) or _unreachable(e)),
             stop=tenacity.stop_after_delay(HEAL_BOUND_S + 30),
             wait=tenacity.wait_random_exponential(multiplier=0.1, max=2.0), reraise=True)
         try:
@@ -107,7 +130,9 @@ def _writer(stack: Stack, ident: str, name: str, deadline: float, tally: Tally) 
                         with tally.lock:
                             tally.conflicts += 1
                         raise
-                    except requests.ConnectionError:
+                    except Exception as exc:
+                        if not _unreachable(exc):
+                            raise
                         with tally.lock:
                             tally.connection_errors += 1
                         landed = _reconcile(catalog, ident, commit_id)
@@ -131,7 +156,7 @@ def _writer(stack: Stack, ident: str, name: str, deadline: float, tally: Tally) 
 
 def _reconcile(catalog, ident: str, commit_id: str) -> int | None:
     """After a lost answer: did the commit land? Asked until the catalog answers again."""
-    for attempt in tenacity.Retrying(retry=tenacity.retry_if_exception_type(requests.ConnectionError),
+    for attempt in tenacity.Retrying(retry=tenacity.retry_if_exception(_unreachable),
                                      stop=tenacity.stop_after_delay(HEAL_BOUND_S), wait=tenacity.wait_fixed(0.5),
                                      reraise=True):
         with attempt:
@@ -169,17 +194,26 @@ def test_kill_9_of_the_catalog_mid_commit_loses_no_acknowledged_commit(stack: St
     say(f"== kill -9 of {CATALOG} (pid {victim}) after {acknowledged_at_kill} commits; healed by its watchdog in "
         f"{healed_in if healed_in is None else round(healed_in, 1)} s (restarts {before.get('restarts', 0)} -> "
         f"{after.get('restarts')}); {len(tally.acknowledged)} commits acknowledged, {tally.conflicts} 409s, "
-        f"{tally.connection_errors} connection errors retried ({tally.reconciled} had landed), statuses "
+        f"{tally.connection_errors} lost answers retried ({tally.reconciled} had landed), statuses "
         f"{dict(sorted(tally.statuses.items()))}")
     if healed_in is None:
         fail(stack, "catalog", f"{CATALOG} did not come back by itself within {HEAL_BOUND_S:.0f} s of a SIGKILL",
              {"watchdog before": before, "watchdog after": after})
     outcome = commits.Outcome(table=ident, commits=tally.acknowledged, errors=tally.errors)
-    outcome.statuses.update(tally.statuses)
-    outcome.server_errors = tally.server_errors
+    # The gate's 502s while the catalog was down are the lost answers the writers retried; any other 5xx,
+    # or any 5xx once the catalog answered again, is a finding.
+    healed_at = killed_at + healed_in
+    outage = sum(1 for at, gate in tally.five_xx_at if gate and at <= healed_at + 1.0)
+    statuses = dict(tally.statuses)
+    if outage:
+        statuses[502] -= outage
+        statuses = {code: n for code, n in statuses.items() if n}
+    outcome.statuses.update(statuses)
+    outcome.server_errors = tally.server_errors if outcome.five_xx else []
     commits.verify(stack.catalog(), outcome)
     figure(f"SIGKILL mid-commit: healed in {healed_in:.1f} s, {len(tally.acknowledged)} acknowledged commits all "
-           f"present, {outcome.five_xx} 5xx, {tally.connection_errors} connection errors retried")
+           f"present, {outcome.five_xx} 5xx, {tally.connection_errors} lost answers retried ({outage} of them the "
+           "gate's 502 while the catalog was down)")
     if len(tally.acknowledged) <= acknowledged_at_kill:
         fail(stack, "catalog", "no commit was acknowledged after the catalog came back", outcome.summary())
     if outcome.problems:
@@ -189,9 +223,11 @@ def test_kill_9_of_the_catalog_mid_commit_loses_no_acknowledged_commit(stack: St
 
 
 def _answers(stack: Stack) -> bool:
-    uri = (stack.host_profiles.get("pyiceberg") or {}).get("uri", "").rstrip("/")
+    """The catalog answers ``/v1/config`` where clients reach it (through its gate, with the profile's token)."""
+    props = stack.pyiceberg_props()
+    headers = {"Authorization": f"Bearer {props['token']}"} if props.get("token") else {}
     try:
-        return requests.get(f"{uri}/v1/config", timeout=2).status_code == 200
+        return requests.get(f"{props['uri'].rstrip('/')}/v1/config", timeout=2, headers=headers).status_code == 200
     except requests.RequestException:
         return False
 
