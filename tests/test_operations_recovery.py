@@ -122,3 +122,27 @@ def test_roll_forward_brings_a_restored_catalog_to_storage_without_losing_a_file
     back = recovery.read_back(catalog, ["shop.orders", "shop.customers", "shop.nowhere"])
     assert back["shop.orders"]["rows"] == 3 and back["shop.customers"]["rows"] == 0
     assert "NoSuchTableError" in back["shop.nowhere"]["error"]
+
+
+def test_offline_roll_forward_moves_a_restored_pointer_before_the_catalog_serves(catalog: SqlCatalog,
+                                                                                 tmp_path: Path) -> None:
+    """A live writer's table: its pointer is moved in the stopped catalog's database, so the writer's next
+    commit builds on storage's newest metadata, never on the backup's (which would orphan its commits)."""
+    catalog.create_namespace("shop")
+    table = catalog.create_table("shop.orders", schema=Schema(NestedField(1, "id", LongType(), required=False)))
+    rows = pa.Table.from_pylist([{"id": 1}], schema=table.schema().as_arrow())
+    table.append(rows)
+    backed_up = catalog.load_table("shop.orders").metadata_location
+    catalog.load_table("shop.orders").append(rows)
+    newest = _stored(catalog, "shop.orders")
+    catalog.create_table("shop.customers", schema=Schema(NestedField(1, "id", LongType(), required=False)))
+    unchanged = _stored(catalog, "shop.customers")
+    catalog.drop_table("shop.orders")  # the restored database: orders at the backup's pointer
+    catalog.register_table("shop.orders", backed_up)
+
+    moved = recovery.roll_forward_offline(tmp_path / "catalog.db", {s.identifier: s for s in (newest, unchanged)})
+    assert [(m["table"], m["from_version"], m["version"]) for m in moved] == [
+        ("shop.orders", recovery.metadata_version(backed_up), newest.version)]
+    restored = catalog.load_table("shop.orders")
+    assert restored.metadata_location == newest.metadata_location and restored.scan().count() == 2
+    assert catalog.load_table("shop.customers").metadata_location == unchanged.metadata_location

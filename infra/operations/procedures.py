@@ -78,6 +78,12 @@ def restore(stack: str, outputs: Mapping[str, Any], config: OperationsConfig, cr
     t = time.perf_counter()
     recovery.place_sqlite_backup(chosen.path, Path(source.path), recorded)
     steps["place_s"] = time.perf_counter() - t
+    offline: list[dict[str, Any]] = []
+    if roll:  # the live writers' tables first, while the catalog is still stopped (``roll_forward_offline``)
+        t = time.perf_counter()
+        stored = recovery.tables_on_storage(s3_client(config, creds), config.catalog.properties["warehouse"])
+        offline = recovery.roll_forward_offline(Path(source.path), stored)
+        steps["roll_forward_offline_s"] = time.perf_counter() - t
     t = time.perf_counter()
     steps["start_s"] = (start or _pulumi_up)(stack)
     catalog = recovery.wait_for_catalog(lambda: load_catalog(config, creds, "restore"))
@@ -86,8 +92,8 @@ def restore(stack: str, outputs: Mapping[str, Any], config: OperationsConfig, cr
     t = time.perf_counter()
     actions: list[dict[str, Any]] = []
     if roll:
-        actions = recovery.roll_forward(catalog, recovery.tables_on_storage(s3_client(config, creds),
-                                                                            config.catalog.properties["warehouse"]))
+        actions = offline + recovery.roll_forward(catalog, recovery.tables_on_storage(
+            s3_client(config, creds), config.catalog.properties["warehouse"]))
     steps["roll_forward_s"] = time.perf_counter() - t
     t = time.perf_counter()
     tables = recovery.read_back(catalog, _safe_tables(catalog))

@@ -195,6 +195,36 @@ def place_sqlite_backup(backup_file: Path, database: Path, expected_sha256: str 
     os.replace(staging, database)
 
 
+def roll_forward_offline(database: Path, stored: Mapping[str, StoredTable]) -> list[dict[str, Any]]:
+    """Before the restored catalog serves anyone: each table's pointer moved to storage's newest metadata.
+
+    A live writer (the streaming job, a sink) retries its commit until the catalog is back; if the catalog
+    came back with the backup's older pointers, its next commit would build on them and orphan every
+    commit made since the backup (they are on storage, on a branch nothing points to any more). Moving
+    the pointers in the stopped catalog's own database (the JDBC catalog's ``iceberg_tables`` rows) closes
+    that race; tables the backup does not know are registered afterwards through the API (``roll_forward``).
+    """
+    import sqlite3
+    from contextlib import closing
+
+    moved: list[dict[str, Any]] = []
+    with closing(sqlite3.connect(database)) as con, con:
+        rows = con.execute("SELECT table_namespace, table_name, metadata_location FROM iceberg_tables").fetchall()
+        for namespace, name, current in rows:
+            table = stored.get(f"{namespace}.{name}")
+            version = metadata_version(current)
+            if table is None or current == table.metadata_location or (
+                    version is not None and version >= table.version):
+                continue
+            con.execute("UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ? "
+                        "WHERE table_namespace = ? AND table_name = ?",
+                        (table.metadata_location, current, namespace, name))
+            moved.append({"table": table.identifier, "action": "rolled forward (catalog stopped)",
+                          "from_version": version, "version": table.version,
+                          "metadata_location": table.metadata_location})
+    return moved
+
+
 def wait_for_catalog(load: Callable[[], Any], timeout_s: float = 60.0) -> Any:
     """The catalog client once the catalog answers (it may still be starting)."""
     deadline = time.monotonic() + timeout_s
