@@ -146,3 +146,10 @@ def test_offline_roll_forward_moves_a_restored_pointer_before_the_catalog_serves
     restored = catalog.load_table("shop.orders")
     assert restored.metadata_location == newest.metadata_location and restored.scan().count() == 2
     assert catalog.load_table("shop.customers").metadata_location == unchanged.metadata_location
+
+
+def test_the_pointers_a_restored_backup_holds_are_read_before_anything_moves_them(catalog: SqlCatalog,
+                                                                                   tmp_path: Path) -> None:
+    catalog.create_namespace("shop")
+    table = catalog.create_table("shop.orders", schema=Schema(NestedField(1, "id", LongType(), required=False)))
+    assert recovery.pointers_in(tmp_path / "catalog.db") == {"shop.orders": table.metadata_location}

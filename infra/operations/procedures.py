@@ -78,6 +78,7 @@ def restore(stack: str, outputs: Mapping[str, Any], config: OperationsConfig, cr
     t = time.perf_counter()
     recovery.place_sqlite_backup(chosen.path, Path(source.path), recorded)
     steps["place_s"] = time.perf_counter() - t
+    restored_pointers: dict[str, str | None] = dict(recovery.pointers_in(Path(source.path)))  # the backup's own
     offline: list[dict[str, Any]] = []
     if roll:  # the live writers' tables first, while the catalog is still stopped (``roll_forward_offline``)
         t = time.perf_counter()
@@ -88,7 +89,6 @@ def restore(stack: str, outputs: Mapping[str, Any], config: OperationsConfig, cr
     steps["start_s"] = (start or _pulumi_up)(stack)
     catalog = recovery.wait_for_catalog(lambda: load_catalog(config, creds, "restore"))
     steps["catalog_answers_s"] = time.perf_counter() - t
-    restored_pointers = _pointers(catalog)
     t = time.perf_counter()
     actions: list[dict[str, Any]] = []
     if roll:
@@ -129,17 +129,6 @@ def rebuild(stack: str, config: OperationsConfig, creds: Credentials) -> dict[st
             "tables": tables, "objectives": config.recovery.model_dump(),
             "seconds": {"scan_storage_s": round(scan_s, 2), "register_s": round(register_s, 2),
                         "read_back_s": round(read_s, 2), "total_s": round(time.perf_counter() - began, 2)}}
-
-
-def _pointers(catalog: Any) -> dict[str, str | None]:
-    """Each table's metadata pointer as the restored database holds it (None: it does not load)."""
-    pointers: dict[str, str | None] = {}
-    for ident in _safe_tables(catalog):
-        try:
-            pointers[ident] = catalog.load_table(ident).metadata_location
-        except Exception:  # noqa: BLE001 - a pointer naming a deleted file; roll_forward replaces it
-            pointers[ident] = None
-    return pointers
 
 
 def restore_postgres(config: OperationsConfig, creds: Credentials, database: str,

@@ -195,6 +195,16 @@ def place_sqlite_backup(backup_file: Path, database: Path, expected_sha256: str 
     os.replace(staging, database)
 
 
+def pointers_in(database: Path) -> dict[str, str]:
+    """Each table's metadata pointer as a (stopped) catalog's SQLite database holds it."""
+    import sqlite3
+    from contextlib import closing
+
+    with closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as con:
+        rows = con.execute("SELECT table_namespace, table_name, metadata_location FROM iceberg_tables").fetchall()
+    return {f"{namespace}.{name}": location for namespace, name, location in rows}
+
+
 def roll_forward_offline(database: Path, stored: Mapping[str, StoredTable]) -> list[dict[str, Any]]:
     """Before the restored catalog serves anyone: each table's pointer moved to storage's newest metadata.
 
