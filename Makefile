@@ -42,7 +42,7 @@ test: bootstrap
 
 ## unit: offline, no artifact cache, no Go, no Pulumi CLI (Pulumi mocks and plain functions)
 unit: venv
-	$(PY) -m pytest tests -q -m "not e2e and not toolchain"
+	$(PY) -m pytest tests -q -m "not e2e and not toolchain" -n 2 --dist loadfile
 
 ## lint: ruff and mypy on the Python; gofmt, go vet and go test on the language host (when Go is present)
 lint: venv

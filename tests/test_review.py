@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import shutil
 import subprocess
@@ -14,6 +16,17 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def review(*args: str, root: Path = ROOT) -> subprocess.CompletedProcess:
+    """The review command run in this interpreter (its ``main``): exit code, stdout and stderr."""
+    from infra.review import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([*args, "--root", str(root)])
+    return subprocess.CompletedProcess(["python", "-m", "infra.review", *args], code, out.getvalue(), err.getvalue())
+
+
+def review_process(*args: str, root: Path = ROOT) -> subprocess.CompletedProcess:
+    """The review command as a user runs it: its own process."""
     return subprocess.run([sys.executable, "-m", "infra.review", *args, "--root", str(root)],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
 
@@ -56,7 +69,7 @@ def test_review_of_invalid_stack_exits_nonzero_without_traceback(tmp_path):
     shutil.copy(ROOT / "Pulumi.lab.yaml", tmp_path / "Pulumi.broken.yaml")
     text = (tmp_path / "Pulumi.broken.yaml").read_text().replace("owner: each engine's team", "owner: ''")
     (tmp_path / "Pulumi.broken.yaml").write_text(text)
-    result = review("--stack", "broken", root=tmp_path)
+    result = review_process("--stack", "broken", root=tmp_path)  # a real process: exit code, no traceback
     assert result.returncode == 2
     assert "lakehouse:platform.layers.compute.owner: every layer needs an owner" in result.stderr
     assert "Traceback" not in result.stderr
