@@ -212,8 +212,8 @@ def test_kill_9_of_the_catalog_mid_commit_loses_no_acknowledged_commit(stack: St
     outcome.server_errors = tally.server_errors if outcome.five_xx else []
     commits.verify(stack.catalog(), outcome)
     figure(f"SIGKILL mid-commit: healed in {healed_in:.1f} s, {len(tally.acknowledged)} acknowledged commits all "
-           f"present, {outcome.five_xx} 5xx, {tally.connection_errors} lost answers retried ({outage} of them the "
-           "gate's 502 while the catalog was down)")
+           f"present, {outcome.five_xx} 5xx, {tally.connection_errors} lost commit answers retried; {outage} "
+           "answers were the gate's 502 while the catalog was down")
     if len(tally.acknowledged) <= acknowledged_at_kill:
         fail(stack, "catalog", "no commit was acknowledged after the catalog came back", outcome.summary())
     if outcome.problems:
