@@ -11,10 +11,10 @@ assembled from jar locks beside this module; for the lab only the Iceberg sink's
 the Debezium image (it carries its own Debezium) mounts as a second plugin.
 
 Where the bookshop's setup lives, and why: it is a deployment step of this service (a typed dynamic
-resource, ``PostgresSourceStep``), not a post-start step of PostgreSQL. A replication slot retains
-WAL for as long as it exists, read or not, so it must exist exactly while a CDC connector is
-declared: created before the connector, dropped after the connector is removed (or streams are
-turned off). PostgreSQL itself only creates the empty ``bookshop`` database.
+resource, ``PostgresSource``, built by ``infra/targets/deploy_steps.py``), not a post-start step of
+PostgreSQL. A replication slot retains WAL for as long as it exists, read or not, so it must exist
+exactly while a CDC connector is declared: created before the connector, dropped after the connector
+is removed (or streams are turned off). PostgreSQL itself only creates the empty ``bookshop`` database.
 """
 
 from __future__ import annotations
