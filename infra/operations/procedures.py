@@ -80,6 +80,7 @@ def restore(stack: str, outputs: Mapping[str, Any], config: OperationsConfig, cr
     steps["place_s"] = time.perf_counter() - t
     restored_pointers: dict[str, str | None] = dict(recovery.pointers_in(Path(source.path)))  # the backup's own
     offline: list[dict[str, Any]] = []
+    stored: dict[str, recovery.StoredTable] = {}
     if roll:  # the live writers' tables first, while the catalog is still stopped (``roll_forward_offline``)
         t = time.perf_counter()
         stored = recovery.tables_on_storage(s3_client(config, creds), config.catalog.properties["warehouse"])
@@ -92,8 +93,8 @@ def restore(stack: str, outputs: Mapping[str, Any], config: OperationsConfig, cr
     t = time.perf_counter()
     actions: list[dict[str, Any]] = []
     if roll:
-        actions = offline + recovery.roll_forward(catalog, recovery.tables_on_storage(
-            s3_client(config, creds), config.catalog.properties["warehouse"]))
+        # The same scan: what moved offline is current now, what the backup lacks is registered.
+        actions = offline + recovery.roll_forward(catalog, stored)
     steps["roll_forward_s"] = time.perf_counter() - t
     t = time.perf_counter()
     tables = recovery.read_back(catalog, _safe_tables(catalog))

@@ -22,7 +22,6 @@ from __future__ import annotations
 import datetime as dt
 import ipaddress
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -113,33 +112,15 @@ def expiring(props: Mapping[str, Any], now: dt.datetime | None = None) -> bool:
     return dt.datetime.fromisoformat(str(recorded)) - now < dt.timedelta(days=RENEW_BEFORE_DAYS)
 
 
-# Executed in the provider process when the serialized provider is loaded (as in local_service.py).
-_BOOTSTRAP = """
-import hashlib, sys, types
-_name = "_pulumi_certificate_" + hashlib.sha256(SOURCE.encode()).hexdigest()[:16]
-_module = sys.modules.get(_name)
-if _module is None:
-    _module = types.ModuleType(_name)
-    _module.__file__ = PATH
-    sys.modules[_name] = _module
-    try:
-        exec(compile(SOURCE, PATH, "exec"), _module.__dict__)
-    except BaseException:
-        del sys.modules[_name]
-        raise
-provider = _module.CertificateProvider()
-"""
-
-
 class CertificateProvider(pulumi.dynamic.ResourceProvider):
     """Issues, keeps and renews one self-signed certificate (contract: module docstring)."""
 
     serialize_as_secret_always = False  # the serialized provider is this module's source: nothing secret
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        namespace = {"BOOT": _BOOTSTRAP, "SOURCE": Path(__file__).read_text(encoding="utf-8"), "PATH": __file__}
-        expression = f"(lambda ns: (exec(ns['BOOT'], ns), ns['provider'])[1])({namespace!r})"
-        return (eval, (expression, {}))
+        from infra.by_value import provider_by_value  # pickling runs in the program only
+
+        return provider_by_value(__file__, type(self).__name__)
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.CheckResult:
         return pulumi.dynamic.CheckResult(news, [pulumi.dynamic.CheckFailure(k, why) for k, why in problems(news)])

@@ -107,32 +107,15 @@ def apply(props: Mapping[str, Any]) -> dict[str, Any]:
     return {**props, "identifier": tables.identifier(declaration), "result": result}
 
 
-_BOOTSTRAP = """
-import hashlib, sys, types
-_name = "_pulumi_declared_table_" + hashlib.sha256(SOURCE.encode()).hexdigest()[:16]
-_module = sys.modules.get(_name)
-if _module is None:
-    _module = types.ModuleType(_name)
-    _module.__file__ = PATH
-    sys.modules[_name] = _module
-    try:
-        exec(compile(SOURCE, PATH, "exec"), _module.__dict__)
-    except BaseException:
-        del sys.modules[_name]
-        raise
-provider = _module.DeclaredTableProvider()
-"""
-
-
 class DeclaredTableProvider(pulumi.dynamic.ResourceProvider):
     """Creates or evolves one declared table (contract: module docstring)."""
 
     serialize_as_secret_always = False  # the blob is this module's source; credentials are inputs
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        namespace = {"BOOT": _BOOTSTRAP, "SOURCE": Path(__file__).read_text(encoding="utf-8"), "PATH": __file__}
-        expression = f"(lambda ns: (exec(ns['BOOT'], ns), ns['provider'])[1])({namespace!r})"
-        return (eval, (expression, {}))
+        from infra.by_value import provider_by_value  # pickling runs in the program only
+
+        return provider_by_value(__file__, type(self).__name__)
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.CheckResult:
         failures = []

@@ -395,33 +395,15 @@ def live_state(props: Mapping[str, Any]) -> str:
 # Pulumi provider and resource
 # --------------------------------------------------------------------------------------------
 
-# Executed in the provider process when the serialized provider is loaded (as local_service does).
-_BOOTSTRAP = """
-import hashlib, sys, types
-_name = "_pulumi_flink_job_" + hashlib.sha256(SOURCE.encode()).hexdigest()[:16]
-_module = sys.modules.get(_name)
-if _module is None:
-    _module = types.ModuleType(_name)
-    _module.__file__ = PATH
-    sys.modules[_name] = _module
-    try:
-        exec(compile(SOURCE, PATH, "exec"), _module.__dict__)
-    except BaseException:
-        del sys.modules[_name]
-        raise
-provider = _module.FlinkJobProvider()
-"""
-
-
 class FlinkJobProvider(pulumi.dynamic.ResourceProvider):
     """Dynamic provider of one streaming job per resource (contract: module docstring)."""
 
     serialize_as_secret_always = False  # it captures this module's source only
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        namespace = {"BOOT": _BOOTSTRAP, "SOURCE": Path(__file__).read_text(encoding="utf-8"), "PATH": __file__}
-        expression = f"(lambda ns: (exec(ns['BOOT'], ns), ns['provider'])[1])({namespace!r})"
-        return (eval, (expression, {}))
+        from infra.by_value import provider_by_value  # pickling runs in the program only
+
+        return provider_by_value(__file__, type(self).__name__)
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.CheckResult:
         failures = []

@@ -27,7 +27,6 @@ import json
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -207,7 +206,9 @@ class ConnectorProvider(pulumi.dynamic.ResourceProvider):
     serialize_as_secret_always = False
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        return _reduce("ConnectorProvider")
+        from infra.by_value import provider_by_value  # pickling runs in the program only
+
+        return provider_by_value(__file__, type(self).__name__)
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.CheckResult:
         failures = []
@@ -342,7 +343,9 @@ class PostgresSourceProvider(pulumi.dynamic.ResourceProvider):
     serialize_as_secret_always = False
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        return _reduce("PostgresSourceProvider")
+        from infra.by_value import provider_by_value  # pickling runs in the program only
+
+        return provider_by_value(__file__, type(self).__name__)
 
     def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
         p = _plain(props)
@@ -402,31 +405,3 @@ class PostgresSource(pulumi.dynamic.Resource, module="streams", name="PostgresSo
                           "apply": list(apply), "teardown": list(teardown), "params": params, "slot": slot,
                           "apply_seconds": None},
                          pulumi.ResourceOptions.merge(opts, secret))
-
-
-# --------------------------------------------------------------------------------------------
-# Serialization (as LocalService: this module's source, executed in the provider process)
-# --------------------------------------------------------------------------------------------
-
-_BOOTSTRAP = """
-import hashlib, sys, types
-_name = "_pulumi_streams_steps_" + hashlib.sha256(SOURCE.encode()).hexdigest()[:16]
-_module = sys.modules.get(_name)
-if _module is None:
-    _module = types.ModuleType(_name)
-    _module.__file__ = PATH
-    sys.modules[_name] = _module
-    try:
-        exec(compile(SOURCE, PATH, "exec"), _module.__dict__)
-    except BaseException:
-        del sys.modules[_name]
-        raise
-provider = getattr(_module, CLASS)()
-"""
-
-
-def _reduce(class_name: str) -> tuple[Any, tuple[Any, ...]]:
-    namespace = {"BOOT": _BOOTSTRAP, "SOURCE": Path(__file__).read_text(encoding="utf-8"), "PATH": __file__,
-                 "CLASS": class_name}
-    expression = f"(lambda ns: (exec(ns['BOOT'], ns), ns['provider'])[1])({namespace!r})"
-    return (eval, (expression, {}))

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -60,22 +59,6 @@ def run_task(props: dict[str, Any]) -> dict[str, Any]:
     return {**props, "task_arn": arn, "stopped_at": str(task.get("stoppedAt", ""))}
 
 
-_BOOTSTRAP = """
-import hashlib, sys, types
-_name = "_pulumi_ecs_task_run_" + hashlib.sha256(SOURCE.encode()).hexdigest()[:16]
-_module = sys.modules.get(_name)
-if _module is None:
-    _module = types.ModuleType(_name)
-    _module.__file__ = PATH
-    sys.modules[_name] = _module
-    try:
-        exec(compile(SOURCE, PATH, "exec"), _module.__dict__)
-    except BaseException:
-        del sys.modules[_name]
-        raise
-provider = _module.EcsTaskRunProvider()
-"""
-
 RERUN_KEYS = ("trigger", "task_definition", "cluster")
 
 
@@ -85,9 +68,9 @@ class EcsTaskRunProvider(pulumi.dynamic.ResourceProvider):
     serialize_as_secret_always = False
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        namespace = {"BOOT": _BOOTSTRAP, "SOURCE": Path(__file__).read_text(encoding="utf-8"), "PATH": __file__}
-        expression = f"(lambda ns: (exec(ns['BOOT'], ns), ns['provider'])[1])({namespace!r})"
-        return (eval, (expression, {}))
+        from infra.by_value import provider_by_value  # pickling runs in the program only
+
+        return provider_by_value(__file__, type(self).__name__)
 
     def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
         outs = run_task(props)

@@ -88,7 +88,7 @@ Serialization
     importable module *by reference*, which would make the provider process (started by the
     Pulumi engine, whose ``sys.path`` does not know this repository) fail to import it.
     ``LocalServiceProvider.__reduce__`` therefore ships the source of this module by value; the
-    provider process executes it as a private module (see ``_BOOTSTRAP``). The serialized blob
+    provider process executes it as a private module (``infra/by_value.py``). The serialized blob
     is deterministic and only changes when this file changes.
 """
 
@@ -1081,24 +1081,6 @@ def _record_of(props: Mapping[str, Any]) -> ProcessRecord | None:
 # Pulumi provider and resource
 # --------------------------------------------------------------------------------------------
 
-# Executed in the provider process when the serialized provider is loaded (see module docstring):
-# runs this module's source as a private module, once per distinct source, and builds a provider.
-_BOOTSTRAP = """
-import hashlib, sys, types
-_name = "_pulumi_local_service_" + hashlib.sha256(SOURCE.encode()).hexdigest()[:16]
-_module = sys.modules.get(_name)
-if _module is None:
-    _module = types.ModuleType(_name)
-    _module.__file__ = PATH
-    sys.modules[_name] = _module  # dataclasses look their module up while the class is built
-    try:
-        exec(compile(SOURCE, PATH, "exec"), _module.__dict__)
-    except BaseException:
-        del sys.modules[_name]
-        raise
-provider = _module.LocalServiceProvider()
-"""
-
 
 class LocalServiceProvider(pulumi.dynamic.ResourceProvider):
     """Dynamic provider managing one local process per resource (contract: module docstring)."""
@@ -1108,12 +1090,9 @@ class LocalServiceProvider(pulumi.dynamic.ResourceProvider):
     serialize_as_secret_always = False
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        """Pickle as "this module's source, executed in the provider process" (see module docstring)."""
-        namespace = {"BOOT": _BOOTSTRAP, "SOURCE": Path(__file__).read_text(encoding="utf-8"), "PATH": __file__}
-        # Only builtins are referenced, so unpickling needs nothing but Python and the packages
-        # this module imports; eval's result is the `provider` the bootstrap leaves behind.
-        expression = f"(lambda ns: (exec(ns['BOOT'], ns), ns['provider'])[1])({namespace!r})"
-        return (eval, (expression, {}))
+        from infra.by_value import provider_by_value  # pickling runs in the program only
+
+        return provider_by_value(__file__, type(self).__name__)
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.CheckResult:
         failures = [pulumi.dynamic.CheckFailure(key, why) for key, why in validate_props(news)]
