@@ -66,15 +66,36 @@ class TimingProxy:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in separate writes: with Nagle on, each answer waits for the
+            # client's delayed ACK (~40 ms), which would be the proxy's time, not the request's.
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:  # quiet
                 return
 
+            def _body(self) -> bytes | None:
+                """The request body; a chunked one (the AWS SDK streams parts so) is de-chunked."""
+                if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+                    chunks = []
+                    while True:
+                        size = int(self.rfile.readline().split(b";", 1)[0].strip(), 16)
+                        if size == 0:
+                            while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                                pass  # trailers
+                            return b"".join(chunks)
+                        chunks.append(self.rfile.read(size))
+                        self.rfile.readline()
+                length = int(self.headers.get("Content-Length") or 0)
+                return self.rfile.read(length) if length else None
+
             def _forward(self) -> None:
                 started = time.perf_counter()
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else None
-                headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_HEADERS}
+                body = self._body()
+                length = len(body or b"")
+                headers = {k: v for k, v in self.headers.items()
+                           if k.lower() not in HOP_HEADERS and k.lower() != "content-length"}
+                if body is not None:
+                    headers["Content-Length"] = str(length)
                 conn = http.client.HTTPConnection(*proxy.upstream, timeout=120)
                 try:
                     conn.request(self.command, self.path, body=body, headers=headers)
@@ -86,7 +107,9 @@ class TimingProxy:
                 for key, value in response.getheaders():
                     if key.lower() not in HOP_HEADERS and key.lower() != "content-length":
                         self.send_header(key, value)
-                self.send_header("Content-Length", str(len(payload)))
+                # A HEAD answer has no body: its Content-Length is the object's size, as upstream said.
+                size = response.getheader("Content-Length") if self.command == "HEAD" else None
+                self.send_header("Content-Length", size or str(len(payload)))
                 self.end_headers()
                 if self.command != "HEAD":
                     self.wfile.write(payload)
@@ -133,3 +156,38 @@ def breakdown(requests: list[Request], commits: int) -> list[tuple[str, int, flo
         rows.append((kind, round(100 * len(seconds) / max(commits, 1)), 1000 * seconds[len(seconds) // 2],
                      1000 * sum(seconds) / max(commits, 1)))
     return sorted(rows, key=lambda row: -row[3])
+
+
+class ProxyProcess:
+    """A TimingProxy in a process of its own, so the benchmark's own CPU time is the client's alone."""
+
+    def __init__(self, target: str, upstream: str):
+        import multiprocessing
+
+        context = multiprocessing.get_context("spawn")
+        self._pipe, child = context.Pipe()
+        self._process = context.Process(target=_serve, args=(target, upstream, child), daemon=True)
+        self.address = ""
+
+    def __enter__(self) -> ProxyProcess:
+        self._process.start()
+        self.address = self._pipe.recv()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._pipe.send("stop")
+        self._process.join(timeout=10)
+
+    def reset(self) -> list[Request]:
+        """The requests recorded since the last reset."""
+        self._pipe.send("reset")
+        requests: list[Request] = self._pipe.recv()
+        return requests
+
+
+def _serve(target: str, upstream: str, pipe: Any) -> None:
+    with TimingProxy(target, upstream) as proxy:
+        pipe.send(proxy.address)
+        while (command := pipe.recv()) != "stop":
+            if command == "reset":
+                pipe.send(proxy.reset())

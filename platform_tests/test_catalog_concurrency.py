@@ -22,6 +22,7 @@ the evidence (``native.services["rest-fixture"].log_file``).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import tempfile
 import time
 from pathlib import Path
@@ -30,18 +31,25 @@ import pytest
 
 from platform_tests.support import commits
 from platform_tests.support import flink as flink_support
-from platform_tests.support.fixture import IN_MEMORY_URI, throwaway_fixture
+from platform_tests.support.fixture import IN_MEMORY_URI, postgres_fixture, throwaway_fixture
 from platform_tests.support.stack import Stack, fail
 
 pytestmark = [pytest.mark.catalog]
 
 
+# The load probe: 32 appenders starting together, one commit each, with a retry budget large enough
+# that contention alone never makes one give up (bounded by commit_timeout_s), and a retry cap that
+# spreads 32 writers' attempts to what the catalog completes.
+LOAD = commits.Workload(duration_s=30, batch_commits=0, appenders=32, appender_rows=10, appender_max_commits=1,
+                        max_attempts=400, commit_timeout_s=150, retry_cap_s=8.0)
+
+
 def _probe(stack: Stack, uri: str | None, ident: str, seconds: float, log_file: str | None,
-           batches: commits.OrderBatches | None = None) -> commits.Outcome:
+           batches: commits.OrderBatches | None = None, workload: commits.Workload | None = None) -> commits.Outcome:
     overrides = {"uri": uri} if uri else {}
     offset = commits.log_size(log_file)
     # With a real streaming writer on the table, the probe's own stream thread stays home.
-    workload = commits.Workload(duration_s=seconds, stream=batches is None)
+    workload = dataclasses.replace(workload or commits.Workload(duration_s=seconds), stream=batches is None)
     outcome = commits.run(lambda: stack.catalog(**overrides), ident, workload, create=batches is None,
                           batches=batches)
     for needle in (commits.SYMPTOM_NO_SUCH_TABLE, "SQLITE_", "database is locked"):
@@ -66,19 +74,46 @@ def _evidence(outcome: commits.Outcome) -> dict:
 
 
 def test_concurrent_commits_only_succeed_or_retry(stack: Stack, created_tables, figure, say, request):
-    seconds = request.config.getoption("--commit-seconds")
+    _concurrency(stack, created_tables, figure, say, request.config.getoption("--commit-seconds"), None)
+
+
+def test_32_writers_and_the_streaming_writer_lose_no_commit(stack: Stack, created_tables, figure, say):
+    """Load: 32 appenders at once (two commits each) beside the streaming writer: 0 5xx, every commit present."""
+    _concurrency(stack, created_tables, figure, say, LOAD.duration_s, LOAD)
+
+
+def test_the_fixture_on_the_platforms_postgresql_takes_concurrent_commits(stack: Stack, figure, say):
+    """``catalog.fixture_backend: postgres``, run for real: the fixture as that backend configures it, on the
+    platform's PostgreSQL, takes four appenders' commits with no 5xx and loses none."""
+    with postgres_fixture(stack, f"probe-pg-{stack.run_id}") as fixture:
+        ident = f"probe_{stack.run_id}.on_postgres"
+        workload = commits.Workload(duration_s=10, stream=False, batch_commits=0, appenders=4)
+        outcome = _probe(stack, fixture.uri, ident, workload.duration_s, fixture.log_file, workload=workload)
+        outcome.log_evidence += [f"catalog log: {line}" for line in commits.grep_log(fixture.log_file, "PSQLException")]
+    say(f"== the fixture on PostgreSQL ({fixture.jdbc_uri}): {outcome.summary()}; verified {outcome.verified}")
+    figure(outcome.summary())
+    if not outcome.ok or outcome.log_evidence:
+        fail(stack, "catalog", "the fixture on the platform's PostgreSQL lost or refused commits", _evidence(outcome))
+    say(f"== PASS: {len(outcome.commits)} commits through the JDBC catalog on PostgreSQL, no 5xx, none lost")
+
+
+def _concurrency(stack: Stack, created_tables, figure, say, seconds: float,
+                 workload: commits.Workload | None) -> None:
     log_file = stack.service_record("rest-fixture").get("log_file")
     job = flink_support.streaming_job(stack)
     if job is not None:
-        outcome = _with_the_streaming_job(stack, job, seconds, log_file, say)
+        outcome = _with_the_streaming_job(stack, job, seconds, log_file, say, workload)
     else:
-        ident = f"probe_{stack.run_id}.commits"
+        ident = f"probe_{stack.run_id}.{'load' if workload else 'commits'}"
         created_tables.append(ident)
-        outcome = _probe(stack, None, ident, seconds, log_file)
+        outcome = _probe(stack, None, ident, seconds, log_file, workload=workload)
     writers = sorted({c.writer for c in outcome.commits} | ({"flink"} if job else set()))
-    say(f"== {len(writers)} writers ({', '.join(writers)}): {outcome.summary()}")
+    say(f"== {len(writers)} writers ({', '.join(writers[:6])}{', ...' if len(writers) > 6 else ''}): "
+        f"{outcome.summary()}")
     say(f"== status codes: {dict(sorted(outcome.statuses.items()))}; verified {outcome.verified}")
-    figure(f"{outcome.summary()}; {outcome.verified.get('rows', '?')} rows exact" if outcome.ok else outcome.summary())
+    attempts = max((c.attempts for c in outcome.commits), default=0)
+    figure(f"{len(writers)} writers: {outcome.summary()}, max {outcome.latency(1.0):.1f}s, at most {attempts} "
+           f"attempts; {outcome.verified.get('rows', '?')} rows exact" if outcome.ok else outcome.summary())
     if not outcome.ok:
         fail(stack, "catalog", "concurrent commits did not all end in success or a retried 409", _evidence(outcome))
     say(f"== PASS: {len(outcome.commits)} acknowledged commits all in the snapshot log, "
@@ -86,7 +121,7 @@ def test_concurrent_commits_only_succeed_or_retry(stack: Stack, created_tables, 
 
 
 def _with_the_streaming_job(stack: Stack, job: flink_support.StreamingJob, seconds: float, log_file: str | None,
-                            say) -> commits.Outcome:
+                            say, workload: commits.Workload | None = None) -> commits.Outcome:
     """The batch job and appenders on the streaming job's table, Flink committing every checkpoint meanwhile."""
     rest = job.rest()
     running = rest.find(job.name)
@@ -104,7 +139,7 @@ def _with_the_streaming_job(stack: Stack, job: flink_support.StreamingJob, secon
         f"into {job.table}")
     catalog = stack.catalog()
     try:
-        outcome = _probe(stack, None, job.table, seconds, log_file, batches)
+        outcome = _probe(stack, None, job.table, seconds, log_file, batches, workload)
         window = [c for c in flink_support.completed(rest, job_id) if c > before]
         table = flink_support.wait_committed(lambda: catalog.load_table(job.table), job_id,
                                              window[-1] if window else 0)

@@ -48,7 +48,9 @@ def host_paths(spec: PlatformSpec, state_dir: str, pg_bindir: str | None = None)
     for name, definition in registry().catalogs().items():
         role = definition.catalog
         if role is not None and role.sqlite_file is not None and name in spec.enabled_services():
-            sqlite[name] = role.sqlite_file(ServiceContext(spec, name), Path(state_dir))
+            path = role.sqlite_file(ServiceContext(spec, name), Path(state_dir))
+            if path is not None:
+                sqlite[name] = path
     return Paths(state_dir=state_dir, operations_dir=f"{state_dir}/operations", backups_dir=f"{state_dir}/backups",
                  sqlite=sqlite, pg_bindir=pg_bindir)
 

@@ -30,6 +30,10 @@ PLATFORM_DEFAULTS = {
     # unless more than 100 commits happened since (the restore rolls forward from storage anyway).
     "write.metadata.delete-after-commit.enabled": "true",
     "write.metadata.previous-versions-max": "100",
+    # The JVM writers' (Flink, the Iceberg sink) retries of a conflicting commit: Iceberg's default is
+    # 4, too few beside the load probe's 32 concurrent appenders; the waits stay exponential.
+    "commit.retry.num-retries": "20",
+    "commit.retry.max-wait-ms": "10000",
 }
 OWNER_PROPERTY = "owner"
 FRESHNESS_PROPERTY = "platform.freshness-minutes"

@@ -265,7 +265,7 @@ class CatalogRole:
     # Where the catalog keeps its pointers, for the recovery layer's backups: a PostgreSQL database
     # of the platform's server, or a SQLite file (``sqlite_file``: its path on this target's host side).
     database: str | None = None
-    sqlite_file: Callable[[ServiceContext, Path], str] | None = None
+    sqlite_file: Callable[[ServiceContext, Path], str | None] | None = None  # None: not on SQLite in this spec
 
 
 @dataclass(frozen=True)

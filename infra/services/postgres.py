@@ -25,7 +25,7 @@ from infra.services.base import (
 from infra.spec import Target
 
 NAME = "postgres"
-DATABASES = ("polaris", "lakekeeper", "bookshop")
+DATABASES = ("polaris", "lakekeeper", "bookshop", "fixture")  # fixture: the REST fixture on PostgreSQL
 
 DEFAULT = {
     "layer": "catalog",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, field_validator
 
 from infra.spec.base import Strict
@@ -14,6 +16,12 @@ class CatalogSpec(Strict):
     fixture_jdbc_uri: str = Field(
         default="jdbc:sqlite:file:/catalog/fixture.db",
         description="JDBC URI of the REST fixture's SQLite database; must be file-backed.",
+    )
+    fixture_backend: Literal["sqlite", "postgres"] = Field(
+        default="sqlite",
+        description="Where the REST fixture's JDBC catalog keeps its pointers: the file-backed SQLite of "
+        "fixture_jdbc_uri, or the platform's PostgreSQL (database `fixture`; same JDBC catalog, pooled "
+        "connections). Backups and the recovery drill restore the SQLite file, so they need sqlite.",
     )
     warehouse: str = Field(default="warehouse", description="Warehouse name in Polaris/Lakekeeper.")
     spark_cache_enabled: bool = Field(

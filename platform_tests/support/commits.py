@@ -6,8 +6,9 @@ Writers (threads, each with its own PyIceberg catalog client):
 * ``batch``: a batch job committing a few large appends spread over the run;
 * ``append-<i>``: parallel appenders committing small appends back to back.
 
-Each commit reloads the table and appends; a ``CommitFailedException`` (HTTP 409: someone else
-committed first) is retried with jittered backoff (tenacity). Anything else — a 5xx, an unknown
+Each writer keeps its loaded table (``TableWriter``) and writes a batch's data files once; a
+``CommitFailedException`` (HTTP 409: someone else committed first) refreshes the table and commits
+the same files again, after a full-jitter backoff (tenacity). Anything else — a 5xx, an unknown
 commit state — is recorded as an error and the writer stops. Every HTTP response the clients get is
 tallied by status code through a hook on their sessions, and the body of any 5xx is kept.
 
@@ -36,6 +37,14 @@ import tenacity
 
 SYMPTOM_NO_SUCH_TABLE = "no such table"
 
+# Full jitter (a random wait in [0, min(cap, base * 2^n)]): writers that lost a race spread out
+# instead of colliding again. bench/bench_commits.py measured base/cap 0.02/0.5, 0.05/1.0 and 0.1/2.0
+# with 8 writers: the same ~2.9 commits/s and a p99 of 10-16 s each, so the probes' old pair stays.
+# The cap must grow with the writers: 32 writers retrying within 1 s ask for far more attempts than
+# the catalog completes, and nearly every attempt conflicts (the load probe's cap is 8 s).
+RETRY_BASE_S = 0.05
+RETRY_CAP_S = 1.0
+
 
 @dataclass
 class Commit:
@@ -62,6 +71,7 @@ class Workload:
     appender_max_commits: int = 25
     max_attempts: int = 40
     commit_timeout_s: float = 60.0
+    retry_cap_s: float = RETRY_CAP_S  # the longest full-jitter wait before a retry
 
 
 @dataclass
@@ -217,6 +227,65 @@ def _rows(writer: str, seq: int, count: int):
     })
 
 
+class CommitConflict(Exception):
+    """Still conflicting (HTTP 409) after every attempt the retry policy allows."""
+
+    def __init__(self, attempts: int, cause: Exception):
+        super().__init__(str(cause))
+        self.attempts = attempts
+
+
+
+
+class TableWriter:
+    """One writer's handle on a table: loaded once and kept, refreshed only after a conflict.
+
+    PyIceberg updates a table's metadata from each commit's answer, so a writer alone on a table never
+    loads it again. A batch's data files are written once: a retry after a 409 refreshes the table and
+    commits the same files in a new snapshot (a fast append), instead of writing the batch again.
+    """
+
+    def __init__(self, catalog: Any, ident: str):
+        self.catalog = catalog
+        self.ident = ident
+        self.table: Any = None
+
+    def append(self, data: Any, max_attempts: int = 40, timeout_s: float = 60.0,
+               retry_cap_s: float = RETRY_CAP_S) -> tuple[int, int]:
+        """Commit ``data`` (a pyarrow table) as one snapshot; (snapshot id, attempts). Raises CommitConflict."""
+        import uuid
+
+        from pyiceberg.exceptions import CommitFailedException
+        from pyiceberg.io.pyarrow import _dataframe_to_data_files  # what Table.append writes with (pinned)
+
+        if self.table is None:
+            self.table = self.catalog.load_table(self.ident)
+        files = list(_dataframe_to_data_files(table_metadata=self.table.metadata, df=data, io=self.table.io,
+                                              write_uuid=uuid.uuid4()))
+        retrying = tenacity.Retrying(
+            retry=tenacity.retry_if_exception_type(CommitFailedException),
+            stop=tenacity.stop_after_attempt(max_attempts) | tenacity.stop_after_delay(timeout_s),
+            wait=tenacity.wait_random_exponential(multiplier=RETRY_BASE_S, max=retry_cap_s), reraise=True,
+        )
+        attempts = 0
+        try:
+            for attempt in retrying:
+                with attempt:
+                    attempts += 1
+                    if attempts > 1:
+                        self.table.refresh()  # after the wait, not before it: the freshest base to commit on
+                    with self.table.transaction() as tx, tx.update_snapshot().fast_append() as append:
+                        for data_file in files:
+                            append.append_data_file(data_file)
+        except CommitFailedException as exc:
+            self.table = None  # the next batch starts from a fresh load
+            raise CommitConflict(attempts, exc) from exc
+        except Exception:
+            self.table = None  # an unknown state: never trust the kept metadata
+            raise
+        return self.table.current_snapshot().snapshot_id, attempts
+
+
 def instrument(catalog, outcome: Outcome, lock: threading.Lock) -> None:
     """Tally every HTTP response of this catalog client by status; keep the bodies of 5xx answers."""
 
@@ -234,8 +303,6 @@ def instrument(catalog, outcome: Outcome, lock: threading.Lock) -> None:
 def run(catalog_factory: Callable[[], Any], ident: str, workload: Workload | None = None,
         create: bool = True, batches: ProbeBatches | OrderBatches | None = None) -> Outcome:
     """Run the writers against ``ident`` (created here unless ``create=False``) and verify the result."""
-    from pyiceberg.exceptions import CommitFailedException
-
     workload = workload or Workload()
     batches = batches or ProbeBatches()
     outcome = Outcome(table=ident)
@@ -259,73 +326,59 @@ def run(catalog_factory: Callable[[], Any], ident: str, workload: Workload | Non
     deadline = time.monotonic() + workload.duration_s
     stop = threading.Event()
 
-    def commit(catalog, writer: str, seq: int, rows: int) -> bool:
+    def commit(writer_table: TableWriter, writer: str, seq: int, rows: int) -> bool:
         """One acknowledged commit (retrying 409s) or a recorded error; False stops the writer."""
         data = batches.rows(writer, seq, rows)
-        attempts = 0
         started = time.monotonic()
-
-        def before_sleep(state: tenacity.RetryCallState) -> None:
-            with lock:
-                outcome.conflicts += 1
-
-        retrying = tenacity.Retrying(
-            retry=tenacity.retry_if_exception_type(CommitFailedException),
-            stop=tenacity.stop_after_attempt(workload.max_attempts) | tenacity.stop_after_delay(workload.commit_timeout_s),
-            wait=tenacity.wait_random_exponential(multiplier=0.05, max=1.0),
-            before_sleep=before_sleep,
-            reraise=True,
-        )
         try:
-            for attempt in retrying:
-                with attempt:
-                    attempts += 1
-                    table = catalog.load_table(ident)
-                    table.append(data)
-                    snapshot = table.current_snapshot()
-        except CommitFailedException as exc:
+            snapshot_id, attempts = writer_table.append(data, workload.max_attempts, workload.commit_timeout_s,
+                                                        workload.retry_cap_s)
+        except CommitConflict as exc:
             with lock:
-                outcome.conflicts += 1
-                outcome.gave_up.append(f"{writer}#{seq}: still conflicting after {attempts} attempts: {exc}")
+                outcome.conflicts += exc.attempts
+                outcome.gave_up.append(f"{writer}#{seq}: still conflicting after {exc.attempts} attempts: {exc}")
             return False
         except Exception as exc:  # noqa: BLE001 - 5xx, unknown commit state, storage errors...
             with lock:
                 outcome.errors.append(f"{writer}#{seq}: {type(exc).__name__}: {str(exc)[:800]}")
             return False
         with lock:
-            outcome.commits.append(Commit(writer, seq, rows, snapshot.snapshot_id, attempts, time.monotonic() - started))
+            outcome.conflicts += attempts - 1
+            outcome.commits.append(Commit(writer, seq, rows, snapshot_id, attempts, time.monotonic() - started))
         return True
 
-    def stream() -> None:
+    def writer_for(name: str) -> TableWriter:
         catalog = catalog_factory()
         instrument(catalog, outcome, lock)
+        return TableWriter(catalog, ident)
+
+    def stream() -> None:
+        table = writer_for("stream")
         seq = 0
         while time.monotonic() < deadline and not stop.is_set():
             tick = time.monotonic()
-            if not commit(catalog, "stream", seq, workload.stream_rows):
+            if not commit(table, "stream", seq, workload.stream_rows):
                 return
             seq += 1
             stop.wait(max(0.0, workload.stream_interval_s - (time.monotonic() - tick)))
 
     def batch() -> None:
-        catalog = catalog_factory()
-        instrument(catalog, outcome, lock)
+        table = writer_for("batch")
         spacing = workload.duration_s / max(workload.batch_commits, 1)
         for seq in range(workload.batch_commits):
             if time.monotonic() >= deadline or stop.is_set():
                 return
             tick = time.monotonic()
-            if not commit(catalog, "batch", seq, workload.batch_rows):
+            if not commit(table, "batch", seq, workload.batch_rows):
                 return
             stop.wait(max(0.0, spacing - (time.monotonic() - tick)))
 
     def appender(index: int) -> None:
-        catalog = catalog_factory()
-        instrument(catalog, outcome, lock)
+        table = writer_for(f"append-{index}")
         for seq in range(workload.appender_max_commits):
             if time.monotonic() >= deadline or stop.is_set():
                 return
-            if not commit(catalog, f"append-{index}", seq, workload.appender_rows):
+            if not commit(table, f"append-{index}", seq, workload.appender_rows):
                 return
 
     threads = [threading.Thread(target=stream, name="stream")] if workload.stream else []
@@ -403,3 +456,72 @@ def log_size(path: str | Path | None) -> int:
         return Path(path).stat().st_size if path else 0
     except OSError:
         return 0
+
+
+@dataclass(frozen=True)
+class AppenderJob:
+    """One appender in a process of its own (picklable): where to write and for how long."""
+
+    props: dict[str, str]  # PyIceberg catalog properties
+    ident: str
+    writer: str
+    deadline_epoch: float  # wall clock (time.time()): processes share no monotonic clock
+    rows: int = 10
+    max_attempts: int = 200
+    commit_timeout_s: float = 120.0
+
+
+def run_appender_process(job: AppenderJob) -> Outcome:
+    """An appender loop in this (child) process until the deadline; its own Outcome, not verified.
+
+    The parent merges the children's outcomes (``merge``) and verifies the table once.
+    """
+    from pyiceberg.catalog import load_catalog
+
+    outcome = Outcome(table=job.ident)
+    lock = threading.Lock()
+    catalog = load_catalog(job.writer, **job.props)
+    instrument(catalog, outcome, lock)
+    writer = TableWriter(catalog, job.ident)
+    seq = 0
+    while time.time() < job.deadline_epoch:
+        started = time.monotonic()
+        try:
+            snapshot_id, attempts = writer.append(_rows(job.writer, seq, job.rows), job.max_attempts,
+                                                  job.commit_timeout_s)
+        except CommitConflict as exc:
+            outcome.conflicts += exc.attempts
+            outcome.gave_up.append(f"{job.writer}#{seq}: still conflicting after {exc.attempts} attempts: {exc}")
+            break
+        except Exception as exc:  # noqa: BLE001 - recorded; the parent's verify reports it
+            outcome.errors.append(f"{job.writer}#{seq}: {type(exc).__name__}: {str(exc)[:800]}")
+            break
+        outcome.conflicts += attempts - 1
+        outcome.commits.append(Commit(job.writer, seq, job.rows, snapshot_id, attempts, time.monotonic() - started))
+        seq += 1
+    return outcome
+
+
+def merge(table: str, outcomes: list[Outcome], seconds: float) -> Outcome:
+    """One Outcome from several writers' (e.g. one per process)."""
+    merged = Outcome(table=table, seconds=seconds)
+    for part in outcomes:
+        merged.commits += part.commits
+        merged.conflicts += part.conflicts
+        merged.statuses.update(part.statuses)
+        merged.errors += part.errors
+        merged.server_errors += part.server_errors
+        merged.gave_up += part.gave_up
+    return merged
+
+
+def per_writer(outcome: Outcome) -> dict[str, int]:
+    """Acknowledged commits per writer."""
+    return dict(sorted(collections.Counter(c.writer for c in outcome.commits).items()))
+
+
+def starved(outcome: Outcome, writers: list[str], share: float = 0.25) -> list[str]:
+    """Writers whose acknowledged commits are below ``share`` of the mean (a writer that got none included)."""
+    counts = collections.Counter(c.writer for c in outcome.commits)
+    mean = sum(counts.values()) / max(len(writers), 1)
+    return [w for w in writers if counts.get(w, 0) < share * mean]

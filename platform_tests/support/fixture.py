@@ -39,10 +39,15 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def throwaway_fixture(stack: Stack, jdbc_uri: str, heap: str = "-Xmx256m",
-                      extra_env: dict[str, str] | None = None, tag: str = "") -> Iterator[RunningFixture]:
+                      extra_env: dict[str, str] | None = None, tag: str = "",
+                      files: dict[str, str] | None = None) -> Iterator[RunningFixture]:
     """A fixture on ``jdbc_uri`` (``{work}`` = its temporary directory) whose tables live under
     ``s3://<bucket>/_probes/fixture-<tag>/``; every object written there is deleted afterwards (an
-    in-memory catalog forgets its tables, so nothing else would ever clean them up)."""
+    in-memory catalog forgets its tables, so nothing else would ever clean them up).
+
+    It gets the platform's table defaults, as the stack's fixture does; ``files`` (paths may use
+    ``{work}``) are written before it starts, mode 0600."""
+    from infra.services.rest_fixture import table_default_env
     from infra.targets.native import local_service as ls
 
     native = stack.outputs.get("native") or {}
@@ -58,6 +63,7 @@ def throwaway_fixture(stack: Stack, jdbc_uri: str, heap: str = "-Xmx256m",
     prefix = f"_probes/fixture-{tag}/"
     with tempfile.TemporaryDirectory(prefix="probe-fixture-") as work:
         jdbc_uri = jdbc_uri.replace("{work}", work)
+        env = {key: value.replace("{work}", work) for key, value in (extra_env or {}).items()}
         spec = ls.ServiceInputs(
             service="probe-control-fixture",
             argv=[str(java / "bin" / "java"), heap, "-XX:+ExitOnOutOfMemoryError",
@@ -75,8 +81,10 @@ def throwaway_fixture(stack: Stack, jdbc_uri: str, heap: str = "-Xmx256m",
                 "AWS_REGION": props.get("s3.region", "us-east-1"),
                 "AWS_ACCESS_KEY_ID": creds.get("s3_access_key", ""),
                 "AWS_SECRET_ACCESS_KEY": creds.get("s3_secret_key", ""),
-                **(extra_env or {}),
+                **table_default_env(),
+                **env,
             },
+            files={path.replace("{work}", work): body for path, body in (files or {}).items()},
             health={"kind": "http", "url": f"http://127.0.0.1:{port}/v1/config"},
             ports=[port], health_timeout_s=90, stop_grace_s=5,
         )
@@ -87,6 +95,38 @@ def throwaway_fixture(stack: Stack, jdbc_uri: str, heap: str = "-Xmx256m",
         finally:
             ls.stop_service(spec, record)
             delete_prefix(stack, bucket, prefix)
+
+
+def ensure_database(stack: Stack, database: str) -> None:
+    """Create ``database`` on the platform's PostgreSQL unless it is there (a stack deployed before it was declared)."""
+    import subprocess
+
+    bindir = Path(stack.native["artifacts"]["postgres"]["path"])
+    host, port = stack.outputs["endpoints"]["postgres"]["pg"]["internal"].rsplit(":", 1)
+    env = {"PGPASSWORD": stack.credentials["postgres_password"], "PATH": "/usr/bin:/bin"}
+    psql = [str(bindir / "psql"), "-h", host, "-p", port, "-U", "postgres", "-d", "postgres", "-tAc"]
+    query = f"SELECT 1 FROM pg_database WHERE datname = '{database}'"
+    if not subprocess.run([*psql, query], env=env, capture_output=True, text=True, check=True).stdout.strip():
+        subprocess.run([*psql, f"CREATE DATABASE {database}"], env=env, capture_output=True, text=True, check=True)
+
+
+@contextlib.contextmanager
+def postgres_fixture(stack: Stack, tag: str) -> Iterator[RunningFixture]:
+    """A fixture on the platform's PostgreSQL as ``catalog.fixture_backend: postgres`` configures it (the JDBC
+    URI, pooled connections and pgpass of ``infra.services.rest_fixture``), under a catalog name of its own."""
+    from infra.services import rest_fixture
+    from infra.services.base import secret
+
+    if "postgres" not in (stack.native.get("artifacts") or {}):
+        pytest.skip("the fixture on PostgreSQL needs the platform's PostgreSQL (a native stack with postgres)")
+    ensure_database(stack, rest_fixture.POSTGRES_DATABASE)
+    pg = stack.outputs["endpoints"]["postgres"]["pg"]["internal"]
+    pgpass = rest_fixture.pgpass_line().replace(secret("postgres-password"), stack.credentials["postgres_password"])
+    env = {"PGPASSFILE": "{work}/pgpass", "CATALOG_CLIENTS": str(rest_fixture.POSTGRES_CLIENTS),
+           "CATALOG_CATALOG_NAME": f"run_{tag.replace('-', '_')}"}
+    with throwaway_fixture(stack, rest_fixture.postgres_jdbc_uri(pg), heap="-Xmx384m", extra_env=env, tag=tag,
+                           files={"{work}/pgpass": pgpass}) as fixture:
+        yield fixture
 
 
 def delete_prefix(stack: Stack, bucket: str, prefix: str) -> int:

@@ -1,0 +1,102 @@
+"""The REST fixture's settings: the platform's table defaults, and the fixture on PostgreSQL (both targets).
+
+The PostgreSQL backend runs for real in the probes (``platform_tests/test_catalog_concurrency.py``) and in
+``bench/bench_commits.py``; here its rendering is pinned: the JDBC URI, the password only in a pgpass
+file (the fixture logs every catalog property), the driver on the classpath, and the refusals.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import stack_platform
+from harness import fake_artifact
+
+from infra.config import ConfigError, load_platform
+from infra.operations.render import host_paths
+from infra.operations.tables import PLATFORM_DEFAULTS
+from infra.services import rest_fixture
+from infra.services.base import ContainerHost, NativeHost, ServiceContext, secret
+
+P = "lakehouse:platform"
+
+
+def _platform(stack: str, backend: str = "postgres", backups: bool = False) -> dict:
+    platform = stack_platform(stack)
+    platform.setdefault("catalog", {})["fixture_backend"] = backend
+    platform["services"].setdefault("catalog-backup", {})["enabled"] = backups
+    return platform
+
+
+def test_the_fixture_env_name_of_a_catalog_property_reads_back_as_that_property():
+    name = rest_fixture.property_env("table-default.write.metadata.previous-versions-max")
+    assert name == "CATALOG_TABLE__DEFAULT_WRITE_METADATA_PREVIOUS__VERSIONS__MAX"
+    # RCKUtils' mapping, as the fixture applies it at 1.10.1
+    back = name.removeprefix("CATALOG_").replace("__", "-").replace("_", ".").lower()
+    assert back == "table-default.write.metadata.previous-versions-max"
+    with pytest.raises(ValueError, match="underscore"):
+        rest_fixture.property_env("jdbc.schema_version")
+
+
+def test_every_table_the_fixture_creates_gets_the_platforms_table_defaults():
+    spec = load_platform(stack_platform("native"))
+    env = rest_fixture.catalog_env(ServiceContext(spec, rest_fixture.NAME), "http://127.0.0.1:8333")
+    for key, value in PLATFORM_DEFAULTS.items():
+        assert env[rest_fixture.property_env(f"table-default.{key}")] == value
+    assert env["CATALOG_TABLE__DEFAULT_WRITE_METADATA_DELETE__AFTER__COMMIT_ENABLED"] == "true"
+    assert env["CATALOG_CLIENTS"] == "1"  # SQLite: one pooled connection
+    assert env["CATALOG_URI"].startswith("jdbc:sqlite:file:")
+
+
+def test_natively_the_fixture_on_postgresql_reads_its_password_from_a_pgpass_file_only(tmp_path: Path):
+    spec = load_platform(_platform("native"))
+    ctx = ServiceContext(spec, rest_fixture.NAME)
+    host = NativeHost(home=tmp_path / "rest-fixture", artifact=fake_artifact("rest-fixture"), java_home=Path("/jdk"))
+    plan = rest_fixture.native(ctx, host)
+    pg = ctx.address("postgres", "pg")
+    assert plan.env["CATALOG_URI"] == f"jdbc:postgresql://{pg}/fixture?user=postgres"
+    assert plan.env["CATALOG_CLIENTS"] == str(rest_fixture.POSTGRES_CLIENTS)
+    assert plan.env["PGPASSFILE"] == str(host.home / "pgpass")
+    assert plan.files == {str(host.home / "pgpass"): f"*:*:fixture:postgres:{secret('postgres-password')}\n"}
+    assert not any("postgres-password" in value for value in plan.env.values())
+    assert "postgres" in spec.services["rest-fixture"].depends_on  # starts after its database
+    # The recovery layer has no SQLite file of this catalog to back up.
+    assert host_paths(spec, str(tmp_path)).sqlite == {}
+
+
+def test_in_the_lab_the_fixture_on_postgresql_runs_the_upstream_main_with_the_driver_beside_the_image_jar():
+    spec = load_platform(_platform("lab"))
+    ctx = ServiceContext(spec, rest_fixture.NAME)
+    driver = fake_artifact("postgresql.jar")
+    plan = rest_fixture.container(ctx, ContainerHost(state_dir=Path("/x"), artifact=driver))
+    jar = f"/usr/lib/iceberg-rest/{rest_fixture.POSTGRES_DRIVER.filename}"
+    assert plan.command == ["java", "-cp", f"/usr/lib/iceberg-rest/iceberg-rest-adapter.jar:{jar}",
+                            "org.apache.iceberg.rest.RESTCatalogServer"]
+    assert plan.upload_sources == {jar: str(driver.path)}
+    assert plan.env["CATALOG_URI"] == "jdbc:postgresql://postgres:5432/fixture?user=postgres"
+    assert plan.env["PGPASSFILE"] == "/usr/lib/iceberg-rest/pgpass"
+    assert plan.uploads == {"/usr/lib/iceberg-rest/pgpass": f"*:*:fixture:postgres:{secret('postgres-password')}\n"}
+
+
+def test_on_sqlite_the_lab_fixture_keeps_the_images_own_command():
+    spec = load_platform(stack_platform("lab"))
+    plan = rest_fixture.container(ServiceContext(spec, rest_fixture.NAME), ContainerHost(state_dir=Path("/x")))
+    assert plan.command == [] and plan.uploads == {} and plan.upload_sources == {}
+
+
+def test_the_fixture_on_postgresql_is_refused_while_the_backups_restore_its_sqlite_file():
+    with pytest.raises(ConfigError) as info:
+        load_platform(_platform("native", backups=True))
+    assert info.value.errors == [
+        f"{P}.catalog.fixture_backend: postgres is refused while services.catalog-backup is enabled: the backups "
+        "and the recovery drill restore the fixture's SQLite file; use sqlite, or disable services.catalog-backup"]
+
+
+def test_an_unknown_fixture_backend_names_the_allowed_ones():
+    platform = stack_platform("native")
+    platform.setdefault("catalog", {})["fixture_backend"] = "mysql"
+    with pytest.raises(ConfigError) as info:
+        load_platform(platform)
+    assert info.value.errors == [f"{P}.catalog.fixture_backend: 'mysql' is not allowed; input should be 'sqlite' "
+                                 "or 'postgres'"]
