@@ -14,14 +14,16 @@ Each gets four runs, one table each:
    the catalog: every request with its duration, the writer's CPU (the proxies run in processes of their
    own) and the catalog's time, per commit;
 2. **one writer** for ``--seconds``: commits/s, p50/p99;
-3. **growth**: ``--growth`` commits on one table: p50 of the first and the last 50, metadata.json's size;
+3. **growth**: ``--growth`` commits on one table: p50 of the first and the last 50, metadata.json's size,
+   then the breakdown again on the aged table (where the growth goes);
 4. **``--writers`` writers**, as processes (the figure is the catalog's, not one interpreter's), then as
-   threads, for ``--seconds``: commits/s, attempts per commit, p50/p99/max, 5xx, every acknowledged
-   commit in the snapshot log and in the data once, and whether a writer starved (fewer commits than a
-   quarter of the mean).
+   threads, with the backoff carried into the next commit and reset (``--backoff``), for ``--seconds``:
+   commits/s, attempts per commit, p50/p99/max, 5xx, every acknowledged commit in the snapshot log and
+   in the data once, and whether a writer starved (fewer commits than a quarter of the mean).
 
 The writers are the platform's own (``platform_tests.support.commits.TableWriter``): a loaded table is
-kept, a batch's data files are written once, a 409 refreshes and re-commits them after a full-jitter wait.
+kept, a batch's data files are written once, a 409 refreshes and re-commits them after a full-jitter wait,
+and a contended writer waits so again before its next commit.
 
 Run (after ``make up``; the throwaway fixtures take free loopback ports):
     .venv/bin/python bench/bench_commits.py --stack native
@@ -33,6 +35,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import contextlib
+import dataclasses
 import logging
 import multiprocessing
 import statistics
@@ -101,11 +104,13 @@ def drop(props: dict[str, str], ident: str) -> None:
 # -- the runs -------------------------------------------------------------------------------------
 
 
-def run_breakdown(props: dict[str, str], ident: str, count: int, rows: int) -> None:
+def run_breakdown(props: dict[str, str], ident: str, count: int, rows: int, label: str = "breakdown",
+                  create: bool = True) -> None:
     """Single-writer commits through timing proxies: where one commit's time goes."""
     from pyiceberg.catalog import load_catalog
 
-    fresh_table(props, ident)
+    if create:
+        fresh_table(props, ident)
     s3_upstream = props["s3.endpoint"].split("//", 1)[1]
     catalog_upstream = props["uri"].split("//", 1)[1]
     with ProxyProcess("s3", s3_upstream) as s3, ProxyProcess("catalog", catalog_upstream) as cat:
@@ -126,7 +131,7 @@ def run_breakdown(props: dict[str, str], ident: str, count: int, rows: int) -> N
     cat_ms = 1000 * sum(r.seconds for r in requests if r.target == "catalog") / count
     commit_ms = 1000 * sum(r.seconds for r in requests if r.kind == "commit") / count
     wall_ms, cpu_ms = 1000 * statistics.fmean(walls), 1000 * statistics.fmean(cpus)
-    print(f"  breakdown    : {count} commits of {rows} rows, one writer, through timing proxies")
+    print(f"  {label:13s}: {count} commits of {rows} rows, one writer, through timing proxies")
     print(f"    per commit : {wall_ms:.0f} ms wall (p50 {ms(quantile(walls, 0.5))}) = store {s3_ms:.0f} ms "
           f"({sum(r.target == 's3' for r in requests) / count:.1f} requests) + catalog {cat_ms:.0f} ms "
           f"(of it the commit {commit_ms:.0f} ms) + writer CPU {cpu_ms:.0f} ms + other (proxy hops, waits) "
@@ -159,33 +164,37 @@ def run_growth(stack: Stack, props: dict[str, str], ident: str, count: int, rows
           f"{ms(quantile(first, 0.5))}, of the last {window} {ms(quantile(last, 0.5))} "
           f"({100 * (quantile(last, 0.5) / quantile(first, 0.5) - 1):+.0f}%); p99 {ms(quantile(latencies, 0.99))}; "
           f"metadata.json {sizes[0] / 1024:.1f} KiB -> {sizes[-1] / 1024:.1f} KiB")
+    run_breakdown(props, ident, min(20, count), rows, label=f"aged {count}", create=False)
 
 
-def run_writers(props: dict[str, str], ident: str, writers: int, seconds: float, rows: int, processes: bool) -> None:
+def run_writers(props: dict[str, str], ident: str, writers: int, seconds: float, rows: int, processes: bool,
+                carry: bool) -> None:
     admin = fresh_table(props, ident)
     names = [f"append-{i}" for i in range(writers)]
     if processes:
-        outcome = _in_processes(props, ident, names, seconds, rows)
+        outcome = _in_processes(props, ident, names, seconds, rows, carry)
         commits.verify(admin, outcome)
     else:
-        outcome = commits.run(lambda: _catalog(props), ident, _threads(writers, seconds, rows), create=False)
+        workload = dataclasses.replace(_threads(writers, seconds, rows), carry_backoff=carry)
+        outcome = commits.run(lambda: _catalog(props), ident, workload, create=False)
     attempts = sum(c.attempts for c in outcome.commits) / max(len(outcome.commits), 1)
     starved = commits.starved(outcome, names)
-    print(f"  {writers} {'processes' if processes else 'threads  '}: {outcome.summary()}, max "
-          f"{ms(outcome.latency(1.0))}, {attempts:.2f} attempts per commit")
+    print(f"  {writers} {'processes' if processes else 'threads  '} ({'carried' if carry else 'reset'} backoff): "
+          f"{outcome.summary()}, max {ms(outcome.latency(1.0))}, {attempts:.2f} attempts per commit")
     print(f"    per writer : {commits.per_writer(outcome)}; starved (< 1/4 of the mean): {starved or 'none'}")
     print(f"    verified   : {outcome.verified}")
     _problems(outcome)
 
 
-def _in_processes(props: dict[str, str], ident: str, names: list[str], seconds: float, rows: int) -> commits.Outcome:
+def _in_processes(props: dict[str, str], ident: str, names: list[str], seconds: float, rows: int,
+                  carry: bool) -> commits.Outcome:
     """One appender per process; they start together once every one of them has imported PyIceberg."""
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(max_workers=len(names), mp_context=context) as pool:
         list(pool.map(_warm, range(len(names))))  # imports done in every worker before the clock starts
         start = time.time()
-        jobs = [commits.AppenderJob(props=props, ident=ident, writer=name, deadline_epoch=start + seconds, rows=rows)
-                for name in names]
+        jobs = [commits.AppenderJob(props=props, ident=ident, writer=name, deadline_epoch=start + seconds, rows=rows,
+                                    carry_backoff=carry) for name in names]
         outcomes = list(pool.map(commits.run_appender_process, jobs))
     return commits.merge(ident, outcomes, time.time() - start)
 
@@ -231,6 +240,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=10, help="rows per commit")
     parser.add_argument("--breakdown", type=int, default=50, help="commits through the timing proxies")
     parser.add_argument("--growth", type=int, default=500, help="commits on one table (0: skip)")
+    parser.add_argument("--backoff", choices=("carry", "reset", "both"), default="both",
+                        help="the writers' backoff after a contended commit: carried into the next commit "
+                             "(the platform's writers) or reset to none (the capture effect), or both in turn")
     args = parser.parse_args(argv)
     # A purge of a table whose old metadata.json files the catalog already deleted warns once per file.
     logging.getLogger("pyiceberg").setLevel(logging.ERROR)
@@ -250,8 +262,12 @@ def main(argv: list[str] | None = None) -> int:
                     ("one", lambda i: run_one_writer(props, i, args.seconds, args.rows))]
             if args.growth:
                 runs.append(("growth", lambda i: run_growth(stack, props, i, args.growth, args.rows)))
-            runs += [("processes", lambda i: run_writers(props, i, args.writers, args.seconds, args.rows, True)),
-                     ("threads", lambda i: run_writers(props, i, args.writers, args.seconds, args.rows, False))]
+            for carry in {"carry": (True,), "reset": (False,), "both": (True, False)}[args.backoff]:
+                tag = "carry" if carry else "reset"
+                runs += [(f"processes_{tag}", lambda i, c=carry: run_writers(props, i, args.writers, args.seconds,
+                                                                            args.rows, True, c)),
+                         (f"threads_{tag}", lambda i, c=carry: run_writers(props, i, args.writers, args.seconds,
+                                                                          args.rows, False, c))]
             for name, run in runs:
                 ident = f"{namespace}.{backend}_{name}"
                 try:

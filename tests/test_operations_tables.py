@@ -128,6 +128,10 @@ def test_the_same_declaration_as_idempotent_trino_statements() -> None:
     assert f'ALTER TABLE {table} ADD COLUMN IF NOT EXISTS "order_id" bigint' in statements  # never NOT NULL when added
     assert f'ALTER TABLE {table} ALTER COLUMN "customer_id" SET DATA TYPE integer' in statements
     assert statements[-1].startswith(f"ALTER TABLE {table} SET PROPERTIES extra_properties = MAP(")
+    # Trino refuses commit.retry.num-retries in extra_properties: it is its own max_commit_retry.
+    assert "commit.retry.num-retries" not in statements[1] and statements[1].endswith(", max_commit_retry = 20)")
+    assert statements[-1].endswith(", max_commit_retry = 20")
+    assert "commit.retry.num-retries" not in tables.PROPERTY_KEYS
     assert not any("DROP" in s or "partitioning" in s for s in statements[2:])
     quoted = copy.deepcopy(ORDERS)
     quoted["owner"] = "O'Brien's team"

@@ -30,6 +30,10 @@ PLATFORM_DEFAULTS = {
     # unless more than 100 commits happened since (the restore rolls forward from storage anyway).
     "write.metadata.delete-after-commit.enabled": "true",
     "write.metadata.previous-versions-max": "100",
+    # Appends merge small manifests once 100 pile up (commit.manifest.min-count-to-merge), so a table's
+    # manifest list, read and rewritten by every commit, stops growing with its age. Iceberg's Java
+    # writers merge by default; PyIceberg only when the table says so.
+    "commit.manifest-merge.enabled": "true",
     # The JVM writers' (Flink, the Iceberg sink) retries of a conflicting commit: Iceberg's default is
     # 4, too few beside the load probe's 32 concurrent appenders; the waits stay exponential.
     "commit.retry.num-retries": "20",
@@ -40,7 +44,11 @@ FRESHNESS_PROPERTY = "platform.freshness-minutes"
 MAINTENANCE_PROPERTY = "platform.maintenance"
 DECLARED_PROPERTY = "platform.declared"
 # Every property key the platform sets on a declared table (Trino must be allowed to set them).
-PROPERTY_KEYS = (*PLATFORM_DEFAULTS, OWNER_PROPERTY, FRESHNESS_PROPERTY, MAINTENANCE_PROPERTY, DECLARED_PROPERTY)
+# Iceberg properties Trino sets through a table property of its own, and refuses in extra_properties
+# ("Illegal keys in extra_properties: [commit.retry.num-retries]", Trino 476).
+TRINO_OWN_PROPERTIES = {"commit.retry.num-retries": "max_commit_retry"}
+PROPERTY_KEYS = tuple(k for k in (*PLATFORM_DEFAULTS, OWNER_PROPERTY, FRESHNESS_PROPERTY, MAINTENANCE_PROPERTY,
+                                  DECLARED_PROPERTY) if k not in TRINO_OWN_PROPERTIES)
 
 
 class TableEvolutionError(ValueError):
@@ -304,6 +312,8 @@ def trino_statements(catalog: str, declaration: Mapping[str, Any]) -> list[str]:
     """
     table = f'"{catalog}"."{declaration["namespace"]}"."{declaration["name"]}"'
     properties = table_properties(declaration)
+    own = "".join(f", {name} = {int(properties.pop(key))}" for key, name in TRINO_OWN_PROPERTIES.items()
+                  if key in properties)
     extra = (f"MAP(ARRAY[{', '.join(_literal(k) for k in properties)}], "
              f"ARRAY[{', '.join(_literal(v) for v in properties.values())}])")
     partitioning = f"ARRAY[{', '.join(_literal(_trino_partition(p)) for p in declaration.get('partition_by') or [])}]"
@@ -318,11 +328,11 @@ def trino_statements(catalog: str, declaration: Mapping[str, Any]) -> list[str]:
     statements = [
         f'CREATE SCHEMA IF NOT EXISTS "{catalog}"."{declaration["namespace"]}"',
         f"CREATE TABLE IF NOT EXISTS {table} ({columns}) WITH (format_version = 2, partitioning = {partitioning}, "
-        f"extra_properties = {extra})",
+        f"extra_properties = {extra}{own})",
     ]
     for c in declaration["columns"]:
         statements.append(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column(c, False)}")
         if c["type"] in PROMOTABLE or c["type"].startswith("decimal("):
             statements.append(f'ALTER TABLE {table} ALTER COLUMN "{c["name"]}" SET DATA TYPE {trino_type(c["type"])}')
-    statements.append(f"ALTER TABLE {table} SET PROPERTIES extra_properties = {extra}")
+    statements.append(f"ALTER TABLE {table} SET PROPERTIES extra_properties = {extra}{own}")
     return statements

@@ -72,6 +72,7 @@ class Workload:
     max_attempts: int = 40
     commit_timeout_s: float = 60.0
     retry_cap_s: float = RETRY_CAP_S  # the longest full-jitter wait before a retry
+    carry_backoff: bool = True  # a contended writer waits before its next commit (TableWriter)
 
 
 @dataclass
@@ -237,18 +238,30 @@ class CommitConflict(Exception):
 
 
 
+@dataclass(frozen=True)
+class _Attempt:
+    """What a tenacity wait reads of a retry state: the number of the attempt that failed."""
+
+    attempt_number: int
+
+
 class TableWriter:
     """One writer's handle on a table: loaded once and kept, refreshed only after a conflict.
 
     PyIceberg updates a table's metadata from each commit's answer, so a writer alone on a table never
     loads it again. A batch's data files are written once: a retry after a 409 refreshes the table and
-    commits the same files in a new snapshot (a fast append), instead of writing the batch again.
+    commits the same files in a new snapshot (an append), instead of writing the batch again.
     """
 
-    def __init__(self, catalog: Any, ident: str):
+    def __init__(self, catalog: Any, ident: str, carry_backoff: bool = True):
         self.catalog = catalog
         self.ident = ident
         self.table: Any = None
+        # Conflicts the last commit met. With carry_backoff the next commit first waits as a retry after
+        # that many conflicts would: a winner that resets to no wait at all captures the table while the
+        # losers back off (the capture effect), so a contended writer yields before it writes again.
+        self.carry_backoff = carry_backoff
+        self.contention = 0
 
     def append(self, data: Any, max_attempts: int = 40, timeout_s: float = 60.0,
                retry_cap_s: float = RETRY_CAP_S) -> tuple[int, int]:
@@ -258,6 +271,11 @@ class TableWriter:
         from pyiceberg.exceptions import CommitFailedException
         from pyiceberg.io.pyarrow import _dataframe_to_data_files  # what Table.append writes with (pinned)
 
+        wait = tenacity.wait_random_exponential(multiplier=RETRY_BASE_S, max=retry_cap_s)
+        if self.carry_backoff and self.contention:
+            time.sleep(wait(_Attempt(self.contention)))
+            if self.table is not None:
+                self.table.refresh()
         if self.table is None:
             self.table = self.catalog.load_table(self.ident)
         files = list(_dataframe_to_data_files(table_metadata=self.table.metadata, df=data, io=self.table.io,
@@ -265,7 +283,7 @@ class TableWriter:
         retrying = tenacity.Retrying(
             retry=tenacity.retry_if_exception_type(CommitFailedException),
             stop=tenacity.stop_after_attempt(max_attempts) | tenacity.stop_after_delay(timeout_s),
-            wait=tenacity.wait_random_exponential(multiplier=RETRY_BASE_S, max=retry_cap_s), reraise=True,
+            wait=wait, reraise=True,
         )
         attempts = 0
         try:
@@ -274,16 +292,29 @@ class TableWriter:
                     attempts += 1
                     if attempts > 1:
                         self.table.refresh()  # after the wait, not before it: the freshest base to commit on
-                    with self.table.transaction() as tx, tx.update_snapshot().fast_append() as append:
+                    with self.table.transaction() as tx, self._producer(tx) as append:
                         for data_file in files:
                             append.append_data_file(data_file)
         except CommitFailedException as exc:
             self.table = None  # the next batch starts from a fresh load
+            self.contention = attempts
             raise CommitConflict(attempts, exc) from exc
         except Exception:
             self.table = None  # an unknown state: never trust the kept metadata
             raise
+        self.contention = attempts - 1
         return self.table.current_snapshot().snapshot_id, attempts
+
+    def _producer(self, tx: Any) -> Any:
+        """A merge append where the table asks for it (``commit.manifest-merge.enabled``), as Table.append does:
+        the manifest list then stays under ``commit.manifest.min-count-to-merge`` entries as the table ages."""
+        from pyiceberg.table import TableProperties
+        from pyiceberg.utils.properties import property_as_bool
+
+        merge = property_as_bool(self.table.metadata.properties, TableProperties.MANIFEST_MERGE_ENABLED,
+                                 TableProperties.MANIFEST_MERGE_ENABLED_DEFAULT)
+        update = tx.update_snapshot()
+        return update.merge_append() if merge else update.fast_append()
 
 
 def instrument(catalog, outcome: Outcome, lock: threading.Lock) -> None:
@@ -350,7 +381,7 @@ def run(catalog_factory: Callable[[], Any], ident: str, workload: Workload | Non
     def writer_for(name: str) -> TableWriter:
         catalog = catalog_factory()
         instrument(catalog, outcome, lock)
-        return TableWriter(catalog, ident)
+        return TableWriter(catalog, ident, workload.carry_backoff)
 
     def stream() -> None:
         table = writer_for("stream")
@@ -469,6 +500,7 @@ class AppenderJob:
     rows: int = 10
     max_attempts: int = 200
     commit_timeout_s: float = 120.0
+    carry_backoff: bool = True
 
 
 def run_appender_process(job: AppenderJob) -> Outcome:
@@ -482,7 +514,7 @@ def run_appender_process(job: AppenderJob) -> Outcome:
     lock = threading.Lock()
     catalog = load_catalog(job.writer, **job.props)
     instrument(catalog, outcome, lock)
-    writer = TableWriter(catalog, job.ident)
+    writer = TableWriter(catalog, job.ident, job.carry_backoff)
     seq = 0
     while time.time() < job.deadline_epoch:
         started = time.monotonic()
