@@ -153,7 +153,7 @@ def container(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
     if on_postgres(ctx.spec):
         assert host.artifact is not None
         driver = f"{IMAGE_DIR}/{POSTGRES_DRIVER.filename}"
-        # Not under the /catalog bind mount: an upload there would land beside the host's SQLite file.
+        # Beside the image's jar, not in the /catalog bind mount (the stack's state on the host).
         env["PGPASSFILE"] = f"{IMAGE_DIR}/{PGPASS}"
         plan.uploads = {f"{IMAGE_DIR}/{PGPASS}": pgpass_line()}
         plan.upload_sources = {driver: str(host.artifact.path)}
