@@ -54,13 +54,6 @@ from platform_tests.support.stack import Stack, read_outputs_file, read_stack_ou
 BACKENDS = ("platform", "sqlite", "postgres")
 
 
-def quantile(values: list[float], q: float) -> float:
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 def ms(seconds: float) -> str:
     return f"{seconds * 1000:.0f} ms"
 
@@ -85,9 +78,7 @@ def catalog_props(stack: Stack, backend: str) -> Iterator[dict[str, str]]:
 
 
 def fresh_table(props: dict[str, str], ident: str):
-    from pyiceberg.catalog import load_catalog
-
-    catalog = load_catalog("bench-admin", **props)
+    catalog = _catalog(props)
     with contextlib.suppress(Exception):
         catalog.create_namespace(ident.rsplit(".", 1)[0])
     catalog.create_table(ident, commits.ProbeBatches().schema())
@@ -95,10 +86,8 @@ def fresh_table(props: dict[str, str], ident: str):
 
 
 def drop(props: dict[str, str], ident: str) -> None:
-    from pyiceberg.catalog import load_catalog
-
     with contextlib.suppress(Exception):
-        load_catalog("bench-admin", **props).purge_table(ident)
+        _catalog(props).purge_table(ident)
 
 
 # -- the runs -------------------------------------------------------------------------------------
@@ -132,7 +121,7 @@ def run_breakdown(props: dict[str, str], ident: str, count: int, rows: int, labe
     commit_ms = 1000 * sum(r.seconds for r in requests if r.kind == "commit") / count
     wall_ms, cpu_ms = 1000 * statistics.fmean(walls), 1000 * statistics.fmean(cpus)
     print(f"  {label:13s}: {count} commits of {rows} rows, one writer, through timing proxies")
-    print(f"    per commit : {wall_ms:.0f} ms wall (p50 {ms(quantile(walls, 0.5))}) = store {s3_ms:.0f} ms "
+    print(f"    per commit : {wall_ms:.0f} ms wall (p50 {ms(commits.quantile(walls, 0.5))}) = store {s3_ms:.0f} ms "
           f"({sum(r.target == 's3' for r in requests) / count:.1f} requests) + catalog {cat_ms:.0f} ms "
           f"(of it the commit {commit_ms:.0f} ms) + writer CPU {cpu_ms:.0f} ms + other (proxy hops, waits) "
           f"{wall_ms - s3_ms - cat_ms - cpu_ms:.0f} ms")
@@ -142,7 +131,7 @@ def run_breakdown(props: dict[str, str], ident: str, count: int, rows: int, labe
 
 def run_one_writer(props: dict[str, str], ident: str, seconds: float, rows: int) -> None:
     fresh_table(props, ident)
-    outcome = commits.run(lambda: _catalog(props), ident, _threads(1, seconds, rows), create=False)
+    outcome = commits.run(lambda: _catalog(props), ident, _appenders(1, seconds, rows), create=False)
     print(f"  one writer   : {outcome.summary()}; verified {outcome.verified}")
     _problems(outcome)
 
@@ -159,10 +148,10 @@ def run_growth(stack: Stack, props: dict[str, str], ident: str, count: int, rows
         if seq in (0, count - 1):
             sizes.append(_metadata_size(stack, catalog.load_table(ident).metadata_location))
     window = min(50, count // 2) or 1
-    first, last = latencies[:window], latencies[-window:]
+    first, last = commits.quantile(latencies[:window], 0.5), commits.quantile(latencies[-window:], 0.5)
     print(f"  growth       : {count} commits on one table in {sum(latencies):.0f}s: p50 of the first {window} "
-          f"{ms(quantile(first, 0.5))}, of the last {window} {ms(quantile(last, 0.5))} "
-          f"({100 * (quantile(last, 0.5) / quantile(first, 0.5) - 1):+.0f}%); p99 {ms(quantile(latencies, 0.99))}; "
+          f"{ms(first)}, of the last {window} {ms(last)} ({100 * (last / first - 1):+.0f}%); "
+          f"p99 {ms(commits.quantile(latencies, 0.99))}; "
           f"metadata.json {sizes[0] / 1024:.1f} KiB -> {sizes[-1] / 1024:.1f} KiB")
     run_breakdown(props, ident, min(20, count), rows, label=f"aged {count}", create=False)
 
@@ -171,11 +160,11 @@ def run_writers(props: dict[str, str], ident: str, writers: int, seconds: float,
                 carry: bool) -> None:
     admin = fresh_table(props, ident)
     names = [f"append-{i}" for i in range(writers)]
+    workload = dataclasses.replace(_appenders(writers, seconds, rows), carry_backoff=carry)
     if processes:
-        outcome = _in_processes(props, ident, names, seconds, rows, carry)
+        outcome = _in_processes(props, ident, names, workload)
         commits.verify(admin, outcome)
     else:
-        workload = dataclasses.replace(_threads(writers, seconds, rows), carry_backoff=carry)
         outcome = commits.run(lambda: _catalog(props), ident, workload, create=False)
     attempts = sum(c.attempts for c in outcome.commits) / max(len(outcome.commits), 1)
     starved = commits.starved(outcome, names)
@@ -186,15 +175,14 @@ def run_writers(props: dict[str, str], ident: str, writers: int, seconds: float,
     _problems(outcome)
 
 
-def _in_processes(props: dict[str, str], ident: str, names: list[str], seconds: float, rows: int,
-                  carry: bool) -> commits.Outcome:
+def _in_processes(props: dict[str, str], ident: str, names: list[str], workload: commits.Workload) -> commits.Outcome:
     """One appender per process; they start together once every one of them has imported PyIceberg."""
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(max_workers=len(names), mp_context=context) as pool:
         list(pool.map(_warm, range(len(names))))  # imports done in every worker before the clock starts
         start = time.time()
-        jobs = [commits.AppenderJob(props=props, ident=ident, writer=name, deadline_epoch=start + seconds, rows=rows,
-                                    carry_backoff=carry) for name in names]
+        jobs = [commits.AppenderJob(props=props, ident=ident, writer=name, deadline_epoch=start + workload.duration_s,
+                                    workload=workload) for name in names]
         outcomes = list(pool.map(commits.run_appender_process, jobs))
     return commits.merge(ident, outcomes, time.time() - start)
 
@@ -212,7 +200,7 @@ def _catalog(props: dict[str, str]):
     return load_catalog("bench", **props)
 
 
-def _threads(writers: int, seconds: float, rows: int) -> commits.Workload:
+def _appenders(writers: int, seconds: float, rows: int) -> commits.Workload:
     return commits.Workload(duration_s=seconds, stream=False, batch_commits=0, appenders=writers, appender_rows=rows,
                             appender_max_commits=10**6, max_attempts=200, commit_timeout_s=120)
 

@@ -44,12 +44,12 @@ LOAD = commits.Workload(duration_s=30, batch_commits=0, appenders=32, appender_r
                         max_attempts=400, commit_timeout_s=150, retry_cap_s=8.0)
 
 
-def _probe(stack: Stack, uri: str | None, ident: str, seconds: float, log_file: str | None,
-           batches: commits.OrderBatches | None = None, workload: commits.Workload | None = None) -> commits.Outcome:
+def _probe(stack: Stack, uri: str | None, ident: str, workload: commits.Workload, log_file: str | None,
+           batches: commits.OrderBatches | None = None) -> commits.Outcome:
     overrides = {"uri": uri} if uri else {}
     offset = commits.log_size(log_file)
     # With a real streaming writer on the table, the probe's own stream thread stays home.
-    workload = dataclasses.replace(workload or commits.Workload(duration_s=seconds), stream=batches is None)
+    workload = dataclasses.replace(workload, stream=batches is None)
     outcome = commits.run(lambda: stack.catalog(**overrides), ident, workload, create=batches is None,
                           batches=batches)
     for needle in (commits.SYMPTOM_NO_SUCH_TABLE, "SQLITE_", "database is locked"):
@@ -74,12 +74,13 @@ def _evidence(outcome: commits.Outcome) -> dict:
 
 
 def test_concurrent_commits_only_succeed_or_retry(stack: Stack, created_tables, figure, say, request):
-    _concurrency(stack, created_tables, figure, say, request.config.getoption("--commit-seconds"), None)
+    workload = commits.Workload(duration_s=request.config.getoption("--commit-seconds"))
+    _concurrency(stack, created_tables, figure, say, workload, "commits")
 
 
 def test_32_writers_and_the_streaming_writer_lose_no_commit(stack: Stack, created_tables, figure, say):
-    """Load: 32 appenders at once (two commits each) beside the streaming writer: 0 5xx, every commit present."""
-    _concurrency(stack, created_tables, figure, say, LOAD.duration_s, LOAD)
+    """Load: 32 appenders at once (one commit each) beside the streaming writer: 0 5xx, every commit present."""
+    _concurrency(stack, created_tables, figure, say, LOAD, "load")
 
 
 def test_the_fixture_on_the_platforms_postgresql_takes_concurrent_commits(stack: Stack, figure, say):
@@ -88,7 +89,7 @@ def test_the_fixture_on_the_platforms_postgresql_takes_concurrent_commits(stack:
     with postgres_fixture(stack, f"probe-pg-{stack.run_id}") as fixture:
         ident = f"probe_{stack.run_id}.on_postgres"
         workload = commits.Workload(duration_s=10, stream=False, batch_commits=0, appenders=4)
-        outcome = _probe(stack, fixture.uri, ident, workload.duration_s, fixture.log_file, workload=workload)
+        outcome = _probe(stack, fixture.uri, ident, workload, fixture.log_file)
         outcome.log_evidence += [f"catalog log: {line}" for line in commits.grep_log(fixture.log_file, "PSQLException")]
     say(f"== the fixture on PostgreSQL ({fixture.jdbc_uri}): {outcome.summary()}; verified {outcome.verified}")
     figure(outcome.summary())
@@ -97,16 +98,15 @@ def test_the_fixture_on_the_platforms_postgresql_takes_concurrent_commits(stack:
     say(f"== PASS: {len(outcome.commits)} commits through the JDBC catalog on PostgreSQL, no 5xx, none lost")
 
 
-def _concurrency(stack: Stack, created_tables, figure, say, seconds: float,
-                 workload: commits.Workload | None) -> None:
+def _concurrency(stack: Stack, created_tables, figure, say, workload: commits.Workload, table: str) -> None:
     log_file = stack.service_record("rest-fixture").get("log_file")
     job = flink_support.streaming_job(stack)
     if job is not None:
-        outcome = _with_the_streaming_job(stack, job, seconds, log_file, say, workload)
+        outcome = _with_the_streaming_job(stack, job, workload, log_file, say)
     else:
-        ident = f"probe_{stack.run_id}.{'load' if workload else 'commits'}"
+        ident = f"probe_{stack.run_id}.{table}"
         created_tables.append(ident)
-        outcome = _probe(stack, None, ident, seconds, log_file, workload=workload)
+        outcome = _probe(stack, None, ident, workload, log_file)
     writers = sorted({c.writer for c in outcome.commits} | ({"flink"} if job else set()))
     say(f"== {len(writers)} writers ({', '.join(writers[:6])}{', ...' if len(writers) > 6 else ''}): "
         f"{outcome.summary()}")
@@ -120,8 +120,8 @@ def _concurrency(stack: Stack, created_tables, figure, say, seconds: float,
         f"{outcome.verified['rows']:,} rows exact, no 5xx")
 
 
-def _with_the_streaming_job(stack: Stack, job: flink_support.StreamingJob, seconds: float, log_file: str | None,
-                            say, workload: commits.Workload | None = None) -> commits.Outcome:
+def _with_the_streaming_job(stack: Stack, job: flink_support.StreamingJob, workload: commits.Workload,
+                            log_file: str | None, say) -> commits.Outcome:
     """The batch job and appenders on the streaming job's table, Flink committing every checkpoint meanwhile."""
     rest = job.rest()
     running = rest.find(job.name)
@@ -139,7 +139,7 @@ def _with_the_streaming_job(stack: Stack, job: flink_support.StreamingJob, secon
         f"into {job.table}")
     catalog = stack.catalog()
     try:
-        outcome = _probe(stack, None, job.table, seconds, log_file, batches, workload)
+        outcome = _probe(stack, None, job.table, workload, log_file, batches)
         window = [c for c in flink_support.completed(rest, job_id) if c > before]
         table = flink_support.wait_committed(lambda: catalog.load_table(job.table), job_id,
                                              window[-1] if window else 0)
@@ -190,10 +190,11 @@ def run_in_memory_control(stack: Stack, seconds: float, tag: str) -> tuple[commi
             tempfile.TemporaryDirectory(prefix="probe-control-flink-") as state:
         control = _control_job(stack, job, fixture.uri, tag, state) if job else None
         if control is not None and control.table is not None:
-            outcome = _probe(stack, fixture.uri, control.table, seconds, fixture.log_file,
+            outcome = _probe(stack, fixture.uri, control.table, commits.Workload(duration_s=seconds), fixture.log_file,
                              commits.OrderBatches(tag=f"~control-{tag}"))
         else:
-            outcome = _probe(stack, fixture.uri, f"control_{tag}.commits", seconds, fixture.log_file)
+            outcome = _probe(stack, fixture.uri, f"control_{tag}.commits", commits.Workload(duration_s=seconds),
+                             fixture.log_file)
         writer = "the probe's stream thread (a commit every ~2 s)"
         if control is not None:
             writer = control.describe()

@@ -113,16 +113,20 @@ def on_postgres(spec: PlatformSpec) -> bool:
     return spec.catalog.fixture_backend == "postgres"
 
 
-def catalog_env(ctx: ServiceContext, s3_endpoint: str, jdbc_uri: str | None = None) -> dict[str, str]:
+def catalog_env(ctx: ServiceContext, s3_endpoint: str, sqlite_uri: str | None = None) -> dict[str, str]:
     """The fixture's CATALOG_* settings (it maps CATALOG_A__B_C to catalog property a-b.c).
 
-    S3 credentials go in AWS_* (the default chain): the fixture logs every catalog property.
+    The JDBC URI is the backend's: the platform's PostgreSQL, or SQLite at ``sqlite_uri`` (where this
+    target puts the spec's file; default the spec's own URI). S3 credentials go in AWS_* (the default
+    chain): the fixture logs every catalog property.
     """
     spec = ctx.spec
     if on_postgres(spec):
         jdbc_uri = postgres_jdbc_uri(ctx.address("postgres", "pg"))
+    else:
+        jdbc_uri = sqlite_uri or spec.catalog.fixture_jdbc_uri
     return {
-        "CATALOG_URI": jdbc_uri or spec.catalog.fixture_jdbc_uri,
+        "CATALOG_URI": jdbc_uri,
         "CATALOG_WAREHOUSE": f"s3://{spec.storage.bucket}/",
         "CATALOG_IO__IMPL": "org.apache.iceberg.aws.s3.S3FileIO",
         "CATALOG_S3_ENDPOINT": s3_endpoint,

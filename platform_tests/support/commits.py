@@ -47,6 +47,14 @@ RETRY_BASE_S = 0.05
 RETRY_CAP_S = 1.0
 
 
+def quantile(values: list[float], q: float) -> float:
+    """The ``q`` quantile of ``values`` (percentiles, inclusive; 1.0 is the maximum, 0.0 for no values)."""
+    ordered = sorted(values)
+    if len(ordered) < 2:
+        return ordered[0] if ordered else 0.0
+    return statistics.quantiles(ordered, n=100, method="inclusive")[int(q * 100) - 1] if q < 1 else ordered[-1]
+
+
 @dataclass
 class Commit:
     writer: str
@@ -103,12 +111,7 @@ class Outcome:
         return sum(n for code, n in self.statuses.items() if code >= 500)
 
     def latency(self, q: float) -> float:
-        values = sorted(c.latency_s for c in self.commits)
-        if not values:
-            return 0.0
-        if len(values) == 1:
-            return values[0]
-        return statistics.quantiles(values, n=100, method="inclusive")[int(q * 100) - 1] if q < 1 else values[-1]
+        return quantile([c.latency_s for c in self.commits], q)
 
     def symptoms(self) -> str:
         return "\n".join(self.errors + self.server_errors + self.log_evidence + self.problems)
@@ -316,6 +319,29 @@ class TableWriter:
         return update.merge_append() if merge else update.fast_append()
 
 
+def record_commit(table: TableWriter, outcome: Outcome, lock: threading.Lock, writer: str, seq: int, data: Any,
+                  workload: Workload) -> bool:
+    """Commit ``data`` as ``writer``'s batch ``seq`` (retrying 409s) and record it in ``outcome``, or record why
+    it failed; False stops the writer."""
+    started = time.monotonic()
+    try:
+        snapshot_id, attempts = table.append(data, workload.max_attempts, workload.commit_timeout_s,
+                                             workload.retry_cap_s)
+    except CommitConflict as exc:
+        with lock:
+            outcome.conflicts += exc.attempts
+            outcome.gave_up.append(f"{writer}#{seq}: still conflicting after {exc.attempts} attempts: {exc}")
+        return False
+    except Exception as exc:  # noqa: BLE001 - 5xx, unknown commit state, storage errors...
+        with lock:
+            outcome.errors.append(f"{writer}#{seq}: {type(exc).__name__}: {str(exc)[:800]}")
+        return False
+    with lock:
+        outcome.conflicts += attempts - 1
+        outcome.commits.append(Commit(writer, seq, data.num_rows, snapshot_id, attempts, time.monotonic() - started))
+    return True
+
+
 def instrument(catalog, outcome: Outcome, lock: threading.Lock) -> None:
     """Tally every HTTP response of this catalog client by status; keep the bodies of 5xx answers."""
 
@@ -356,26 +382,8 @@ def run(catalog_factory: Callable[[], Any], ident: str, workload: Workload | Non
     deadline = time.monotonic() + workload.duration_s
     stop = threading.Event()
 
-    def commit(writer_table: TableWriter, writer: str, seq: int, rows: int) -> bool:
-        """One acknowledged commit (retrying 409s) or a recorded error; False stops the writer."""
-        data = batches.rows(writer, seq, rows)
-        started = time.monotonic()
-        try:
-            snapshot_id, attempts = writer_table.append(data, workload.max_attempts, workload.commit_timeout_s,
-                                                        workload.retry_cap_s)
-        except CommitConflict as exc:
-            with lock:
-                outcome.conflicts += exc.attempts
-                outcome.gave_up.append(f"{writer}#{seq}: still conflicting after {exc.attempts} attempts: {exc}")
-            return False
-        except Exception as exc:  # noqa: BLE001 - 5xx, unknown commit state, storage errors...
-            with lock:
-                outcome.errors.append(f"{writer}#{seq}: {type(exc).__name__}: {str(exc)[:800]}")
-            return False
-        with lock:
-            outcome.conflicts += attempts - 1
-            outcome.commits.append(Commit(writer, seq, rows, snapshot_id, attempts, time.monotonic() - started))
-        return True
+    def commit(table: TableWriter, writer: str, seq: int, rows: int) -> bool:
+        return record_commit(table, outcome, lock, writer, seq, batches.rows(writer, seq, rows), workload)
 
     def writer_for() -> TableWriter:
         catalog = catalog_factory()
@@ -490,16 +498,14 @@ def log_size(path: str | Path | None) -> int:
 
 @dataclass(frozen=True)
 class AppenderJob:
-    """One appender in a process of its own (picklable): where to write and for how long."""
+    """One appender in a process of its own (picklable): where to write, until when, and how (``workload``'s
+    appender rows and retry policy)."""
 
     props: dict[str, str]  # PyIceberg catalog properties
     ident: str
     writer: str
     deadline_epoch: float  # wall clock (time.time()): processes share no monotonic clock
-    rows: int = 10
-    max_attempts: int = 200
-    commit_timeout_s: float = 120.0
-    carry_backoff: bool = True
+    workload: Workload
 
 
 def run_appender_process(job: AppenderJob) -> Outcome:
@@ -513,22 +519,10 @@ def run_appender_process(job: AppenderJob) -> Outcome:
     lock = threading.Lock()
     catalog = load_catalog(job.writer, **job.props)
     instrument(catalog, outcome, lock)
-    writer = TableWriter(catalog, job.ident, job.carry_backoff)
+    table = TableWriter(catalog, job.ident, job.workload.carry_backoff)
     seq = 0
-    while time.time() < job.deadline_epoch:
-        started = time.monotonic()
-        try:
-            snapshot_id, attempts = writer.append(_rows(job.writer, seq, job.rows), job.max_attempts,
-                                                  job.commit_timeout_s)
-        except CommitConflict as exc:
-            outcome.conflicts += exc.attempts
-            outcome.gave_up.append(f"{job.writer}#{seq}: still conflicting after {exc.attempts} attempts: {exc}")
-            break
-        except Exception as exc:  # noqa: BLE001 - recorded; the parent's verify reports it
-            outcome.errors.append(f"{job.writer}#{seq}: {type(exc).__name__}: {str(exc)[:800]}")
-            break
-        outcome.conflicts += attempts - 1
-        outcome.commits.append(Commit(job.writer, seq, job.rows, snapshot_id, attempts, time.monotonic() - started))
+    while time.time() < job.deadline_epoch and record_commit(
+            table, outcome, lock, job.writer, seq, _rows(job.writer, seq, job.workload.appender_rows), job.workload):
         seq += 1
     return outcome
 
@@ -553,6 +547,6 @@ def per_writer(outcome: Outcome) -> dict[str, int]:
 
 def starved(outcome: Outcome, writers: list[str], share: float = 0.25) -> list[str]:
     """Writers whose acknowledged commits are below ``share`` of the mean (a writer that got none included)."""
-    counts = collections.Counter(c.writer for c in outcome.commits)
+    counts = per_writer(outcome)
     mean = sum(counts.values()) / max(len(writers), 1)
     return [w for w in writers if counts.get(w, 0) < share * mean]

@@ -97,29 +97,18 @@ def throwaway_fixture(stack: Stack, jdbc_uri: str, heap: str = "-Xmx256m",
             delete_prefix(stack, bucket, prefix)
 
 
-def ensure_database(stack: Stack, database: str) -> None:
-    """Create ``database`` on the platform's PostgreSQL unless it is there (a stack deployed before it was declared)."""
-    import subprocess
-
-    bindir = Path(stack.native["artifacts"]["postgres"]["path"])
-    host, port = stack.outputs["endpoints"]["postgres"]["pg"]["internal"].rsplit(":", 1)
-    env = {"PGPASSWORD": stack.credentials["postgres_password"], "PATH": "/usr/bin:/bin"}
-    psql = [str(bindir / "psql"), "-h", host, "-p", port, "-U", "postgres", "-d", "postgres", "-tAc"]
-    query = f"SELECT 1 FROM pg_database WHERE datname = '{database}'"
-    if not subprocess.run([*psql, query], env=env, capture_output=True, text=True, check=True).stdout.strip():
-        subprocess.run([*psql, f"CREATE DATABASE {database}"], env=env, capture_output=True, text=True, check=True)
-
-
 @contextlib.contextmanager
 def postgres_fixture(stack: Stack, tag: str) -> Iterator[RunningFixture]:
     """A fixture on the platform's PostgreSQL as ``catalog.fixture_backend: postgres`` configures it (the JDBC
-    URI, pooled connections and pgpass of ``infra.services.rest_fixture``), under a catalog name of its own."""
+    URI, pooled connections and pgpass of ``infra.services.rest_fixture``), under a catalog name of its own.
+
+    Its database ``fixture`` is one of ``infra.services.postgres.DATABASES``, which PostgreSQL creates
+    after every start."""
     from infra.services import rest_fixture
     from infra.services.base import secret
 
     if "postgres" not in (stack.native.get("artifacts") or {}):
         pytest.skip("the fixture on PostgreSQL needs the platform's PostgreSQL (a native stack with postgres)")
-    ensure_database(stack, rest_fixture.POSTGRES_DATABASE)
     pg = stack.outputs["endpoints"]["postgres"]["pg"]["internal"]
     pgpass = rest_fixture.pgpass_line().replace(secret("postgres-password"), stack.credentials["postgres_password"])
     env = {"PGPASSFILE": "{work}/pgpass", "CATALOG_CLIENTS": str(rest_fixture.POSTGRES_CLIENTS),
