@@ -6,7 +6,7 @@ from typing import Any
 
 import pulumi
 
-from infra.services.base import Side, address
+from infra.services.context import Side, address
 from infra.spec import LAYER_NAMES, Layer, PlatformSpec, Target
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pulumi
 
 from infra.services import registry
-from infra.services.base import DERIVED_TOKEN, SECRET_TOKEN
+from infra.services.placeholders import DERIVED_TOKEN, SECRET_TOKEN
 from infra.spec import PlatformSpec, Target
 from infra.spec.governance import config_key_suffix
 

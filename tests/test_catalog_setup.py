@@ -28,7 +28,7 @@ from conftest import stack_platform
 
 from infra.config import load_platform
 from infra.services import ServiceContext, lakekeeper, polaris, seaweedfs
-from infra.services.base import ContainerHost
+from infra.services.plans import ContainerHost
 
 pytestmark = pytest.mark.skipif(shutil.which("curl") is None, reason="the job scripts call curl")
 

@@ -14,7 +14,8 @@ from harness import SECRET_SIG, ProgramRun, RecordingMocks, cached_run, fake_art
 from infra.config import load_platform
 from infra.paths import state_root
 from infra.services import registry
-from infra.services.base import ContainerHost, ServiceContext
+from infra.services.context import ServiceContext
+from infra.services.plans import ContainerHost
 from infra.targets.docker import AFTER_JOB_LABEL, JobFailed, job_outcome
 
 CONTAINER = "docker:index/container:Container"

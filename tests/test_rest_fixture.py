@@ -17,7 +17,9 @@ from infra.config import ConfigError, load_platform
 from infra.operations.render import host_paths
 from infra.operations.tables import PLATFORM_DEFAULTS
 from infra.services import rest_fixture
-from infra.services.base import ContainerHost, NativeHost, ServiceContext, secret
+from infra.services.context import ServiceContext
+from infra.services.placeholders import secret
+from infra.services.plans import ContainerHost, NativeHost
 
 P = "lakehouse:platform"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from infra.services.base import ServiceContext
+    from infra.services.context import ServiceContext
 
 
 class ArtifactError(RuntimeError):

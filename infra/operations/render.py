@@ -21,7 +21,8 @@ from infra.operations.config import (
     TrinoAccess,
 )
 from infra.services import ServiceContext, registry
-from infra.services.base import SECRET_TOKEN, Side, host_of, port_of
+from infra.services.context import Side, host_of, port_of
+from infra.services.placeholders import SECRET_TOKEN
 from infra.spec import PlatformSpec, Target
 
 SCHEDULER = "maintenance-scheduler"

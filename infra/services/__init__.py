@@ -4,7 +4,8 @@ The registry (``registry()``) is what targets, the config loader, the profiles a
 read; ``registry.MODULES`` lists the modules.
 """
 
-from infra.services.base import ServiceContext, ServiceDefinition, Side
+from infra.services.context import ServiceContext, Side
+from infra.services.definition import ServiceDefinition
 from infra.services.registry import Registry, UnknownService, registry
 
 __all__ = ["Registry", "ServiceContext", "ServiceDefinition", "Side", "UnknownService", "registry"]

@@ -16,15 +16,10 @@ from __future__ import annotations
 
 from infra.operations.config import CONFIG_FILE, ENV_PG_PASSWORD
 from infra.services import operations_support as support
-from infra.services.base import (
-    ContainerHost,
-    ContainerPlan,
-    NativeHost,
-    NativePlan,
-    ServiceContext,
-    ServiceDefinition,
-    secret,
-)
+from infra.services.context import ServiceContext
+from infra.services.definition import ServiceDefinition
+from infra.services.placeholders import secret
+from infra.services.plans import ContainerHost, ContainerPlan, NativeHost, NativePlan
 from infra.spec import Target
 
 NAME = "catalog-backup"

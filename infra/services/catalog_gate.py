@@ -18,16 +18,10 @@ from __future__ import annotations
 import json
 
 from infra.paths import PROJECT_ROOT
-from infra.services.base import (
-    ContainerHost,
-    ContainerPlan,
-    NativeHost,
-    NativePlan,
-    ServiceContext,
-    ServiceDefinition,
-    code_digest,
-    sha256_of,
-)
+from infra.services.context import ServiceContext
+from infra.services.definition import ServiceDefinition
+from infra.services.placeholders import sha256_of
+from infra.services.plans import ContainerHost, ContainerPlan, NativeHost, NativePlan, code_digest
 from infra.spec import Target
 
 NAME = "catalog-gate"

@@ -20,19 +20,10 @@ from typing import Any
 from infra import profiles
 from infra.operations.runs import runs_db
 from infra.paths import PROJECT_ROOT
-from infra.services.base import (
-    ContainerHost,
-    ContainerPlan,
-    EcsPlan,
-    NativeHost,
-    NativePlan,
-    ServiceContext,
-    ServiceDefinition,
-    Side,
-    address,
-    code_digest,
-    secret,
-)
+from infra.services.context import ServiceContext, Side, address
+from infra.services.definition import ServiceDefinition
+from infra.services.placeholders import secret
+from infra.services.plans import ContainerHost, ContainerPlan, EcsPlan, NativeHost, NativePlan, code_digest
 from infra.services.registry import registry
 from infra.spec import PlatformSpec, Target
 from infra.spec.tables import TableSpec

@@ -33,20 +33,10 @@ from infra import profiles
 from infra.artifacts import cache, java, maven, pypi
 from infra.artifacts.recipe import Artifact, ArtifactError, ArtifactRecipe
 from infra.paths import PROJECT_ROOT
-from infra.services.base import (
-    SECRET_TOKEN,
-    ContainerHost,
-    ContainerPlan,
-    NativeHost,
-    NativePlan,
-    ServiceContext,
-    ServiceDefinition,
-    Side,
-    StepHost,
-    StepPlan,
-    secret,
-    url,
-)
+from infra.services.context import ServiceContext, Side, url
+from infra.services.definition import ServiceDefinition
+from infra.services.placeholders import SECRET_TOKEN, secret
+from infra.services.plans import ContainerHost, ContainerPlan, NativeHost, NativePlan, StepHost, StepPlan
 from infra.spec import PlatformSpec, Target
 
 JOBMANAGER = "flink-jobmanager"

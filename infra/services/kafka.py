@@ -29,17 +29,9 @@ from pathlib import Path
 
 from infra.artifacts import cache, maven
 from infra.artifacts.recipe import Artifact, ArtifactError, ArtifactRecipe
-from infra.services.base import (
-    ContainerHost,
-    ContainerPlan,
-    NativeHost,
-    NativePlan,
-    ServiceContext,
-    ServiceDefinition,
-    Side,
-    jvm_heap_flag,
-    properties,
-)
+from infra.services.context import ServiceContext, Side
+from infra.services.definition import ServiceDefinition
+from infra.services.plans import ContainerHost, ContainerPlan, NativeHost, NativePlan, jvm_heap_flag, properties
 from infra.spec import PlatformSpec, Target, TopicSpec, parse_size
 
 KAFKA = "kafka"

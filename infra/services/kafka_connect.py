@@ -28,21 +28,10 @@ from infra.artifacts import cache, java, maven
 from infra.artifacts.recipe import Artifact, ArtifactError, ArtifactRecipe
 from infra.paths import PROJECT_ROOT
 from infra.services import kafka
-from infra.services.base import (
-    SECRET_TOKEN,
-    ContainerHost,
-    ContainerPlan,
-    NativeHost,
-    NativePlan,
-    SecretSpec,
-    ServiceContext,
-    ServiceDefinition,
-    Side,
-    StepHost,
-    StepPlan,
-    properties,
-    secret,
-)
+from infra.services.context import ServiceContext, Side
+from infra.services.definition import SecretSpec, ServiceDefinition
+from infra.services.placeholders import SECRET_TOKEN, secret
+from infra.services.plans import ContainerHost, ContainerPlan, NativeHost, NativePlan, StepHost, StepPlan, properties
 from infra.spec import DebeziumPostgresSpec, IcebergSinkSpec, PlatformSpec, Target, parse_size
 
 CONNECT = "kafka-connect"

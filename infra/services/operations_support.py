@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING
 
 from infra.operations.config import CONFIG_FILE, ENV_SECRET_PREFIX, OperationsConfig
 from infra.paths import PROJECT_ROOT
-from infra.services.base import ContainerHost, ContainerPlan, NativeHost, ServiceContext, Side, secret
+from infra.services.context import ServiceContext, Side
+from infra.services.placeholders import secret
+from infra.services.plans import ContainerHost, ContainerPlan, NativeHost
 
 if TYPE_CHECKING:
     from infra.spec import PlatformSpec

@@ -24,21 +24,10 @@ from typing import Any
 from urllib.parse import quote
 
 from infra.services import steps
-from infra.services.base import (
-    KMS_KEY_ARN,
-    VENDING_ROLE_ARN,
-    CatalogRole,
-    ContainerHost,
-    ContainerPlan,
-    EcsPlan,
-    SecretSpec,
-    ServiceContext,
-    ServiceDefinition,
-    Side,
-    jvm_heap_flag,
-    platform_value,
-    secret,
-)
+from infra.services.context import ServiceContext, Side
+from infra.services.definition import CatalogRole, SecretSpec, ServiceDefinition
+from infra.services.placeholders import KMS_KEY_ARN, VENDING_ROLE_ARN, platform_value, secret
+from infra.services.plans import ContainerHost, ContainerPlan, EcsPlan, jvm_heap_flag
 from infra.services.seaweedfs import BUCKET_JOB as STORE_BUCKET_JOB
 from infra.spec import PlatformSpec, Target
 

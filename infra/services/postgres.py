@@ -12,16 +12,10 @@ from pathlib import Path
 
 from infra.artifacts import apt, cache
 from infra.artifacts.recipe import Artifact, ArtifactError, ArtifactRecipe
-from infra.services.base import (
-    ContainerHost,
-    ContainerPlan,
-    NativeHost,
-    NativePlan,
-    SecretSpec,
-    ServiceContext,
-    ServiceDefinition,
-    secret,
-)
+from infra.services.context import ServiceContext
+from infra.services.definition import SecretSpec, ServiceDefinition
+from infra.services.placeholders import secret
+from infra.services.plans import ContainerHost, ContainerPlan, NativeHost, NativePlan
 from infra.spec import Target
 
 NAME = "postgres"

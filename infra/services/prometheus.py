@@ -20,16 +20,9 @@ import yaml
 from infra.artifacts import apt, cache
 from infra.artifacts.recipe import Artifact, ArtifactError, ArtifactRecipe
 from infra.operations.alerts import rules_yaml
-from infra.services.base import (
-    ContainerHost,
-    ContainerPlan,
-    NativeHost,
-    NativePlan,
-    ServiceContext,
-    ServiceDefinition,
-    Side,
-    address,
-)
+from infra.services.context import ServiceContext, Side, address
+from infra.services.definition import ServiceDefinition
+from infra.services.plans import ContainerHost, ContainerPlan, NativeHost, NativePlan
 from infra.spec import PlatformSpec, Target, parse_size
 
 NAME = "prometheus"

@@ -13,8 +13,8 @@ import importlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from infra.services.base import ServiceDefinition
-from infra.spec import Target
+from infra.services.definition import AwsPart, ServiceDefinition
+from infra.spec import PlatformSpec, Target
 
 MODULES: tuple[str, ...] = (
     "infra.services.seaweedfs",
@@ -43,6 +43,8 @@ class Registry:
     """Every service definition, by name, in declaration order."""
 
     definitions: Mapping[str, ServiceDefinition]
+    #: Every package's aws parts (``AWS_PARTS``), in ``MODULES`` order.
+    parts: tuple[AwsPart, ...] = ()
 
     def __getitem__(self, name: str) -> ServiceDefinition:
         try:
@@ -79,6 +81,10 @@ class Registry:
         """gate service -> the catalog it fronts (clients reach that catalog only through it)."""
         return {d.name: d.fronts for d in self if d.fronts}
 
+    def aws_parts(self, spec: PlatformSpec) -> tuple[AwsPart, ...]:
+        """The aws parts this spec enables, in registry order."""
+        return tuple(part for part in self.parts if part.enabled(spec))
+
     def placement(self) -> dict[str, dict[Target, str]]:
         """service -> {target: why it cannot run there}, for the spec's validation (context)."""
         return {d.name: {t: why for t in Target if (why := d.why_not_on(t)) is not None} for d in self}
@@ -88,10 +94,12 @@ class Registry:
 def registry() -> Registry:
     """The registry, built once per process from ``MODULES``."""
     definitions: dict[str, ServiceDefinition] = {}
+    parts: list[AwsPart] = []
     for module_name in MODULES:
         module = importlib.import_module(module_name)
         for definition in module.SERVICES:
             if definition.name in definitions:
                 raise ValueError(f"service {definition.name!r} is defined twice ({module_name})")
             definitions[definition.name] = definition
-    return Registry(definitions)
+        parts.extend(getattr(module, "AWS_PARTS", ()))
+    return Registry(definitions, tuple(parts))

@@ -27,17 +27,10 @@ from infra.artifacts import cache, java, maven
 from infra.artifacts.recipe import Artifact, ArtifactError, ArtifactRecipe
 from infra.operations.tables import PLATFORM_DEFAULTS
 from infra.paths import PROJECT_ROOT
-from infra.services.base import (
-    CatalogRole,
-    ContainerHost,
-    ContainerPlan,
-    NativeHost,
-    NativePlan,
-    ServiceContext,
-    ServiceDefinition,
-    jvm_heap_flag,
-    secret,
-)
+from infra.services.context import ServiceContext
+from infra.services.definition import CatalogRole, ServiceDefinition
+from infra.services.placeholders import secret
+from infra.services.plans import ContainerHost, ContainerPlan, NativeHost, NativePlan, jvm_heap_flag
 from infra.spec import PlatformSpec, Target
 
 NAME = "rest-fixture"

@@ -12,15 +12,10 @@ import re
 
 from infra.artifacts import cache, gobuild
 from infra.artifacts.recipe import Artifact, ArtifactError, ArtifactRecipe
-from infra.services.base import (
-    ContainerHost,
-    ContainerPlan,
-    NativeHost,
-    NativePlan,
-    ServiceContext,
-    ServiceDefinition,
-    secret,
-)
+from infra.services.context import ServiceContext
+from infra.services.definition import ServiceDefinition
+from infra.services.placeholders import secret
+from infra.services.plans import ContainerHost, ContainerPlan, NativeHost, NativePlan
 from infra.spec import Target
 
 NAME = "seaweedfs"

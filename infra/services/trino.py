@@ -28,24 +28,11 @@ from typing import Literal
 from infra.artifacts import archive, cache, maven
 from infra.artifacts.recipe import Artifact, ArtifactRecipe
 from infra.operations import tables as declared_tables
-from infra.services.base import (
-    CertificateSpec,
-    ContainerHost,
-    ContainerPlan,
-    EcsPlan,
-    NativeHost,
-    NativePlan,
-    SecretSpec,
-    ServiceContext,
-    ServiceDefinition,
-    Side,
-    catalog_url,
-    gate_of,
-    host_of,
-    pbkdf2_of,
-    properties,
-    secret,
-)
+from infra.services.catalogs import catalog_url, gate_of
+from infra.services.context import ServiceContext, Side, host_of
+from infra.services.definition import CertificateSpec, SecretSpec, ServiceDefinition
+from infra.services.placeholders import pbkdf2_of, secret
+from infra.services.plans import ContainerHost, ContainerPlan, EcsPlan, NativeHost, NativePlan, properties
 from infra.services.registry import registry
 from infra.spec import PlatformSpec, Target, parse_size
 

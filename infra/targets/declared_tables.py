@@ -173,7 +173,8 @@ def catalog_input(spec: Any, secrets: Mapping[str, pulumi.Output[str]]) -> pulum
     (the gate's token where the catalog is gated) with the platform's store keys: a secret."""
     from infra import profiles
     from infra.secrets import render_inputs
-    from infra.services.base import Side, secret
+    from infra.services.context import Side
+    from infra.services.placeholders import secret
 
     props: dict[str, str] = {**profiles.pyiceberg(spec, Side.EXTERNAL),
                              **profiles.client_secrets(spec, spec.platform_identity)}

@@ -18,7 +18,7 @@ import pulumi
 from infra.layers import LayerComponent
 from infra.secrets import render_inputs
 from infra.services import ServiceContext, registry
-from infra.services.base import StepHost, StepPlan
+from infra.services.plans import StepHost, StepPlan
 from infra.spec import Layer, PlatformSpec
 from infra.targets import Built, UnbuiltDependency
 

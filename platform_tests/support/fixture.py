@@ -105,7 +105,7 @@ def postgres_fixture(stack: Stack, tag: str) -> Iterator[RunningFixture]:
     Its database ``fixture`` is one of ``infra.services.postgres.DATABASES``, which PostgreSQL creates
     after every start."""
     from infra.services import rest_fixture
-    from infra.services.base import secret
+    from infra.services.placeholders import secret
 
     if "postgres" not in (stack.native.get("artifacts") or {}):
         pytest.skip("the fixture on PostgreSQL needs the platform's PostgreSQL (a native stack with postgres)")

@@ -25,7 +25,8 @@ import pulumi_aws as aws
 from infra import profiles
 from infra.secrets import render
 from infra.services import ServiceContext, flink, kafka, kafka_connect, postgres, registry, trino
-from infra.services.base import SECRET_TOKEN, Side, host_of, secret, url
+from infra.services.context import Side, host_of, url
+from infra.services.placeholders import SECRET_TOKEN, secret
 from infra.spec import Layer, PlatformSpec
 from infra.targets.aws import governance as gov_module
 from infra.targets.aws.common import fargate_size, log_group_name

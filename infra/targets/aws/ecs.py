@@ -20,7 +20,8 @@ import pulumi
 import pulumi_aws as aws
 
 from infra.services import ServiceContext, registry
-from infra.services.base import PLATFORM_TOKEN, SECRET_TOKEN, EcsPlan
+from infra.services.placeholders import PLATFORM_TOKEN, SECRET_TOKEN
+from infra.services.plans import EcsPlan
 from infra.spec import HealthCheckSpec, Layer, ServiceSpec
 from infra.targets.aws.common import log_group_name, to_json
 

@@ -22,7 +22,7 @@ import pulumi
 import pulumi_aws as aws
 
 from infra.services import registry
-from infra.services.base import KMS_KEY_ARN, VENDING_ROLE_ARN
+from infra.services.placeholders import KMS_KEY_ARN, VENDING_ROLE_ARN
 from infra.spec import Layer, PlatformSpec
 from infra.targets.aws.common import assume_role_policy, log_group_name, policy_document
 

@@ -27,7 +27,7 @@ import pulumi_aws as aws
 from infra.operations import maintenance
 from infra.operations import tables as declared_tables
 from infra.services import registry, trino
-from infra.services.base import Side, url
+from infra.services.context import Side, url
 from infra.spec import Layer, MaintenanceJob, PlatformSpec, eventbridge_cron
 from infra.targets.aws import governance as gov_module
 from infra.targets.aws.ecs import Container, shell, task_definition

@@ -22,7 +22,8 @@ from infra.operations.config import OperationsConfig
 from infra.paths import PROJECT_ROOT, state_root
 from infra.secrets import render
 from infra.services import ServiceContext, registry
-from infra.services.base import NativeHost, StepHost, gate_of
+from infra.services.catalogs import gate_of
+from infra.services.plans import NativeHost, StepHost
 from infra.spec import Layer, PlatformSpec
 from infra.targets import Built, TargetNotReady, declared_tables, dependencies
 from infra.targets.deploy_steps import build_steps, export_steps
@@ -215,7 +216,7 @@ class NativeTarget:
     def operations(self) -> OperationsConfig | None:
         """The operations config as the host sees this stack (the CLI reads it from the outputs)."""
         from infra.operations.render import host_paths, operations_config
-        from infra.services.base import Side
+        from infra.services.context import Side
 
         postgres = self.artifacts.services.get("postgres")
         return operations_config(self.spec, self.state_dir.name,

@@ -1,0 +1,167 @@
+"""What a service definition is.
+
+A service package (one per service, in this package) exports ``SERVICES``: one ``ServiceDefinition``
+for the service and one for each of its jobs. A definition is the service's whole definition: its
+default spec (layer, pin, image, ports, health, budget, dependencies), how each target runs it (a
+container, a local process, its aws counterpart), what the native target obtains for it (its artifact
+recipe), its role as a catalog where it is one, and where it cannot run and why. Targets, the config
+loader, the profiles and the policy pack read these definitions through the registry
+(``infra.services.registry``); nothing else keeps a table keyed by service name.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from infra.artifacts.recipe import ArtifactRecipe
+from infra.services.context import ServiceContext
+from infra.services.plans import ContainerHost, ContainerPlan, EcsPlan, NativeHost, NativePlan, StepHost, StepPlan
+from infra.spec import Layer, PlatformSpec, Target
+
+
+@dataclass(frozen=True)
+class Lazy:
+    """A function named ``module:attribute``, imported on its first call.
+
+    A service's aws half imports pulumi_aws, which only the aws target needs: its definition names the
+    function instead of importing it, so reading the registry (every target, the loader, the policy pack)
+    stays light and offline.
+    """
+
+    ref: str
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        module, _, attribute = self.ref.partition(":")
+        return getattr(importlib.import_module(module), attribute)(*args, **kwargs)
+
+
+@dataclass(frozen=True)
+class AwsPart:
+    """One piece of the platform on aws that a service package builds: its managed or ECS counterpart.
+
+    The aws target builds every enabled part after the shared governance, log groups and storage, layer by
+    layer (catalog, compute, orchestration, observability) and in registry order within a layer. ``build``
+    takes the aws target's typed state and returns the part's ``ComponentResource`` (a child of its layer);
+    ``log_sources`` names the CloudWatch log groups the part writes to (source -> group name, None for the
+    platform's name), which exist before anything writes to them.
+    """
+
+    name: str
+    layer: Layer
+    build: Callable[[Any], Any]
+    enabled: Callable[[PlatformSpec], bool]
+    log_sources: Callable[[PlatformSpec], dict[str, str | None]] | None = None
+
+
+@dataclass(frozen=True)
+class CatalogRole:
+    """What a catalog service offers engines: where its REST API is and how clients authenticate.
+
+    ``client_properties`` are Iceberg REST client properties (the names PyIceberg, Spark and
+    Flink share: ``credential``, ``scope``, ``header.X-Iceberg-Access-Delegation``); secret
+    values are placeholders. ``trino_properties`` are the same settings in Trino's catalog
+    property names.
+    """
+
+    path: str
+    engine_name: str  # the name engines know it by (Trino's catalog file, the profiles' catalog)
+    warehouse: Callable[[PlatformSpec], str]
+    client_properties: Callable[[ServiceContext], dict[str, str]] = lambda ctx: {}
+    trino_properties: Callable[[ServiceContext], dict[str, str]] = lambda ctx: {}
+    vends_credentials: bool = False
+    #: The jobs after which the catalog serves ``warehouse`` (it exists, with its storage): what an
+    #: engine that queries the catalog waits for (``ServiceDefinition.uses_catalogs``).
+    ready_after: tuple[str, ...] = ()
+    # Where the catalog keeps its pointers, for the recovery layer's backups: a PostgreSQL database
+    # of the platform's server, or a SQLite file (``sqlite_file``: its path on this target's host side).
+    database: str | None = None
+    sqlite_file: Callable[[ServiceContext, Path], str | None] | None = None  # None: not on SQLite in this spec
+
+
+@dataclass(frozen=True)
+class CertificateSpec:
+    """A TLS certificate a service serves with: issued once by the platform (governance), renewed near expiry.
+
+    Its key and certificate reach the service as the secrets ``<name>-pem`` (key then certificate, one PEM)
+    and ``<name>-cert`` (the certificate alone); clients verify against the ``certificates`` stack output.
+    """
+
+    name: str  # e.g. trino-tls
+    hosts: Callable[[ServiceContext], list[str]]  # DNS names and IP addresses the certificate is valid for
+
+
+@dataclass(frozen=True)
+class SecretSpec:
+    """A secret a service uses: its placeholder name, its stack config key, and where a lab default applies."""
+
+    name: str  # the placeholder name (``secret(name)``)
+    config_key: str  # ``lakehouse:<config_key>``, set with ``pulumi config set --secret``
+    lab_default: str  # used on docker and native when the stack sets none (still a Pulumi secret)
+    managed_on: Mapping[Target, str] = field(default_factory=dict)  # target -> who keeps it instead
+    # A secret made from others (no config key, no lab default): a template of placeholders, rendered
+    # once the others are known (e.g. Trino's password file: each identity's password, hashed).
+    derive: Callable[[PlatformSpec], str] | None = None
+
+
+ContainerRenderer = Callable[[ServiceContext, ContainerHost], ContainerPlan]
+NativeRenderer = Callable[[ServiceContext, NativeHost], NativePlan]
+EcsRenderer = Callable[[ServiceContext], EcsPlan]
+StepsRenderer = Callable[[ServiceContext, StepHost], list[StepPlan]]
+SpecCheck = Callable[[PlatformSpec], list[str]]  # "key.path: what is wrong" lines (empty: fine)
+
+
+@dataclass(frozen=True)
+class ServiceDefinition:
+    """One service (or job) of the platform: its defaults and how each target runs it."""
+
+    name: str
+    default: Mapping[str, Any]
+    summary: str = ""  # one line for the README and the review
+    job_of: str | None = None  # a job or sidecar that follows its service's ``enabled``
+    container: ContainerRenderer | None = None
+    native: NativeRenderer | None = None
+    native_folded: str | None = None  # natively no process of its own: what does its work instead
+    ecs: EcsRenderer | None = None
+    managed: Mapping[Target, str] = field(default_factory=dict)  # target -> the managed service used instead
+    unavailable: Mapping[Target, str] = field(default_factory=dict)  # target -> why it cannot run there
+    artifact: ArtifactRecipe | None = None  # what the native process runs
+    lab_artifact: ArtifactRecipe | None = None  # host files the lab's container mounts
+    # Host files the aws target uploads for the managed counterpart of this service (MSK Connect's
+    # custom plugins, the Flink application's jar), needed when ``cloud_enabled(spec)`` says the stack runs it.
+    cloud_artifact: ArtifactRecipe | None = None
+    cloud_enabled: Callable[[PlatformSpec], bool] | None = None
+    java: int | None = None  # JDK major the native process needs
+    catalog: CatalogRole | None = None
+    secrets: tuple[SecretSpec, ...] = ()  # on aws each must be set in the stack's secret config
+    #: Also waits for these where the stack enables them (the loader adds them to ``depends_on``):
+    #: helpers that exist on one target only, such as the lab's bucket job or loopback sidecar.
+    after: tuple[str, ...] = ()
+    #: Queries the catalogs: waits for every enabled catalog's ``CatalogRole.ready_after`` jobs.
+    uses_catalogs: bool = False
+    #: Deployment steps that are not processes (register a connector, submit the streaming job), in
+    #: order; docker and native make each a typed dynamic resource, after this service's process when
+    #: it has one. A service with steps and no process is only its steps.
+    steps: StepsRenderer | None = None
+    check: SpecCheck | None = None  # validation of the service's own settings, run with the spec's
+    certificates: tuple[CertificateSpec, ...] = ()  # TLS certificates the platform issues for it
+    fronts: str | None = None  # the catalog this service gates: clients reach that catalog through it
+
+    def runs_on(self, target: Target) -> bool:
+        """Whether a target has a way to run this service (a renderer, a fold or a managed service)."""
+        if target in self.unavailable:
+            return False
+        renderer = {Target.DOCKER: self.container or self.steps, Target.NATIVE: self.native or self.native_folded
+                    or self.steps, Target.AWS: self.ecs}[target]
+        return renderer is not None or target in self.managed
+
+    def why_not_on(self, target: Target) -> str | None:
+        """The reason this service cannot run on ``target``, or None when it can."""
+        if target in self.unavailable:
+            return self.unavailable[target]
+        if not self.runs_on(target):
+            return f"the {target.value} target has no way to run it"
+        return None
