@@ -17,11 +17,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from infra.services import ServiceContext, registry
-from infra.services import trino as trino_service
 from infra.services.catalogs import catalog_url, gate_of
 from infra.services.context import Side, address, url
 from infra.services.definition import CatalogRole
 from infra.services.placeholders import SECRET_TOKEN, secret
+from infra.services.trino import config as trino_service
 from infra.spec import PlatformSpec, Target
 
 #: What a client fills a profile's placeholders from (credentials.identities.<name> and the top level).

@@ -14,8 +14,8 @@ from conftest import stack_platform
 
 from infra.config import load_platform
 from infra.operations.alerts import alerts, rules_yaml
-from infra.services import prometheus
 from infra.services.context import Side
+from infra.services.prometheus import config as prometheus
 
 PROMTOOL = shutil.which("promtool")
 needs_promtool = pytest.mark.skipif(PROMTOOL is None, reason="promtool not installed (Debian's prometheus package)")

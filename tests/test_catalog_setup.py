@@ -28,7 +28,9 @@ from conftest import stack_platform
 
 from infra.config import load_platform
 from infra.services import ServiceContext, lakekeeper, polaris, seaweedfs
+from infra.services.lakekeeper import aws as lakekeeper_aws
 from infra.services.plans import ContainerHost
+from infra.services.polaris import aws as polaris_aws
 
 pytestmark = pytest.mark.skipif(shutil.which("curl") is None, reason="the job scripts call curl")
 
@@ -154,9 +156,9 @@ class PolarisApi:
 
 def polaris_job(api: FakeApi, target: str = "docker") -> tuple[str, dict[str, str]]:
     if target == "docker":
-        plan = polaris.catalog_job(lab_ctx(polaris.CATALOG_JOB), ContainerHost(state_dir=Path("/nonexistent")))
+        plan = polaris.container.catalog_job(lab_ctx(polaris.CATALOG_JOB), ContainerHost(state_dir=Path("/nonexistent")))
         return plan.command[0], filled(plan.env, POLARIS_URL=api.url)
-    ecs = polaris.catalog_ecs(cloud_ctx(polaris.CATALOG_JOB))
+    ecs = polaris_aws.catalog_ecs(cloud_ctx(polaris.CATALOG_JOB))
     return ecs.command[0], filled(ecs.env, POLARIS_URL=api.url, VENDING_ROLE_ARN="arn:aws:iam::1:role/vending",
                                   KMS_KEY_ARN="arn:aws:kms:eu-west-1:1:key/k")
 
@@ -256,9 +258,9 @@ class LakekeeperApi:
 
 def lakekeeper_job(api: FakeApi, target: str = "docker") -> tuple[str, dict[str, str]]:
     if target == "docker":
-        plan = lakekeeper.warehouse_job(lab_ctx(lakekeeper.WAREHOUSE_JOB), ContainerHost(state_dir=Path("/x")))
+        plan = lakekeeper.container.warehouse_job(lab_ctx(lakekeeper.WAREHOUSE_JOB), ContainerHost(state_dir=Path("/x")))
         return plan.command[0], filled(plan.env, LAKEKEEPER_URL=api.url)
-    ecs = lakekeeper.warehouse_ecs(cloud_ctx(lakekeeper.WAREHOUSE_JOB))
+    ecs = lakekeeper_aws.warehouse_ecs(cloud_ctx(lakekeeper.WAREHOUSE_JOB))
     return ecs.command[0], filled(ecs.env, LAKEKEEPER_URL=api.url, VENDING_ROLE_ARN="arn:aws:iam::1:role/vending",
                                   KMS_KEY_ARN="arn:aws:kms:eu-west-1:1:key/k")
 
@@ -340,7 +342,7 @@ def weed(tmp_path: Path) -> dict[str, str]:
 
 
 def bucket_script() -> str:
-    plan = seaweedfs.bucket_job(lab_ctx(seaweedfs.BUCKET_JOB), ContainerHost(state_dir=Path("/x")))
+    plan = seaweedfs.container.bucket_job(lab_ctx(seaweedfs.BUCKET_JOB), ContainerHost(state_dir=Path("/x")))
     assert plan.entrypoint == ["/bin/sh", "-c"]
     return plan.command[0]
 

@@ -106,7 +106,8 @@ def test_the_cloud_creates_declared_tables_through_trino_as_a_deployment_step(cl
 
 def test_trino_may_set_the_properties_a_declared_table_carries() -> None:
     from infra.config import load_platform
-    from infra.services import ServiceContext, trino
+    from infra.services import ServiceContext
+    from infra.services.trino import config as trino
 
     platform = stack_platform("cloud")
     platform["tables"] = [{"namespace": "shop", "name": "orders", "owner": "o", "freshness_minutes": 5,

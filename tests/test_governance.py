@@ -27,7 +27,7 @@ from infra.config import ConfigError, load_platform
 from infra.operations import catalog_gate
 from infra.resources import certificate
 from infra.secrets import pbkdf2_hash
-from infra.services import trino
+from infra.services.trino import config as trino
 
 P = "lakehouse:platform"
 

@@ -216,7 +216,7 @@ def test_the_fixture_listens_where_its_server_reads_the_port(lab_run: ProgramRun
 
 
 def test_trino_names_the_s3_switch_as_its_version_does(lab_run: ProgramRun) -> None:
-    from infra.services.trino import s3_switch
+    from infra.services.trino.config import s3_switch
 
     assert s3_switch("483") == "fs.s3.enabled" and s3_switch("476") == "fs.native-s3.enabled"
     for body in lab_run.outputs["profiles"]["services"]["trino_catalogs"].values():  # Trino 483 on the lab

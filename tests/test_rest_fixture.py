@@ -16,10 +16,12 @@ from harness import fake_artifact
 from infra.config import ConfigError, load_platform
 from infra.operations.render import host_paths
 from infra.operations.tables import PLATFORM_DEFAULTS
-from infra.services import rest_fixture
 from infra.services.context import ServiceContext
 from infra.services.placeholders import secret
 from infra.services.plans import ContainerHost, NativeHost
+from infra.services.rest_fixture import config as rest_fixture
+from infra.services.rest_fixture import container as rest_fixture_container
+from infra.services.rest_fixture import native as rest_fixture_native
 
 P = "lakehouse:platform"
 
@@ -55,7 +57,7 @@ def test_natively_the_fixture_on_postgresql_reads_its_password_from_a_pgpass_fil
     spec = load_platform(_platform("native"))
     ctx = ServiceContext(spec, rest_fixture.NAME)
     host = NativeHost(home=tmp_path / "rest-fixture", artifact=fake_artifact("rest-fixture"), java_home=Path("/jdk"))
-    plan = rest_fixture.native(ctx, host)
+    plan = rest_fixture_native.server(ctx, host)
     pg = ctx.address("postgres", "pg")
     assert plan.env["CATALOG_URI"] == f"jdbc:postgresql://{pg}/fixture?user=postgres"
     assert plan.env["CATALOG_CLIENTS"] == str(rest_fixture.POSTGRES_CLIENTS)
@@ -71,7 +73,7 @@ def test_in_the_lab_the_fixture_on_postgresql_runs_the_upstream_main_with_the_dr
     spec = load_platform(_platform("lab"))
     ctx = ServiceContext(spec, rest_fixture.NAME)
     driver = fake_artifact("postgresql.jar")
-    plan = rest_fixture.container(ctx, ContainerHost(state_dir=Path("/x"), artifact=driver))
+    plan = rest_fixture_container.server(ctx, ContainerHost(state_dir=Path("/x"), artifact=driver))
     jar = f"/usr/lib/iceberg-rest/{rest_fixture.POSTGRES_DRIVER.filename}"
     assert plan.command == ["java", "-cp", f"/usr/lib/iceberg-rest/iceberg-rest-adapter.jar:{jar}",
                             "org.apache.iceberg.rest.RESTCatalogServer"]
@@ -83,7 +85,7 @@ def test_in_the_lab_the_fixture_on_postgresql_runs_the_upstream_main_with_the_dr
 
 def test_on_sqlite_the_lab_fixture_keeps_the_images_own_command():
     spec = load_platform(stack_platform("lab"))
-    plan = rest_fixture.container(ServiceContext(spec, rest_fixture.NAME), ContainerHost(state_dir=Path("/x")))
+    plan = rest_fixture_container.server(ServiceContext(spec, rest_fixture.NAME), ContainerHost(state_dir=Path("/x")))
     assert plan.command == [] and plan.uploads == {} and plan.upload_sources == {}
 
 

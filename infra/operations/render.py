@@ -58,7 +58,7 @@ def host_paths(spec: PlatformSpec, state_dir: str, pg_bindir: str | None = None)
 
 def catalog_databases(spec: PlatformSpec) -> list[str]:
     """The production catalogs' databases on the platform's PostgreSQL (there whether or not the catalog runs)."""
-    from infra.services import postgres
+    from infra.services.postgres import config as postgres
 
     wanted = [d.catalog.database for d in registry().catalogs().values() if d.catalog and d.catalog.database]
     return [db for db in postgres.DATABASES if db in wanted]

@@ -47,7 +47,7 @@ def throwaway_fixture(stack: Stack, jdbc_uri: str, heap: str = "-Xmx256m",
 
     It gets the platform's table defaults, as the stack's fixture does; ``files`` (paths may use
     ``{work}``) are written before it starts, mode 0600."""
-    from infra.services.rest_fixture import table_default_env
+    from infra.services.rest_fixture.config import table_default_env
     from infra.targets.native import local_service as ls
 
     native = stack.outputs.get("native") or {}
@@ -104,8 +104,8 @@ def postgres_fixture(stack: Stack, tag: str) -> Iterator[RunningFixture]:
 
     Its database ``fixture`` is one of ``infra.services.postgres.DATABASES``, which PostgreSQL creates
     after every start."""
-    from infra.services import rest_fixture
     from infra.services.placeholders import secret
+    from infra.services.rest_fixture import config as rest_fixture
 
     if "postgres" not in (stack.native.get("artifacts") or {}):
         pytest.skip("the fixture on PostgreSQL needs the platform's PostgreSQL (a native stack with postgres)")

@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING, Any
 import pulumi
 import pulumi_aws as aws
 
-from infra.services import postgres, registry
+from infra.services import registry
 from infra.services.context import Side, host_of, url
 from infra.services.placeholders import secret
 from infra.services.plans import EcsPlan
+from infra.services.postgres import config as postgres
 from infra.spec import Layer, PlatformSpec
 from infra.targets.aws import governance as gov_module
 from infra.targets.aws.common import fargate_size, physical_name

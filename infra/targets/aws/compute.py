@@ -27,6 +27,7 @@ from infra.secrets import render
 from infra.services import ServiceContext, flink, kafka, kafka_connect, postgres, registry, trino
 from infra.services.context import Side, host_of, url
 from infra.services.placeholders import SECRET_TOKEN, secret
+from infra.services.trino import aws as trino_aws
 from infra.spec import Layer, PlatformSpec
 from infra.targets.aws import governance as gov_module
 from infra.targets.aws.common import fargate_size, log_group_name
@@ -145,7 +146,7 @@ def _trino(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups, st
     coordinator = container_of(ctx, trino.NAME, memory_mib=coordinator_memory, ports=[port])
     # Workers: the Fargate size the stack sets; heap three quarters of it.
     worker_memory = spec.aws.trino_worker_memory_mb
-    worker = container_of(ctx, trino.NAME, trino.ecs_worker(service_ctx, worker_memory), memory_mib=worker_memory,
+    worker = container_of(ctx, trino.NAME, trino_aws.ecs_worker(service_ctx, worker_memory), memory_mib=worker_memory,
                           ports=[port], log_source=TRINO_WORKER)
     worker.name = TRINO_WORKER
 

@@ -14,17 +14,11 @@ RDS and AWS Backup keeps it (``infra/targets/aws/recovery.py``).
 
 from __future__ import annotations
 
-from infra.operations.config import CONFIG_FILE, ENV_PG_PASSWORD
 from infra.services import operations_support as support
-from infra.services.context import ServiceContext
+from infra.services.catalog_backup import container, native
+from infra.services.catalog_backup.config import NAME
 from infra.services.definition import ServiceDefinition
-from infra.services.placeholders import secret
-from infra.services.plans import ContainerHost, ContainerPlan, NativeHost, NativePlan
 from infra.spec import Target
-
-NAME = "catalog-backup"
-ROLE = "backup"
-POSTGRES = "postgres"
 
 DEFAULT = {
     "layer": "recovery",
@@ -39,37 +33,10 @@ DEFAULT = {
 }
 
 
-def _postgres_env(ctx: ServiceContext) -> dict[str, str]:
-    return {ENV_PG_PASSWORD: secret("postgres-password")} if ctx.enabled(POSTGRES) else {}
-
-
-def native(ctx: ServiceContext, host: NativeHost) -> NativePlan:
-    """``python -m infra.operations scheduler --role backup`` with the platform PostgreSQL's pg_dump."""
-    assert host.project_root is not None
-    port = ctx.listen_port("http")
-    config_path = host.home / CONFIG_FILE
-    postgres = host.artifacts.get(POSTGRES)
-    config = support.native_config(ctx.spec, host, str(postgres.path) if postgres else None)
-    return NativePlan(
-        argv=[host.python, "-m", "infra.operations", "scheduler", "--config", str(config_path), "--role", ROLE,
-              "--listen", f"127.0.0.1:{port}"],
-        env={"PYTHONPATH": str(host.project_root), "PYTHONUNBUFFERED": "1", **_postgres_env(ctx)},
-        files={str(config_path): config.dump()},
-        health={"kind": "http", "url": f"http://127.0.0.1:{port}/healthz", "expect_status": 200},
-        stop_grace_s=30.0,
-    )
-
-
-def container(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
-    port = ctx.listen_port("http")
-    return support.container_plan(ctx, host, ROLE, port, support.BACKUP_REQUIREMENTS, env=_postgres_env(ctx),
-                                  install_python=True)
-
-
 SERVICES = (
     ServiceDefinition(
         name=NAME, default=DEFAULT, summary="scheduled catalog backups (SQLite online backup, pg_dump), sha256",
-        container=container, native=native,
+        container=container.server, native=native.server,
         managed={Target.AWS: "AWS Backup: continuous backup of the RDS catalog database "
                              "(infra/targets/aws/recovery.py)"},
     ),

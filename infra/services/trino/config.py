@@ -1,78 +1,36 @@
-"""Trino: the distributed SQL engine in front of analysts, one catalog file per way to the tables (compute).
-
-Whole definition: defaults, the catalog files (one per enabled catalog service, from each catalog's
-``CatalogRole``; a gated catalog gets a second, read-only one), the node/config/JVM files for every role
-it runs in (a single-node coordinator on docker and native; coordinator and workers on aws), its security
-(below), the container, the local process, the ECS coordinator, and the native artifact (the
-trino-server tarball from Maven Central, plugins pruned).
-
-Security (governance, fails closed): clients authenticate with a password over HTTPS only (the platform
-issues the certificate, ``trino-tls``); plain HTTP answers health checks and refuses queries. One Trino
-user per identity (``identities``), its password the identity's ``trino-password-<name>``, hashed
-(PBKDF2) into the password file. File-based access control gives writers (platform and writer
-identities) the catalogs that hold the writer identity's store keys and catalog token, and readers only
-the ``<catalog>_ro`` catalogs, whose store keys and catalog token are the reader identity's. Trino's
-file-based rules do not gate table procedures (``ALTER TABLE ... EXECUTE optimize``, ``expire_snapshots``)
-once a catalog is readable, so a reader's catalog must itself be unable to write: its store refuses the
-writes and the catalog gate refuses the commits.
+"""Trino's configuration, the same on every target: its catalog files (one per catalog service, a read-only
+twin for a gated catalog), security (password file, access rules, TLS names), node and JVM settings, and the
+credentials its files read from the environment.
 """
 
 from __future__ import annotations
 
 import json
-import resource
-import shutil
-from pathlib import Path
 from typing import Literal
 
-from infra.artifacts import archive, cache, maven
-from infra.artifacts.recipe import Artifact, ArtifactRecipe
 from infra.operations import tables as declared_tables
 from infra.services.catalogs import catalog_url, gate_of
 from infra.services.context import ServiceContext, Side, host_of
-from infra.services.definition import CertificateSpec, SecretSpec, ServiceDefinition
+from infra.services.definition import SecretSpec
 from infra.services.placeholders import pbkdf2_of, secret
-from infra.services.plans import ContainerHost, ContainerPlan, EcsPlan, NativeHost, NativePlan, properties
+from infra.services.plans import properties
 from infra.services.registry import registry
 from infra.spec import PlatformSpec, Target, parse_size
 
 NAME = "trino"
 
-DEFAULT = {
-    "layer": "compute",
-    "owner": "analytics engineering",
-    "role": "distributed SQL engine with a native Iceberg connector",
-    "version": "483",
-    "native_version": "476",  # newest trino-server tarball on Maven Central
-    # Read from plugin/iceberg: 483 ships iceberg-core 1.11.0 (the chapter), 476 ships 1.9.1.
-    "bundles": {"iceberg": "1.11.0"},
-    "native_bundles": {"iceberg": "1.9.1"},
-    "image": "trinodb/trino:483",
-    # http: health checks and node-to-node traffic only (queries need https, where passwords are checked).
-    "ports": {"http": {"internal": 8080, "external": 8080}, "https": {"internal": 8443, "external": 8443}},
-    "health": {"kind": "http", "port": "http", "path": "/v1/info",
-               "command": ["CMD", "/usr/lib/trino/bin/health-check"], "ready_timeout_s": 240},
-    "memory": "2GiB",
-    "heap": "1GiB",
-    # Waits for each enabled catalog's setup job (uses_catalogs); nothing else: Trino resolves
-    # catalogs lazily, and on aws the store is S3 itself.
-}
 
-#: Java major Trino 476+ needs.
-JAVA = 24
-#: Trino plugins kept after unpacking natively; the server starts with only these (the file password
-#: authenticator is its own plugin; its jars are hard links into lib/, which is kept whole).
-PLUGINS = ("iceberg", "password-authenticators")
 #: The Trino catalog a gated catalog's readers get: ``<engine name>_ro``.
 READ_ONLY_SUFFIX = "_ro"
+
+
 SHARED_SECRET = SecretSpec("trino-shared-secret", "trinoSharedSecret", "lab-trino-internal-communication-secret")
+
+
 TLS = "trino-tls"
-#: The image's launcher (the ECS task writes its files, then execs it).
-IMAGE_LAUNCHER = "/usr/lib/trino/bin/run-trino"
+
+
 IMAGE_ETC = "/etc/trino"
-# Trino demands at least 4096 open files (8192 recommended); natively the soft limit is raised to
-# the hard limit, which even root may not raise on some hosts.
-MIN_OPEN_FILES = 4096
 
 
 #: The first release read here with ``fs.s3.enabled`` (trino-filesystem-manager-483.jar:
@@ -233,14 +191,6 @@ def config_properties(port: int, role: Literal["single", "coordinator", "worker"
     return properties(values)
 
 
-def node_properties(data_dir: str) -> str:
-    """Natively the HTTP server binds loopback only (node.bind-ip; Trino has no http host property)."""
-    return properties({
-        "node.environment": "lab", "node.id": "native-coordinator", "node.data-dir": data_dir,
-        "node.bind-ip": "127.0.0.1", "node.internal-address": "127.0.0.1",
-    })
-
-
 def jvm_config(heap_bytes: int) -> str:
     """JVM flags with an explicit heap (the container limit is the budget, the heap stays below it)."""
     flags = [
@@ -285,99 +235,3 @@ def etc_files(ctx: ServiceContext, etc: str, role: Literal["single", "coordinato
         files.update(security_files(ctx, etc))
         files[keystore] = secret(f"{TLS}-pem")
     return files
-
-
-def container(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
-    port = ctx.listen_port("http")
-    uploads = etc_files(ctx, IMAGE_ETC, "single", f"http://localhost:{port}", heap_bytes(ctx))
-    return ContainerPlan(env=secret_env(ctx), uploads=uploads)
-
-
-def ecs(ctx: ServiceContext) -> EcsPlan:
-    """The coordinator on Fargate: plans and schedules only (workers: ``ecs_worker``)."""
-    port = ctx.listen_port("http")
-    return EcsPlan(env={**secret_env(ctx), "AWS_REGION": ctx.spec.aws.region}, command=[IMAGE_LAUNCHER],
-                   files=etc_files(ctx, IMAGE_ETC, "coordinator", f"http://localhost:{port}", heap_bytes(ctx)))
-
-
-def ecs_worker(ctx: ServiceContext, memory_mib: int) -> EcsPlan:
-    """A worker task of ``memory_mib`` (the stack's Fargate size), heap three quarters of it."""
-    heap = memory_mib * 3 // 4 * 1024 * 1024
-    files = etc_files(ctx, IMAGE_ETC, "worker", ctx.url(NAME, "http"), heap)
-    return EcsPlan(env={**secret_env(ctx), "AWS_REGION": ctx.spec.aws.region}, command=[IMAGE_LAUNCHER],
-                   files=files)
-
-
-def native(ctx: ServiceContext, host: NativeHost) -> NativePlan:
-    """`bin/launcher run` execs the JVM itself: one pid to stop, no orphans. Never `-v` (prints env)."""
-    assert host.artifact is not None and host.java_home is not None
-    port = ctx.listen_port("http")
-    etc, data = host.home / "etc", host.home / "data"
-    files = etc_files(ctx, str(etc), "single", f"http://127.0.0.1:{port}", heap_bytes(ctx))
-    files.update({str(etc / "node.properties"): node_properties(str(data)),
-                  str(etc / "log.properties"): "io.trino=INFO\n"})
-    hard_limit = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
-    return NativePlan(
-        argv=[str(host.artifact.path / "bin" / "launcher"), "run", f"--etc-dir={etc}", f"--data-dir={data}"],
-        env={**secret_env(ctx), "JAVA_HOME": str(host.java_home)},
-        files=files,
-        health={"kind": "http", "url": ctx.url(NAME, "http", path="/v1/info"), "expect_status": 200,
-                "json_field": "starting", "json_expect": False},
-        ulimit_nofile=max(MIN_OPEN_FILES, min(hard_limit, 65536)),
-        stop_grace_s=20.0,
-    )
-
-
-# -- native artifact: the trino-server tarball from Maven Central --------------------------------
-
-
-def native_version(ctx: ServiceContext) -> str:
-    return ctx.service.native_version or ctx.service.version
-
-
-def artifact_key(ctx: ServiceContext) -> str:
-    return f"trino:{native_version(ctx)}:{','.join(sorted(PLUGINS))}"
-
-
-def fetch_server(ctx: ServiceContext) -> Artifact:
-    """Trino server unpacked into the cache with only ``PLUGINS`` kept; ``path`` is its home.
-
-    The tarball (~820 MB) is verified against its published checksum, unpacked, and deleted.
-    """
-    version = native_version(ctx)
-    key = artifact_key(ctx)
-    with cache.locked(key):
-        if found := cache.cached(key):
-            return found
-        coordinate = maven.Coordinate("io.trino", "trino-server", version, None, "tar.gz")
-        tarball = maven.fetch(coordinate)
-        tar_sha256 = cache.load_manifest()[coordinate.key]["sha256"]
-        home = cache.cache_root() / NAME / f"trino-server-{version}"
-        cache.console.print(f"[bold]trino[/]: unpacking {tarball.name} (plugins kept: {', '.join(PLUGINS)})")
-
-        def prune(unpacked: Path) -> None:
-            for plugin in (unpacked / "plugin").iterdir():
-                if plugin.name not in PLUGINS:
-                    shutil.rmtree(plugin)
-
-        archive.unpack_tarball(tarball, home, f"trino-server-{version}", prune)
-        tarball.unlink()  # ~820 MB; its sha256 stays in the manifest
-        files = cache.tree_files(home)
-        entry = {
-            "name": NAME, "requested": version, "version": version, "path": str(home), "root": str(home),
-            "files": files, "sha256": cache.tree_digest(files), "source": coordinate.url,
-            "tarball_sha256": tar_sha256, "notes": [f"plugins kept: {', '.join(PLUGINS)}"],
-        }
-        cache.record(key, entry)
-        return cache.artifact_from(entry)
-
-
-SERVICES = (
-    ServiceDefinition(
-        name=NAME, default=DEFAULT, summary="SQL engine; one Iceberg catalog file per catalog service",
-        container=container, native=native, ecs=ecs, java=JAVA,
-        uses_catalogs=True,  # its catalog files point at each catalog's warehouse: wait until it exists
-        artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_server, source="Maven Central io.trino:trino-server"),
-        secrets=(SHARED_SECRET, PASSWORD_DB), certificates=(CertificateSpec(TLS, tls_hosts),),
-    ),
-)

@@ -14,16 +14,11 @@ into a volume on first start.
 
 from __future__ import annotations
 
-from infra.operations.config import CONFIG_FILE, ENV_S3_ACCESS_KEY, ENV_S3_SECRET_KEY
 from infra.services import operations_support as support
-from infra.services.context import ServiceContext
 from infra.services.definition import ServiceDefinition
-from infra.services.placeholders import secret
-from infra.services.plans import ContainerHost, ContainerPlan, NativeHost, NativePlan
+from infra.services.maintenance_scheduler import container, native
+from infra.services.maintenance_scheduler.config import NAME
 from infra.spec import Target
-
-NAME = "maintenance-scheduler"
-ROLE = "maintenance"
 
 DEFAULT = {
     "layer": "orchestration",
@@ -39,36 +34,10 @@ DEFAULT = {
 }
 
 
-def native(ctx: ServiceContext, host: NativeHost) -> NativePlan:
-    """``python -m infra.operations scheduler --role maintenance`` from the project, on loopback."""
-    assert host.state_dir is not None and host.project_root is not None
-    port = ctx.listen_port("http")
-    config_path = host.home / CONFIG_FILE
-    return NativePlan(
-        argv=[host.python, "-m", "infra.operations", "scheduler", "--config", str(config_path), "--role", ROLE,
-              "--listen", f"127.0.0.1:{port}"],
-        env={"PYTHONPATH": str(host.project_root), "PYTHONUNBUFFERED": "1",
-             ENV_S3_ACCESS_KEY: secret("s3-access-key"), ENV_S3_SECRET_KEY: secret("s3-secret-key"),
-             **support.catalog_secret_env(ctx.spec)},
-        files={str(config_path): support.native_config(ctx.spec, host).dump()},
-        health={"kind": "http", "url": f"http://127.0.0.1:{port}/healthz", "expect_status": 200},
-        stop_grace_s=60.0,  # SIGTERM waits for a running job to finish its commit
-    )
-
-
-def container(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
-    """The pinned Python image with the operations package uploaded; dependencies into a volume once."""
-    port = ctx.listen_port("http")
-    return support.container_plan(ctx, host, ROLE, port, support.SCHEDULER_REQUIREMENTS,
-                                  env={ENV_S3_ACCESS_KEY: secret("s3-access-key"),
-                                       ENV_S3_SECRET_KEY: secret("s3-secret-key"),
-                                       **support.catalog_secret_env(ctx.spec)})
-
-
 SERVICES = (
     ServiceDefinition(
         name=NAME, default=DEFAULT, summary="cron maintenance through Trino (APScheduler), runs recorded",
-        container=container, native=native,
+        container=container.server, native=native.server,
         managed={Target.AWS: "EventBridge Scheduler: one schedule per maintenance job, each an ECS task running "
                              "the Trino CLI (infra/targets/aws/orchestration.py)"},
     ),

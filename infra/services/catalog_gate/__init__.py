@@ -15,20 +15,10 @@ authenticate their own principals.
 
 from __future__ import annotations
 
-import json
-
-from infra.paths import PROJECT_ROOT
-from infra.services.context import ServiceContext
+from infra.services.catalog_gate import container, native
+from infra.services.catalog_gate.config import FRONTS, NAME
 from infra.services.definition import ServiceDefinition
-from infra.services.placeholders import sha256_of
-from infra.services.plans import ContainerHost, ContainerPlan, NativeHost, NativePlan, code_digest
 from infra.spec import Target
-
-NAME = "catalog-gate"
-FRONTS = "rest-fixture"
-GATE_SOURCE = PROJECT_ROOT / "infra" / "operations" / "catalog_gate.py"
-IMAGE_GATE = "/opt/lakehouse/catalog_gate.py"
-IMAGE_CONFIG = "/etc/lakehouse/catalog-gate.json"
 
 DEFAULT = {
     "layer": "governance",
@@ -44,43 +34,10 @@ DEFAULT = {
 }
 
 
-def gate_config(ctx: ServiceContext, listen_host: str) -> str:
-    """The gate's config: where it listens, the catalog behind it, and each identity's role and token hash."""
-    spec = ctx.spec
-    identities = [{"name": name, "role": spec.role_of_identity(name),
-                   "token_sha256": sha256_of(f"catalog-token-{name}")} for name in spec.identities]
-    return json.dumps({
-        "listen_host": listen_host,
-        "listen_port": ctx.listen_port("http"),
-        "upstream": ctx.url(FRONTS, "http"),
-        "identities": identities,
-    }, indent=2)
-
-
-def native(ctx: ServiceContext, host: NativeHost) -> NativePlan:
-    config = host.home / "catalog-gate.json"
-    assert ctx.service.health is not None
-    return NativePlan(
-        argv=[host.python, str(GATE_SOURCE), "--config", str(config)],
-        files={str(config): gate_config(ctx, "127.0.0.1")},
-        env={"LAKEHOUSE_CODE": code_digest(GATE_SOURCE)},  # a change of the gate's code restarts it
-        health={"kind": "http", "url": ctx.url(NAME, "http", path=ctx.service.health.path), "expect_status": 200},
-        stop_grace_s=5.0,
-    )
-
-
-def container(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
-    return ContainerPlan(
-        command=["python", IMAGE_GATE, "--config", IMAGE_CONFIG],
-        uploads={IMAGE_CONFIG: gate_config(ctx, "0.0.0.0")},  # noqa: S104 - inside its container
-        upload_sources={IMAGE_GATE: str(GATE_SOURCE)},
-    )
-
-
 SERVICES = (
     ServiceDefinition(
         name=NAME, default=DEFAULT, summary="bearer-token gate in front of the REST fixture (fails closed)",
-        job_of=FRONTS, fronts=FRONTS, container=container, native=native,
+        job_of=FRONTS, fronts=FRONTS, container=container.server, native=native.server,
         unavailable={Target.AWS: "the REST fixture does not run on aws; Polaris and Lakekeeper authenticate "
                                  "their own principals"},
     ),

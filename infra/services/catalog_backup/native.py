@@ -1,0 +1,26 @@
+"""The catalog backups natively: the project's Python with the platform PostgreSQL's own pg_dump."""
+
+from __future__ import annotations
+
+from infra.operations.config import CONFIG_FILE
+from infra.services import operations_support as support
+from infra.services.catalog_backup.config import POSTGRES, ROLE, _postgres_env
+from infra.services.context import ServiceContext
+from infra.services.plans import NativeHost, NativePlan
+
+
+def server(ctx: ServiceContext, host: NativeHost) -> NativePlan:
+    """``python -m infra.operations scheduler --role backup`` with the platform PostgreSQL's pg_dump."""
+    assert host.project_root is not None
+    port = ctx.listen_port("http")
+    config_path = host.home / CONFIG_FILE
+    postgres = host.artifacts.get(POSTGRES)
+    config = support.native_config(ctx.spec, host, str(postgres.path) if postgres else None)
+    return NativePlan(
+        argv=[host.python, "-m", "infra.operations", "scheduler", "--config", str(config_path), "--role", ROLE,
+              "--listen", f"127.0.0.1:{port}"],
+        env={"PYTHONPATH": str(host.project_root), "PYTHONUNBUFFERED": "1", **_postgres_env(ctx)},
+        files={str(config_path): config.dump()},
+        health={"kind": "http", "url": f"http://127.0.0.1:{port}/healthz", "expect_status": 200},
+        stop_grace_s=30.0,
+    )

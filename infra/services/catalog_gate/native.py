@@ -1,0 +1,19 @@
+"""The catalog gate natively: the project's Python, supervised like every native service."""
+
+from __future__ import annotations
+
+from infra.services.catalog_gate.config import GATE_SOURCE, NAME, gate_config
+from infra.services.context import ServiceContext
+from infra.services.plans import NativeHost, NativePlan, code_digest
+
+
+def server(ctx: ServiceContext, host: NativeHost) -> NativePlan:
+    config = host.home / "catalog-gate.json"
+    assert ctx.service.health is not None
+    return NativePlan(
+        argv=[host.python, str(GATE_SOURCE), "--config", str(config)],
+        files={str(config): gate_config(ctx, "127.0.0.1")},
+        env={"LAKEHOUSE_CODE": code_digest(GATE_SOURCE)},  # a change of the gate's code restarts it
+        health={"kind": "http", "url": ctx.url(NAME, "http", path=ctx.service.health.path), "expect_status": 200},
+        stop_grace_s=5.0,
+    )

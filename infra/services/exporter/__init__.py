@@ -1,0 +1,43 @@
+"""The metrics exporter: the tables' metadata and the platform's own records turned into signals (observability).
+
+The process is ``infra/operations/exporter.py``; this module renders what it watches from the spec:
+the default catalog as the read-only identity (``governance.reader``: watching never writes), every
+declared table with its freshness promise and retention, the stack's defaults for undeclared tables,
+the run record the scheduler and on-demand operations write (``infra.operations.runs``), and every
+other service of the stack with its health check and, natively, its watchdog's status file.
+
+Whole definition: defaults, the config, the local process (the project's Python, supervised like every
+native service), the container (the platform's operations image, built from this repository), and the
+ECS task (the same image, pushed by the deploying pipeline).
+"""
+
+from __future__ import annotations
+
+from infra.services.definition import Lazy, ServiceDefinition
+from infra.services.exporter import container, native
+from infra.services.exporter.config import NAME
+from infra.spec import Target
+
+DEFAULT = {
+    "layer": "observability",
+    "role": "table and service signals from the Iceberg metadata and the platform's own records",
+    "version": "0.3.0",  # the project's own (pyproject.toml)
+    "image": "lakehouse/operations:0.3.0",  # built from docker/operations.Dockerfile
+    "ports": {"http": {"internal": 9464, "external": 9464}},
+    "health": {"kind": "http", "port": "http", "path": "/metrics",
+               "command": ["CMD", "python", "-c", "import urllib.request; "
+                           "urllib.request.urlopen('http://127.0.0.1:9464/metrics', timeout=3)"]},
+    "memory": "384MiB",
+}
+
+
+SERVICES = (
+    ServiceDefinition(
+        name=NAME, default=DEFAULT, summary="table and service signals for Prometheus (reads as the reader)",
+        container=container.server, native=native.server, ecs=Lazy("infra.services.exporter.aws:ecs"),
+        unavailable={},
+    ),
+)
+
+
+__all__ = ["NAME", "SERVICES", "Target", "exporter_config", "retention_days"]

@@ -1,0 +1,27 @@
+"""The exporter natively: the project's Python on 127.0.0.1."""
+
+from __future__ import annotations
+
+from infra.operations.runs import runs_db
+from infra.paths import PROJECT_ROOT
+from infra.services.context import ServiceContext, Side
+from infra.services.exporter.config import NAME, catalog_settings, exporter_config
+from infra.services.plans import NativeHost, NativePlan, code_digest
+
+#: What the process runs from the repository (a change restarts it).
+CODE = tuple(PROJECT_ROOT / "infra" / part for part in ("operations/exporter.py", "operations/runs.py",
+                                                        "targets/native/watchdog.py"))
+
+
+def server(ctx: ServiceContext, host: NativeHost) -> NativePlan:
+    assert host.state_dir is not None and ctx.service.health is not None
+    config = host.home / "exporter.json"
+    return NativePlan(
+        argv=[host.python, "-m", "infra.operations.exporter", "--config", str(config)],
+        env={"PYTHONPATH": str(host.project_root), "PYTHONUNBUFFERED": "1", "LAKEHOUSE_CODE": code_digest(*CODE),
+             **catalog_settings(ctx.spec, Side.INTERNAL)[1]},
+        files={str(config): exporter_config(ctx, Side.INTERNAL, "127.0.0.1", str(host.state_dir),
+                                            str(runs_db(host.state_dir)))},
+        health={"kind": "http", "url": ctx.url(NAME, "http", path=ctx.service.health.path), "expect_status": 200},
+        stop_grace_s=5.0,
+    )

@@ -1,0 +1,31 @@
+"""Lakekeeper on docker: the server, its migrate and warehouse jobs, and the S3 loopback sidecar."""
+
+from __future__ import annotations
+
+from infra.services import steps
+from infra.services.context import ServiceContext
+from infra.services.lakekeeper.config import NAME, lab_request, pg_env, warehouse_script
+from infra.services.placeholders import secret
+from infra.services.plans import ContainerHost, ContainerPlan
+
+
+def server(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
+    return ContainerPlan(command=["serve"], env=pg_env(ctx))
+
+
+def migrate_job(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
+    return ContainerPlan(command=["migrate"], env=pg_env(ctx))
+
+
+def warehouse_job(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
+    return ContainerPlan(
+        entrypoint=list(steps.SHELL_ENTRYPOINT), command=[warehouse_script(ctx, lab_request(ctx))],
+        env={"LAKEKEEPER_URL": ctx.url(NAME, "http"), "S3_ACCESS_KEY": secret("s3-access-key"),
+             "S3_SECRET_KEY": secret("s3-secret-key")},
+    )
+
+
+def loopback(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
+    store = ctx.address("seaweedfs", "s3")
+    port = ctx.spec.services["seaweedfs"].ports["s3"].external
+    return ContainerPlan(command=[f"TCP-LISTEN:{port},fork,reuseaddr", f"TCP:{store}"], network_mode_service=NAME)

@@ -1,0 +1,19 @@
+"""The maintenance scheduler on docker."""
+
+from __future__ import annotations
+
+from infra.operations.config import ENV_S3_ACCESS_KEY, ENV_S3_SECRET_KEY
+from infra.services import operations_support as support
+from infra.services.context import ServiceContext
+from infra.services.maintenance_scheduler.config import ROLE
+from infra.services.placeholders import secret
+from infra.services.plans import ContainerHost, ContainerPlan
+
+
+def server(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
+    """The pinned Python image with the operations package uploaded; dependencies into a volume once."""
+    port = ctx.listen_port("http")
+    return support.container_plan(ctx, host, ROLE, port, support.SCHEDULER_REQUIREMENTS,
+                                  env={ENV_S3_ACCESS_KEY: secret("s3-access-key"),
+                                       ENV_S3_SECRET_KEY: secret("s3-secret-key"),
+                                       **support.catalog_secret_env(ctx.spec)})

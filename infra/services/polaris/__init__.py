@@ -1,0 +1,111 @@
+"""Apache Polaris: production catalog one, on PostgreSQL, OAuth2 and credential vending (catalog layer).
+
+Whole definition: defaults, the container and its two jobs (the bootstrap job: realm and root
+principal in PostgreSQL; the catalog job: the warehouse catalog with its storage and grants, over
+the management API), the ECS task and jobs, and its role as a catalog (OAuth2 client credentials,
+vended storage credentials). Not on native: no registry serves Polaris's server.
+
+Read against Polaris 1.7.0 (tag apache-polaris-1.7.0):
+- only S3 is a supported storage type: FILE is "considered insecure", a severe production
+  readiness issue, and 1.7.0 aborts startup on one (runtime/service/.../ProductionReadinessChecks.java);
+- every replica signs tokens with the one symmetric key from the stack's secrets: the default
+  generates a key pair per process, so behind a load balancer a token minted by one task fails on
+  the other (site/.../configuring-polaris-for-production/_index.md);
+- on the lab the store has no STS: the catalog says ``stsUnavailable``, Polaris vends no keys and
+  reaches the store with its own (``AWS_*``), as upstream's MinIO/RustFS guides do;
+- a new catalog's ``catalog_admin`` holds only CATALOG_MANAGE_ACCESS and _METADATA
+  (AtomicOperationMetaStoreManager.createCatalog); the data privileges credential vending needs
+  come with CATALOG_MANAGE_CONTENT, which the catalog job grants.
+"""
+
+from __future__ import annotations
+
+from infra.services import steps
+from infra.services.definition import CatalogRole, Lazy, SecretSpec, ServiceDefinition
+from infra.services.placeholders import secret
+from infra.services.polaris import container
+from infra.services.polaris.config import BOOTSTRAP_JOB, CATALOG_JOB, NAME, ROOT_CLIENT_ID
+from infra.services.seaweedfs import BUCKET_JOB as STORE_BUCKET_JOB
+from infra.spec import Target
+
+NOT_NATIVE = "no registry serves Polaris's server (Maven Central has only polaris-core); it runs on docker and aws"
+
+
+DEFAULT = {
+    "layer": "catalog",
+    "role": "production catalog one: REST, OAuth2, catalog roles, credential vending",
+    "version": "1.7.0",
+    "image": "apache/polaris:1.7.0",
+    "ports": {"http": {"internal": 8181, "external": 8281}, "management": {"internal": 8182, "external": 8282}},
+    "health": {"kind": "http", "port": "management", "path": "/q/health",
+               "command": ["CMD-SHELL", "curl -fsS http://127.0.0.1:8182/q/health >/dev/null"]},
+    "memory": "1GiB",
+    "heap": "640MiB",
+    "depends_on": ["postgres", "polaris-bootstrap"],
+}
+
+
+CATALOG_JOB_DEFAULT = {
+    "layer": "catalog",
+    "kind": "job",
+    "role": "creates the warehouse catalog in Polaris (its storage) and grants its admins its content",
+    "version": steps.CURL_VERSION,
+    "image": steps.CURL_IMAGE,
+    "memory": "32MiB",
+    "depends_on": [NAME],
+}
+
+
+BOOTSTRAP_JOB_DEFAULT = {
+    "layer": "catalog",
+    "kind": "job",
+    "role": "bootstraps Polaris's realm and root principal in PostgreSQL",
+    "version": "1.7.0",
+    "image": "apache/polaris-admin-tool:1.7.0",
+    "memory": "512MiB",
+    "depends_on": ["postgres"],
+}
+
+
+CATALOG = CatalogRole(
+    database="polaris",
+    path="/api/catalog",
+    engine_name="polaris",
+    warehouse=lambda spec: spec.catalog.warehouse,
+    client_properties=lambda ctx: {
+        "credential": f"{ROOT_CLIENT_ID}:{secret('polaris-root-secret')}",
+        "scope": "PRINCIPAL_ROLE:ALL",
+        "header.X-Iceberg-Access-Delegation": "vended-credentials",
+    },
+    trino_properties=lambda ctx: {
+        "iceberg.rest-catalog.security": "OAUTH2",
+        "iceberg.rest-catalog.oauth2.credential": "root:${ENV:POLARIS_ROOT_SECRET}",
+        "iceberg.rest-catalog.oauth2.scope": "PRINCIPAL_ROLE:ALL",
+        "iceberg.rest-catalog.vended-credentials-enabled": "true",
+    },
+    vends_credentials=True,
+    ready_after=(CATALOG_JOB,),
+)
+
+
+SERVICES = (
+    ServiceDefinition(
+        name=BOOTSTRAP_JOB, default=BOOTSTRAP_JOB_DEFAULT, job_of=NAME, summary="realm + root principal",
+        container=container.bootstrap_job, ecs=Lazy("infra.services.polaris.aws:bootstrap_ecs"),
+        unavailable={Target.NATIVE: NOT_NATIVE},
+    ),
+    ServiceDefinition(
+        name=NAME, default=DEFAULT, summary="REST catalog with OAuth2 and credential vending",
+        container=container.server, ecs=Lazy("infra.services.polaris.aws:ecs"),
+        unavailable={Target.NATIVE: NOT_NATIVE}, catalog=CATALOG,
+        secrets=(SecretSpec("polaris-root-secret", "polarisRootSecret", "lab-polaris-root-secret"),
+                 SecretSpec("polaris-token-key", "polarisTokenKey", "lab-polaris-token-signing-key")),
+    ),
+    ServiceDefinition(
+        name=CATALOG_JOB, default=CATALOG_JOB_DEFAULT, job_of=NAME,
+        summary="the warehouse catalog, its storage and catalog_admin's content grant",
+        container=container.catalog_job, ecs=Lazy("infra.services.polaris.aws:catalog_ecs"),
+        unavailable={Target.NATIVE: NOT_NATIVE},
+        after=(STORE_BUCKET_JOB,),
+    ),
+)

@@ -1,0 +1,37 @@
+"""Polaris on aws: the server behind the catalogs' load balancer, its bootstrap and catalog jobs as ECS tasks."""
+
+from __future__ import annotations
+
+from infra.services import steps
+from infra.services.context import ServiceContext
+from infra.services.placeholders import KMS_KEY_ARN, VENDING_ROLE_ARN, platform_value
+from infra.services.plans import EcsPlan
+from infra.services.polaris.config import (
+    ADMIN_ENTRYPOINT,
+    aws_storage,
+    bootstrap_command,
+    catalog_job_env,
+    catalog_request,
+    catalog_script,
+    datasource_env,
+    server_env,
+)
+
+
+def ecs(ctx: ServiceContext) -> EcsPlan:
+    """Polaris on Fargate: its task role may only assume the vending role, which the catalog names."""
+    env = server_env(ctx)
+    env["AWS_REGION"] = ctx.spec.aws.region
+    return EcsPlan(env=env)
+
+
+def bootstrap_ecs(ctx: ServiceContext) -> EcsPlan:
+    """The admin tool's own entrypoint with the bootstrap command (its secret becomes a task variable)."""
+    return EcsPlan(env=datasource_env(ctx), entry_point=[ADMIN_ENTRYPOINT], command=bootstrap_command())
+
+
+def catalog_ecs(ctx: ServiceContext) -> EcsPlan:
+    env = catalog_job_env(ctx)
+    env.update({"VENDING_ROLE_ARN": platform_value(VENDING_ROLE_ARN), "KMS_KEY_ARN": platform_value(KMS_KEY_ARN)})
+    return EcsPlan(env=env, entry_point=list(steps.SHELL_ENTRYPOINT),
+                   command=[catalog_script(ctx, catalog_request(ctx.spec, aws_storage(ctx)))])

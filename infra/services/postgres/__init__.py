@@ -1,0 +1,36 @@
+"""PostgreSQL: the catalogs' database and the bookshop's operational source (catalog layer).
+
+Whole definition: defaults (logical WAL for Debezium), the container, the local process (its own
+initdb cluster, run as the Debian package's system user), and the native artifact (the server
+binaries of the newest PostgreSQL major Debian offers up to the pin). On aws it is RDS.
+"""
+
+from __future__ import annotations
+
+from infra.artifacts.recipe import ArtifactRecipe
+from infra.services.definition import SecretSpec, ServiceDefinition
+from infra.services.postgres import container, native
+from infra.services.postgres.artifact import artifact_key, fetch_server
+from infra.services.postgres.config import NAME
+from infra.spec import Target
+
+DEFAULT = {
+    "layer": "catalog",
+    "role": "database behind the production catalogs, and the bookshop's operational source",
+    "version": "18.6",
+    "image": "postgres:18.6",
+    "ports": {"pg": {"internal": 5432, "external": 5432}},
+    "health": {"kind": "tcp", "port": "pg", "command": ["CMD-SHELL", "pg_isready -U postgres -h 127.0.0.1"]},
+    "memory": "256MiB",
+}
+
+
+SERVICES = (
+    ServiceDefinition(
+        name=NAME, default=DEFAULT, summary="catalog databases and the bookshop's source (logical WAL)",
+        container=container.server, native=native.server, managed={Target.AWS: "RDS PostgreSQL"},
+        artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_server, source="Debian apt (postgresql-N)"),
+        secrets=(SecretSpec("postgres-password", "postgresPassword", "lab-postgres-password",
+                            managed_on={Target.AWS: "RDS keeps the master password in Secrets Manager"}),),
+    ),
+)

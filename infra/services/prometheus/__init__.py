@@ -1,0 +1,39 @@
+"""Prometheus: scrapes the exporter and the catalog gate, evaluates the alert rules the spec declares (observability).
+
+Whole definition: defaults, the scrape config and the rules file (``infra.operations.alerts``, the same
+text on every target), the local process (Debian's ``prometheus`` package, run as the platform's own
+process bound to 127.0.0.1, its TSDB under the service's home; the package's own service is never
+started), the container (the pinned ``prom/prometheus`` image). On aws the rules go to Amazon Managed
+Service for Prometheus instead (``managed``; see ``infra/targets/aws/observability.py``).
+"""
+
+from __future__ import annotations
+
+from infra.artifacts.recipe import ArtifactRecipe
+from infra.services.definition import ServiceDefinition
+from infra.services.prometheus import container, native
+from infra.services.prometheus.artifact import artifact_key, fetch_prometheus
+from infra.services.prometheus.config import NAME
+from infra.spec import Target
+
+DEFAULT = {
+    "layer": "observability",
+    "role": "scrapes the exporter and the catalog gate, evaluates the alert rules declared from the spec",
+    "version": "2.55.1",
+    "native_version": "2.42.0",  # Debian bookworm's prometheus package
+    "image": "prom/prometheus:v2.55.1",
+    "ports": {"http": {"internal": 9090, "external": 9090}},
+    "health": {"kind": "http", "port": "http", "path": "/-/ready",
+               "command": ["CMD", "wget", "-qO-", "http://127.0.0.1:9090/-/ready"]},
+    "memory": "256MiB",
+}
+
+
+SERVICES = (
+    ServiceDefinition(
+        name=NAME, default=DEFAULT, summary="scrapes the exporter, evaluates the spec's alert rules",
+        container=container.server, native=native.server,
+        managed={Target.AWS: "Amazon Managed Service for Prometheus (workspace, rule groups, alert manager to SNS)"},
+        artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_prometheus, source="Debian apt (prometheus)"),
+    ),
+)

@@ -1,0 +1,40 @@
+"""Prometheus's configuration: what it scrapes and the spec's alert rules."""
+
+from __future__ import annotations
+
+import yaml
+
+from infra.services.context import ServiceContext, Side, address
+from infra.spec import PlatformSpec, parse_size
+
+NAME = "prometheus"
+
+
+#: What Prometheus scrapes: service -> (job name, metrics path), each when enabled.
+TARGETS = {"lakehouse-exporter": ("lakehouse-exporter", "/metrics"), "catalog-gate": ("catalog-gate", "/metrics")}
+
+
+def scrape_config(spec: PlatformSpec, side: Side, rules_file: str) -> str:
+    """prometheus.yml: the stack's scrape and evaluation interval, its rules, its targets (and itself)."""
+    interval = f"{spec.observability.scrape_interval_s}s"
+    jobs = [{"job_name": job, "metrics_path": path,
+             "static_configs": [{"targets": [address(spec, name, "http", side)]}]}
+            for name, (job, path) in TARGETS.items() if name in spec.enabled_services()]
+    jobs.append({"job_name": "prometheus", "static_configs": [{"targets": [address(spec, NAME, "http", side)]}]})
+    timeout = f"{max(1, min(spec.observability.scrape_interval_s, 10))}s"
+    document = {
+        "global": {"scrape_interval": interval, "evaluation_interval": interval, "scrape_timeout": timeout,
+                   "external_labels": {"platform": spec.name}},
+        "rule_files": [rules_file],
+        "scrape_configs": jobs,
+    }
+    return "# Generated from the stack's spec (infra/services/prometheus.py); do not edit.\n" + yaml.safe_dump(
+        document, sort_keys=False)
+
+
+def flags(ctx: ServiceContext, config: str, tsdb: str, listen: str) -> list[str]:
+    obs = ctx.spec.observability
+    # The size limit in whole megabytes (Prometheus' units are powers of 1024: MB there is MiB).
+    size_mb = max(parse_size(obs.retention_size) // (1024 * 1024), 64)
+    return [f"--config.file={config}", f"--web.listen-address={listen}", f"--storage.tsdb.path={tsdb}",
+            f"--storage.tsdb.retention.time={obs.retention_days}d", f"--storage.tsdb.retention.size={size_mb}MB"]

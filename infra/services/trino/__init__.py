@@ -1,0 +1,61 @@
+"""Trino: the distributed SQL engine in front of analysts, one catalog file per way to the tables (compute).
+
+Whole definition: defaults, the catalog files (one per enabled catalog service, from each catalog's
+``CatalogRole``; a gated catalog gets a second, read-only one), the node/config/JVM files for every role
+it runs in (a single-node coordinator on docker and native; coordinator and workers on aws), its security
+(below), the container, the local process, the ECS coordinator, and the native artifact (the
+trino-server tarball from Maven Central, plugins pruned).
+
+Security (governance, fails closed): clients authenticate with a password over HTTPS only (the platform
+issues the certificate, ``trino-tls``); plain HTTP answers health checks and refuses queries. One Trino
+user per identity (``identities``), its password the identity's ``trino-password-<name>``, hashed
+(PBKDF2) into the password file. File-based access control gives writers (platform and writer
+identities) the catalogs that hold the writer identity's store keys and catalog token, and readers only
+the ``<catalog>_ro`` catalogs, whose store keys and catalog token are the reader identity's. Trino's
+file-based rules do not gate table procedures (``ALTER TABLE ... EXECUTE optimize``, ``expire_snapshots``)
+once a catalog is readable, so a reader's catalog must itself be unable to write: its store refuses the
+writes and the catalog gate refuses the commits.
+"""
+
+from __future__ import annotations
+
+from infra.artifacts.recipe import ArtifactRecipe
+from infra.services.definition import CertificateSpec, Lazy, ServiceDefinition
+from infra.services.trino import container, native
+from infra.services.trino.artifact import artifact_key, fetch_server
+from infra.services.trino.config import NAME, PASSWORD_DB, SHARED_SECRET, TLS, tls_hosts
+
+DEFAULT = {
+    "layer": "compute",
+    "owner": "analytics engineering",
+    "role": "distributed SQL engine with a native Iceberg connector",
+    "version": "483",
+    "native_version": "476",  # newest trino-server tarball on Maven Central
+    # Read from plugin/iceberg: 483 ships iceberg-core 1.11.0 (the chapter), 476 ships 1.9.1.
+    "bundles": {"iceberg": "1.11.0"},
+    "native_bundles": {"iceberg": "1.9.1"},
+    "image": "trinodb/trino:483",
+    # http: health checks and node-to-node traffic only (queries need https, where passwords are checked).
+    "ports": {"http": {"internal": 8080, "external": 8080}, "https": {"internal": 8443, "external": 8443}},
+    "health": {"kind": "http", "port": "http", "path": "/v1/info",
+               "command": ["CMD", "/usr/lib/trino/bin/health-check"], "ready_timeout_s": 240},
+    "memory": "2GiB",
+    "heap": "1GiB",
+    # Waits for each enabled catalog's setup job (uses_catalogs); nothing else: Trino resolves
+    # catalogs lazily, and on aws the store is S3 itself.
+}
+
+
+#: Java major Trino 476+ needs.
+JAVA = 24
+
+
+SERVICES = (
+    ServiceDefinition(
+        name=NAME, default=DEFAULT, summary="SQL engine; one Iceberg catalog file per catalog service",
+        container=container.server, native=native.server, ecs=Lazy("infra.services.trino.aws:ecs"), java=JAVA,
+        uses_catalogs=True,  # its catalog files point at each catalog's warehouse: wait until it exists
+        artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_server, source="Maven Central io.trino:trino-server"),
+        secrets=(SHARED_SECRET, PASSWORD_DB), certificates=(CertificateSpec(TLS, tls_hosts),),
+    ),
+)
