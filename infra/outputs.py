@@ -104,7 +104,7 @@ def streams(spec: PlatformSpec) -> dict[str, Any] | None:
 
     None where no Connect runs (neither the platform's worker nor MSK Connect).
     """
-    from infra.services import kafka
+    from infra.services.kafka import config as kafka_config
 
     enabled = spec.enabled_services()
     if "kafka-connect" not in enabled and not (spec.target is Target.AWS and spec.aws.kafka_msk):
@@ -121,7 +121,8 @@ def streams(spec: PlatformSpec) -> dict[str, Any] | None:
                          commit_interval_s=connector.commit_interval_s, commit_timeout_s=connector.timeout_s)
         connectors.append(entry)
     return {
-        "topics": [{"name": t.name, "partitions": t.partitions, "doc": t.doc} for t in kafka.platform_topics(spec)],
+        "topics": [{"name": t.name, "partitions": t.partitions, "doc": t.doc}
+                   for t in kafka_config.platform_topics(spec)],
         "connectors": connectors,
         "cdc_visible_within_s": streams_spec.cdc_visible_within_s,
     }

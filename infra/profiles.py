@@ -190,8 +190,9 @@ def flink_sql(spec: PlatformSpec, side: Side = Side.INTERNAL, catalog_name: str 
 def flink(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, Any]:
     """Where Flink's REST API is from one side (submit, status, cancel), and what its streaming job does."""
     from infra.services import flink as flink_service
+    from infra.services.flink import config as flink_service_config
 
-    summary = flink_service.job_summary(spec, side)
+    summary = flink_service_config.job_summary(spec, side)
     if spec.target is Target.AWS:
         summary.pop("rest")
         return {"managed": flink_service.MSF, "job": summary}

@@ -21,7 +21,8 @@ import yaml
 from harness import SECRET_SIG, ProgramRun, Registered, cached_run, run_program
 
 from infra.config import ConfigError, load_platform
-from infra.services import kafka_connect, registry
+from infra.services import registry
+from infra.services.kafka_connect import artifact as kafka_connect_artifact
 from infra.spec import LAYER_NAMES, Layer
 from infra.spec import eventbridge_cron as scheduler_cron
 from infra.targets.aws.common import tag_value
@@ -781,15 +782,15 @@ def test_msk_connect_worker_names_a_provider_that_every_plugin_carries(streaming
     workers = the(streaming, "aws:mskconnect/workerConfiguration:WorkerConfiguration").inputs
     props = dict(line.split("=", 1) for line in workers["propertiesFileContent"].splitlines() if line)
     assert props["config.providers"] == "secretsmanager"
-    assert props["config.providers.secretsmanager.class"] == kafka_connect.PROVIDER_CLASS
-    source = Path(kafka_connect.PROVIDER_SOURCE).read_text()
-    assert f"package {kafka_connect.PROVIDER_CLASS.rsplit('.', 1)[0]};" in source
-    assert f"class {kafka_connect.PROVIDER_CLASS.rsplit('.', 1)[1]} implements ConfigProvider" in source
+    assert props["config.providers.secretsmanager.class"] == kafka_connect_artifact.PROVIDER_CLASS
+    source = Path(kafka_connect_artifact.PROVIDER_SOURCE).read_text()
+    assert f"package {kafka_connect_artifact.PROVIDER_CLASS.rsplit('.', 1)[0]};" in source
+    assert f"class {kafka_connect_artifact.PROVIDER_CLASS.rsplit('.', 1)[1]} implements ConfigProvider" in source
     for kind, plugin_dir in (("debezium-postgres", "debezium-connector-postgres"),
                              ("iceberg-sink", "iceberg-kafka-connect")):
         archive = streaming.named(f"lakehouse-{kind}-plugin").inputs["source"]
-        assert set(archive.assets) == {plugin_dir, kafka_connect.PROVIDER_DIR}, kind
-        assert archive.assets[kafka_connect.PROVIDER_DIR].path.endswith("/cloud-kafka-connect/secrets-provider")
+        assert set(archive.assets) == {plugin_dir, kafka_connect_artifact.PROVIDER_DIR}, kind
+        assert archive.assets[kafka_connect_artifact.PROVIDER_DIR].path.endswith("/cloud-kafka-connect/secrets-provider")
 
 
 def test_msk_connectors_reference_secrets_by_name_and_never_reload(streaming: ProgramRun) -> None:

@@ -22,6 +22,8 @@ from infra.artifacts import pypi
 from infra.artifacts.recipe import ArtifactError
 from infra.config import load_platform
 from infra.services import ServiceContext, flink
+from infra.services.flink import artifact as flink_artifact
+from infra.services.flink import config as flink_config
 from infra.targets import flink_job as fj
 from infra.targets.native import bash_java_utils as bju
 
@@ -53,7 +55,7 @@ def test_native_managers_bind_loopback_on_pinned_ports_with_filesystem_checkpoin
         argv = process.inputs["argv"]
         assert argv[1:3] == ["-m", "infra.targets.native.bash_java_utils"]
         assert argv.count("{jvm-params}") == argv.count("{dynamic-params}") == 1
-        assert flink.ENTRYPOINTS[role] in argv and "--add-opens=java.base/java.util=ALL-UNNAMED" in argv
+        assert flink_config.ENTRYPOINTS[role] in argv and "--add-opens=java.base/java.util=ALL-UNNAMED" in argv
     tm = native_run.named("flink-taskmanager")
     assert tm.inputs["health"] == {"kind": "tcp", "host": "127.0.0.1", "port": 6122}
     assert yaml.safe_load(next(v for k, v in _files(tm).items() if k.endswith("config.yaml")))[
@@ -71,7 +73,7 @@ def test_native_job_runs_the_generator_without_kafka(native_run):
     assert job.inputs["rest_url"] == "http://127.0.0.1:8081"
     [(flink_side, local)] = job.inputs["host_paths"].items()
     assert flink_side == f"file://{local}" and local.endswith("/native/flink-jobmanager/state")  # natively the same
-    assert job.inputs["checkpoint_dir"] == f"{flink_side}/checkpoints/{flink.lineage(load_platform(stack_platform('native')))}"
+    assert job.inputs["checkpoint_dir"] == f"{flink_side}/checkpoints/{flink_config.lineage(load_platform(stack_platform('native')))}"
     assert job.inputs["savepoint_dir"].startswith(f"{flink_side}/savepoints/lakehouse-orders-stream-")
     argv = native_run.named("flink-jobmanager").inputs["argv"]
     classpath = argv[argv.index("-classpath") + 1].split(":")
@@ -85,25 +87,25 @@ def test_the_lineage_follows_table_and_source_not_tuning():
     def lineage(**job):
         platform = stack_platform("native")
         platform["flink"] = {"job": {**platform["flink"]["job"], **job}}
-        return flink.lineage(load_platform(platform))
+        return flink_config.lineage(load_platform(platform))
 
-    assert lineage() == flink.lineage(base)
-    assert lineage(rows_per_second=50, checkpoint_interval_s=5) == flink.lineage(base)
-    assert lineage(table="streams.other") != flink.lineage(base)
-    assert lineage(source="generator") == flink.lineage(base)  # the native stack's own choice
-    assert lineage(source="auto") != flink.lineage(base)  # auto reads the orders topic: Kafka is on natively
+    assert lineage() == flink_config.lineage(base)
+    assert lineage(rows_per_second=50, checkpoint_interval_s=5) == flink_config.lineage(base)
+    assert lineage(table="streams.other") != flink_config.lineage(base)
+    assert lineage(source="generator") == flink_config.lineage(base)  # the native stack's own choice
+    assert lineage(source="auto") != flink_config.lineage(base)  # auto reads the orders topic: Kafka is on natively
     lab = load_platform(stack_platform("lab"))
-    assert flink.job_source(lab) == "kafka" and flink.lineage(lab) != flink.lineage(base)
+    assert flink_config.job_source(lab) == "kafka" and flink_config.lineage(lab) != flink_config.lineage(base)
 
 
 def test_a_secret_catalog_credential_reaches_the_job_by_environment_never_in_its_arguments():
     platform = stack_platform("lab")
     platform["catalog"] = {"default": "polaris"}
     spec = load_platform(platform)
-    args = flink.job_args(ServiceContext(spec, flink.JOB))
+    args = flink_config.job_args(ServiceContext(spec, flink.JOB))
     assert "--catalog-env.credential" in args and "LAKEHOUSE_CATALOG_CREDENTIAL" in args
     assert not any("secret:" in a for a in args)
-    env = flink.aws_env(spec)
+    env = flink_config.aws_env(spec)
     assert env["LAKEHOUSE_CATALOG_CREDENTIAL"] == "root:${secret:polaris-root-secret}"
 
 
@@ -218,12 +220,12 @@ def test_pypi_sdist_must_match_the_pinned_sha256(monkeypatch):
 
 def test_distribution_members_kept_are_the_lib_jars_and_the_utils_jar():
     top = "apache_flink_libraries-2.1.3/deps/"
-    assert flink._wanted(top + "lib/flink-dist-2.1.3.jar", "2.1.3") == "lib/flink-dist-2.1.3.jar"
-    assert flink._wanted(top + "lib/flink-cep-2.1.3.jar", "2.1.3") == "lib/flink-cep-2.1.3.jar"
-    assert flink._wanted(top + "bin/bash-java-utils.jar", "2.1.3") == "bin/bash-java-utils.jar"
+    assert flink_artifact._wanted(top + "lib/flink-dist-2.1.3.jar", "2.1.3") == "lib/flink-dist-2.1.3.jar"
+    assert flink_artifact._wanted(top + "lib/flink-cep-2.1.3.jar", "2.1.3") == "lib/flink-cep-2.1.3.jar"
+    assert flink_artifact._wanted(top + "bin/bash-java-utils.jar", "2.1.3") == "bin/bash-java-utils.jar"
     for unused in ("lib/flink-scala_2.12-2.1.3.jar", "lib/flink-csv-2.1.3.jar", "opt/flink-python-2.1.3.jar",
                    "lib/log4j-layout-template-json-2.24.3.jar", "plugins/x/y.jar"):
-        assert flink._wanted(top + unused, "2.1.3") is None, unused
+        assert flink_artifact._wanted(top + unused, "2.1.3") is None, unused
 
 
 # -- aws: Managed Service for Apache Flink, under mocks ----------------------------------------------------------
@@ -254,7 +256,7 @@ def test_aws_runs_the_same_job_on_managed_service_for_apache_flink(cloud_run):
     props = group["propertyMap"]
     # The same arguments as on docker and native (internal addresses), less the state directory.
     spec = load_platform(stack_platform("cloud"))
-    native_style = flink.job_args(ServiceContext(spec, flink.JOB))
+    native_style = flink_config.job_args(ServiceContext(spec, flink.JOB))
     expected = dict(zip((k.removeprefix("--") for k in native_style[::2]), native_style[1::2], strict=True))
     expected.pop("catalog-env.credential")
     assert {k: v for k, v in props.items() if not k.startswith("catalog-secret.")} == expected

@@ -23,7 +23,11 @@ from conftest import stack_platform
 from harness import SECRET_SIG, run_program
 
 from infra.config import ConfigError, load_platform
-from infra.services import ServiceContext, kafka, kafka_connect
+from infra.services import ServiceContext
+from infra.services.kafka import config as kafka_config
+from infra.services.kafka import container as kafka_container
+from infra.services.kafka_connect import cdc_source as kafka_connect_cdc_source
+from infra.services.kafka_connect import config as kafka_connect_config
 
 P = "lakehouse:platform"
 LOCAL_SERVICE = "pulumi-python:dynamic/native:LocalService"
@@ -178,7 +182,7 @@ def test_native_connect_runs_both_plugins_and_resolves_credentials_from_its_envi
     assert props["listeners"].startswith("http://127.0.0.1:")
     assert props["plugin.discovery"] == "service_load"
     assert props["offset.flush.interval.ms"] == "1000"
-    assert props["config.providers.env.class"] == kafka_connect.ENV_PROVIDER
+    assert props["config.providers.env.class"] == kafka_connect_config.ENV_PROVIDER
     assert props["plugin.path"].endswith("/plugins")
     env = _plain(worker.inputs["env"])
     assert env["LAKEHOUSE_BOOKSHOP_CDC_PASSWORD"] == "lab-bookshop-cdc-password"
@@ -200,7 +204,7 @@ def test_connectors_hold_no_secret_and_reference_the_workers_environment(native_
     assert sink["iceberg.control.commit.interval-ms"] == "10000"
     assert sink["iceberg.control.commit.timeout-ms"] == "15000"
     assert sink["iceberg.catalog.s3.secret-access-key"] == "${env:LAKEHOUSE_S3_SECRET_KEY}"
-    assert sink["transforms.dbz.type"] == kafka_connect.DEBEZIUM_TRANSFORM
+    assert sink["transforms.dbz.type"] == kafka_connect_config.DEBEZIUM_TRANSFORM
     assert connectors["bookshop-iceberg"].inputs["reset_offsets_on_delete"] is False
 
 
@@ -265,9 +269,9 @@ def test_the_images_variables_are_the_native_server_properties():
 
     spec = load_stack("lab")
     ctx = ServiceContext(spec, "kafka")
-    props = kafka.broker_properties(ctx, "", "/data")
-    assert image_properties({kafka.image_env_name(k): v for k, v in props.items()}) == props
-    assert kafka.image_env_name("a_b-c.d") == "KAFKA_A__B___C_D"
+    props = kafka_config.broker_properties(ctx, "", "/data")
+    assert image_properties({kafka_container.image_env_name(k): v for k, v in props.items()}) == props
+    assert kafka_container.image_env_name("a_b-c.d") == "KAFKA_A__B___C_D"
 
 
 def test_lab_connect_mounts_the_assembled_sink_next_to_the_images_debezium(lab_streams):
@@ -278,7 +282,7 @@ def test_lab_connect_mounts_the_assembled_sink_next_to_the_images_debezium(lab_s
                      "containerPath": "/kafka/connect/iceberg-kafka-connect", "readOnly": True}
     env = _envs(worker)
     assert env["CONNECT_PLUGIN_DISCOVERY"] == "service_load"
-    assert env["CONNECT_CONFIG_PROVIDERS_ENV_CLASS"] == kafka_connect.ENV_PROVIDER
+    assert env["CONNECT_CONFIG_PROVIDERS_ENV_CLASS"] == kafka_connect_config.ENV_PROVIDER
     assert env["OFFSET_FLUSH_INTERVAL_MS"] == "1000"
     assert env["BOOTSTRAP_SERVERS"] == "kafka:9092"
     assert "CONNECT_PLUGIN_PATH" not in env  # the image's /kafka/connect
@@ -378,7 +382,7 @@ def test_the_seed_is_sixty_thousand_deterministic_orders_and_the_setup_is_idempo
         for _ in range(2):  # the second run changes nothing
             with psycopg.connect(host="127.0.0.1", port=port, user="postgres", dbname="bookshop",
                                  autocommit=True) as db:
-                for statement in kafka_connect.source_statements(source):
+                for statement in kafka_connect_cdc_source.source_statements(source):
                     db.execute(sql.SQL(statement).format(cdc_password=sql.Literal("it's secret")))
                 digests.append(db.execute("SELECT count(*), md5(string_agg(o::text, E'\\n' ORDER BY order_id)) "
                                           "FROM public.orders o").fetchone())
@@ -386,7 +390,7 @@ def test_the_seed_is_sixty_thousand_deterministic_orders_and_the_setup_is_idempo
         assert digests == [(60000, SEED_MD5)] * 2
         assert slots == [("bookshop_debezium", "pgoutput")]
         with psycopg.connect(host="127.0.0.1", port=port, user="postgres", dbname="bookshop", autocommit=True) as db:
-            for statement in kafka_connect.teardown_statements(source):
+            for statement in kafka_connect_cdc_source.teardown_statements(source):
                 db.execute(statement)
             left = db.execute("SELECT (SELECT count(*) FROM pg_replication_slots), (SELECT count(*) FROM "
                               "pg_publication), (SELECT count(*) FROM pg_roles WHERE rolname = 'bookshop_cdc'), "

@@ -26,6 +26,12 @@ from infra import profiles
 from infra.secrets import render
 from infra.services import ServiceContext, flink, kafka, kafka_connect, postgres, registry, trino
 from infra.services.context import Side, host_of, url
+from infra.services.flink import aws as flink_aws
+from infra.services.flink import config as flink_config
+from infra.services.kafka import config as kafka_config
+from infra.services.kafka_connect import artifact as kafka_connect_artifact
+from infra.services.kafka_connect import cdc_source as kafka_connect_cdc_source
+from infra.services.kafka_connect import config as kafka_connect_config
 from infra.services.placeholders import SECRET_TOKEN, secret
 from infra.services.trino import aws as trino_aws
 from infra.spec import Layer, PlatformSpec
@@ -294,7 +300,7 @@ MSK_DB_USER = "postgres"
 SOURCE_JOB = "bookshop-cdc-source"
 
 
-def _secret_ref_token(refs: dict[str, str]) -> kafka_connect.SecretRef:
+def _secret_ref_token(refs: dict[str, str]) -> kafka_connect_config.SecretRef:
     """Placeholders for ``${secretsmanager:<name>:<key>}``: the names are Outputs, filled in afterwards."""
     def ref(name: str, key: str) -> str:
         refs[name] = key
@@ -332,8 +338,8 @@ def _msk(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups, cata
     replication = min(3, spec.aws.msk_broker_count)
     topics = [aws.msk.Topic(f"{spec.name}-topic-{t.name.replace('.', '-')}", name=t.name, cluster_arn=cluster.arn,
                             partition_count=t.partitions, replication_factor=replication,
-                            configs=json.dumps(kafka.topic_configs(t), sort_keys=True), opts=opts)
-              for t in kafka.platform_topics(spec)]
+                            configs=json.dumps(kafka_config.topic_configs(t), sort_keys=True), opts=opts)
+              for t in kafka_config.platform_topics(spec)]
     if not spec.streams.connectors:
         return cluster
     plugins = ctx.artifacts.cloud.get(kafka_connect.CONNECT)
@@ -344,14 +350,14 @@ def _msk(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups, cata
     artifacts = _artifacts_bucket(ctx, gov, state)
     # One custom plugin per plugin kind (a connector takes one), each with the platform's config provider.
     root = plugins.path
-    provider = pulumi.FileArchive(str(root / kafka_connect.PROVIDER_DIR))
+    provider = pulumi.FileArchive(str(root / kafka_connect_artifact.PROVIDER_DIR))
     contents: dict[str, dict[str, pulumi.Asset | pulumi.Archive]] = {
         "debezium-postgres": {"debezium-connector-postgres":
-                              pulumi.FileArchive(str(root / kafka_connect.debezium_plugin(
+                              pulumi.FileArchive(str(root / kafka_connect_artifact.debezium_plugin(
                                   ServiceContext(spec, kafka_connect.CONNECT)).filename)),
-                              kafka_connect.PROVIDER_DIR: provider},
+                              kafka_connect_artifact.PROVIDER_DIR: provider},
         "iceberg-sink": {"iceberg-kafka-connect": pulumi.FileArchive(str(root / "iceberg-kafka-connect")),
-                         kafka_connect.PROVIDER_DIR: provider},
+                         kafka_connect_artifact.PROVIDER_DIR: provider},
     }
     custom: dict[str, aws.mskconnect.CustomPlugin] = {}
     for kind in sorted({c.kind for c in spec.streams.connectors}):
@@ -371,10 +377,10 @@ def _msk(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups, cata
         f"{spec.name}-connect-workers", name=f"{spec.name}-{pulumi.get_stack()}-connect-workers",
         # Secrets are resolved by the worker when it starts a task, through the provider each plugin carries.
         properties_file_content="\n".join([
-            f"key.converter={kafka_connect.JSON_CONVERTER}",
-            f"value.converter={kafka_connect.JSON_CONVERTER}",
+            f"key.converter={kafka_connect_config.JSON_CONVERTER}",
+            f"value.converter={kafka_connect_config.JSON_CONVERTER}",
             "config.providers=secretsmanager",
-            f"config.providers.secretsmanager.class={kafka_connect.PROVIDER_CLASS}",
+            f"config.providers.secretsmanager.class={kafka_connect_artifact.PROVIDER_CLASS}",
             f"config.providers.secretsmanager.param.region={spec.aws.region}",
             "offset.flush.interval.ms=1000",
             "",
@@ -391,11 +397,11 @@ def _msk(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups, cata
     rendered = {}
     for connector in spec.streams.connectors:
         if connector.kind == "debezium-postgres":
-            config = kafka_connect.source_config(service_ctx, connector, ref, user=MSK_DB_USER,
+            config = kafka_connect_config.source_config(service_ctx, connector, ref, user=MSK_DB_USER,
                                                  password_secret="postgres-password")  # noqa: S106 - a name
             config["database.sslmode"] = "require"
         else:
-            config = kafka_connect.sink_config(service_ctx, connector, ref)
+            config = kafka_connect_config.sink_config(service_ctx, connector, ref)
             # The sink's own control-topic clients authenticate to MSK like the worker does.
             config.update({
                 "iceberg.kafka.security.protocol": "SASL_SSL", "iceberg.kafka.sasl.mechanism": "AWS_MSK_IAM",
@@ -483,7 +489,7 @@ def _cdc_source_job(ctx: AwsContext, gov: gov_module.GovernanceState, catalog: C
     spec = ctx.spec
     pg = spec.services[postgres.NAME]
     statements = [s for source in spec.streams.sources()
-                  for s in kafka_connect.source_statements(source, with_role=False)]
+                  for s in kafka_connect_cdc_source.source_statements(source, with_role=False)]
     script = ";\n".join(statements) + ";"
     entry_point, command = shell(["set -e", "psql -v ON_ERROR_STOP=1 -q <<'SQL'", script, "SQL"])
     env = {"PGHOST": host_of(spec, postgres.NAME, Side.INTERNAL), "PGPORT": str(pg.ports["pg"].internal),
@@ -530,7 +536,7 @@ def _flink(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups,
     )
     stream = aws.cloudwatch.LogStream(f"{spec.name}-flink-application", name="application",
                                       log_group_name=logs.group(FLINK).name, opts=opts)
-    secret_names = sorted({name for value in flink.catalog_secret_env(spec).values()
+    secret_names = sorted({name for value in flink_config.catalog_secret_env(spec).values()
                            for name in SECRET_TOKEN.findall(value)})
     secret_arns = {name: pulumi.Output.from_input(gov.secret_refs[name]).apply(gov_module.secret_arn)
                    for name in secret_names}
@@ -556,7 +562,7 @@ def _flink(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups,
              "Condition": {"StringEquals": {"kms:ViaService": f"secretsmanager.{spec.aws.region}.amazonaws.com"}}},
         ]
     kafka_bootstrap = None
-    if flink.job_source(spec) == "kafka":
+    if flink_config.job_source(spec) == "kafka":
         assert state.msk is not None, "a Kafka source on aws reads Amazon MSK (aws.kafka_msk)"
         kafka_bootstrap = state.msk.bootstrap_brokers_sasl_iam
         cluster = state.msk.arn
@@ -577,7 +583,7 @@ def _flink(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups,
         statements, layer=LAYER,
     )
     interval_ms = job.checkpoint_interval_s * 1000
-    properties = flink.msf_properties(ServiceContext(spec, flink.JOB), secret_arns, kafka_bootstrap)
+    properties = flink_aws.msf_properties(ServiceContext(spec, flink.JOB), secret_arns, kafka_bootstrap)
     return aws.kinesisanalyticsv2.Application(
         f"{spec.name}-flink",
         name=f"{spec.name}-{pulumi.get_stack()}-{job.name}",
@@ -592,7 +598,7 @@ def _flink(ctx: AwsContext, gov: gov_module.GovernanceState, logs: LogGroups,
                                                           "object_version": code.version_id}},
             },
             "environment_properties": {"property_groups": [
-                {"property_group_id": flink.MSF_PROPERTY_GROUP, "property_map": properties}]},
+                {"property_group_id": flink_aws.MSF_PROPERTY_GROUP, "property_map": properties}]},
             "flink_application_configuration": {
                 "checkpoint_configuration": {"configuration_type": "CUSTOM", "checkpointing_enabled": True,
                                              "checkpoint_interval": interval_ms,

@@ -1,0 +1,42 @@
+"""Kafka Connect's deployment steps on docker and native: the CDC source, then the stack's connectors."""
+
+from __future__ import annotations
+
+from infra.services.context import ServiceContext
+from infra.services.kafka_connect.cdc_source import source_statements, teardown_statements
+from infra.services.kafka_connect.config import CDC_SECRET, CONNECT, connector_config
+from infra.services.placeholders import secret
+from infra.services.plans import StepHost, StepPlan
+from infra.spec import DebeziumPostgresSpec
+
+
+def plan(ctx: ServiceContext, host: StepHost) -> list[StepPlan]:
+    """The CDC sources, then every declared connector, as the deploying host reaches them."""
+    from infra.targets.steps import Connector, PostgresSource
+
+    spec = ctx.spec
+    found: list[StepPlan] = []
+    rest = ctx.url(CONNECT, "rest", host.side)
+    pg_host, pg_port = ctx.address("postgres", "pg", host.side).rsplit(":", 1) if ctx.enabled("postgres") \
+        else ("", "0")
+    for source in spec.streams.sources():
+        found.append(StepPlan(
+            name=f"{source.name}-source", resource=PostgresSource,
+            inputs={"host": pg_host, "port": int(pg_port), "database": source.database, "user": "postgres",
+                    "password": secret("postgres-password"), "apply": source_statements(source),
+                    "teardown": teardown_statements(source), "params": {"cdc_password": secret(CDC_SECRET.name)},
+                    "slot": source.slot},
+            after=("postgres",),
+        ))
+    sink_needs = tuple(n for n in (spec.catalog.default, "seaweedfs") if ctx.enabled(n))
+    for connector in spec.streams.connectors:
+        cdc = isinstance(connector, DebeziumPostgresSpec)
+        found.append(StepPlan(
+            name=f"connector-{connector.name}", resource=Connector,
+            # A source's offsets point into its slot, which its source step drops: they go with the connector.
+            inputs={"name": connector.name, "connect_url": rest, "config": connector_config(ctx, connector),
+                    "reset_offsets_on_delete": cdc},
+            after=(f"{connector.name}-source", "postgres") if cdc else sink_needs,
+            outputs=("last_action",), export="connectors",
+        ))
+    return found
