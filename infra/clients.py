@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from infra.profiles import fill
+from infra.services.profiles import fill
 
 
 def host_profiles(outputs: dict[str, Any]) -> dict[str, Any]:

@@ -6,7 +6,10 @@ from typing import Any
 
 import pulumi
 
-from infra.services.context import Side, address
+from infra.services import profiles as engine_profiles
+from infra.services.context import ServiceContext, Side, address, url
+from infra.services.flink import config as flink_config
+from infra.services.trino import config as trino_config
 from infra.spec import LAYER_NAMES, Layer, PlatformSpec, Target
 
 
@@ -155,3 +158,31 @@ def recovery(spec: PlatformSpec) -> dict[str, Any]:
     else:
         out["backups"] = "none: services.catalog-backup is disabled"
     return out
+
+
+def profiles(spec: PlatformSpec) -> dict[str, Any]:
+    """Every profile, host side and service side, as one stack output."""
+    enabled = spec.enabled_services()
+    host: dict[str, Any] = {"identity": spec.governance.writer, "reader_identity": spec.governance.reader,
+                            "pyiceberg": engine_profiles.pyiceberg(spec), "spark": engine_profiles.spark(spec),
+                            "spark_packages": engine_profiles.spark_packages(spec),
+                            "duckdb": engine_profiles.duckdb(spec)}
+    services: dict[str, Any] = {}
+    if "trino" in enabled:
+        host["trino"] = trino_config.client_profile(spec)
+        services["trino_catalogs"] = trino_config.catalog_files(ServiceContext(spec, "trino"), Side.INTERNAL)
+    if "flink-jobmanager" in enabled:
+        host["flink"] = flink_config.profile(spec, Side.EXTERNAL)
+        services["flink"] = flink_config.profile(spec, Side.INTERNAL)
+        services["flink_sql"] = engine_profiles.flink_sql(spec)
+    if "kafka" in enabled:
+        # Two listeners: PLAINTEXT for the platform's services, HOST for clients on the host.
+        host["kafka"] = {"bootstrap.servers": address(spec, "kafka", "host", Side.EXTERNAL)}
+        services["kafka"] = {"bootstrap.servers": address(spec, "kafka", "broker", Side.INTERNAL)}
+    if "kafka-connect" in enabled:
+        host["kafka_connect"] = {"url": url(spec, "kafka-connect", "rest", Side.EXTERNAL)}
+        services["kafka_connect"] = {"url": url(spec, "kafka-connect", "rest", Side.INTERNAL)}
+    result: dict[str, Any] = {"host": host, "services": services}
+    if spec.target is Target.NATIVE:
+        result["note"] = "127.0.0.1 on both sides (local processes)"
+    return result

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pulumi
 
-from infra import outputs, profiles
+from infra import outputs
 from infra.artifacts.resolver import CacheResolver, Resolver
 from infra.config import NAMESPACE, ConfigError, load_platform
 from infra.layers import LayerComponent, create_layers
@@ -59,7 +59,7 @@ def main(resolver: Resolver | None = None, check_ports: bool = True) -> dict[str
     pulumi.export("tables", outputs.tables(spec))
     pulumi.export("recovery", outputs.recovery(spec))
     pulumi.export("observability", outputs.observability(spec))
-    pulumi.export("profiles", profiles.all_profiles(spec))
+    pulumi.export("profiles", outputs.profiles(spec))
     pulumi.export("credentials", outputs.credentials(secrets, spec))
     pulumi.export("certificates", pulumi.Output.from_input(issued.certificates))
     if (streams := outputs.streams(spec)) is not None:

@@ -22,11 +22,11 @@ from contextlib import contextmanager
 import pytest
 from conftest import stack_platform
 
-from infra import profiles
 from infra.config import ConfigError, load_platform
 from infra.operations import catalog_gate
 from infra.resources import certificate
 from infra.secrets import pbkdf2_hash
+from infra.services import profiles
 from infra.services.trino import config as trino
 
 P = "lakehouse:platform"

@@ -14,9 +14,9 @@ from conftest import stack_platform
 from harness import fake_artifact
 
 from infra.config import ConfigError, load_platform
-from infra.operations.render import host_paths
 from infra.operations.tables import PLATFORM_DEFAULTS
 from infra.services.context import ServiceContext
+from infra.services.operations_config import host_paths
 from infra.services.placeholders import secret
 from infra.services.plans import ContainerHost, NativeHost
 from infra.services.rest_fixture import config as rest_fixture

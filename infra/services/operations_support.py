@@ -41,14 +41,14 @@ def container_health_command(port: int) -> list[str]:
 
 def catalog_secret_env(spec: PlatformSpec) -> dict[str, str]:
     """``LAKEHOUSE_SECRET_<NAME>`` for each secret the operations config references (``operation_secrets``)."""
-    from infra.operations.render import operation_secrets
+    from infra.services.operations_config import operation_secrets
 
     return {f"{ENV_SECRET_PREFIX}{name.replace('-', '_').upper()}": secret(name) for name in operation_secrets(spec)}
 
 
 def native_config(spec: PlatformSpec, host: NativeHost, pg_bindir: str | None = None) -> OperationsConfig:
     """The operations config as the native processes (and the host's CLI) see the stack."""
-    from infra.operations.render import host_paths, operations_config
+    from infra.services.operations_config import host_paths, operations_config
 
     assert host.state_dir is not None
     return operations_config(spec, host.state_dir.name, host_paths(spec, str(host.state_dir), pg_bindir),
@@ -57,7 +57,7 @@ def native_config(spec: PlatformSpec, host: NativeHost, pg_bindir: str | None = 
 
 def container_config(spec: PlatformSpec, stack: str) -> OperationsConfig:
     """The operations config as a lab container sees the stack: internal addresses, its mount points."""
-    from infra.operations.render import host_paths, operations_config
+    from infra.services.operations_config import host_paths, operations_config
 
     return operations_config(spec, stack, host_paths(spec, CONTAINER_STATE), Side.INTERNAL)
 

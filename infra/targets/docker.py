@@ -143,7 +143,7 @@ class DockerTarget:
 
     def operations(self) -> OperationsConfig:
         """The operations config as the host sees the lab (published ports, the bind-mounted state)."""
-        from infra.operations.render import host_paths, operations_config
+        from infra.services.operations_config import host_paths, operations_config
 
         return operations_config(self.spec, self.state_dir.name, host_paths(self.spec, str(self.state_dir)),
                                  Side.EXTERNAL)

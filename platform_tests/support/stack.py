@@ -155,7 +155,7 @@ class Stack:
 
     def fill(self, profile: Any, identity: str | None = None) -> Any:
         """A profile with an identity's placeholders filled (``infra.profiles.fill``)."""
-        from infra.profiles import fill
+        from infra.services.profiles import fill
 
         return fill(profile, self.credentials, identity or self.identity)
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from infra import profiles
+from infra.services import profiles
 from infra.services.context import ServiceContext, Side, address
 from infra.services.placeholders import secret
 from infra.services.registry import registry

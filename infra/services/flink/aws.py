@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from infra import profiles
+from infra.services import profiles
 from infra.services.context import ServiceContext, Side
 from infra.services.flink.config import job_args, job_source
 from infra.services.placeholders import SECRET_TOKEN

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from infra import profiles
+from infra.services import profiles
 from infra.services.context import ServiceContext, Side, url
 from infra.services.placeholders import SECRET_TOKEN, secret
 from infra.spec import PlatformSpec, Target
@@ -249,3 +249,12 @@ def job_summary(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, Any
 #: newest Iceberg for it is 1.10.1; MSF's FLINK-2_2 is Java 17, but Maven Central has no Iceberg runtime
 #: for Flink 2.2 (or 2.3), and 2.1's was never built or tested against 2.2.
 MSF_RUNTIME = "FLINK-1_20"
+
+
+def profile(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, Any]:
+    """Where Flink's REST API is from one side (submit, status, cancel), and what its streaming job does."""
+    summary = job_summary(spec, side)
+    if spec.target is Target.AWS:
+        summary.pop("rest")
+        return {"managed": MSF, "job": summary}
+    return {"rest": summary.pop("rest"), "job": summary}

@@ -93,7 +93,7 @@ def source_config(ctx: ServiceContext, source: DebeziumPostgresSpec, ref: Secret
 
 def sink_config(ctx: ServiceContext, sink: IcebergSinkSpec, ref: SecretRef = env_ref) -> dict[str, str]:
     """The Iceberg sink through the stack's default catalog, on the stack's store, committing on an interval."""
-    from infra import profiles  # profiles import the services: import here, not at module load
+    from infra.services import profiles
 
     spec = ctx.spec
     prefix = "iceberg.catalog."
@@ -153,8 +153,7 @@ def worker_secrets(ctx: ServiceContext) -> list[str]:
     if ctx.spec.streams.sources():
         names.append(CDC_SECRET.name)
     if ctx.spec.streams.sinks():
-        from infra import profiles
-
+        from infra.services import profiles
         if profiles.s3_endpoint(ctx.spec, Side.INTERNAL):
             names += ["s3-access-key", "s3-secret-key"]
         for value in profiles.client_secrets(ctx.spec).values():

@@ -6,11 +6,11 @@ credentials its files read from the environment.
 from __future__ import annotations
 
 import json
-from typing import Literal
+from typing import Any, Literal
 
 from infra.operations import tables as declared_tables
 from infra.services.catalogs import catalog_url, gate_of
-from infra.services.context import ServiceContext, Side, host_of
+from infra.services.context import ServiceContext, Side, host_of, url
 from infra.services.definition import SecretSpec
 from infra.services.placeholders import pbkdf2_of, secret
 from infra.services.plans import properties
@@ -235,3 +235,18 @@ def etc_files(ctx: ServiceContext, etc: str, role: Literal["single", "coordinato
         files.update(security_files(ctx, etc))
         files[keystore] = secret(f"{TLS}-pem")
     return files
+
+
+def client_profile(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, Any]:
+    """Where a Trino client connects (HTTPS, password), and the catalogs each identity reaches there."""
+    host, port = url(spec, "trino", "https", side).removeprefix("http://").rsplit(":", 1)
+    by_identity: dict[str, list[str]] = {name: [] for name in spec.identities}
+    writers = set(spec.identities_of("platform") + spec.identities_of("writer"))
+    for trino_catalog, (_, holder) in catalogs(spec).items():
+        for name in spec.identities:
+            if (holder == spec.governance.writer and name in writers) or (
+                    holder == spec.governance.reader and name not in writers):
+                by_identity[name].append(trino_catalog)
+    return {"host": host, "port": int(port), "http_scheme": "https", "user": "{trino_user}",
+            "password": "{trino_password}", "certificate": TLS,
+            "catalogs": by_identity[spec.governance.writer], "catalogs_by_identity": by_identity}

@@ -22,9 +22,8 @@ from typing import TYPE_CHECKING, Any
 import pulumi
 import pulumi_aws as aws
 
-from infra import profiles
 from infra.secrets import render
-from infra.services import ServiceContext, flink, kafka, kafka_connect, postgres, registry, trino
+from infra.services import ServiceContext, flink, kafka, kafka_connect, postgres, profiles, registry, trino
 from infra.services.context import Side, host_of, url
 from infra.services.flink import aws as flink_aws
 from infra.services.flink import config as flink_config

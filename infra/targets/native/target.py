@@ -215,8 +215,8 @@ class NativeTarget:
     @property
     def operations(self) -> OperationsConfig | None:
         """The operations config as the host sees this stack (the CLI reads it from the outputs)."""
-        from infra.operations.render import host_paths, operations_config
         from infra.services.context import Side
+        from infra.services.operations_config import host_paths, operations_config
 
         postgres = self.artifacts.services.get("postgres")
         return operations_config(self.spec, self.state_dir.name,

@@ -18,11 +18,10 @@ from typing import Any
 
 from infra.services import ServiceContext, registry
 from infra.services.catalogs import catalog_url, gate_of
-from infra.services.context import Side, address, url
+from infra.services.context import Side, url
 from infra.services.definition import CatalogRole
 from infra.services.placeholders import SECRET_TOKEN, secret
-from infra.services.trino import config as trino_service
-from infra.spec import PlatformSpec, Target
+from infra.spec import PlatformSpec
 
 #: What a client fills a profile's placeholders from (credentials.identities.<name> and the top level).
 PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
@@ -185,57 +184,3 @@ def flink_sql(spec: PlatformSpec, side: Side = Side.INTERNAL, catalog_name: str 
                       "s3.access-key-id": "{s3_access_key}", "s3.secret-access-key": "{s3_secret_key}"})
     body = ",\n  ".join(f"'{k}' = '{v}'" for k, v in props.items())
     return f"CREATE CATALOG {catalog_name} WITH (\n  {body}\n)"
-
-
-def flink(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, Any]:
-    """Where Flink's REST API is from one side (submit, status, cancel), and what its streaming job does."""
-    from infra.services import flink as flink_service
-    from infra.services.flink import config as flink_service_config
-
-    summary = flink_service_config.job_summary(spec, side)
-    if spec.target is Target.AWS:
-        summary.pop("rest")
-        return {"managed": flink_service.MSF, "job": summary}
-    return {"rest": summary.pop("rest"), "job": summary}
-
-
-def trino_client(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, Any]:
-    """Where a Trino client connects (HTTPS, password), and the catalogs each identity reaches there."""
-    host, port = url(spec, "trino", "https", side).removeprefix("http://").rsplit(":", 1)
-    by_identity: dict[str, list[str]] = {name: [] for name in spec.identities}
-    writers = set(spec.identities_of("platform") + spec.identities_of("writer"))
-    for trino_catalog, (_, holder) in trino_service.catalogs(spec).items():
-        for name in spec.identities:
-            if (holder == spec.governance.writer and name in writers) or (
-                    holder == spec.governance.reader and name not in writers):
-                by_identity[name].append(trino_catalog)
-    return {"host": host, "port": int(port), "http_scheme": "https", "user": "{trino_user}",
-            "password": "{trino_password}", "certificate": trino_service.TLS,
-            "catalogs": by_identity[spec.governance.writer], "catalogs_by_identity": by_identity}
-
-
-def all_profiles(spec: PlatformSpec) -> dict[str, Any]:
-    """Every profile, host side and service side, as one stack output."""
-    enabled = spec.enabled_services()
-    host: dict[str, Any] = {"identity": spec.governance.writer, "reader_identity": spec.governance.reader,
-                            "pyiceberg": pyiceberg(spec), "spark": spark(spec), "spark_packages": spark_packages(spec),
-                            "duckdb": duckdb(spec)}
-    services: dict[str, Any] = {}
-    if "trino" in enabled:
-        host["trino"] = trino_client(spec)
-        services["trino_catalogs"] = trino_service.catalog_files(ServiceContext(spec, "trino"), Side.INTERNAL)
-    if "flink-jobmanager" in enabled:
-        host["flink"] = flink(spec, Side.EXTERNAL)
-        services["flink"] = flink(spec, Side.INTERNAL)
-        services["flink_sql"] = flink_sql(spec)
-    if "kafka" in enabled:
-        # Two listeners: PLAINTEXT for the platform's services, HOST for clients on the host.
-        host["kafka"] = {"bootstrap.servers": address(spec, "kafka", "host", Side.EXTERNAL)}
-        services["kafka"] = {"bootstrap.servers": address(spec, "kafka", "broker", Side.INTERNAL)}
-    if "kafka-connect" in enabled:
-        host["kafka_connect"] = {"url": url(spec, "kafka-connect", "rest", Side.EXTERNAL)}
-        services["kafka_connect"] = {"url": url(spec, "kafka-connect", "rest", Side.INTERNAL)}
-    profiles: dict[str, Any] = {"host": host, "services": services}
-    if spec.target is Target.NATIVE:
-        profiles["note"] = "127.0.0.1 on both sides (local processes)"
-    return profiles

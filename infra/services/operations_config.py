@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from infra import profiles
 from infra.operations.config import (
     ENV_SECRET_PREFIX,
     BackupConfig,
@@ -20,9 +19,10 @@ from infra.operations.config import (
     SqliteSource,
     TrinoAccess,
 )
-from infra.services import ServiceContext, registry
+from infra.services import ServiceContext, profiles, registry
 from infra.services.context import Side, host_of, port_of
 from infra.services.placeholders import SECRET_TOKEN
+from infra.services.trino import config as trino_config
 from infra.spec import PlatformSpec, Target
 
 SCHEDULER = "maintenance-scheduler"
@@ -94,7 +94,7 @@ def operation_secrets(spec: PlatformSpec) -> list[str]:
     identity = operations_identity(spec)
     names = [n for v in profiles.client_secrets(spec, identity).values() for n in SECRET_TOKEN.findall(v)]
     if "trino" in spec.enabled_services():
-        client = profiles.trino_client(spec)
+        client = trino_config.client_profile(spec)
         names += [f"trino-password-{identity}", f"{client['certificate']}-cert"]
     return list(dict.fromkeys(names))
 
@@ -108,7 +108,7 @@ def operations_config(spec: PlatformSpec, stack: str, paths: Paths, side: Side =
                             properties=catalog_properties(spec, side))
     trino = None
     if "trino" in enabled:
-        client = profiles.trino_client(spec, side)
+        client = trino_config.client_profile(spec, side)
         identity = operations_identity(spec)
         trino = TrinoAccess(host=client["host"], port=client["port"], catalog=role.engine_name, user=identity,
                             http_scheme=client["http_scheme"],
