@@ -71,6 +71,7 @@ class Registered:
     inputs: dict[str, Any]
     urn: str
     parent: str | None = None
+    parent_type: str | None = None
     depends_on: list[str] = field(default_factory=list)
 
 
@@ -156,6 +157,22 @@ class ProgramRun:
     def of_type(self, token: str) -> list[Registered]:
         return [r for r in self.resources if r.type == token]
 
+    def parent_of(self, resource: Registered) -> Registered | None:
+        """The resource's parent (a layer or another component), if it has one."""
+        for candidate in self.resources:
+            if candidate.name == resource.parent and candidate.type == resource.parent_type:
+                return candidate
+        return None
+
+    def layer_of(self, resource: Registered) -> str | None:
+        """The name of the layer component the resource sits under, through any components between."""
+        node: Registered | None = resource
+        while node is not None and node.parent is not None:
+            if (node.parent_type or "").startswith("platform:layers:"):
+                return node.parent
+            node = self.parent_of(node)
+        return None
+
     def named(self, name: str) -> Registered:
         matches = [r for r in self.resources if r.name == name]
         assert len(matches) == 1, f"expected one resource named {name!r}, found {len(matches)}"
@@ -186,12 +203,13 @@ def run_program(
         exported[name] = value
         original_export(name, value)
 
-    parents: dict[tuple[str, str], str | None] = {}
+    parents: dict[tuple[str, str], tuple[str | None, str | None]] = {}
     depends: dict[tuple[str, str], list[str]] = {}
 
     def record_options(args: pulumi.ResourceTransformationArgs):
         parent = args.opts.parent if args.opts else None
-        parents[(args.type_, args.name)] = getattr(parent, "_name", None) if parent is not None else None
+        parents[(args.type_, args.name)] = ((getattr(parent, "_name", None), getattr(parent, "_type", None))
+                                            if parent is not None else (None, None))
         on = (args.opts.depends_on if args.opts else None) or []
         depends[(args.type_, args.name)] = [getattr(r, "_name", "?") for r in (on if isinstance(on, list) else [on])]
         return None
@@ -210,7 +228,7 @@ def run_program(
     finally:
         pulumi.export = original_export
     for resource in mocks.resources:
-        resource.parent = parents.get((resource.type, resource.name))
+        resource.parent, resource.parent_type = parents.get((resource.type, resource.name), (None, None))
         resource.depends_on = depends.get((resource.type, resource.name), [])
     resolved = {k: _resolve(v) for k, v in exported.items()}
     return ProgramRun(mocks.resources, resolved, holder.get("layers", {}))

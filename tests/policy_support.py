@@ -41,10 +41,13 @@ def stack_platform(stack: str) -> dict[str, Any]:
 
 def to_resources(registered: list[Registered], stack: str) -> list[Resource]:
     """The mocks' records as the engine would show them: URNs with the parent type chain, parent URNs."""
-    by_name = {r.name: r for r in registered if r.type.startswith("platform:layers:")}
+    by_key = {(r.type, r.name): r for r in registered}
+
+    def parent_of(r: Registered) -> Registered | None:
+        return by_key.get((r.parent_type or "", r.parent or ""))
 
     def qualified(r: Registered) -> str:
-        parent = by_name.get(r.parent) if r.parent else None
+        parent = parent_of(r)
         return f"{qualified(parent)}${r.type}" if parent is not None else r.type
 
     def urn(r: Registered) -> str:
@@ -52,7 +55,7 @@ def to_resources(registered: list[Registered], stack: str) -> list[Resource]:
 
     return [
         Resource(r.type, r.name, copy.deepcopy(r.inputs), urn(r),
-                 urn(by_name[r.parent]) if r.parent in by_name else None, id=f"{r.name}-id")
+                 urn(parent) if (parent := parent_of(r)) is not None else None, id=f"{r.name}-id")
         for r in registered
     ]
 

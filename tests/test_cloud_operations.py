@@ -16,7 +16,8 @@ from conftest import stack_platform
 from harness import ProgramRun, cached_run
 
 from infra.operations import tables
-from infra.targets.aws import orchestration
+from infra.services.maintenance_scheduler import aws as maintenance_aws
+from infra.targets.aws import tables as aws_tables
 from infra.targets.aws import run_task as rt
 
 FAKE_TRINO = """#!/bin/sh
@@ -52,7 +53,7 @@ def test_the_maintenance_task_runs_the_action_on_its_tables_with_its_threshold(
         tmp_path: Path, scope: str, lists: dict[str, str], expected: list[str]) -> None:
     env = {**_fake_trino(tmp_path), "MAINTENANCE_ACTION": "expire_snapshots", "OLDER_THAN_DAYS": "3",
            "SCOPE": scope, **lists}
-    done = _run(orchestration.maintenance_script("http://trino:8080", "polaris"), env)
+    done = _run(maintenance_aws.maintenance_script("http://trino:8080", "polaris"), env)
     assert done.returncode == 0, done.stderr
     calls = Path(env["TRINO_CALLS"]).read_text().splitlines()[1:]  # after the listing
     assert [c.split("EXECUTE")[0].split("ALTER TABLE ")[1].strip() for c in calls] == [
@@ -65,12 +66,12 @@ def test_the_maintenance_task_runs_the_action_on_its_tables_with_its_threshold(
 
 def test_a_rewrite_needs_no_threshold_and_a_failing_statement_fails_the_task(tmp_path: Path) -> None:
     env = {**_fake_trino(tmp_path), "MAINTENANCE_ACTION": "rewrite_data_files", "OLDER_THAN_DAYS": "7"}
-    done = _run(orchestration.maintenance_script("http://trino:8080", "polaris"), env)
+    done = _run(maintenance_aws.maintenance_script("http://trino:8080", "polaris"), env)
     assert done.returncode == 0, done.stderr
     assert all("--session" not in c and c.endswith("EXECUTE optimize")
                for c in Path(env["TRINO_CALLS"]).read_text().splitlines()[1:])
     statements = ["CREATE SCHEMA IF NOT EXISTS x", "SELECT FAIL_HERE", "CREATE TABLE never"]
-    failed = _run(orchestration.tables_script("http://trino:8080", statements), _fake_trino(tmp_path / "t"))
+    failed = _run(aws_tables.tables_script("http://trino:8080", statements), _fake_trino(tmp_path / "t"))
     assert failed.returncode != 0 and "TABLE_NOT_FOUND" in failed.stderr
     calls = (tmp_path / "t" / "calls").read_text().splitlines()
     assert [c.split("--execute ")[1] for c in calls] == ["SELECT 1", *statements[:2]]  # stopped at the failure

@@ -251,7 +251,7 @@ def test_aws_runs_the_same_job_on_managed_service_for_apache_flink(cloud_run):
 
     app, config, group = _msf(cloud_run)
     assert app.inputs["runtimeEnvironment"] == "FLINK-1_20" and app.inputs["startApplication"] is True
-    assert app.parent == "lakehouse-compute"
+    assert cloud_run.layer_of(app) == "lakehouse-compute"
     assert group["propertyGroupId"] == "lakehouse.job"  # where OrdersToIceberg reads its arguments on MSF
     props = group["propertyMap"]
     # The same arguments as on docker and native (internal addresses), less the state directory.

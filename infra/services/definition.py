@@ -55,6 +55,8 @@ class AwsPart:
     build: Callable[[Any], Any]
     enabled: Callable[[PlatformSpec], bool]
     log_sources: Callable[[PlatformSpec], dict[str, str | None]] | None = None
+    #: Parts of the same layer built before this one when the stack has them (it reads their components).
+    after: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,10 @@
-"""The registry of the platform's services: one line per service module.
+"""The registry of the platform's services: one line per service package.
 
-Adding a service is one module in this package (exporting ``SERVICES``, a tuple of
-``ServiceDefinition``) plus one line in ``MODULES``. The order of ``MODULES``, then of each
-module's ``SERVICES``, is the order defaults are declared in (the build order itself follows
-``depends_on``).
+Adding a service is one package in this package (exporting ``SERVICES``, a tuple of
+``ServiceDefinition``, and, when it has an aws counterpart, ``AWS_PARTS``) plus one line in
+``MODULES``. The order of ``MODULES``, then of each package's ``SERVICES``, is the order defaults
+are declared in (the build order itself follows ``depends_on``). Packages are imported when the
+registry is first read; their aws halves only by the aws target (``definition.Lazy``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ MODULES: tuple[str, ...] = (
     "infra.services.polaris",
     "infra.services.lakekeeper",
     "infra.services.trino",
+    "infra.services.spark",
     "infra.services.exporter",
     "infra.services.prometheus",
     "infra.services.flink",
@@ -82,8 +84,21 @@ class Registry:
         return {d.name: d.fronts for d in self if d.fronts}
 
     def aws_parts(self, spec: PlatformSpec) -> tuple[AwsPart, ...]:
-        """The aws parts this spec enables, in registry order."""
-        return tuple(part for part in self.parts if part.enabled(spec))
+        """The aws parts this spec enables, in registry order except that a part follows those it names ``after``."""
+        enabled = {part.name: part for part in self.parts if part.enabled(spec)}
+        ordered: dict[str, AwsPart] = {}
+
+        def visit(part: AwsPart) -> None:
+            if part.name in ordered:
+                return
+            for name in part.after:
+                if name in enabled:
+                    visit(enabled[name])
+            ordered[part.name] = part
+
+        for part in enabled.values():
+            visit(part)
+        return tuple(ordered.values())
 
     def placement(self) -> dict[str, dict[Target, str]]:
         """service -> {target: why it cannot run there}, for the spec's validation (context)."""

@@ -63,7 +63,7 @@ def prepare(spec: PlatformSpec, secrets: dict[str, pulumi.Output[str]], resolver
         return DockerTarget(spec, secrets, resolver)
     if spec.target is Target.AWS:
         from infra.artifacts.recipe import ArtifactError
-        from infra.targets.aws import AwsTarget
+        from infra.targets.aws.target import AwsTarget
 
         try:
             artifacts = resolver.resolve(spec)  # what it uploads (MSK Connect's plugins), looked up in the cache

@@ -13,10 +13,10 @@ ECS task (the same image, pushed by the deploying pipeline).
 
 from __future__ import annotations
 
-from infra.services.definition import Lazy, ServiceDefinition
+from infra.services.definition import AwsPart, Lazy, ServiceDefinition
 from infra.services.exporter import container, native
 from infra.services.exporter.config import NAME
-from infra.spec import Target
+from infra.spec import Layer, Target
 
 DEFAULT = {
     "layer": "observability",
@@ -41,3 +41,9 @@ SERVICES = (
 
 
 __all__ = ["NAME", "SERVICES", "Target", "exporter_config", "retention_days"]
+
+AWS_PARTS = (
+    AwsPart(name=NAME, layer=Layer.OBSERVABILITY, build=Lazy("infra.services.exporter.aws:build"),
+            enabled=lambda spec: NAME in spec.enabled_services(), after=("prometheus",),
+            log_sources=Lazy("infra.services.exporter.aws:log_sources")),
+)

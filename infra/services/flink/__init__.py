@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from infra.artifacts import java
 from infra.artifacts.recipe import ArtifactRecipe
-from infra.services.definition import ServiceDefinition
+from infra.services.definition import AwsPart, Lazy, ServiceDefinition
 from infra.services.flink import container, job, native
 from infra.services.flink.artifact import artifact_key, fetch_distribution, fetch_msf_jar, msf_key
 from infra.services.flink.config import JOB, JOBMANAGER, MSF, MSF_RUNTIME, STATE_INIT, TASKMANAGER, check
-from infra.spec import Target
+from infra.spec import Layer, Target
 
 NOT_ON_AWS_TM = f"on aws {MSF} runs the task managers of the application itself"
 
@@ -122,4 +122,10 @@ SERVICES = (
         steps=job.steps, artifact=DIST, lab_artifact=DIST,
         managed={Target.AWS: f"the {MSF} application runs the same job classes"},
     ),
+)
+
+AWS_PARTS = (
+    AwsPart(name="flink", layer=Layer.COMPUTE, build=Lazy("infra.services.flink.aws:build"),
+            enabled=Lazy("infra.services.flink.aws:enabled"), after=("kafka",),
+            log_sources=Lazy("infra.services.flink.aws:log_sources")),
 )

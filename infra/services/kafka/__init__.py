@@ -23,11 +23,11 @@ milliseconds; ``status`` is one of placed, paid, shipped, delivered, cancelled (
 from __future__ import annotations
 
 from infra.artifacts.recipe import ArtifactRecipe
-from infra.services.definition import ServiceDefinition
+from infra.services.definition import AwsPart, Lazy, ServiceDefinition
 from infra.services.kafka import container, native
 from infra.services.kafka.artifact import artifact_key, fetch_kafka
 from infra.services.kafka.config import KAFKA, TOPICS_JOB
-from infra.spec import Target
+from infra.spec import Layer, Target
 
 KAFKA_DEFAULT = {
     "layer": "compute",
@@ -71,4 +71,9 @@ SERVICES = (
         container=container.topics_job, native_folded="a post-start step of kafka creates the topics",
         unavailable={Target.AWS: "on aws the topics are aws.msk.Topic resources of the MSK cluster"},
     ),
+)
+
+AWS_PARTS = (
+    AwsPart(name=KAFKA, layer=Layer.COMPUTE, build=Lazy("infra.services.kafka.aws:build"),
+            enabled=lambda spec: spec.aws.kafka_msk, log_sources=Lazy("infra.services.kafka.aws:log_sources")),
 )

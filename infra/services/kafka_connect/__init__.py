@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from infra.artifacts.recipe import ArtifactRecipe
 from infra.services import kafka
-from infra.services.definition import ServiceDefinition
+from infra.services.definition import AwsPart, Lazy, ServiceDefinition
 from infra.services.kafka_connect import container, native, steps
 from infra.services.kafka_connect.artifact import (
     artifact_key,
@@ -33,7 +33,7 @@ from infra.services.kafka_connect.artifact import (
     msk_key,
 )
 from infra.services.kafka_connect.config import CDC_SECRET, CONNECT
-from infra.spec import Target
+from infra.spec import Layer, Target
 
 CONNECT_DEFAULT = {
     "layer": "compute",
@@ -71,4 +71,10 @@ SERVICES = (
         cloud_enabled=msk_enabled,
         unavailable={Target.AWS: "on aws Connect is MSK Connect: set aws.kafka_msk: true instead"},
     ),
+)
+
+AWS_PARTS = (
+    AwsPart(name=CONNECT, layer=Layer.COMPUTE, build=Lazy("infra.services.kafka_connect.aws:build"),
+            enabled=lambda spec: spec.aws.kafka_msk, after=("kafka",),
+            log_sources=Lazy("infra.services.kafka_connect.aws:log_sources")),
 )

@@ -19,11 +19,11 @@ job runs in its own curl image, as upstream's examples/minimal does.
 from __future__ import annotations
 
 from infra.services import steps
-from infra.services.definition import CatalogRole, Lazy, SecretSpec, ServiceDefinition
+from infra.services.definition import AwsPart, CatalogRole, Lazy, SecretSpec, ServiceDefinition
 from infra.services.lakekeeper import container
 from infra.services.lakekeeper.config import LOOPBACK, MIGRATE_JOB, NAME, WAREHOUSE_JOB
 from infra.services.seaweedfs import BUCKET_JOB as STORE_BUCKET_JOB
-from infra.spec import Target
+from infra.spec import Layer, Target
 
 NOT_NATIVE = "no build of Lakekeeper is obtainable from the package registries; it runs on docker and aws"
 
@@ -110,4 +110,10 @@ SERVICES = (
         unavailable={Target.NATIVE: "a docker sidecar; natively every service already shares 127.0.0.1",
                      Target.AWS: "a docker sidecar; on aws the catalogs reach S3 directly"},
     ),
+)
+
+AWS_PARTS = (
+    AwsPart(name=NAME, layer=Layer.CATALOG, build=Lazy("infra.services.lakekeeper.aws:build"),
+            enabled=lambda spec: NAME in spec.enabled_services(),
+            log_sources=Lazy("infra.services.lakekeeper.aws:log_sources")),
 )

@@ -6,9 +6,19 @@ from typing import Any
 
 from infra.services import steps
 from infra.services.context import ServiceContext
-from infra.services.lakekeeper.config import NAME, pg_env_separate, warehouse_request, warehouse_script
+from infra.services.lakekeeper.config import (
+    MIGRATE_JOB,
+    NAME,
+    WAREHOUSE_JOB,
+    pg_env_separate,
+    warehouse_request,
+    warehouse_script,
+)
 from infra.services.placeholders import KMS_KEY_ARN, VENDING_ROLE_ARN, platform_value
 from infra.services.plans import EcsPlan
+from infra.spec import PlatformSpec
+from infra.targets.aws.catalogs import CatalogServer
+from infra.targets.aws.foundation import Foundation
 
 #: On aws Lakekeeper reaches S3 as its task role, through the vending role the warehouse names
 #: (``aws-system-identity``, off by default: storage/s3.rs). No external ID: the vending role trusts
@@ -46,3 +56,12 @@ def warehouse_ecs(ctx: ServiceContext) -> EcsPlan:
         env={"LAKEKEEPER_URL": ctx.url(NAME, "http"), "VENDING_ROLE_ARN": platform_value(VENDING_ROLE_ARN),
              "KMS_KEY_ARN": platform_value(KMS_KEY_ARN)},
     )
+
+
+def build(foundation: Foundation) -> CatalogServer:
+    """Lakekeeper behind the catalogs' load balancer, with its setup jobs."""
+    return CatalogServer(foundation, NAME, jobs=(MIGRATE_JOB, WAREHOUSE_JOB))
+
+
+def log_sources(spec: PlatformSpec) -> dict[str, str | None]:
+    return {name: None for name in (NAME, MIGRATE_JOB, WAREHOUSE_JOB) if name in spec.enabled_services()}

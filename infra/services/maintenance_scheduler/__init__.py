@@ -15,10 +15,10 @@ into a volume on first start.
 from __future__ import annotations
 
 from infra.services import operations_support as support
-from infra.services.definition import ServiceDefinition
+from infra.services.definition import AwsPart, Lazy, ServiceDefinition
 from infra.services.maintenance_scheduler import container, native
 from infra.services.maintenance_scheduler.config import NAME
-from infra.spec import Target
+from infra.spec import Layer, Target
 
 DEFAULT = {
     "layer": "orchestration",
@@ -41,4 +41,10 @@ SERVICES = (
         managed={Target.AWS: "EventBridge Scheduler: one schedule per maintenance job, each an ECS task running "
                              "the Trino CLI (infra/targets/aws/orchestration.py)"},
     ),
+)
+
+AWS_PARTS = (
+    AwsPart(name=NAME, layer=Layer.ORCHESTRATION, build=Lazy("infra.services.maintenance_scheduler.aws:build"),
+            enabled=Lazy("infra.services.maintenance_scheduler.aws:enabled"),
+            log_sources=Lazy("infra.services.maintenance_scheduler.aws:log_sources")),
 )

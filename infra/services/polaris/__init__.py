@@ -21,12 +21,12 @@ Read against Polaris 1.7.0 (tag apache-polaris-1.7.0):
 from __future__ import annotations
 
 from infra.services import steps
-from infra.services.definition import CatalogRole, Lazy, SecretSpec, ServiceDefinition
+from infra.services.definition import AwsPart, CatalogRole, Lazy, SecretSpec, ServiceDefinition
 from infra.services.placeholders import secret
 from infra.services.polaris import container
 from infra.services.polaris.config import BOOTSTRAP_JOB, CATALOG_JOB, NAME, ROOT_CLIENT_ID
 from infra.services.seaweedfs import BUCKET_JOB as STORE_BUCKET_JOB
-from infra.spec import Target
+from infra.spec import Layer, Target
 
 NOT_NATIVE = "no registry serves Polaris's server (Maven Central has only polaris-core); it runs on docker and aws"
 
@@ -108,4 +108,10 @@ SERVICES = (
         unavailable={Target.NATIVE: NOT_NATIVE},
         after=(STORE_BUCKET_JOB,),
     ),
+)
+
+AWS_PARTS = (
+    AwsPart(name=NAME, layer=Layer.CATALOG, build=Lazy("infra.services.polaris.aws:build"),
+            enabled=lambda spec: NAME in spec.enabled_services(),
+            log_sources=Lazy("infra.services.polaris.aws:log_sources")),
 )

@@ -8,6 +8,9 @@ from infra.services.placeholders import KMS_KEY_ARN, VENDING_ROLE_ARN, platform_
 from infra.services.plans import EcsPlan
 from infra.services.polaris.config import (
     ADMIN_ENTRYPOINT,
+    BOOTSTRAP_JOB,
+    CATALOG_JOB,
+    NAME,
     aws_storage,
     bootstrap_command,
     catalog_job_env,
@@ -16,6 +19,9 @@ from infra.services.polaris.config import (
     datasource_env,
     server_env,
 )
+from infra.spec import PlatformSpec
+from infra.targets.aws.catalogs import CatalogServer
+from infra.targets.aws.foundation import Foundation
 
 
 def ecs(ctx: ServiceContext) -> EcsPlan:
@@ -35,3 +41,12 @@ def catalog_ecs(ctx: ServiceContext) -> EcsPlan:
     env.update({"VENDING_ROLE_ARN": platform_value(VENDING_ROLE_ARN), "KMS_KEY_ARN": platform_value(KMS_KEY_ARN)})
     return EcsPlan(env=env, entry_point=list(steps.SHELL_ENTRYPOINT),
                    command=[catalog_script(ctx, catalog_request(ctx.spec, aws_storage(ctx)))])
+
+
+def build(foundation: Foundation) -> CatalogServer:
+    """Polaris behind the catalogs' load balancer, with its setup jobs."""
+    return CatalogServer(foundation, NAME, jobs=(BOOTSTRAP_JOB, CATALOG_JOB))
+
+
+def log_sources(spec: PlatformSpec) -> dict[str, str | None]:
+    return {name: None for name in (NAME, BOOTSTRAP_JOB, CATALOG_JOB) if name in spec.enabled_services()}

@@ -8,11 +8,11 @@ binaries of the newest PostgreSQL major Debian offers up to the pin). On aws it 
 from __future__ import annotations
 
 from infra.artifacts.recipe import ArtifactRecipe
-from infra.services.definition import SecretSpec, ServiceDefinition
+from infra.services.definition import AwsPart, Lazy, SecretSpec, ServiceDefinition
 from infra.services.postgres import container, native
 from infra.services.postgres.artifact import artifact_key, fetch_server
 from infra.services.postgres.config import NAME
-from infra.spec import Target
+from infra.spec import Layer, Target
 
 DEFAULT = {
     "layer": "catalog",
@@ -33,4 +33,10 @@ SERVICES = (
         secrets=(SecretSpec("postgres-password", "postgresPassword", "lab-postgres-password",
                             managed_on={Target.AWS: "RDS keeps the master password in Secrets Manager"}),),
     ),
+)
+
+AWS_PARTS = (
+    AwsPart(name=NAME, layer=Layer.CATALOG, build=Lazy("infra.services.postgres.aws:build"),
+            enabled=lambda spec: NAME in spec.enabled_services(),
+            log_sources=Lazy("infra.services.postgres.aws:log_sources")),
 )

@@ -10,11 +10,11 @@ Service for Prometheus instead (``managed``; see ``infra/targets/aws/observabili
 from __future__ import annotations
 
 from infra.artifacts.recipe import ArtifactRecipe
-from infra.services.definition import ServiceDefinition
+from infra.services.definition import AwsPart, Lazy, ServiceDefinition
 from infra.services.prometheus import container, native
 from infra.services.prometheus.artifact import artifact_key, fetch_prometheus
 from infra.services.prometheus.config import NAME
-from infra.spec import Target
+from infra.spec import Layer, Target
 
 DEFAULT = {
     "layer": "observability",
@@ -36,4 +36,9 @@ SERVICES = (
         managed={Target.AWS: "Amazon Managed Service for Prometheus (workspace, rule groups, alert manager to SNS)"},
         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_prometheus, source="Debian apt (prometheus)"),
     ),
+)
+
+AWS_PARTS = (
+    AwsPart(name=NAME, layer=Layer.OBSERVABILITY, build=Lazy("infra.services.prometheus.aws:build"),
+            enabled=Lazy("infra.services.prometheus.aws:enabled")),
 )

@@ -20,10 +20,11 @@ writes and the catalog gate refuses the commits.
 from __future__ import annotations
 
 from infra.artifacts.recipe import ArtifactRecipe
-from infra.services.definition import CertificateSpec, Lazy, ServiceDefinition
+from infra.services.definition import AwsPart, CertificateSpec, Lazy, ServiceDefinition
 from infra.services.trino import container, native
 from infra.services.trino.artifact import artifact_key, fetch_server
 from infra.services.trino.config import NAME, PASSWORD_DB, SHARED_SECRET, TLS, tls_hosts
+from infra.spec import Layer
 
 DEFAULT = {
     "layer": "compute",
@@ -58,4 +59,10 @@ SERVICES = (
         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_server, source="Maven Central io.trino:trino-server"),
         secrets=(SHARED_SECRET, PASSWORD_DB), certificates=(CertificateSpec(TLS, tls_hosts),),
     ),
+)
+
+AWS_PARTS = (
+    AwsPart(name=NAME, layer=Layer.COMPUTE, build=Lazy("infra.services.trino.aws:build"),
+            enabled=lambda spec: NAME in spec.enabled_services(),
+            log_sources=Lazy("infra.services.trino.aws:log_sources")),
 )

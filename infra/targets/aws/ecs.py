@@ -14,21 +14,21 @@ import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from infra.services import ServiceContext, registry
 from infra.services.placeholders import PLATFORM_TOKEN, SECRET_TOKEN
 from infra.services.plans import EcsPlan
 from infra.spec import HealthCheckSpec, Layer, ServiceSpec
+from infra.spec.aws import FARGATE_SIZES
 from infra.targets.aws.common import log_group_name, to_json
-
-if TYPE_CHECKING:
-    from infra.targets.aws import AwsContext
-    from infra.targets.aws.governance import GovernanceState
-    from infra.targets.aws.observability import LogGroups
+from infra.targets.aws.context import AwsComponent, AwsContext
+from infra.targets.aws.governance import GovernanceState, execution_role
+from infra.targets.aws.logs import LogGroups
 
 
 class SecretInEnvironment(ValueError):
@@ -210,6 +210,7 @@ def task_definition(
     secret_refs: dict[str, pulumi.Input[str]],
     cpu: int,
     memory: int,
+    opts: pulumi.ResourceOptions | None = None,
 ) -> aws.ecs.TaskDefinition:
     """A Fargate task definition: awsvpc networking, x86_64 (the pinned images are multi-arch or amd64)."""
     definitions = [container_definition(ctx, c, secret_refs) for c in containers]
@@ -225,76 +226,80 @@ def task_definition(
         container_definitions=to_json(definitions),
         runtime_platform={"operating_system_family": "LINUX", "cpu_architecture": "X86_64"},
         tags=tags,
-        opts=ctx.opts(layer),
+        opts=opts or ctx.opts(layer),
     )
 
 
-@dataclass
-class FargateService:
-    """One long-running Fargate service and its task definition."""
+class FargateServiceConfig(BaseModel):
+    """What makes one long-running Fargate service: its containers, size, count, network and rollout."""
 
-    task_definition: aws.ecs.TaskDefinition
-    service: aws.ecs.Service
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    container: Container = Field(description="The main container; the service and task are named after it.")
+    sidecars: tuple[Container, ...] = Field(
+        default=(), description="Containers in the same task (they share its network: localhost reaches the main one).")
+    cpu: int = Field(description="Fargate CPU units of the task.", gt=0)
+    memory: int = Field(description="Fargate memory of the task, MiB.", gt=0)
+    desired_count: int = Field(description="Tasks the service keeps running.", ge=0)
+    min_healthy_percent: int = Field(description="Share of tasks a deployment keeps running.", ge=0, le=100)
+    security_group: Any = Field(description="The security group (id, an Output) of its tasks.")
+    task_role: Any = Field(default=None, description="The task's own IAM role, or None (no AWS rights).")
+    tags: dict[str, str] = Field(default_factory=dict, description="Tags of the task definition and service.")
+    service_args: dict[str, Any] = Field(
+        default_factory=dict, description="More arguments of aws.ecs.Service (load balancers, registries, grace).")
+
+    @field_validator("memory")
+    @classmethod
+    def _fits_the_cpu(cls, memory: int, info: ValidationInfo) -> int:
+        cpu = info.data.get("cpu")
+        if cpu in FARGATE_SIZES and memory not in FARGATE_SIZES[cpu]:
+            raise ValueError(f"{memory} MiB is no Fargate size for {cpu} CPU units; allowed: "
+                             f"{', '.join(map(str, FARGATE_SIZES[cpu]))}")
+        return memory
 
 
-def fargate_service(
-    ctx: AwsContext,
-    layer: Layer,
-    gov: GovernanceState,
-    logs: LogGroups,
-    cluster: aws.ecs.Cluster,
-    container: Container,
-    *,
-    cpu: int,
-    memory: int,
-    task_role: aws.iam.Role | None,
-    desired_count: int,
-    security_group: pulumi.Input[str],
-    min_healthy_percent: int,
-    tags: dict[str, str],
-    secret_refs: dict[str, pulumi.Input[str]],
-    depends_on: list[pulumi.Resource] | None = None,
-    sidecars: list[Container] | None = None,
-    **service_args: Any,
-) -> FargateService:
-    """One long-running Fargate service: its execution role, task definition and ECS service.
+class FargateService(AwsComponent):
+    """One long-running Fargate service: its execution role (governance's), task definition and ECS service.
 
-    ``sidecars`` run in the same task (they share its network: ``localhost`` reaches the main container).
-    The service waits for its own log groups (created first by the observability layer).
+    The service waits for its own log groups (created first, by the observability layer's log groups).
     """
-    from infra.targets.aws import governance as gov_module  # governance builds the roles
 
-    spec = ctx.spec
-    name = container.name
-    containers = [container, *(sidecars or [])]
-    sources = [c.log_source or c.name for c in containers]
-    secrets_used = sorted({s for c in containers for s in secret_names(c.env)})
-    execution = gov_module.execution_role(ctx, gov, name, sources, secrets_used, secret_refs)
-    task = task_definition(
-        ctx, layer, f"{spec.name}-{name}", containers, tags=tags, execution_role=execution,
-        task_role=task_role, secret_refs=secret_refs, cpu=cpu, memory=memory,
-    )
-    service = aws.ecs.Service(
-        f"{spec.name}-{name}",
-        name=name,
-        cluster=cluster.arn,
-        task_definition=task.arn,
-        desired_count=desired_count,
-        launch_type="FARGATE",
-        platform_version="LATEST",
-        network_configuration={"subnets": gov.network.private_subnet_ids,
-                               "security_groups": [security_group], "assign_public_ip": False},
-        deployment_circuit_breaker={"enable": True, "rollback": True},
-        deployment_minimum_healthy_percent=min_healthy_percent,
-        deployment_maximum_percent=200,
-        propagate_tags="SERVICE",
-        enable_ecs_managed_tags=True,
-        wait_for_steady_state=False,
-        tags=tags,
-        opts=ctx.opts(layer, depends_on=[*(logs.group(source) for source in sources), *(depends_on or [])]),
-        **service_args,
-    )
-    return FargateService(task, service)
+    def __init__(self, config: FargateServiceConfig, ctx: AwsContext, layer: Layer, gov: GovernanceState,
+                 logs: LogGroups, cluster: aws.ecs.Cluster, secret_refs: Mapping[str, pulumi.Input[str]], *,
+                 depends_on: list[pulumi.Resource] | None = None, parent: pulumi.Resource | None = None) -> None:
+        spec = ctx.spec
+        name = config.container.name
+        super().__init__("platform:aws:FargateService", f"{spec.name}-{name}", ctx, layer, parent)
+        containers = [config.container, *config.sidecars]
+        sources = [c.log_source or c.name for c in containers]
+        secrets_used = sorted({s for c in containers for s in secret_names(c.env)})
+        execution = execution_role(ctx, gov, name, sources, secrets_used, dict(secret_refs))
+        self.task_definition = task_definition(
+            ctx, layer, f"{spec.name}-{name}", containers, tags=config.tags, execution_role=execution,
+            task_role=config.task_role, secret_refs=dict(secret_refs), cpu=config.cpu, memory=config.memory,
+            opts=self.child_opts(),
+        )
+        self.service = aws.ecs.Service(
+            f"{spec.name}-{name}",
+            name=name,
+            cluster=cluster.arn,
+            task_definition=self.task_definition.arn,
+            desired_count=config.desired_count,
+            launch_type="FARGATE",
+            platform_version="LATEST",
+            network_configuration={"subnets": gov.network.private_subnet_ids,
+                                   "security_groups": [config.security_group], "assign_public_ip": False},
+            deployment_circuit_breaker={"enable": True, "rollback": True},
+            deployment_minimum_healthy_percent=config.min_healthy_percent,
+            deployment_maximum_percent=200,
+            propagate_tags="SERVICE",
+            enable_ecs_managed_tags=True,
+            wait_for_steady_state=False,
+            tags=config.tags,
+            opts=self.child_opts(depends_on=[*(logs.group(source) for source in sources), *(depends_on or [])]),
+            **config.service_args,
+        )
+        self.register_outputs({"service": self.service.name, "task_definition": self.task_definition.arn})
 
 
 def cluster(ctx: AwsContext, layer: Layer) -> aws.ecs.Cluster:

@@ -11,19 +11,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 
 from infra.spec import Layer
 from infra.targets.aws import governance as gov_module
+from infra.targets.aws.context import AwsContext
 from infra.targets.aws.storage import SecureBucket, secure_bucket
-
-if TYPE_CHECKING:
-    from infra.targets.aws import AwsContext
-    from infra.targets.aws.catalog import CatalogState
-    from infra.targets.aws.storage import StorageState
 
 LAYER = Layer.RECOVERY
 
@@ -50,8 +46,9 @@ class RecoveryState:
         return out
 
 
-def build(ctx: AwsContext, gov: gov_module.GovernanceState, storage: StorageState,
-          catalog: CatalogState) -> RecoveryState:
+def build(ctx: AwsContext, gov: gov_module.GovernanceState, warehouse: SecureBucket,
+          database: aws.rds.Instance | None) -> RecoveryState:
+    """The vault, the database's backup plan (when the stack has the catalog database), the replica."""
     spec = ctx.spec
     opts = ctx.opts(LAYER)
     tags = ctx.tags(LAYER)
@@ -61,7 +58,6 @@ def build(ctx: AwsContext, gov: gov_module.GovernanceState, storage: StorageStat
                              kms_key_arn=gov.key.arn, tags=tags, opts=opts)
     state = RecoveryState(vault, retention)
 
-    database = catalog.database
     if database is not None:
         plan = aws.backup.Plan(
             f"{spec.name}-catalog-backups",
@@ -91,20 +87,16 @@ def build(ctx: AwsContext, gov: gov_module.GovernanceState, storage: StorageStat
         state.plan = plan
 
     if spec.storage.replica_bucket:
-        state.replica = _replica(ctx, gov, storage)
+        state.replica = _replica(ctx, gov, warehouse)
     return state
 
 
-def _replica(ctx: AwsContext, gov: gov_module.GovernanceState, storage: StorageState) -> SecureBucket:
+def _replica(ctx: AwsContext, gov: gov_module.GovernanceState, source: SecureBucket) -> SecureBucket:
     spec = ctx.spec
-    source = storage.warehouse
     region = spec.aws.replica_region or spec.aws.region
     key = gov_module.replica_key(ctx, gov, region)
-    replica = secure_bucket(
-        ctx, LAYER, f"{spec.name}-warehouse-replica", f"{spec.storage.bucket}-replica", key,
-        region=region, noncurrent_days=spec.storage.noncurrent_version_expiration_days,
-        abort_multipart_days=spec.storage.abort_incomplete_multipart_days,
-    )
+    replica = secure_bucket(ctx, LAYER, f"{spec.name}-warehouse-replica", f"{spec.storage.bucket}-replica", key.arn,
+                            region=region)
     role = gov_module.service_role(
         ctx, gov, "replication", "s3.amazonaws.com", "S3 replication of the warehouse into its replica",
         [
