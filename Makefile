@@ -18,27 +18,27 @@ pulumi:
 
 ## artifacts: what the stack's target runs or mounts, for the pins of Pulumi.$(STACK).yaml (never fetched by `pulumi up`)
 artifacts: venv
-	@$(PY) -m infra.artifacts fetch --stack $(STACK)
+	@$(PY) -m infra.control artifacts --stack $(STACK)
 
 ## up: the native platform on 127.0.0.1 via a real `pulumi up`, then endpoints, ownership, smoke check
 up: bootstrap
-	@$(PY) -m infra.stack up --stack $(STACK)
+	@$(PY) -m infra.control up --stack $(STACK)
 
 ## down: destroy the native platform; no process is left running (data directories are kept)
 down: venv
-	@$(PY) -m infra.stack down --stack $(STACK)
+	@$(PY) -m infra.control down --stack $(STACK)
 
 smoke: venv
-	@$(PY) -m infra.stack smoke --stack $(STACK)
+	@$(PY) -m infra.control smoke --stack $(STACK)
 
 ## verify: the post-deploy probes against an isolated native stack (its own ports and state), JUnit in reports/
 verify: bootstrap
-	$(PY) -m infra.stack verify
+	$(PY) -m infra.control verify
 
 ## test: every unit test, the toolchain and end-to-end tests, then the probes on an isolated stack
 test: bootstrap
 	$(PY) -m pytest tests -q
-	$(PY) -m infra.stack verify
+	$(PY) -m infra.control verify
 
 ## unit: offline, no artifact cache, no Go, no Pulumi CLI (Pulumi mocks and plain functions)
 unit: venv

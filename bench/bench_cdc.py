@@ -24,8 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from infra.stack import commands, isolated
-from infra.stack.workspace import forget, outputs
+from infra.control import commands, isolated
+from infra.control.workspace import forget, outputs
 from platform_tests.support import cdc
 from platform_tests.support.stack import Stack
 

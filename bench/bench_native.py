@@ -22,8 +22,8 @@ import time
 import psutil
 
 from infra.config import load_stack
-from infra.stack import commands, isolated
-from infra.stack.workspace import forget, outputs, select
+from infra.control import commands, isolated
+from infra.control.workspace import forget, outputs, select
 
 STACK = "bench"
 

@@ -23,18 +23,18 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from infra.control import commands, isolated
+from infra.control.procedures import stop_service
+from infra.control.workspace import forget, outputs, pulumi_env
 from infra.operations.config import from_outputs, load_catalog
-from infra.operations.procedures import stop_service
 from infra.paths import PROJECT_ROOT
-from infra.stack import commands, isolated
-from infra.stack.workspace import forget, outputs, pulumi_env
 
 STACK = "bench"
 
 
 def cli(*args: str) -> tuple[dict, float]:
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "infra.operations", "--stack", STACK, *args], cwd=PROJECT_ROOT,
+    done = subprocess.run([sys.executable, "-m", "infra.control", *args, "--stack", STACK], cwd=PROJECT_ROOT,
                           env={**os.environ, **pulumi_env(STACK)}, capture_output=True, text=True, timeout=1800,
                           check=False)
     seconds = time.perf_counter() - started

@@ -36,10 +36,9 @@ import pyarrow as pa
 from prometheus_client.core import CollectorRegistry
 from prometheus_client.exposition import generate_latest
 
-from infra import clients
+from infra.control import clients, commands, isolated
+from infra.control.workspace import forget, outputs
 from infra.operations import exporter as ex
-from infra.stack import commands, isolated
-from infra.stack.workspace import forget, outputs
 
 STACK = "bench"
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("value", pa.string())])

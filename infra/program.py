@@ -10,11 +10,11 @@ from __future__ import annotations
 import pulumi
 
 from infra import outputs
-from infra.artifacts.resolver import CacheResolver, Resolver
 from infra.config import NAMESPACE, ConfigError, load_platform
 from infra.layers import LayerComponent, create_layers
 from infra.resources import issue_certificates
-from infra.secrets import resolve_secrets
+from infra.services.resolver import CacheResolver, Resolver
+from infra.services.secrets import resolve_secrets
 from infra.spec import Layer, PlatformSpec
 from infra.targets import TargetNotReady, prepare
 

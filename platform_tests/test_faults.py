@@ -235,7 +235,7 @@ def _answers(stack: Stack) -> bool:
 @pytest.mark.storage
 def test_a_commit_with_the_store_stopped_fails_clearly_and_the_pointer_does_not_move(stack: Stack, created_tables,
                                                                                   figure, say):
-    from infra.stack import commands
+    from infra.control import commands
     from infra.targets.native import local_service
 
     _watchdog_status(stack, STORE)

@@ -6,7 +6,7 @@
    recovery point objective.
 2. Drill (a), the chapter's exercise 2: the catalog's database is lost entirely (catalog stopped,
    file deleted, catalog started on an empty database: every table is gone from it). Restore from
-   the latest backup (``python -m infra.operations recovery restore``): the backup's pointers, rolled
+   the latest backup (``python -m infra.control recovery restore``): the backup's pointers, rolled
    forward from storage. Every table the catalog had reads back with its row count and snapshot;
    the recovery time is measured against ``recovery.rto_minutes``, the recovery point (the commits
    the backup alone misses, and what is left missing after rolling forward) against ``rpo_minutes``.

@@ -2,7 +2,7 @@
 
 Before: every table's metadata location and current snapshot (a table a live writer commits to,
 like the streaming job's, may move on meanwhile: intact when its new metadata descends from the old).
-Then the catalog service is restarted through the target (native: ``python -m infra.stack restart rest-fixture --stack <stack>``,
+Then the catalog service is restarted through the target (native: ``python -m infra.control restart rest-fixture --stack <stack>``,
 which stops it by its recorded pid and lets ``pulumi up`` start it again and wait for health; or the
 command given with ``--restart-command``; otherwise the probe skips and says why). While it restarts, ``/v1/config`` is polled to measure the
 outage. After: every table resolves to the same metadata file and snapshot, the probe's tables still
@@ -31,7 +31,7 @@ RESTART_TIMEOUT_S = 600
 MAX_TABLES = 500
 POST_RESTART_COMMIT_S = 8.0
 # The target's restart: stop the service by its recorded pid, `pulumi up` starts it and waits for health.
-NATIVE_RESTART = ("infra.stack", "restart")
+NATIVE_RESTART = ("infra.control", "restart")
 
 
 def restart_argv(stack: Stack, template: str | None, service: str) -> list[str] | None:
@@ -145,7 +145,7 @@ def test_catalog_survives_a_restart_with_every_table_intact(stack: Stack, create
     argv = restart_argv(stack, request.config.getoption("--restart-command"), SERVICE)
     if argv is None:
         pytest.skip(f"target {stack.target}: the probe cannot restart {SERVICE} here (on native it uses "
-                    "python -m infra.stack restart; elsewhere pass --restart-command)")
+                    "python -m infra.control restart; elsewhere pass --restart-command)")
     uri = (stack.host_profiles.get("pyiceberg") or {}).get("uri", "")
     catalog = stack.catalog()
     before = catalog_state(catalog)

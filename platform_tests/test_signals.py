@@ -186,7 +186,7 @@ def test_catalog_down_is_noticed_and_resolves(stack: Stack, figure, say):
         up_metric = signals.metric(exporter, "lakehouse_catalog_up")
     finally:
         started = time.monotonic()
-        done = subprocess.run([sys.executable, "-m", "infra.stack", "start", "--stack", stack.name], cwd=ROOT,
+        done = subprocess.run([sys.executable, "-m", "infra.control", "start", "--stack", stack.name], cwd=ROOT,
                               capture_output=True, text=True, timeout=600)
         restart_s = time.monotonic() - started
     stack.reload()

@@ -18,6 +18,6 @@ if [ ! -x "$__lakehouse_root/.venv/bin/python" ]; then
 elif [ ! -x "$__lakehouse_root/.tools/bin/pulumi" ]; then
   echo "pulumi-env.sh: $__lakehouse_root/.tools/bin/pulumi is missing; run: make pulumi" >&2
 else
-  eval "$(cd "$__lakehouse_root" && .venv/bin/python -m infra.stack env --shell)"
+  eval "$(cd "$__lakehouse_root" && .venv/bin/python -m infra.control env --shell)"
 fi
 unset __lakehouse_root

@@ -16,9 +16,9 @@ from typing import Any
 import pulumi
 from pulumi.runtime import mocks as pulumi_mocks
 
+from infra.artifacts.artifact import Artifact
 from infra.artifacts.clients import DuckDBExtensions
-from infra.artifacts.recipe import Artifact
-from infra.artifacts.resolver import StackArtifacts, cloud_recipes, java_majors, recipe_of
+from infra.services.resolver import StackArtifacts, cloud_recipes, java_majors, recipe_of
 from infra.spec import PlatformSpec, Target
 
 FAKE_CACHE = Path("/nonexistent/lakehouse-cache")

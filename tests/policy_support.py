@@ -76,7 +76,7 @@ def graph(stack: str) -> tuple[list[Resource], StackContext]:
 
 def isolated_pulumi_env(tmp_path: Path, passphrase: str) -> dict[str, str]:
     """The project's Pulumi environment, with a throwaway file backend and passphrase."""
-    from infra.stack.workspace import pulumi_env
+    from infra.control.workspace import pulumi_env
 
     return {**pulumi_env(), "PULUMI_BACKEND_URL": f"file://{tmp_path / 'state'}", "PULUMI_CONFIG_PASSPHRASE": passphrase}
 

@@ -834,9 +834,9 @@ def test_secret_names_come_from_arns() -> None:
 def test_flink_on_msf_reads_msk_with_iam_when_kafka_is_msk(streaming: ProgramRun) -> None:
     import json
 
-    from infra.artifacts.resolver import cloud_recipes
     from infra.config import load_platform
     from infra.services import ServiceContext
+    from infra.services.resolver import cloud_recipes
 
     run = streaming
     [app] = run.of_type("aws:kinesisanalyticsv2/application:Application")

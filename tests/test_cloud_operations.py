@@ -17,8 +17,8 @@ from harness import ProgramRun, cached_run
 
 from infra.operations import tables
 from infra.services.maintenance_scheduler import aws as maintenance_aws
-from infra.targets.aws import tables as aws_tables
 from infra.targets.aws import run_task as rt
+from infra.targets.aws import tables as aws_tables
 
 FAKE_TRINO = """#!/bin/sh
 # Records its arguments, one call per line; answers the table listing like `trino --output-format TSV`.

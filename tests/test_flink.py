@@ -19,7 +19,7 @@ import yaml
 from conftest import stack_platform
 
 from infra.artifacts import pypi
-from infra.artifacts.recipe import ArtifactError
+from infra.artifacts.artifact import ArtifactError
 from infra.config import load_platform
 from infra.services import ServiceContext, flink
 from infra.services.flink import artifact as flink_artifact

@@ -25,8 +25,8 @@ from conftest import stack_platform
 from infra.config import ConfigError, load_platform
 from infra.operations import catalog_gate
 from infra.resources import certificate
-from infra.secrets import pbkdf2_hash
 from infra.services import profiles
+from infra.services.secrets import pbkdf2_hash
 from infra.services.trino import config as trino
 
 P = "lakehouse:platform"

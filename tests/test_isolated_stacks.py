@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from infra.config import load_platform, load_stack
-from infra.stack.isolated import BLOCK_SIZE, STACKS, first_port_of, isolated_platform
+from infra.control.isolated import BLOCK_SIZE, STACKS, first_port_of, isolated_platform
 
 
 def bound_ports(platform: dict) -> list[int]:

@@ -207,8 +207,8 @@ def test_flink_lib_has_what_an_iceberg_job_on_s3_needs_from_the_artifact_cache(l
     managers (Hadoop is loaded parent-first: on the cluster classpath or NoClassDefFoundError)."""
     from harness import fake_artifact
 
-    from infra.artifacts.resolver import recipe_of
     from infra.services import ServiceContext
+    from infra.services.resolver import recipe_of
 
     spec = load_platform(stack_platform("lab"))
     needed = {"iceberg-flink-runtime-2.1-1.11.0.jar", "iceberg-aws-bundle-1.11.0.jar", "hadoop-client-api-3.4.1.jar",

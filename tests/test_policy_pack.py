@@ -247,14 +247,14 @@ def test_pack_loads_and_refuses_in_a_real_preview(tmp_path):
 def test_real_preview_of_the_native_stack_passes_and_a_changed_table_is_refused(tmp_path, request):
     """`pulumi preview --policy-pack policies` on the project itself (native: no provider plugin needed).
 
-    On its own block of ports (infra.stack.isolated), so a user's `make up` platform running on this
+    On its own block of ports (infra.control.isolated), so a user's `make up` platform running on this
     host does not stop the program; needs the CLI and the artifact cache (`make bootstrap`).
     """
     pulumi_bin = ROOT / ".tools/bin/pulumi"
     if not pulumi_bin.exists():
         pytest.skip("the project-local Pulumi CLI (.tools/bin/pulumi, scripts/install-pulumi.sh) is not built")
     from infra.config import load_platform as load
-    from infra.stack.isolated import isolated_platform
+    from infra.control.isolated import isolated_platform
 
     platform, _ = isolated_platform("preview")
     config_file = tmp_path / "Pulumi.policy-check.yaml"

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from infra.artifacts import cache
-from infra.artifacts.recipe import ArtifactError
+from infra.artifacts.artifact import ArtifactError
 
 
 def candidates(packages: Sequence[str]) -> dict[str, str]:

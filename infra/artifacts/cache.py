@@ -22,7 +22,7 @@ from typing import Any
 
 from rich.console import Console
 
-from infra.artifacts.recipe import Artifact, ArtifactError
+from infra.artifacts.artifact import Artifact, ArtifactError
 from infra.paths import cache_base
 
 CHUNK = 1 << 20

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from infra.artifacts import cache, maven
-from infra.artifacts.recipe import Artifact, ArtifactError
+from infra.artifacts.artifact import Artifact, ArtifactError
 from infra.spec import EngineSpec
 
 

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from infra.artifacts import cache
-from infra.artifacts.recipe import ArtifactError
+from infra.artifacts.artifact import ArtifactError
 
 
 def go_env() -> dict[str, str]:

@@ -11,7 +11,7 @@ from functools import cache as memoize
 from pathlib import Path
 
 from infra.artifacts import cache
-from infra.artifacts.recipe import ArtifactError
+from infra.artifacts.artifact import ArtifactError
 
 #: Java majors the platform's JVMs need (a service definition may ask for more: Trino).
 JAVA_FOR_JVM_SERVICES = 17

@@ -20,7 +20,7 @@ import requests
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
 from infra.artifacts import cache
-from infra.artifacts.recipe import ArtifactError
+from infra.artifacts.artifact import ArtifactError
 
 MAVEN_REPO = os.environ.get("LAKEHOUSE_MAVEN_REPO", "https://repo1.maven.org/maven2").rstrip("/")
 HTTP_TIMEOUT = (15, 120)  # connect, read (seconds)

@@ -18,7 +18,7 @@ from typing import Any
 import requests
 
 from infra.artifacts import cache, maven
-from infra.artifacts.recipe import ArtifactError
+from infra.artifacts.artifact import ArtifactError
 
 PYPI = os.environ.get("LAKEHOUSE_PYPI_URL", "https://pypi.org").rstrip("/")
 HTTP_TIMEOUT = (15, 60)

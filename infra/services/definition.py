@@ -17,10 +17,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from infra.artifacts.recipe import ArtifactRecipe
+from infra.artifacts.artifact import Artifact
 from infra.services.context import ServiceContext
 from infra.services.plans import ContainerHost, ContainerPlan, EcsPlan, NativeHost, NativePlan, StepHost, StepPlan
 from infra.spec import Layer, PlatformSpec, Target
+
+
+@dataclass(frozen=True)
+class ArtifactRecipe:
+    """How the native target obtains what a service runs.
+
+    ``key`` names the cache entry from the service's pins (so the program and ``make artifacts``
+    agree on what a pin means); ``fetch`` obtains it into the cache (downloads, builds, apt) and
+    records it under that key. The program only ever looks the key up.
+    """
+
+    key: Callable[[ServiceContext], str]
+    fetch: Callable[[ServiceContext], Artifact]
+    source: str  # where it comes from, for the fetch table and the README
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from infra.services.context import Side
 from infra.spec import ServiceSpec, parse_size
 
 if TYPE_CHECKING:
-    from infra.artifacts.recipe import Artifact
+    from infra.artifacts.artifact import Artifact
 
 
 @dataclass

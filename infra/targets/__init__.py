@@ -14,8 +14,8 @@ from typing import Any, Protocol
 
 import pulumi
 
-from infra.artifacts.resolver import Resolver
 from infra.layers import LayerComponent
+from infra.services.resolver import Resolver
 from infra.spec import Layer, PlatformSpec, Target
 
 
@@ -62,7 +62,7 @@ def prepare(spec: PlatformSpec, secrets: dict[str, pulumi.Output[str]], resolver
 
         return DockerTarget(spec, secrets, resolver)
     if spec.target is Target.AWS:
-        from infra.artifacts.recipe import ArtifactError
+        from infra.artifacts.artifact import ArtifactError
         from infra.targets.aws.target import AwsTarget
 
         try:

@@ -171,10 +171,10 @@ class DeclaredTable(pulumi.dynamic.Resource, module="tables", name="DeclaredTabl
 def catalog_input(spec: Any, secrets: Mapping[str, pulumi.Output[str]]) -> pulumi.Output[dict[str, str]]:
     """The default catalog's PyIceberg properties as the deploying host reaches it, as the platform's identity
     (the gate's token where the catalog is gated) with the platform's store keys: a secret."""
-    from infra.secrets import render_inputs
     from infra.services import profiles
     from infra.services.context import Side
     from infra.services.placeholders import secret
+    from infra.services.secrets import render_inputs
 
     props: dict[str, str] = {**profiles.pyiceberg(spec, Side.EXTERNAL),
                              **profiles.client_secrets(spec, spec.platform_identity)}

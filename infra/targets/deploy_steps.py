@@ -16,9 +16,9 @@ from typing import Any
 import pulumi
 
 from infra.layers import LayerComponent
-from infra.secrets import render_inputs
 from infra.services import ServiceContext, registry
 from infra.services.plans import StepHost, StepPlan
+from infra.services.secrets import render_inputs
 from infra.spec import Layer, PlatformSpec
 from infra.targets import Built, UnbuiltDependency
 

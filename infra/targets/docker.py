@@ -27,15 +27,15 @@ from typing import Any, TypeVar
 import pulumi
 import pulumi_docker as docker
 
-from infra.artifacts.resolver import Resolver
 from infra.layers import LayerComponent, layer_labels
 from infra.operations.config import OperationsConfig
 from infra.paths import PROJECT_ROOT, state_root
-from infra.secrets import render
 from infra.services import ServiceContext, registry
 from infra.services.catalogs import gate_of
 from infra.services.context import Side
 from infra.services.plans import ContainerHost, StepHost
+from infra.services.resolver import Resolver
+from infra.services.secrets import render
 from infra.spec import Layer, PlatformSpec, ServiceSpec
 from infra.targets import Built, declared_tables, dependencies
 from infra.targets.deploy_steps import build_steps, export_steps

@@ -1,6 +1,6 @@
 """The operating layers as the probes drive them: the operations CLI, the run record, the schedulers.
 
-The probes run ``python -m infra.operations`` exactly as an operator would (a subprocess, JSON on
+The probes run ``python -m infra.control`` exactly as an operator would (a subprocess, JSON on
 stdout), with the stack outputs handed over as a file so each call does not have to ask Pulumi.
 """
 
@@ -48,12 +48,11 @@ def outputs_file(stack: Stack) -> Path:
 
 
 def cli(stack: Stack, *args: str, with_stack: bool = False) -> CliResult:
-    """``python -m infra.operations [--stack S] --outputs F <args>``; ``with_stack`` when it must run Pulumi."""
+    """``python -m infra.control <args> --outputs F [--stack S]``; ``with_stack`` when it must run Pulumi."""
     path = outputs_file(stack)
-    argv = [sys.executable, "-m", "infra.operations", "--outputs", str(path)]
+    argv = [sys.executable, "-m", "infra.control", *args, "--outputs", str(path)]
     if with_stack:
         argv += ["--stack", str(stack.name)]
-    argv += list(args)
     started = time.perf_counter()
     try:
         done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=CLI_TIMEOUT_S, check=False)
@@ -135,8 +134,8 @@ def catalog_truth(catalog: Any) -> dict[str, dict[str, Any]]:
 
 def lose_catalog_database(stack: Stack) -> dict[str, Any]:
     """The incident: the catalog's database is gone. Stop the catalog, delete its database, start it again (empty)."""
-    from infra.operations.procedures import stop_service
-    from infra.stack.commands import up
+    from infra.control.commands import up
+    from infra.control.procedures import stop_service
 
     ops = operations(stack)
     source = next(s for s in ops["backups"]["sqlite"] if s["name"] == ops["catalog"]["service"])

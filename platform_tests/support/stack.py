@@ -26,7 +26,7 @@ def read_stack_outputs(stack: str) -> dict[str, Any]:
     """The stack's outputs, secrets shown, through the project's Automation API workspace."""
     from pulumi import automation as auto
 
-    from infra.stack.workspace import outputs
+    from infra.control.workspace import outputs
 
     try:
         found = outputs(stack)
@@ -206,14 +206,14 @@ class Stack:
 
     def certificate_file(self, name: str) -> str:
         """A file holding the certificate ``name`` from the ``certificates`` output (to verify TLS against)."""
-        from infra import clients
+        from infra.control import clients
 
         return clients.certificate_file(self.outputs, name)
 
     def trino_connection(self, catalog: str | None = None, identity: str | None = None, password: str | None = None,
                          user: str | None = None):
-        """A Trino DB-API connection over HTTPS as ``identity`` (``infra.clients.trino_connection``)."""
-        from infra import clients
+        """A Trino DB-API connection over HTTPS as ``identity`` (``infra.control.clients.trino_connection``)."""
+        from infra.control import clients
 
         if not self.host_profiles.get("trino"):
             raise OutputsError("profiles.host.trino is missing: this stack runs no Trino")

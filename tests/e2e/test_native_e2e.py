@@ -1,7 +1,7 @@
 """End to end, for real: `pulumi up` of a native stack, engines through it, restart, destroy.
 
 The stack is an isolated copy of the native stack (``e2e``: its own block of ports and its own
-state, infra.stack.isolated), so the test never collides with a user's own ``make up`` platform.
+state, infra.control.isolated), so the test never collides with a user's own ``make up`` platform.
 Needs the Pulumi CLI (.tools/bin) and the native artifacts in the cache: ``make test`` installs both
 first. A failed first ``pulumi up`` fails the test: it is never retried behind the reader's back.
 """
@@ -16,10 +16,9 @@ import pyarrow as pa
 import pytest
 import yaml
 
-from infra import clients
+from infra.control import clients, commands, isolated
+from infra.control.workspace import forget, outputs, select
 from infra.paths import PROJECT_ROOT, state_root
-from infra.stack import commands, isolated
-from infra.stack.workspace import forget, outputs, select
 
 STACK = "e2e"
 

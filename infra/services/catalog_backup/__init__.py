@@ -4,7 +4,7 @@ Runs ``python -m infra.operations scheduler --role backup``: every ``recovery.ba
 (cron, UTC) it backs up each catalog database of the stack into ``<state>/backups/<source>/``
 with a sha256 sidecar, records the run (job ``backup-catalog``) and deletes backups older than
 ``recovery.backup_retention_days`` (the newest always stays); see ``infra/operations/backup.py``.
-The way back is ``python -m infra.operations recovery restore|rebuild`` (README, Recovery).
+The way back is ``python -m infra.control recovery restore|rebuild`` (README, Recovery).
 
 Natively it is the project's own Python, with the platform PostgreSQL's own ``pg_dump`` (the
 postgres artifact). In the lab it runs in the PostgreSQL image, whose ``pg_dump`` matches the

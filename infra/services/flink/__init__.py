@@ -19,8 +19,7 @@ jobs follow ``services.flink-jobmanager.enabled``.
 from __future__ import annotations
 
 from infra.artifacts import java
-from infra.artifacts.recipe import ArtifactRecipe
-from infra.services.definition import AwsPart, Lazy, ServiceDefinition
+from infra.services.definition import ArtifactRecipe, AwsPart, Lazy, ServiceDefinition
 from infra.services.flink import container, job, native
 from infra.services.flink.artifact import artifact_key, fetch_distribution, fetch_msf_jar, msf_key
 from infra.services.flink.config import JOB, JOBMANAGER, MSF, MSF_RUNTIME, STATE_INIT, TASKMANAGER, check

@@ -12,7 +12,7 @@ import tarfile
 from pathlib import Path
 
 from infra.artifacts import cache, java, maven, pypi
-from infra.artifacts.recipe import Artifact, ArtifactError
+from infra.artifacts.artifact import Artifact, ArtifactError
 from infra.paths import PROJECT_ROOT
 from infra.services.context import ServiceContext
 from infra.services.flink.config import JOB_MAIN, JOBMANAGER, MSF, MSF_RUNTIME, job_source

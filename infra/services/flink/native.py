@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from infra.artifacts.recipe import Artifact
+from infra.artifacts.artifact import Artifact
 from infra.services.context import ServiceContext
 from infra.services.flink.artifact import DIST_JAR, UTILS_JAR
 from infra.services.flink.config import (

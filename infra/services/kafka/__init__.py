@@ -22,8 +22,7 @@ milliseconds; ``status`` is one of placed, paid, shipped, delivered, cancelled (
 
 from __future__ import annotations
 
-from infra.artifacts.recipe import ArtifactRecipe
-from infra.services.definition import AwsPart, Lazy, ServiceDefinition
+from infra.services.definition import ArtifactRecipe, AwsPart, Lazy, ServiceDefinition
 from infra.services.kafka import container, native
 from infra.services.kafka.artifact import artifact_key, fetch_kafka
 from infra.services.kafka.config import KAFKA, TOPICS_JOB

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from infra.artifacts import cache, maven
-from infra.artifacts.recipe import Artifact, ArtifactError
+from infra.artifacts.artifact import Artifact, ArtifactError
 from infra.services.context import ServiceContext
 from infra.services.kafka.config import KAFKA
 

@@ -19,9 +19,8 @@ is removed (or streams are turned off). PostgreSQL itself only creates the empty
 
 from __future__ import annotations
 
-from infra.artifacts.recipe import ArtifactRecipe
 from infra.services import kafka
-from infra.services.definition import AwsPart, Lazy, ServiceDefinition
+from infra.services.definition import ArtifactRecipe, AwsPart, Lazy, ServiceDefinition
 from infra.services.kafka_connect import container, native, steps
 from infra.services.kafka_connect.artifact import (
     artifact_key,

@@ -7,8 +7,7 @@ binaries of the newest PostgreSQL major Debian offers up to the pin). On aws it 
 
 from __future__ import annotations
 
-from infra.artifacts.recipe import ArtifactRecipe
-from infra.services.definition import AwsPart, Lazy, SecretSpec, ServiceDefinition
+from infra.services.definition import ArtifactRecipe, AwsPart, Lazy, SecretSpec, ServiceDefinition
 from infra.services.postgres import container, native
 from infra.services.postgres.artifact import artifact_key, fetch_server
 from infra.services.postgres.config import NAME

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from infra.artifacts import apt, cache
-from infra.artifacts.recipe import Artifact, ArtifactError
+from infra.artifacts.artifact import Artifact, ArtifactError
 from infra.services.context import ServiceContext
 from infra.services.postgres.config import NAME, major_of
 from infra.services.postgres.native import _installed

@@ -9,8 +9,7 @@ Service for Prometheus instead (``managed``; see ``infra/targets/aws/observabili
 
 from __future__ import annotations
 
-from infra.artifacts.recipe import ArtifactRecipe
-from infra.services.definition import AwsPart, Lazy, ServiceDefinition
+from infra.services.definition import ArtifactRecipe, AwsPart, Lazy, ServiceDefinition
 from infra.services.prometheus import container, native
 from infra.services.prometheus.artifact import artifact_key, fetch_prometheus
 from infra.services.prometheus.config import NAME

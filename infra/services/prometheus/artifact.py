@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 from infra.artifacts import apt, cache
-from infra.artifacts.recipe import Artifact, ArtifactError
+from infra.artifacts.artifact import Artifact, ArtifactError
 from infra.services.context import ServiceContext
 from infra.services.prometheus.config import NAME
 

@@ -19,8 +19,7 @@ non-root user), the local process (the fixture's own classes behind a launcher t
 from __future__ import annotations
 
 from infra.artifacts import java
-from infra.artifacts.recipe import ArtifactRecipe
-from infra.services.definition import CatalogRole, ServiceDefinition
+from infra.services.definition import ArtifactRecipe, CatalogRole, ServiceDefinition
 from infra.services.rest_fixture import container, native
 from infra.services.rest_fixture.artifact import artifact_key, driver_key, fetch_driver, fetch_fixture
 from infra.services.rest_fixture.config import INIT_JOB, NAME, check, sqlite_file

@@ -9,7 +9,7 @@ import os
 import zipfile
 
 from infra.artifacts import cache, java, maven
-from infra.artifacts.recipe import Artifact, ArtifactError
+from infra.artifacts.artifact import Artifact, ArtifactError
 from infra.paths import PROJECT_ROOT
 from infra.services.context import ServiceContext
 from infra.services.rest_fixture.config import LAUNCHER_MAIN, NAME, POSTGRES_DRIVER

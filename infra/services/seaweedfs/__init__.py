@@ -7,8 +7,7 @@ process, the bucket job, and the native artifact (``weed`` built from the Go mod
 
 from __future__ import annotations
 
-from infra.artifacts.recipe import ArtifactRecipe
-from infra.services.definition import ServiceDefinition
+from infra.services.definition import ArtifactRecipe, ServiceDefinition
 from infra.services.seaweedfs import container, native
 from infra.services.seaweedfs.artifact import artifact_key, fetch_weed
 from infra.services.seaweedfs.config import BUCKET_JOB, IMAGE, NAME

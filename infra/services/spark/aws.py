@@ -12,10 +12,10 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-from infra.secrets import render
 from infra.services import ServiceContext, profiles, registry
 from infra.services.context import Side
 from infra.services.placeholders import SECRET_TOKEN
+from infra.services.secrets import render
 from infra.spec import Layer, PlatformSpec
 from infra.targets.aws import governance as gov_module
 from infra.targets.aws.common import log_group_name

@@ -19,8 +19,7 @@ writes and the catalog gate refuses the commits.
 
 from __future__ import annotations
 
-from infra.artifacts.recipe import ArtifactRecipe
-from infra.services.definition import AwsPart, CertificateSpec, Lazy, ServiceDefinition
+from infra.services.definition import ArtifactRecipe, AwsPart, CertificateSpec, Lazy, ServiceDefinition
 from infra.services.trino import container, native
 from infra.services.trino.artifact import artifact_key, fetch_server
 from infra.services.trino.config import NAME, PASSWORD_DB, SHARED_SECRET, TLS, tls_hosts

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 from infra.artifacts import archive, cache, maven
-from infra.artifacts.recipe import Artifact
+from infra.artifacts.artifact import Artifact
 from infra.services.context import ServiceContext
 from infra.services.trino.config import NAME
 

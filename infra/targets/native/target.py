@@ -15,15 +15,15 @@ from typing import Any
 
 import pulumi
 
-from infra.artifacts.recipe import ArtifactError
-from infra.artifacts.resolver import Resolver
+from infra.artifacts.artifact import ArtifactError
 from infra.layers import LayerComponent, layer_labels
 from infra.operations.config import OperationsConfig
 from infra.paths import PROJECT_ROOT, state_root
-from infra.secrets import render
 from infra.services import ServiceContext, registry
 from infra.services.catalogs import gate_of
 from infra.services.plans import NativeHost, StepHost
+from infra.services.resolver import Resolver
+from infra.services.secrets import render
 from infra.spec import Layer, PlatformSpec
 from infra.targets import Built, TargetNotReady, declared_tables, dependencies
 from infra.targets.deploy_steps import build_steps, export_steps

@@ -13,9 +13,9 @@ from pulumi import automation as auto
 from rich.console import Console
 from rich.table import Table
 
+from infra.control import isolated
+from infra.control.workspace import forget, outputs, pulumi_env, select
 from infra.paths import PROJECT_ROOT
-from infra.stack import isolated
-from infra.stack.workspace import forget, outputs, pulumi_env, select
 
 console = Console()
 
@@ -118,7 +118,7 @@ def smoke(stack: str) -> list[tuple[str, str, bool, str]]:
     """
     import requests
 
-    from infra import clients
+    from infra.control import clients
 
     out = outputs(stack)
     profiles = out["profiles"]["host"]

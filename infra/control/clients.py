@@ -1,6 +1,6 @@
 """Host-side clients of a deployed stack, acting as one identity: built from its outputs, nothing else.
 
-``outputs`` is the stack's outputs (``python -m infra.stack outputs``, ``infra.stack.workspace.outputs``):
+``outputs`` is the stack's outputs (``python -m infra.control outputs``, ``infra.control.workspace.outputs``):
 the profiles say where and how, ``credentials.identities.<identity>`` holds what the identity presents,
 ``certificates`` what TLS is verified against. The default identity is the one the host profiles name
 (``profiles.host.identity``, the writer); the platform's own jobs (maintenance) act as ``platform``.

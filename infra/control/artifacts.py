@@ -1,4 +1,4 @@
-"""``python -m infra.artifacts fetch --stack native [--only NAME]``: obtain a stack's artifacts, print a table.
+"""``python -m infra.control artifacts --stack native [--only NAME]``: obtain a stack's artifacts, print a table.
 
 The pins come from the stack's spec (``Pulumi.<stack>.yaml`` over the registry's defaults): what
 ``pulumi up`` looks up is exactly what this fetches.
@@ -6,7 +6,6 @@ The pins come from the stack's spec (``Pulumi.<stack>.yaml`` over the registry's
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
@@ -14,10 +13,10 @@ from rich.console import Console
 from rich.table import Table
 
 from infra.artifacts import cache
+from infra.artifacts.artifact import Artifact, ArtifactError
 from infra.artifacts.clients import duckdb_artifact
-from infra.artifacts.recipe import Artifact, ArtifactError
-from infra.artifacts.resolver import FetchingResolver
 from infra.config import ConfigError, load_stack
+from infra.services.resolver import FetchingResolver
 
 
 def _human(size: int) -> str:
@@ -29,23 +28,18 @@ def _human(size: int) -> str:
     return f"{size} B"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m infra.artifacts", description=(__doc__ or "").split("\n")[0])
-    commands = parser.add_subparsers(dest="command", required=True)
-    fetch_cmd = commands.add_parser("fetch", help="fetch every artifact a stack needs (or --only some)")
-    fetch_cmd.add_argument("--stack", default="native", help="the stack whose pins to fetch (default: native)")
-    fetch_cmd.add_argument("--only", action="append", help="fetch only this service's artifact (repeatable)")
-    args = parser.parse_args(argv)
+def fetch(stack: str, only: list[str] | None = None) -> int:
+    """Fetch every artifact ``stack`` needs (or ``only`` some services'), print what was obtained; 1 on an error."""
     started = time.monotonic()
     try:
-        spec = load_stack(args.stack)
-        resolver = FetchingResolver(set(args.only) if args.only else None)
+        spec = load_stack(stack)
+        resolver = FetchingResolver(set(only) if only else None)
         found = resolver.resolve(spec)
     except (ArtifactError, ConfigError) as error:
         Console(stderr=True).print(f"[bold red]error:[/] {error}")
         return 1
     root = cache.cache_root()
-    table = Table(title=f"artifacts of stack {args.stack} (target {spec.target.value}; cache: {root})")
+    table = Table(title=f"artifacts of stack {stack} (target {spec.target.value}; cache: {root})")
     for column in ("artifact", "requested", "obtained", "path", "size", "sha256", "seconds"):
         table.add_column(column, overflow="fold", no_wrap=column != "path")
     rows: list[tuple[Artifact, float | None]] = [(a, resolver.timings.get(n)) for n, a in found.services.items()]
@@ -68,6 +62,3 @@ def main(argv: list[str] | None = None) -> int:
     cache.console.print(f"[dim]total {time.monotonic() - started:.1f} s[/]")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

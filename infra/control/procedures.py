@@ -1,4 +1,4 @@
-"""The recovery procedures as one command each, on a deployed native stack (``python -m infra.operations recovery``).
+"""The recovery procedures as one command each, on a deployed native stack (``python -m infra.control recovery``).
 
 ``restore`` and ``rebuild`` (see ``recovery``) time every step, so the report is the drill's
 evidence: the recovery time (loss handled to every table read back) and what the backup alone
@@ -69,7 +69,7 @@ def restore(stack: str, outputs: Mapping[str, Any], config: OperationsConfig, cr
         chosen = backups.latest(config.backups.dir, source.name)
         if chosen is None:
             raise ProcedureError(f"no verified backup of {source.name} under {config.backups.dir}; "
-                                 "rebuild from storage instead: python -m infra.operations recovery rebuild")
+                                 "rebuild from storage instead: python -m infra.control recovery rebuild")
     recorded = chosen.recorded_sha256()
     if recorded is None or not chosen.verify():
         raise ProcedureError(f"{chosen.path}: its sha256 sidecar is missing or does not match; choose another backup")
@@ -169,6 +169,6 @@ def _safe_tables(catalog: Any) -> list[str]:
 
 
 def _pulumi_up(stack: str) -> float:
-    from infra.stack.commands import up
+    from infra.control.commands import up
 
     return up(stack, quiet=True)

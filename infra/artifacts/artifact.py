@@ -1,14 +1,9 @@
-"""What an artifact is, and how a service's definition says where its artifact comes from."""
+"""What an artifact is: one thing the native target runs (or the lab mounts), as found in the verified cache."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from infra.services.context import ServiceContext
 
 
 class ArtifactError(RuntimeError):
@@ -36,17 +31,3 @@ class Artifact:
     classpath: tuple[Path, ...] = ()
     main_class: str | None = None
     notes: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class ArtifactRecipe:
-    """How the native target obtains what a service runs.
-
-    ``key`` names the cache entry from the service's pins (so the program and ``make artifacts``
-    agree on what a pin means); ``fetch`` obtains it into the cache (downloads, builds, apt) and
-    records it under that key. The program only ever looks the key up.
-    """
-
-    key: Callable[[ServiceContext], str]
-    fetch: Callable[[ServiceContext], Artifact]
-    source: str  # where it comes from, for the fetch table and the README

@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Protocol
 
 from infra.artifacts import cache, clients, java
+from infra.artifacts.artifact import Artifact, ArtifactError, ArtifactMissing
 from infra.artifacts.clients import DuckDBExtensions
-from infra.artifacts.recipe import Artifact, ArtifactError, ArtifactMissing, ArtifactRecipe
 from infra.services import ServiceContext, registry
+from infra.services.definition import ArtifactRecipe
 from infra.spec import PlatformSpec, Target
 
 
@@ -101,7 +102,7 @@ class CacheResolver:
             raise ArtifactMissing(
                 "artifacts missing from the cache "
                 f"({cache.cache_root(create=False)}): " + "; ".join(missing)
-                + ". Fetch them with `make artifacts STACK=<stack>` (python -m infra.artifacts fetch --stack <stack>)"
+                + ". Fetch them with `make artifacts STACK=<stack>` (python -m infra.control artifacts --stack <stack>)"
             )
         return StackArtifacts(services, {m: java.find_java(m) for m in java_majors(spec)}, spark_jars, duckdb, cloud)
 
