@@ -160,8 +160,21 @@ def test_program_registers_nothing_on_bad_config():
 BREAKS_AT_DEPLOY = {
     "cron out of range": (
         "lab", lambda p: p["maintenance"].append({"action": "expire_snapshots", "schedule": "61 25 * * *"}),
-        f"{P}.maintenance.2.schedule: '61 25 * * *' is not a valid cron expression: Error validating expression "
-        "'25': the last value (25) is higher than the maximum value (23)",
+        f"{P}.maintenance.2.schedule: '61 25 * * *' is not a valid cron expression: minute 61 is out of range; "
+        "allowed: 0-59",
+    ),
+    "cron that never fires": (
+        "lab", lambda p: p["maintenance"].append({"action": "expire_snapshots", "schedule": "0 3 31 2 *"}),
+        f"{P}.maintenance.2.schedule: '0 3 31 2 *' never fires: day 31 of the month does not occur in February",
+    ),
+    "cron weekday out of range (7 is Sunday, 8 is nothing)": (
+        "lab", lambda p: p["maintenance"].append({"action": "expire_snapshots", "schedule": "0 3 * * 8"}),
+        f"{P}.maintenance.2.schedule: '0 3 * * 8' is not a valid cron expression: day-of-week 8 is out of range; "
+        "allowed: 0-7 or sun-sat (0 and 7 are Sunday)",
+    ),
+    "backup schedule that never fires": (
+        "native", lambda p: p.update(recovery={"backup_schedule": "*/15 * 30 2 *"}),
+        f"{P}.recovery.backup_schedule: '*/15 * 30 2 *' never fires: day 30 of the month does not occur in February",
     ),
     "bucket with two dots": (
         "lab", lambda p: p.setdefault("storage", {}).update(bucket="lakehouse..warehouse"),
