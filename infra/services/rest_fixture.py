@@ -298,7 +298,8 @@ SERVICES = (
                                 source="Maven Central iceberg-open-api + org.postgresql:postgresql + javac "
                                        "(tools/rest-fixture-launcher)"),
         lab_artifact=ArtifactRecipe(key=driver_key, fetch=fetch_driver,
-                                    source="Maven Central org.postgresql:postgresql (the fixture on PostgreSQL)"),
+                                    source="Maven Central org.postgresql:postgresql (the fixture on PostgreSQL)",
+                                    needed=lambda ctx: on_postgres(ctx.spec)),
         catalog=CatalogRole(path="", engine_name="fixture", warehouse=lambda spec: f"s3://{spec.storage.bucket}/",
                             sqlite_file=sqlite_file),
     ),
