@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import EmailStr, Field, field_validator, model_validator
@@ -82,10 +83,14 @@ class RecoverySpec(Strict):
 class ObservabilitySpec(Strict):
     """Signals derived from the metadata tables: what the exporter measures, how fast alerts fire.
 
-    The catalog-down bound is ``probe_interval_s + scrape_interval_s`` (the exporter notices, Prometheus
-    scrapes) ``+ scrape_interval_s`` (the rule is evaluated) ``+ catalog_down_for_s``; a table is stale
-    past its promise, and the alert waits ``stale_for_s`` (at least one refresh, so a commit the exporter
-    has not seen yet never raises it).
+    CatalogDown fires within ``catalog_down_bound_s`` of the catalog failing, the sum of every wait on
+    the way: the exporter's next catalog probe starts within ``probe_interval_s`` and, for a catalog
+    that hangs rather than refuses, gives up after ``probe_timeout_s``; Prometheus scrapes the 0 within
+    ``scrape_interval_s`` and evaluates the rule within another ``scrape_interval_s``; the rule then
+    holds for ``catalog_down_for_s``, counted in whole evaluation intervals. A catalog that is down for
+    less than ``catalog_down_for_s`` (a crash its watchdog restarts within seconds) never fires it, on
+    purpose. A table is stale past its promise, and TableStale waits ``stale_for_s`` (at least one
+    refresh, so a commit the exporter has not seen yet never raises it).
     """
 
     freshness_minutes: int = Field(default=60, ge=1, description="Freshness promise of a table no declaration "
@@ -97,6 +102,9 @@ class ObservabilitySpec(Strict):
                                                                         "(/v1/config and a load-table) and services.")
     refresh_interval_s: int = Field(default=30, ge=5, le=3600, description="How often the exporter re-reads every "
                                                                             "table's metadata.")
+    probe_timeout_s: int = Field(default=5, ge=1, le=60, description="How long the exporter waits for one answer "
+                                                                     "of the catalog or a service before counting "
+                                                                     "it down.")
     catalog_down_for_s: int = Field(default=10, ge=0, le=3600, description="How long the catalog must fail before "
                                                                             "CatalogDown fires.")
     stale_for_s: int | None = Field(default=None, ge=0, le=86400, description="How long a table must be past its "
@@ -135,9 +143,17 @@ class ObservabilitySpec(Strict):
         return self.stale_for_s if self.stale_for_s is not None else self.refresh_interval_s
 
     @property
+    def catalog_down_terms_s(self) -> dict[str, int]:
+        """Each wait between the catalog failing and CatalogDown firing, in seconds (see the class docstring)."""
+        evaluation = self.scrape_interval_s
+        return {"probe_interval_s": self.probe_interval_s, "probe_timeout_s": self.probe_timeout_s,
+                "scrape_interval_s": self.scrape_interval_s, "evaluation_interval_s": evaluation,
+                "catalog_down_for_s": math.ceil(self.catalog_down_for_s / evaluation) * evaluation}
+
+    @property
     def catalog_down_bound_s(self) -> int:
-        """Worst case from the catalog failing to CatalogDown firing (see the class docstring)."""
-        return self.probe_interval_s + 2 * self.scrape_interval_s + self.catalog_down_for_s
+        """Worst case from the catalog failing (hung or gone) to CatalogDown firing: the sum of its terms."""
+        return sum(self.catalog_down_terms_s.values())
 
     @property
     def small_file_bytes(self) -> int:
