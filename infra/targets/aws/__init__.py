@@ -11,7 +11,7 @@ find its KMS-encrypted group already there; their names derive from the spec, so
 for a later layer. Conventions every module follows:
 - every resource has ``parent=<its layer component>`` and the explicit provider (``ctx.opts``);
 - every taggable resource carries its layer's tags (``ctx.tags``); the provider adds the platform
-  and stack as default tags;
+  and stack as default tags, and takes every ``aws:`` key of the stack (``provider_config``);
 - every IAM role, policy and KMS key is a child of the governance layer, whichever layer needs it
   (``ctx.governance_opts``): one place answers "who may do what".
 """
@@ -30,6 +30,7 @@ from infra.layers import LayerComponent
 from infra.spec import Layer, PlatformSpec
 from infra.targets import Built
 from infra.targets.aws.common import layer_tags, tag_value
+from infra.targets.aws.provider_config import provider_args
 
 
 @dataclass(frozen=True)
@@ -75,13 +76,11 @@ class AwsTarget:
         from infra.targets.aws import catalog, compute, governance, observability, orchestration, recovery, storage
 
         spec = self.spec
+        # Every aws: key of the stack (profile, assumeRoles, endpoints, ...) reaches this explicit provider.
         provider = aws.Provider(
             f"{spec.name}-aws",
-            region=spec.aws.region,
-            default_tags={"tags": {
-                "lakehouse.platform": tag_value(spec.name),
-                "lakehouse.stack": tag_value(pulumi.get_stack()),
-            }},
+            **provider_args(spec.aws.region, {"lakehouse.platform": tag_value(spec.name),
+                                              "lakehouse.stack": tag_value(pulumi.get_stack())}),
             opts=pulumi.ResourceOptions(parent=layers[Layer.GOVERNANCE]),
         )
         ctx = AwsContext(spec, self.secrets, provider, layers, artifacts=self.artifacts)
