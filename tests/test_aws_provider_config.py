@@ -13,7 +13,7 @@ from typing import Any
 import pulumi
 import pytest
 from conftest import stack_platform
-from harness import CLOUD_SECRETS, SECRET_SIG, ProgramRun, run_program
+from harness import CLOUD_SECRETS, SECRET_SIG, ProgramRun, RecordingMocks, run_program
 
 ROLE = {"roleArn": "arn:aws:iam::123456789012:role/lakehouse-deploy", "sessionName": "cd-pipeline",
         "externalId": "lakehouse"}
@@ -46,9 +46,10 @@ def plain(value: Any) -> Any:
         return value
 
 
-def run_with(aws_config: dict[str, str], secret: tuple[str, ...] = ()) -> ProgramRun:
+def run_with(aws_config: dict[str, str], secret: tuple[str, ...] = (), mocks: RecordingMocks | None = None
+             ) -> ProgramRun:
     return run_program("cloud", stack_platform("cloud"), extra_config={**CLOUD_SECRETS, **aws_config},
-                       secret_keys=[*CLOUD_SECRETS, *secret])
+                       secret_keys=[*CLOUD_SECRETS, *secret], mocks=mocks)
 
 
 def test_every_aws_key_of_the_stack_reaches_the_provider() -> None:
@@ -105,6 +106,8 @@ def test_a_secret_aws_key_stays_secret() -> None:
      "aws:defaultTags.tags: lakehouse.stack are the platform's own default tags; leave them to the program"),
 ])
 def test_an_aws_key_the_provider_would_not_take_stops_the_run_naming_it(config: dict[str, str], message: str) -> None:
+    mocks = RecordingMocks()
     with pytest.raises(pulumi.RunError) as info:
-        run_with(config)
+        run_with(config, mocks=mocks)
     assert str(info.value) == f"invalid aws provider config in the stack:\n  - {message}"
+    assert mocks.resources == []  # refused before any resource

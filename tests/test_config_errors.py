@@ -371,6 +371,12 @@ REFUSED_NOW = {
         f"{P}.services.trino.health.path: 'v1/info' is not an HTTP path: it starts with '/' and holds no spaces, "
         "e.g. /healthz",
     ),
+    "a deployment that stops waiting before the start period ends": (
+        "lab", lambda p: p["services"].update(trino={"health": {"kind": "http", "port": "http", "path": "/v1/info",
+                                                                "start_period_s": 300, "ready_timeout_s": 120}}),
+        f"{P}.services.trino.health.ready_timeout_s: 120 is shorter than start_period_s 300; the deployment would "
+        "give up on the service while it is still allowed to start: wait at least the start period",
+    ),
     "an environment name holding its value": (
         "lab", lambda p: p["services"].update(trino={"env": {"JAVA_OPTS=-Xmx1g": ""}}),
         f"{P}.services.trino.env: 'JAVA_OPTS=-Xmx1g' is not an environment variable name: no '=', spaces or NUL, "

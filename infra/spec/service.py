@@ -64,6 +64,10 @@ class HealthCheckSpec(Strict):
             raise ValueError(f"a {self.kind} health check needs 'port' (the name of one of the service's ports)")
         if self.kind == "command" and not self.command:
             raise ValueError("a command health check needs 'command'")
+        if self.ready_timeout_s < self.start_period_s:
+            raise ValueError(f"ready_timeout_s: {self.ready_timeout_s} is shorter than start_period_s "
+                             f"{self.start_period_s}; the deployment would give up on the service while it is still "
+                             "allowed to start: wait at least the start period")
         return self
 
 

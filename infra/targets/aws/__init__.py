@@ -71,18 +71,17 @@ class AwsTarget:
         self.spec = spec
         self.secrets = secrets
         self.artifacts = artifacts or StackArtifacts()  # what it uploads (MSK Connect's plugins), looked up
+        # Every aws: key of the stack (profile, assumeRoles, endpoints, ...), for the explicit provider; read
+        # here, before any resource, so a key the provider would not take stops the run with nothing registered.
+        self.provider_args = provider_args(spec.aws.region, {"lakehouse.platform": tag_value(spec.name),
+                                                             "lakehouse.stack": tag_value(pulumi.get_stack())})
 
     def build(self, layers: Mapping[Layer, LayerComponent]) -> Built:
         from infra.targets.aws import catalog, compute, governance, observability, orchestration, recovery, storage
 
         spec = self.spec
-        # Every aws: key of the stack (profile, assumeRoles, endpoints, ...) reaches this explicit provider.
-        provider = aws.Provider(
-            f"{spec.name}-aws",
-            **provider_args(spec.aws.region, {"lakehouse.platform": tag_value(spec.name),
-                                              "lakehouse.stack": tag_value(pulumi.get_stack())}),
-            opts=pulumi.ResourceOptions(parent=layers[Layer.GOVERNANCE]),
-        )
+        provider = aws.Provider(f"{spec.name}-aws", **self.provider_args,
+                                opts=pulumi.ResourceOptions(parent=layers[Layer.GOVERNANCE]))
         ctx = AwsContext(spec, self.secrets, provider, layers, artifacts=self.artifacts)
         gov = governance.build(ctx)
         logs = observability.log_groups(ctx, gov)
