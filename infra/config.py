@@ -65,8 +65,9 @@ def defaults() -> dict[str, Any]:
 def placement_context() -> PlacementContext:
     """What the registry tells validation: where services cannot run, which are jobs, which are catalogs."""
     reg = registry()
+    secret_keys = {item.config_key: d.name for d in reg for item in d.secrets if item.config_key}
     return PlacementContext(unavailable=reg.placement(), job_of=reg.jobs_of(), catalogs=tuple(reg.catalogs()),
-                            checks=reg.checks(), gates=reg.gates())
+                            checks=reg.checks(), gates=reg.gates(), secret_keys=secret_keys)
 
 
 def _merge(base: Any, override: Any) -> Any:
@@ -163,9 +164,17 @@ def _format(error: Any) -> list[str]:
     # A tagged union puts the tag in the location (connectors.0.iceberg-sink.table): the user wrote connectors.0.table.
     loc = tuple(p for i, p in enumerate(error["loc"])
                 if not (p in CONNECTOR_KINDS and i and isinstance(error["loc"][i - 1], int)))
+    if loc and loc[-1] == "[key]":
+        # A mapping key that is not a name (ports: {8080: ...}, env: {true: x}): say so at the mapping.
+        path = ".".join([CONFIG_KEY, *(str(p) for p in loc[:-2])])
+        return [f"{path}: the key {error['input']!r} is not a name; keys are strings (quote it: '{error['input']}')"]
     path = ".".join([CONFIG_KEY, *(str(p) for p in loc)])
     message = error["msg"].removeprefix("Value error, ")
-    if error["type"] == "extra_forbidden":
+    if error["type"] in ("model_type", "model_attributes_type"):
+        message = f"must be a mapping of settings, got {error['input']!r}"
+    elif error["type"] == "too_short":
+        message = f"{error['input']!r} is not allowed: list at least {error['ctx']['min_length']}"
+    elif error["type"] == "extra_forbidden":
         allowed = _allowed_keys(loc)
         message = f"unknown key; allowed: {', '.join(allowed)}" if allowed else "unknown key"
     elif error["type"] == "missing":
@@ -174,10 +183,11 @@ def _format(error: Any) -> list[str]:
         message = f"{error['ctx']['tag']!r} is not allowed; allowed: {error['ctx']['expected_tags']}"
     elif error["type"] == "union_tag_not_found":
         message = f"needs {error['ctx']['discriminator']}"
-    elif error["type"] in ("enum", "literal_error"):
-        message = f"{error['input']!r} is not allowed; {message.lower()}"
-    elif error["type"] in ("less_than_equal", "greater_than_equal", "less_than", "greater_than", "int_parsing",
-                           "int_type", "bool_parsing", "string_type", "dict_type", "list_type"):
+    elif error["type"] in ("enum", "literal_error", "less_than_equal", "greater_than_equal", "less_than",
+                           "greater_than", "int_parsing", "int_type", "int_from_float", "float_parsing", "float_type",
+                           "bool_parsing", "bool_type", "string_type", "dict_type", "list_type", "too_long",
+                           "string_too_short", "string_too_long"):
+        # Only the first letter is lowered: the allowed values keep their case ('Read', not 'read').
         message = f"{error['input']!r} is not allowed; {message[0].lower()}{message[1:]}"
     elif error["type"] == "value_error" and "email" in message.lower():
         message = f"{error['input']!r} is not an email address ({message})"
@@ -223,6 +233,13 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
     seen: dict[Any, int] = {}
     for key_node, _ in node.value:
+        if not isinstance(key_node, yaml.ScalarNode):
+            # `? [a, b]` or `? {a: b}`: a key that is a list or mapping, which no config key can be (and Python
+            # could not hash).
+            kind = "list" if isinstance(key_node, yaml.SequenceNode) else "mapping"
+            raise yaml.constructor.ConstructorError(
+                "while reading a mapping", node.start_mark,
+                f"a key is a {kind}; every key of a stack config is a name (a plain string)", key_node.start_mark)
         key = loader.construct_object(key_node, deep=deep)
         if key in seen:
             raise yaml.constructor.ConstructorError(
@@ -246,8 +263,17 @@ def read_stack_config(path: Path) -> dict[str, Any]:
     """The ``config`` mapping of a stack file (duplicate keys refused, like Pulumi's own parser)."""
     if not path.exists():
         raise ConfigError(str(path), [f"{path.name}: no such stack file"])
+    raw = path.read_bytes()
     try:
-        document = yaml.load(path.read_text(), Loader=_UniqueKeyLoader) or {}  # noqa: S506 - a SafeLoader subclass
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ConfigError(path.name, [
+            f"{path.name}: line {line}, column {column}: byte 0x{raw[exc.start]:02x} is not UTF-8 (a Latin-1 or "
+            "Windows-1252 character?); Pulumi reads stack files as UTF-8: save the file as UTF-8"]) from None
+    try:
+        document = yaml.load(text, Loader=_UniqueKeyLoader) or {}  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise ConfigError(path.name, [f"{path.name}: not valid YAML: {exc}"]) from None
     config = document.get("config") or {}

@@ -34,6 +34,7 @@ def observability(spec: PlatformSpec) -> dict[str, Any]:
         "catalog": spec.catalog.default,
         "alerts": [alert.name for alert in alerts(spec)],
         "catalog_down_bound_s": spec.observability.catalog_down_bound_s,
+        "catalog_down_terms_s": spec.observability.catalog_down_terms_s,
         "table_stale_for_s": spec.observability.table_stale_for_s,
         "refresh_interval_s": spec.observability.refresh_interval_s,
         "probe_interval_s": spec.observability.probe_interval_s,

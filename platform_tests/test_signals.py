@@ -10,13 +10,16 @@ scheduler writes) bring the small files down and resolve it; the one-minute tabl
 TableStale fires in Prometheus within its bound (``for`` + a scrape + an evaluation after the promise
 runs out); a new commit resolves it.
 
-Catalog down: the catalog's process is stopped by its recorded pid; CatalogDown must fire within
-``observability.catalog_down_bound_s`` (the exporter's probe interval + a scrape + an evaluation + the
-rule's ``for``); the catalog is started again through the target and the alert resolves.
+Catalog down, two ways: the catalog's process is stopped by its recorded pid (connections are refused),
+and the catalog hangs (SIGSTOP: connections are accepted and never answered, so every probe waits out
+its timeout). Either way CatalogDown must fire within ``observability.catalog_down_bound_s`` (the
+exporter's probe interval + its request timeout + a scrape + an evaluation + the rule's ``for``), and
+resolve once the catalog is back (started again through the target; SIGCONT).
 """
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import time
@@ -178,10 +181,11 @@ def test_catalog_down_is_noticed_and_resolves(stack: Stack, figure, say):
         fail(stack, "observability", "CatalogDown is already active before the catalog is stopped",
              [a.__dict__ for a in signals.alerts(prometheus)])
     bound = obs["catalog_down_bound_s"] + SLACK_S
+    check, seen = _catalog_down_watch(prometheus, exporter)
     stopped_at = time.monotonic()
     local_service.stop_process_tree(record, grace_s=30.0)
     try:
-        fired, _ = signals.wait_for(lambda: signals.alert_state(prometheus, "CatalogDown") == "firing", bound + 30)
+        fired, _ = signals.wait_for(check, bound + 30, interval_s=0.5)
         noticed = time.monotonic() - stopped_at
         up_metric = signals.metric(exporter, "lakehouse_catalog_up")
     finally:
@@ -192,11 +196,12 @@ def test_catalog_down_is_noticed_and_resolves(stack: Stack, figure, say):
     stack.reload()
     resolved, waited = signals.wait_for(lambda: signals.alert_state(prometheus, "CatalogDown") is None,
                                         obs["catalog_down_bound_s"] + 30)
-    seen = f"firing after {noticed:.0f}s" if fired else f"NOT firing after {noticed:.0f}s"
-    say(f"== {service} stopped: CatalogDown {seen} (bound {bound:.0f}s: declared "
+    state = f"firing after {noticed:.0f}s" if fired else f"NOT firing after {noticed:.0f}s"
+    say(f"== {service} stopped: CatalogDown {state} (bound {bound:.0f}s: declared "
         f"{obs['catalog_down_bound_s']}s + {SLACK_S:.0f}s slack; exporter said lakehouse_catalog_up {up_metric}); "
         f"started again in {restart_s:.0f}s, resolved {waited:.0f}s later")
-    figure(f"CatalogDown fired {noticed:.0f}s after the catalog stopped (bound {bound:.0f}s); resolved {waited:.0f}s "
+    figure(f"stopped catalog: CatalogDown fired {noticed:.1f}s after the stop (exporter 0 at "
+           f"{seen.get('exporter_says_down_s', float('nan')):.1f}s; bound {bound:.0f}s); resolved {waited:.0f}s "
            f"after it was back ({restart_s:.0f}s restart)")
     if done.returncode != 0:
         fail(stack, "catalog", f"starting {service} again through the target failed",
@@ -207,4 +212,71 @@ def test_catalog_down_is_noticed_and_resolves(stack: Stack, figure, say):
               "alerts": [a.__dict__ for a in signals.alerts(prometheus)]})
     if not resolved:
         fail(stack, "observability", "CatalogDown did not resolve after the catalog came back",
+             {"waited_s": round(waited, 1), "alerts": [a.__dict__ for a in signals.alerts(prometheus)]})
+
+
+def _catalog_down_watch(prometheus: str, exporter: str) -> tuple[Any, dict[str, float]]:
+    """A check for ``wait_for``: true once CatalogDown fires; notes when the exporter first said 0 (from start)."""
+    started, seen = time.monotonic(), {}
+
+    def check() -> bool:
+        if "exporter_says_down_s" not in seen and signals.metric(exporter, "lakehouse_catalog_up") == 0:
+            seen["exporter_says_down_s"] = time.monotonic() - started
+        state = signals.alert_state(prometheus, "CatalogDown")
+        if state == "pending" and "pending_s" not in seen:
+            seen["pending_s"] = time.monotonic() - started
+        return state == "firing"
+
+    return check, seen
+
+
+def test_a_hung_catalog_is_noticed_and_resolves(stack: Stack, figure, say):
+    """The catalog process stopped with SIGSTOP: the port accepts, nothing answers, every probe waits out its
+    timeout. SIGCONT comes in a ``finally``, whatever happens."""
+    import psutil
+
+    from infra.targets.native import watchdog
+
+    prometheus, exporter, obs = endpoints(stack)
+    if stack.target != "native" or not stack.name:
+        pytest.skip("the probe stops the catalog's process by its recorded pid (native, --stack)")
+    service = obs.get("catalog", "rest-fixture")
+    pid = watchdog.read_status(stack.service_record(service)["data_dir"]).get("pid")
+    if not pid:
+        pytest.skip(f"{service} has no running process in its watchdog's status: is the stack up?")
+    if signals.alert_state(prometheus, "CatalogDown") is not None:
+        fail(stack, "observability", "CatalogDown is already active before the catalog hangs",
+             [a.__dict__ for a in signals.alerts(prometheus)])
+    terms = obs.get("catalog_down_terms_s") or {}
+    bound = obs["catalog_down_bound_s"] + SLACK_S
+    processes = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
+    check, seen = _catalog_down_watch(prometheus, exporter)
+    hung_at = time.monotonic()
+    for process in processes:
+        process.send_signal(signal.SIGSTOP)
+    try:
+        fired, _ = signals.wait_for(check, bound + 30, interval_s=0.5)
+        noticed = time.monotonic() - hung_at
+    finally:
+        for process in processes:
+            try:
+                process.send_signal(signal.SIGCONT)
+            except psutil.NoSuchProcess:
+                pass
+    resolved, waited = signals.wait_for(lambda: signals.alert_state(prometheus, "CatalogDown") is None,
+                                        obs["catalog_down_bound_s"] + 30)
+    say(f"== {service} hung (SIGSTOP of pids {[p.pid for p in processes]}): exporter said lakehouse_catalog_up 0 "
+        f"after {seen.get('exporter_says_down_s', float('nan')):.1f}s, CatalogDown pending after "
+        f"{seen.get('pending_s', float('nan')):.1f}s, {'firing' if fired else 'NOT firing'} after {noticed:.1f}s "
+        f"(bound {bound:.0f}s: {' + '.join(f'{k} {v}' for k, v in terms.items())} + {SLACK_S:.0f}s slack); "
+        f"resolved {waited:.0f}s after SIGCONT")
+    figure(f"hung catalog: CatalogDown fired {noticed:.1f}s after SIGSTOP (exporter 0 at "
+           f"{seen.get('exporter_says_down_s', float('nan')):.1f}s; bound {bound:.0f}s); resolved {waited:.0f}s "
+           "after SIGCONT")
+    if not fired or noticed > bound:
+        fail(stack, "observability", f"CatalogDown did not fire within {bound:.0f}s of the catalog hanging",
+             {"fired": bool(fired), "seconds": round(noticed, 1), **seen, "terms": terms,
+              "alerts": [a.__dict__ for a in signals.alerts(prometheus)]})
+    if not resolved:
+        fail(stack, "observability", "CatalogDown did not resolve after the catalog was continued",
              {"waited_s": round(waited, 1), "alerts": [a.__dict__ for a in signals.alerts(prometheus)]})

@@ -185,15 +185,20 @@ def run_program(
     extra_config: dict[str, str] | None = None,
     mocks: RecordingMocks | None = None,
     resolver: Any = None,
+    secret_keys: list[str] | None = None,
 ) -> ProgramRun:
-    """Evaluate the whole program for ``stack`` with the given ``lakehouse:platform`` object."""
+    """Evaluate the whole program for ``stack`` with the given ``lakehouse:platform`` object.
+
+    ``extra_config`` keys are secret (as `pulumi config set --secret` makes them) unless ``secret_keys`` names
+    which are.
+    """
     from infra import program
 
     mocks = mocks if mocks is not None else RecordingMocks()
     if extra_config is None and platform.get("target") == "aws":
         extra_config = CLOUD_SECRETS  # what `pulumi config set --secret` puts in a cloud stack
     config = {"lakehouse:platform": json.dumps(platform), **(extra_config or {})}
-    pulumi.runtime.set_all_config(config, list((extra_config or {}).keys()))
+    pulumi.runtime.set_all_config(config, secret_keys if secret_keys is not None else list((extra_config or {}).keys()))
     pulumi_mocks.set_mocks(mocks, project="lakehouse-platform", stack=stack, preview=False)
     exported: dict[str, Any] = {}
     original_export = pulumi.export

@@ -625,10 +625,12 @@ def test_maintenance_runs_on_eventbridge_scheduler(cloud: ProgramRun) -> None:
 
 @pytest.mark.parametrize(("cron", "expected"), [
     ("0 3 * * *", "cron(0 3 * * ? *)"),
-    ("30 2 * * 0", "cron(30 2 ? * 1 *)"),
-    ("0 4 * * 1-5", "cron(0 4 ? * 2-6 *)"),
-    ("*/15 * * * 6,0", "cron(*/15 * ? * 7,1 *)"),
+    ("30 2 * * 0", "cron(30 2 ? * SUN *)"),
+    ("30 2 * * 7", "cron(30 2 ? * SUN *)"),
+    ("0 4 * * 1-5", "cron(0 4 ? * MON-FRI *)"),
+    ("*/15 * * * 6,0", "cron(0,15,30,45 * ? * SUN,SAT *)"),
     ("0 1 1 * *", "cron(0 1 1 * ? *)"),
+    ("0 1 1-7,15 jan-mar *", "cron(0 1 1-7,15 1-3 ? *)"),
 ])
 def test_scheduler_cron(cron: str, expected: str) -> None:
     assert scheduler_cron(cron) == expected
@@ -737,8 +739,9 @@ def test_the_rest_fixture_is_refused_on_aws() -> None:
      "lakehouse:platform.maintenance: on aws maintenance runs through Trino (its CLI against the coordinator); "
      "enable services.trino or remove maintenance"),
     (lambda p: p["maintenance"].append({"action": "rewrite_manifests", "schedule": "0 5 1 * 1"}),
-     "lakehouse:platform.maintenance.2.schedule: '0 5 1 * 1' restricts both day-of-month and day-of-week; "
-     "EventBridge Scheduler accepts only one of them (set the other to *)"),
+     "lakehouse:platform.maintenance.2.schedule: '0 5 1 * 1' restricts both the day of month and the day of week "
+     "(cron fires when either matches); EventBridge Scheduler accepts only one of them: set the other to *, or "
+     "declare two jobs"),
 ])
 def test_malformed_cloud_configs_fail_with_clear_messages(change: Any, message: str) -> None:
     platform = cloud_platform()

@@ -160,8 +160,21 @@ def test_program_registers_nothing_on_bad_config():
 BREAKS_AT_DEPLOY = {
     "cron out of range": (
         "lab", lambda p: p["maintenance"].append({"action": "expire_snapshots", "schedule": "61 25 * * *"}),
-        f"{P}.maintenance.2.schedule: '61 25 * * *' is not a valid cron expression: Error validating expression "
-        "'25': the last value (25) is higher than the maximum value (23)",
+        f"{P}.maintenance.2.schedule: '61 25 * * *' is not a valid cron expression: minute 61 is out of range; "
+        "allowed: 0-59",
+    ),
+    "cron that never fires": (
+        "lab", lambda p: p["maintenance"].append({"action": "expire_snapshots", "schedule": "0 3 31 2 *"}),
+        f"{P}.maintenance.2.schedule: '0 3 31 2 *' never fires: day 31 of the month does not occur in February",
+    ),
+    "cron weekday out of range (7 is Sunday, 8 is nothing)": (
+        "lab", lambda p: p["maintenance"].append({"action": "expire_snapshots", "schedule": "0 3 * * 8"}),
+        f"{P}.maintenance.2.schedule: '0 3 * * 8' is not a valid cron expression: day-of-week 8 is out of range; "
+        "allowed: 0-7 or sun-sat (0 and 7 are Sunday)",
+    ),
+    "backup schedule that never fires": (
+        "native", lambda p: p.update(recovery={"backup_schedule": "*/15 * 30 2 *"}),
+        f"{P}.recovery.backup_schedule: '*/15 * 30 2 *' never fires: day 30 of the month does not occur in February",
     ),
     "bucket with two dots": (
         "lab", lambda p: p.setdefault("storage", {}).update(bucket="lakehouse..warehouse"),
@@ -258,6 +271,216 @@ BREAKS_AT_DEPLOY = {
         f"{P}.flink.job.source: 'kafak' is not allowed; input should be 'auto', 'generator' or 'kafka'",
     ),
 }
+
+
+# An identity the stack declares beside the defaults (platform, writer, reader): its own keys everywhere.
+ETL = {"access_key": "etl-access-key", "actions": ["Read", "Write", "List"], "secret_config_key": "s3EtlSecretKey"}
+
+# Issue 18: each was accepted (or crashed) and is now refused before any resource, with the key and what is allowed.
+REFUSED_NOW = {
+    # Identities: a shared key is a shared credential, and the catalog gate keys identities by token (last wins).
+    "an identity taking the reader's catalog token key": (
+        "lab", lambda p: p.update(identities={"etl": {**ETL, "catalog_token_config_key": "catalogTokenReader"}}),
+        f"{P}.identities.etl.catalog_token_config_key: 'catalogTokenReader' is also the stack config key of "
+        "identities.reader's catalog token (by default); each secret of an identity (secret key, catalog token, Trino "
+        "password) needs a key of its own: a shared secret is one credential, and whoever holds it has both "
+        "identities' rights (a reader's token could write)",
+    ),
+    "an identity sharing the reader's access key": (
+        "lab", lambda p: p.update(identities={"etl": {**ETL, "access_key": "reader-access-key"}}),
+        f"{P}.identities.etl.access_key: 'reader-access-key' is also the access key of identities.reader; each "
+        "identity needs its own: the store knows an identity by its access key, so one would act with the other's "
+        "rights",
+    ),
+    "an identity sharing the writer's secret key": (
+        "lab", lambda p: p.update(identities={"etl": {**ETL, "secret_config_key": "s3WriterSecretKey"}}),
+        f"{P}.identities.etl.secret_config_key: 's3WriterSecretKey' is also the stack config key of "
+        "identities.writer's secret key; each secret of an identity (secret key, catalog token, Trino password) needs "
+        "a key of its own: a shared secret is one credential, and whoever holds it has both identities' rights (a "
+        "reader's token could write)",
+    ),
+    "an identity's token read from its own secret key": (
+        "lab", lambda p: p.update(identities={"etl": {**ETL, "catalog_token_config_key": "s3EtlSecretKey"}}),
+        f"{P}.identities.etl.catalog_token_config_key: 's3EtlSecretKey' is also the stack config key of "
+        "identities.etl's secret key; each secret of an identity (secret key, catalog token, Trino password) needs a "
+        "key of its own: one value would be two credentials of it",
+    ),
+    "an identity's password read from a service's secret": (
+        "lab", lambda p: p.update(identities={"etl": {**ETL, "trino_password_config_key": "postgresPassword"}}),
+        f"{P}.identities.etl.trino_password_config_key: 'postgresPassword' is the stack config key of "
+        "services.postgres's own secret; name a key of this identity's own",
+    ),
+    "a config key with the namespace": (
+        "lab", lambda p: p.update(identities={"etl": {**ETL, "secret_config_key": "lakehouse:s3EtlSecretKey"}}),
+        f"{P}.identities.etl.secret_config_key: 'lakehouse:s3EtlSecretKey' is not a stack config key: letters, "
+        "digits, '_' and '-', starting with a letter, named without the 'lakehouse:' namespace (the platform adds it)",
+    ),
+    "an unknown identity action shows what is accepted": (
+        "lab", lambda p: p.update(identities={"etl": {**ETL, "actions": ["read"]}}),
+        f"{P}.identities.etl.actions.0: 'read' is not allowed; input should be 'Admin', 'Read', 'Write', 'List' or "
+        "'Tagging'",
+    ),
+    "an identity without actions": (
+        "lab", lambda p: p.update(identities={"etl": {**ETL, "actions": []}}),
+        f"{P}.identities.etl.actions: [] is not allowed: list at least 1",
+    ),
+    "an action listed twice": (
+        "lab", lambda p: p.update(identities={"etl": {**ETL, "actions": ["Read", "List", "Read"]}}),
+        f"{P}.identities.etl.actions: Read listed twice; list each action once",
+    ),
+    "an access key with a space": (
+        "lab", lambda p: p.update(identities={"etl": {**ETL, "access_key": "etl key"}}),
+        f"{P}.identities.etl.access_key: 'etl key' is not an access key id: 3 to 128 letters, digits, '.', '_' and "
+        "'-', starting with a letter or digit (it is part of every signed request)",
+    ),
+    "an identity that is null": (
+        "lab", lambda p: p.update(identities={"etl": None}),
+        f"{P}.identities.etl: must be a mapping of settings, got None",
+    ),
+    "a reader that cannot read": (
+        "lab", lambda p: p.update(identities={"reader": {"actions": ["List"]}}),
+        f"{P}.governance.reader: identity 'reader' has actions List without Read; the read-only identity reads "
+        "through every engine: add Read",
+    ),
+    "a writer that cannot read": (
+        "lab", lambda p: p.update(identities={"writer": {"actions": ["Write", "List"]}}),
+        f"{P}.governance.writer: identity 'writer' has actions Write, List without Read; a writer reads the table's "
+        "metadata before every commit: add Read",
+    ),
+    # Streams: brokers never create a topic on first use.
+    "flink reading a topic nobody declared": (
+        "native", lambda p: p.update(flink={"job": {"source": "kafka", "kafka_topic": "order-events"}}),
+        f"{P}.flink.job.kafka_topic: 'order-events' is not a topic the stack declares, and the broker creates no "
+        "topic on first use, so the job would wait for it forever; allowed: orders (streams.topics), or declare it "
+        "there",
+    ),
+    "flink on auto reading a topic nobody declared": (
+        "native", lambda p: p.update(flink={"job": {"kafka_topic": "order-events"}}),
+        f"{P}.flink.job.kafka_topic: 'order-events' is not a topic the stack declares, and the broker creates no "
+        "topic on first use, so the job would wait for it forever; allowed: orders (streams.topics), or declare it "
+        "there",
+    ),
+    # Services.
+    "a restart backoff that shrinks": (
+        "lab", lambda p: p["services"].update(trino={"restart": {"backoff_initial_s": 60, "backoff_max_s": 1}}),
+        f"{P}.services.trino.restart.backoff_max_s: 1 is shorter than backoff_initial_s 60; the delay starts at "
+        "backoff_initial_s and doubles up to backoff_max_s, so the longest delay must be at least the first",
+    ),
+    "a health path without its slash": (
+        "lab", lambda p: p["services"].update(trino={"health": {"kind": "http", "port": "http", "path": "v1/info"}}),
+        f"{P}.services.trino.health.path: 'v1/info' is not an HTTP path: it starts with '/' and holds no spaces, "
+        "e.g. /healthz",
+    ),
+    "a deployment that stops waiting before the start period ends": (
+        "lab", lambda p: p["services"].update(trino={"health": {"kind": "http", "port": "http", "path": "/v1/info",
+                                                                "start_period_s": 300, "ready_timeout_s": 120}}),
+        f"{P}.services.trino.health.ready_timeout_s: 120 is shorter than start_period_s 300; the deployment would "
+        "give up on the service while it is still allowed to start: wait at least the start period",
+    ),
+    "an environment name holding its value": (
+        "lab", lambda p: p["services"].update(trino={"env": {"JAVA_OPTS=-Xmx1g": ""}}),
+        f"{P}.services.trino.env: 'JAVA_OPTS=-Xmx1g' is not an environment variable name: no '=', spaces or NUL, "
+        "not empty",
+    ),
+    "two ports of one service on one number": (
+        "lab", lambda p: p["services"].update(trino={"ports": {"https": {"internal": 8080}}}),
+        f"{P}.services.trino.ports.https.internal: 8080 is also ports.http.internal; two ports of one service cannot "
+        "share a number",
+    ),
+    "a port named by an unquoted number": (
+        "lab", lambda p: p["services"].update(trino={"ports": {8080: {"internal": 8080}}}),
+        f"{P}.services.trino.ports: the key 8080 is not a name; keys are strings (quote it: '8080')",
+    ),
+    "a port that is not a whole number": (
+        "lab", lambda p: p["services"].update(trino={"ports": {"http": {"internal": 8080.5}}}),
+        f"{P}.services.trino.ports.http.internal: 8080.5 is not allowed; input should be a valid integer, got a "
+        "number with a fractional part",
+    ),
+    "a resource name prefix in capitals": (
+        "lab", lambda p: p.update(name="Lakehouse"),
+        f"{P}.name: 'Lakehouse' is not a resource name prefix: lowercase letters, digits and -, 2 to 31 characters, "
+        "starting with a letter",
+    ),
+    # Catalog and storage.
+    "a negative Spark cache expiry": (
+        "lab", lambda p: p.update(catalog={"spark_cache_expiration_ms": -5}),
+        f"{P}.catalog.spark_cache_expiration_ms: -5 is not allowed; input should be greater than or equal to -1",
+    ),
+    "a warehouse prefix written as a URI": (
+        "lab", lambda p: p.update(storage={"warehouse_prefixes": ["s3://warehouse/tables/"]}),
+        f"{P}.storage.warehouse_prefixes: 's3://warehouse/tables/' is not a key prefix inside the bucket: no scheme "
+        "or bucket, no leading '/' and no '..' (e.g. 'warehouse/' or '' for the whole bucket)",
+    ),
+    "no warehouse prefix (no lifecycle rule would be checked)": (
+        "lab", lambda p: p.update(storage={"warehouse_prefixes": []}),
+        f"{P}.storage.warehouse_prefixes: [] is not allowed: list at least 1",
+    ),
+    # Tables as code: what Iceberg refuses when the table is created, what the platform would overwrite.
+    "a year partition of an int column": (
+        "native", lambda p: p["tables"][0].update(partition_by=[{"source": "customer_id", "transform": "year"}]),
+        f"{P}.tables.0.partition_by.0.transform: year does not apply to 'customer_id', a column of type int (Iceberg "
+        "refuses it when the table is created); year takes date, timestamp, timestamptz",
+    ),
+    "a bucket partition of a double column": (
+        "native", lambda p: p["tables"][0].update(
+            columns=[*p["tables"][0]["columns"], {"name": "score", "type": "double"}],
+            partition_by=[{"source": "score", "transform": "bucket", "width": 16}]),
+        f"{P}.tables.0.partition_by.0.transform: bucket does not apply to 'score', a column of type double (Iceberg "
+        "refuses it when the table is created); bucket takes int, long, decimal(10,2), decimal(38,2), date, "
+        "timestamp, timestamptz, string, uuid, binary",
+    ),
+    "a partition field listed twice": (
+        "native", lambda p: p["tables"][0].update(partition_by=[{"source": "order_ts", "transform": "day"},
+                                                                {"source": "order_ts", "transform": "day"}]),
+        f"{P}.tables.0.partition_by.1: day(order_ts) is listed twice",
+    ),
+    "a table property the platform writes": (
+        "native", lambda p: p["tables"][0].update(properties={"owner": "someone"}),
+        f"{P}.tables.0.properties: owner is written by the platform from the table's owner (it would replace this "
+        "value); set the typed field instead",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(REFUSED_NOW))
+def test_config_accepted_before_is_refused_with_the_key_and_what_is_allowed(case):
+    stack, mutate, expected = REFUSED_NOW[case]
+    platform = stack_platform(stack)
+    mutate(platform)
+    with pytest.raises(ConfigError) as info:
+        load_platform(platform, source=f"Pulumi.{stack}.yaml")
+    assert info.value.errors == [expected]
+
+
+def test_an_identity_with_keys_of_its_own_is_accepted():
+    platform = stack_platform("lab")
+    platform["identities"] = {"etl": ETL}
+    assert load_platform(platform).role_of_identity("etl") == "writer"
+
+
+def test_a_stack_file_with_a_list_as_a_key_is_refused(tmp_path):
+    from infra.config import read_stack_config
+
+    path = tmp_path / "Pulumi.keys.yaml"
+    path.write_text("config:\n  lakehouse:platform:\n    target: docker\n    ? [a, b]\n    : 1\n")
+    with pytest.raises(ConfigError) as info:
+        read_stack_config(path)
+    (error,) = info.value.errors
+    assert error.startswith("Pulumi.keys.yaml: not valid YAML: while reading a mapping")
+    assert "a key is a list; every key of a stack config is a name (a plain string)" in error
+    assert "line 4, column 7" in error
+
+
+def test_a_stack_file_that_is_not_utf8_is_refused(tmp_path):
+    from infra.config import read_stack_config
+
+    path = tmp_path / "Pulumi.latin1.yaml"
+    path.write_bytes("config:\n  # café\n  lakehouse:platform:\n    target: docker\n".encode("latin-1"))
+    with pytest.raises(ConfigError) as info:
+        read_stack_config(path)
+    assert info.value.errors == [
+        "Pulumi.latin1.yaml: line 2, column 8: byte 0xe9 is not UTF-8 (a Latin-1 or Windows-1252 character?); "
+        "Pulumi reads stack files as UTF-8: save the file as UTF-8"]
 
 
 @pytest.mark.parametrize("case", list(BREAKS_AT_DEPLOY))

@@ -175,3 +175,57 @@ def test_catalog_credentials_come_from_the_environment(monkeypatch):
     monkeypatch.delenv("CATALOG_TOKEN")
     with pytest.raises(KeyError, match="CATALOG_TOKEN"):
         ex.expand_env({"token": "${ENV:CATALOG_TOKEN}"})
+
+
+def test_a_hung_service_never_delays_the_catalog_signal(tmp_path):
+    """The catalog is probed on a thread of its own: a service whose health check hangs for its whole timeout
+    (here 20 s) does not hold back ``lakehouse_catalog_up`` (it did: one probe checked the catalog, then every
+    service, and published once at the end, so a hung catalog reached Prometheus a timeout late)."""
+    import socket
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Catalog(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = b"{}"
+            self.send_response(200 if self.path in ("/v1/config", "/v1/namespaces") else 404)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *_args) -> None:
+            pass
+
+    catalog = ThreadingHTTPServer(("127.0.0.1", 0), Catalog)
+    threading.Thread(target=catalog.serve_forever, daemon=True).start()
+    hung = socket.socket()  # listens, never accepts: a connect succeeds and the request waits for its timeout
+    hung.bind(("127.0.0.1", 0))
+    hung.listen(8)
+    watcher = make({"uri": f"http://127.0.0.1:{catalog.server_port}"}, tmp_path, discover=False,
+                   probe_interval_s=0.2, request_timeout_s=20,
+                   services=[{"name": "stuck", "health": {"kind": "http",
+                                                          "url": f"http://127.0.0.1:{hung.getsockname()[1]}/"}}])
+    watcher.start()
+    try:
+        deadline, up = time.monotonic() + 10, None
+        while time.monotonic() < deadline and up != 1:
+            up = served(watcher).get(("lakehouse_catalog_up", (("catalog", "test"),)))
+            time.sleep(0.1)
+        assert up == 1, "the catalog's signal waited for the hung service's health check"
+        assert "stuck" not in watcher.probe.services  # its check is still waiting
+    finally:
+        watcher.stopping.set()
+        catalog.shutdown()
+        hung.close()
+
+
+def test_the_catalog_down_bound_is_the_sum_of_every_wait():
+    """Probe interval, the probe's timeout (a hung catalog answers nothing), a scrape, an evaluation, and the
+    rule's ``for`` in whole evaluation intervals (Prometheus fires at the first evaluation past it)."""
+    from infra.spec import ObservabilitySpec
+
+    default = ObservabilitySpec()
+    assert default.catalog_down_terms_s == {"probe_interval_s": 5, "probe_timeout_s": 5, "scrape_interval_s": 5,
+                                            "evaluation_interval_s": 5, "catalog_down_for_s": 10}
+    assert default.catalog_down_bound_s == 30
+    assert ObservabilitySpec(catalog_down_for_s=12, probe_timeout_s=2).catalog_down_bound_s == 5 + 2 + 5 + 5 + 15

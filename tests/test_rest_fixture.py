@@ -89,6 +89,23 @@ def test_on_sqlite_the_lab_fixture_keeps_the_images_own_command():
     assert plan.command == [] and plan.uploads == {} and plan.upload_sources == {}
 
 
+def test_the_lab_asks_for_postgresqls_jdbc_driver_only_when_the_fixture_is_on_postgresql():
+    """`make artifacts --stack lab` fetched the driver, and the program looked it up, for a fixture on SQLite too."""
+    from harness import FakeResolver
+    from infra.services.resolver import recipe_of
+
+    on_sqlite, on_postgres = load_platform(stack_platform("lab")), load_platform(_platform("lab"))
+    assert recipe_of(on_sqlite, rest_fixture.NAME) is None
+    recipe = recipe_of(on_postgres, rest_fixture.NAME)
+    assert recipe is not None
+    assert recipe.key(ServiceContext(on_postgres, rest_fixture.NAME)) == rest_fixture.POSTGRES_DRIVER.key
+    resolver = FakeResolver()
+    resolver.resolve(on_sqlite)
+    assert rest_fixture.NAME not in resolver.asked
+    # Natively the fixture's one artifact carries the driver for either backend (the launcher's classpath).
+    assert recipe_of(load_platform(stack_platform("native")), rest_fixture.NAME) is not None
+
+
 def test_the_fixture_on_postgresql_is_refused_while_the_backups_restore_its_sqlite_file():
     with pytest.raises(ConfigError) as info:
         load_platform(_platform("native", backups=True))

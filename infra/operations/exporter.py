@@ -20,8 +20,9 @@ parallel, and a scrape only reads the last result, so a Prometheus scrape stays 
 tables. Per table per refresh: one load-table from the catalog (snapshots and history come with it);
 the manifest list and manifests are read from storage only when the current snapshot changed, and a
 manifest already read (they are immutable) is never read again. Another thread checks the catalog
-and the services, and reads the run record, every ``probe_interval_s`` (the catalog-down and
-maintenance-failed signals do not wait for a refresh).
+and, on a thread of its own, the services and the run record, every ``probe_interval_s`` (the
+catalog-down and maintenance-failed signals do not wait for a refresh, and a hung service does not
+delay the catalog's signal); each request waits at most ``request_timeout_s``.
 
 It reads as the read-only identity (the stack's reader), so watching can never write.
 ``python -m infra.operations.exporter --config exporter.json`` (``--once``: one refresh, print the
@@ -231,6 +232,8 @@ class Exporter:
         self._read_status = _watchdog_reader()
         self.session = requests.Session()
         self.session.trust_env = False  # loopback services: no proxies, no CA bundle from the environment
+        self.health_session = requests.Session()  # the services' checks, on their own thread
+        self.health_session.trust_env = False
 
     # -- catalog ---------------------------------------------------------------------------------
 
@@ -360,15 +363,25 @@ class Exporter:
     # -- catalog and services ----------------------------------------------------------------------
 
     def probe_once(self) -> None:
-        cfg = self.config
+        """The catalog, then the services and the run record (``--once``; the threads run them apart)."""
+        self.probe_catalog()
+        self.probe_services()
+
+    def probe_catalog(self) -> None:
+        """``/v1/config`` and a load-table round trip; published at once, whatever the services do.
+
+        It runs on a thread of its own: a hung service (its health check waits ``request_timeout_s``)
+        never delays ``lakehouse_catalog_up``, so the catalog-down bound has one timeout in it, not one
+        per service (``ObservabilitySpec.catalog_down_bound_s``).
+        """
         uri = self.catalog_props["uri"].rstrip("/")
-        probe = Probe()
-        timeout = cfg.request_timeout_s
+        timeout = self.config.request_timeout_s
+        config_seconds = load_seconds = None
         try:
             started = time.perf_counter()
             answer = self.session.get(f"{uri}/v1/config", headers=self._headers(), timeout=timeout)
             config_ok = answer.status_code == 200
-            probe.config_seconds = time.perf_counter() - started
+            config_seconds = time.perf_counter() - started
         except requests.RequestException:
             config_ok = False
         load_ok = False
@@ -381,10 +394,16 @@ class Exporter:
             try:
                 started = time.perf_counter()
                 load_ok = self.session.get(f"{uri}{path}", headers=self._headers(), timeout=timeout).status_code == 200
-                probe.load_seconds = time.perf_counter() - started
+                load_seconds = time.perf_counter() - started
             except requests.RequestException:
                 load_ok = False
-        probe.catalog_up = config_ok and load_ok
+        with self.lock:
+            self.probe = replace(self.probe, catalog_up=config_ok and load_ok, config_seconds=config_seconds,
+                                 load_seconds=load_seconds)
+
+    def probe_services(self) -> None:
+        """Each service's health check and watchdog state, and the run record."""
+        cfg = self.config
         if cfg.runs_db:  # a local SQLite read: cheap enough for every probe, so a failed run shows at once
             try:
                 latest = runs.latest(Path(cfg.runs_db))
@@ -392,13 +411,15 @@ class Exporter:
                 latest = self.last_runs
             with self.lock:
                 self.last_runs = latest
+        services: dict[str, bool] = {}
+        supervisors: dict[str, dict[str, Any]] = {}
         for service in cfg.services:
             if service.health is not None:
-                probe.services[service.name] = self._healthy(service.health)
+                services[service.name] = self._healthy(service.health)
             if service.data_dir and self._read_status is not None:
-                probe.supervisors[service.name] = self._read_status(service.data_dir)
+                supervisors[service.name] = self._read_status(service.data_dir)
         with self.lock:
-            self.probe = probe
+            self.probe = replace(self.probe, services=services, supervisors=supervisors)
 
     def _healthy(self, check: HealthCheck) -> bool:
         timeout = self.config.request_timeout_s
@@ -406,7 +427,7 @@ class Exporter:
             if check.kind == "tcp":
                 with socket.create_connection((check.host, check.port), timeout=timeout):
                     return True
-            return self.session.get(check.url, timeout=timeout).status_code == 200
+            return self.health_session.get(check.url, timeout=timeout).status_code == 200
         except (OSError, requests.RequestException):
             return False
 
@@ -422,7 +443,8 @@ class Exporter:
             self.stopping.wait(max(0.0, interval - (time.monotonic() - started)))
 
     def start(self) -> None:
-        for interval, work in ((self.config.probe_interval_s, self.probe_once),
+        for interval, work in ((self.config.probe_interval_s, self.probe_catalog),
+                               (self.config.probe_interval_s, self.probe_services),
                                (self.config.refresh_interval_s, self.refresh)):
             threading.Thread(target=self._loop, args=(interval, work), daemon=True,
                              name=f"exporter-{work.__name__}").start()

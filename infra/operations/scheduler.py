@@ -3,11 +3,15 @@
 ``python -m infra.operations scheduler --config operations.json --role maintenance --listen 127.0.0.1:PORT``
 
 * role ``maintenance`` (the orchestration layer's ``maintenance-scheduler``): one job per entry of
-  the spec's ``maintenance``, on its cron (``CronTrigger.from_crontab``, UTC: the parser the spec
-  validates with), each running its action on its tables through Trino (``maintenance.run_job``);
+  the spec's ``maintenance``, on its cron (UTC), each running its action on its tables through Trino
+  (``maintenance.run_job``);
 * role ``backup`` (the recovery layer's ``catalog-backup``): the catalog backups on
   ``recovery.backup_schedule`` (``backup.backup_all``), plus one at start when the newest is older
   than one interval, so a platform that was down does not wait for the next slot.
+
+Cron expressions are parsed by ``infra.operations.cron`` (crontab(5): the parser the spec validates
+with) and each trigger is built from the parsed values (``apscheduler_trigger``), never with
+APScheduler's own crontab reader, which counts weekdays from Monday (``0 5 * * 0`` would run on Monday).
 
 Every run is recorded (``runs``); a schedule that fires while its previous run is still going, or
 that was missed by more than the grace time, is recorded as ``skipped``, never silently dropped.
@@ -32,10 +36,13 @@ import apscheduler
 from apscheduler.events import EVENT_JOB_MAX_INSTANCES, EVENT_JOB_MISSED, JobExecutionEvent, JobSubmissionEvent
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.triggers.base import BaseTrigger
+from apscheduler.triggers.combining import OrTrigger
 from apscheduler.triggers.cron import CronTrigger
 
 from infra.operations import runs
 from infra.operations.config import Credentials, OperationsConfig
+from infra.operations.cron import CronSchedule, parse_cron, value_list
 
 ROLES = ("maintenance", "backup")
 MISFIRE_GRACE_S = 300
@@ -46,6 +53,34 @@ CATCH_UP_ATTEMPTS = 30
 CATCH_UP_WAIT_S = 10
 
 JobFunction = Callable[[], Any]
+#: APScheduler's weekday names by its own numbering (Monday = 0); cron's Sunday 0 is its ``sun``.
+_APSCHEDULER_WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+def _values(values: tuple[int, ...], full: range) -> str:
+    """An APScheduler field expression for exactly ``values``: ``*``, or values and ranges (``1-5,7``)."""
+    return "*" if values == tuple(full) else value_list(values)
+
+
+def apscheduler_trigger(schedule: CronSchedule | str) -> BaseTrigger:
+    """An APScheduler trigger firing exactly when the cron schedule does (UTC), built from its parsed values.
+
+    Weekdays are passed by name (cron's Sunday 0 is APScheduler's ``sun``, its 6). When both day fields
+    are restricted, cron fires on a day matching either; APScheduler's fields all have to match, so that
+    is two triggers, one per day field, combined with ``OrTrigger``.
+    """
+    cron = parse_cron(schedule) if isinstance(schedule, str) else schedule
+    weekdays = "*" if cron.every_weekday else ",".join(
+        _APSCHEDULER_WEEKDAYS[(day - 1) % 7] for day in sorted(cron.weekdays, key=lambda d: (d - 1) % 7))
+
+    def trigger(day: str, day_of_week: str) -> CronTrigger:
+        return CronTrigger(minute=_values(cron.minutes, range(60)), hour=_values(cron.hours, range(24)), day=day,
+                           month=_values(cron.months, range(1, 13)), day_of_week=day_of_week, timezone=UTC)
+
+    days = _values(cron.days, range(1, 32))
+    if cron.day_rule == "either":
+        return OrTrigger([trigger(days, "*"), trigger("*", weekdays)])
+    return trigger(days, weekdays)
 
 
 def _maintenance_function(config: OperationsConfig, creds: Credentials, job_id: str) -> JobFunction:
@@ -81,12 +116,14 @@ def build(config: OperationsConfig, creds: Credentials, role: str,
     if role == "maintenance":
         for job in config.maintenance:
             scheduler.add_job(functions.get(job.id) or _maintenance_function(config, creds, job.id),
-                              CronTrigger.from_crontab(job.schedule, timezone=UTC), id=job.id,
-                              name=f"{job.action} ({job.scope} tables, older than {job.older_than_days}d)")
+                              apscheduler_trigger(job.schedule), id=job.id,
+                              name=f"{job.action} ({job.scope} tables, older than {job.older_than_days}d), "
+                                   f"cron {job.schedule!r}")
     elif config.backups is not None:
         scheduler.add_job(functions.get(BACKUP_JOB_ID) or _backup_function(config, creds),
-                          CronTrigger.from_crontab(config.backups.schedule, timezone=UTC), id=BACKUP_JOB_ID,
-                          name=f"catalog backups, kept {config.backups.retention_days} days")
+                          apscheduler_trigger(config.backups.schedule), id=BACKUP_JOB_ID,
+                          name=f"catalog backups, kept {config.backups.retention_days} days, "
+                               f"cron {config.backups.schedule!r}")
 
     def skipped(event: JobExecutionEvent | JobSubmissionEvent) -> None:
         why = "missed by more than the grace time" if event.code == EVENT_JOB_MISSED else "previous run still running"

@@ -35,6 +35,8 @@ class ArtifactRecipe:
     key: Callable[[ServiceContext], str]
     fetch: Callable[[ServiceContext], Artifact]
     source: str  # where it comes from, for the fetch table and the README
+    #: Whether the stack needs it at all (None: whenever the service runs), e.g. a driver for one backend only.
+    needed: Callable[[ServiceContext], bool] | None = None
 
 
 @dataclass(frozen=True)

@@ -46,11 +46,10 @@ def recipe_of(spec: PlatformSpec, name: str) -> ArtifactRecipe | None:
     What the aws target uploads is a ``cloud_artifact``, needed only where the stack runs it (``cloud_recipes``).
     """
     definition = registry()[name]
-    if spec.target is Target.NATIVE:
-        return definition.artifact
-    if spec.target is Target.DOCKER:
-        return definition.lab_artifact
-    return None
+    recipe = {Target.NATIVE: definition.artifact, Target.DOCKER: definition.lab_artifact}.get(spec.target)
+    if recipe is not None and recipe.needed is not None and not recipe.needed(ServiceContext(spec, name)):
+        return None  # e.g. the lab fixture's PostgreSQL driver while the fixture keeps SQLite
+    return recipe
 
 
 def cloud_recipes(spec: PlatformSpec) -> dict[str, ArtifactRecipe]:

@@ -17,7 +17,7 @@ import pulumi
 from infra.services import registry
 from infra.services.placeholders import DERIVED_TOKEN, SECRET_TOKEN
 from infra.spec import PlatformSpec, Target
-from infra.spec.governance import config_key_suffix
+from infra.spec.governance import catalog_token_key, trino_password_key
 
 #: Trino's PBKDF2 (PBKDF2WithHmacSHA1) needs at least 1000 iterations.
 PBKDF2_ITERATIONS = 10_000
@@ -46,12 +46,11 @@ def resolve_secrets(config: pulumi.Config, spec: PlatformSpec) -> dict[str, pulu
                 continue
             values[item.name] = given if given is not None else pulumi.Output.secret(item.lab_default)
     for name, identity in spec.identities.items():
-        suffix = config_key_suffix(name)
         derived = (
             # (secret, config key, lab default, needed on aws)
-            (f"catalog-token-{name}", identity.catalog_token_config_key or f"catalogToken{suffix}",
+            (f"catalog-token-{name}", catalog_token_key(name, identity),
              f"lab-{name}-catalog-token", False),  # on aws the catalogs authenticate themselves
-            (f"trino-password-{name}", identity.trino_password_config_key or f"trinoPassword{suffix}",
+            (f"trino-password-{name}", trino_password_key(name, identity),
              f"lab-{name}-trino-password", "trino" in enabled),
         )
         for secret_name, key, lab_default, needed_on_aws in derived:

@@ -27,7 +27,9 @@ class CatalogSpec(Strict):
     spark_cache_enabled: bool = Field(
         default=True, description="Spark REST client's table cache (cache-enabled); stale reads when true."
     )
-    spark_cache_expiration_ms: int = Field(default=30000, description="cache.expiration-interval-ms for Spark.")
+    spark_cache_expiration_ms: int = Field(
+        default=30000, ge=-1,
+        description="cache.expiration-interval-ms for Spark: how long a cached table is served (-1: never expires).")
 
     @field_validator("fixture_jdbc_uri")
     @classmethod

@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import Field
 
 from infra.spec.base import Strict
+from infra.spec.storage import IdentitySpec
 
 Role = Literal["platform", "writer", "reader"]
 #: Identity names become parts of secret names (``s3-secret-key-<name>``) and Trino user names.
@@ -36,6 +37,23 @@ def role_of(actions: Collection[str]) -> Role:
 def config_key_suffix(name: str) -> str:
     """``catalog-reader`` -> ``CatalogReader``: the part of a derived stack config key an identity names."""
     return "".join(part.title() for part in re.split(r"[-_]", name) if part)
+
+
+def catalog_token_key(name: str, identity: IdentitySpec) -> str:
+    """The stack config key of an identity's catalog bearer token (``catalogToken<Name>`` unless it names one)."""
+    return identity.catalog_token_config_key or f"catalogToken{config_key_suffix(name)}"
+
+
+def trino_password_key(name: str, identity: IdentitySpec) -> str:
+    """The stack config key of an identity's Trino password (``trinoPassword<Name>`` unless it names one)."""
+    return identity.trino_password_config_key or f"trinoPassword{config_key_suffix(name)}"
+
+
+def identity_config_keys(name: str, identity: IdentitySpec) -> dict[str, str]:
+    """Each stack config key an identity's secrets are read from, by the field that names it (or defaults it)."""
+    return {"secret_config_key": identity.secret_config_key,
+            "catalog_token_config_key": catalog_token_key(name, identity),
+            "trino_password_config_key": trino_password_key(name, identity)}
 
 
 class GovernanceSpec(Strict):

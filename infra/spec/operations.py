@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
-from apscheduler.triggers.cron import CronTrigger
 from pydantic import EmailStr, Field, field_validator, model_validator
 
-from infra.operations.cron import cron_max_interval_minutes
+from infra.operations.cron import CronError, cron_max_interval_minutes, eventbridge_expression, parse_cron
 from infra.spec.base import SIZE_HELP, Strict, parse_size
 
 __all__ = ["MaintenanceJob", "ObservabilitySpec", "RecoverySpec", "cron_max_interval_minutes", "cron_problem",
@@ -15,56 +15,29 @@ __all__ = ["MaintenanceJob", "ObservabilitySpec", "RecoverySpec", "cron_max_inte
 
 
 def cron_problem(schedule: str) -> str | None:
-    """Why ``schedule`` is not a valid five-field cron expression (UTC), or None.
+    """Why ``schedule`` is not a cron expression the platform runs (crontab(5), UTC), or None.
 
-    Parsed by APScheduler's crontab parser, the same one the native scheduler runs, so what is
-    accepted here is what runs.
+    Parsed by ``infra.operations.cron``, the one parser the scheduler and the aws target use too, so
+    what is accepted here is what runs, on every target.
     """
-    if len(schedule.split()) != 5:
-        return f"{schedule!r} is not a cron expression of five fields (minute hour day month weekday)"
     try:
-        CronTrigger.from_crontab(schedule, timezone="UTC")
-    except ValueError as exc:
-        return f"{schedule!r} is not a valid cron expression: {exc}"
+        parse_cron(schedule)
+    except CronError as exc:
+        return str(exc)
     return None
 
 
-def _eventbridge_day_of_week(field_value: str) -> str:
-    """Cron's day-of-week (Sunday = 0 or 7) in EventBridge's numbering (Sunday = 1)."""
-    def day(token: str) -> str:
-        return str(int(token) % 7 + 1) if token.isdigit() else token
-
-    parts = []
-    for part in field_value.split(","):
-        head, slash, step = part.partition("/")
-        days = [day(t) for t in head.split("-")]
-        if len(days) == 2 and all(d.isdigit() for d in days) and int(days[0]) > int(days[1]):
-            raise ValueError(f"the weekday range {head!r} wraps past Sunday, which EventBridge Scheduler refuses")
-        parts.append("-".join(days) + slash + step)
-    return ",".join(parts)
-
-
 def eventbridge_cron(schedule: str) -> str:
-    """A five-field cron (UTC, Sunday = 0) as an EventBridge Scheduler ``cron()`` (six fields, one ``?``).
-
-    EventBridge accepts only one of day-of-month and day-of-week: the other must be ``?``.
-    """
-    minute, hour, day_of_month, month, day_of_week = schedule.split()
-    if day_of_month != "*" and day_of_week != "*":
-        raise ValueError(f"{schedule!r} restricts both day-of-month and day-of-week; EventBridge Scheduler "
-                         "accepts only one of them (set the other to *)")
-    if day_of_week == "*":
-        day_of_week = "?"
-    else:
-        day_of_month, day_of_week = "?", _eventbridge_day_of_week(day_of_week)
-    return f"cron({minute} {hour} {day_of_month} {month} {day_of_week} *)"
+    """A five-field cron (crontab(5), UTC) as an EventBridge Scheduler ``cron()``; ``ValueError`` if it has none."""
+    return eventbridge_expression(parse_cron(schedule))
 
 
 class MaintenanceJob(Strict):
     """A maintenance task scheduled by the platform (orchestration layer)."""
 
     action: Literal["rewrite_data_files", "expire_snapshots", "rewrite_manifests", "remove_orphan_files"]
-    schedule: str = Field(description="Cron expression (UTC), e.g. '0 3 * * *'.")
+    schedule: str = Field(description="Cron expression (crontab(5), UTC), e.g. '0 3 * * *'; weekday 0 and 7 are "
+                                      "Sunday, month and weekday names allowed.")
     older_than_days: int = Field(
         default=7, ge=1, le=3650,
         description="Age threshold for expire/orphan removal: snapshots and unreferenced files younger than this "
@@ -91,8 +64,8 @@ class RecoverySpec(Strict):
     backup_retention_days: int = Field(default=7, ge=1, le=35, description="Catalog database backup retention.")
     backup_schedule: str = Field(
         default="*/15 * * * *",
-        description="Cron (UTC) of the catalog backups on docker and native (aws: AWS Backup's continuous backup). "
-                    "Must fire at least once per rpo_minutes.",
+        description="Cron (crontab(5), UTC) of the catalog backups on docker and native (aws: AWS Backup's "
+                    "continuous backup). Must fire at least once per rpo_minutes.",
     )
     rpo_minutes: int = Field(default=60, ge=1, description="Recovery point objective: the most recent commits a "
                                                            "restore may lose, in minutes.")
@@ -110,10 +83,14 @@ class RecoverySpec(Strict):
 class ObservabilitySpec(Strict):
     """Signals derived from the metadata tables: what the exporter measures, how fast alerts fire.
 
-    The catalog-down bound is ``probe_interval_s + scrape_interval_s`` (the exporter notices, Prometheus
-    scrapes) ``+ scrape_interval_s`` (the rule is evaluated) ``+ catalog_down_for_s``; a table is stale
-    past its promise, and the alert waits ``stale_for_s`` (at least one refresh, so a commit the exporter
-    has not seen yet never raises it).
+    CatalogDown fires within ``catalog_down_bound_s`` of the catalog failing, the sum of every wait on
+    the way: the exporter's next catalog probe starts within ``probe_interval_s`` and, for a catalog
+    that hangs rather than refuses, gives up after ``probe_timeout_s``; Prometheus scrapes the 0 within
+    ``scrape_interval_s`` and evaluates the rule within another ``scrape_interval_s``; the rule then
+    holds for ``catalog_down_for_s``, counted in whole evaluation intervals. A catalog that is down for
+    less than ``catalog_down_for_s`` (a crash its watchdog restarts within seconds) never fires it, on
+    purpose. A table is stale past its promise, and TableStale waits ``stale_for_s`` (at least one
+    refresh, so a commit the exporter has not seen yet never raises it).
     """
 
     freshness_minutes: int = Field(default=60, ge=1, description="Freshness promise of a table no declaration "
@@ -125,6 +102,9 @@ class ObservabilitySpec(Strict):
                                                                         "(/v1/config and a load-table) and services.")
     refresh_interval_s: int = Field(default=30, ge=5, le=3600, description="How often the exporter re-reads every "
                                                                             "table's metadata.")
+    probe_timeout_s: int = Field(default=5, ge=1, le=60, description="How long the exporter waits for one answer "
+                                                                     "of the catalog or a service before counting "
+                                                                     "it down.")
     catalog_down_for_s: int = Field(default=10, ge=0, le=3600, description="How long the catalog must fail before "
                                                                             "CatalogDown fires.")
     stale_for_s: int | None = Field(default=None, ge=0, le=86400, description="How long a table must be past its "
@@ -163,9 +143,17 @@ class ObservabilitySpec(Strict):
         return self.stale_for_s if self.stale_for_s is not None else self.refresh_interval_s
 
     @property
+    def catalog_down_terms_s(self) -> dict[str, int]:
+        """Each wait between the catalog failing and CatalogDown firing, in seconds (see the class docstring)."""
+        evaluation = self.scrape_interval_s
+        return {"probe_interval_s": self.probe_interval_s, "probe_timeout_s": self.probe_timeout_s,
+                "scrape_interval_s": self.scrape_interval_s, "evaluation_interval_s": evaluation,
+                "catalog_down_for_s": math.ceil(self.catalog_down_for_s / evaluation) * evaluation}
+
+    @property
     def catalog_down_bound_s(self) -> int:
-        """Worst case from the catalog failing to CatalogDown firing (see the class docstring)."""
-        return self.probe_interval_s + 2 * self.scrape_interval_s + self.catalog_down_for_s
+        """Worst case from the catalog failing (hung or gone) to CatalogDown firing: the sum of its terms."""
+        return sum(self.catalog_down_terms_s.values())
 
     @property
     def small_file_bytes(self) -> int:

@@ -7,17 +7,18 @@ services and the services import it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from pydantic import Field, ValidationInfo, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from infra.labels import LAYER_NAMES, Ownership
 from infra.spec.aws import FARGATE_SIZES, AwsSpec
 from infra.spec.base import Strict, Target
 from infra.spec.catalog import CatalogSpec, EngineSpec
 from infra.spec.flink import FlinkSpec
-from infra.spec.governance import IDENTITY_NAME, READ_ONLY_ACTIONS, GovernanceSpec, Role, role_of
+from infra.spec.governance import IDENTITY_NAME, READ_ONLY_ACTIONS, GovernanceSpec, Role, identity_config_keys, role_of
 from infra.spec.layers import Layer, LayerSpec
 from infra.spec.operations import (
     MaintenanceJob,
@@ -35,6 +36,7 @@ from infra.spec.tables import TableSpec
 # because the model checks that what a stack declares (maintenance, a recovery point) has what runs it.
 SCHEDULER = "maintenance-scheduler"
 BACKUP = "catalog-backup"
+_NAME = re.compile(r"^[a-z][a-z0-9-]{1,30}$")
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,7 @@ class PlacementContext:
     # Checks a service definition declares about the whole spec: each returns "key.path: what is wrong" lines.
     checks: tuple[Callable[[PlatformSpec], list[str]], ...] = ()
     gates: Mapping[str, str] = field(default_factory=dict)  # gate service -> the catalog it fronts
+    secret_keys: Mapping[str, str] = field(default_factory=dict)  # a service's secret's stack config key -> service
 
 
 def _context(info: ValidationInfo) -> PlacementContext | None:
@@ -58,7 +61,8 @@ class PlatformSpec(Strict):
     """The whole platform of one stack: target, seven layer contracts, services and their settings."""
 
     target: Target = Field(description="Where the stack deploys: docker, aws or native.")
-    name: str = Field(default="lakehouse", pattern=r"^[a-z][a-z0-9-]{1,30}$", description="Resource name prefix.")
+    name: str = Field(default="lakehouse", description="Resource name prefix: lowercase letters, digits and -, 2 to 31 "
+                                                       "characters, starting with a letter.")
     layers: dict[Layer, LayerSpec] = Field(description="The seven layers' contracts.")
     services: dict[str, ServiceSpec] = Field(description="Every service, enabled or not.")
     storage: StorageSpec = Field(default_factory=StorageSpec)
@@ -76,6 +80,14 @@ class PlatformSpec(Strict):
     recovery: RecoverySpec = Field(default_factory=RecoverySpec)
     observability: ObservabilitySpec = Field(default_factory=ObservabilitySpec)
     aws: AwsSpec = Field(default_factory=AwsSpec)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not _NAME.match(value):
+            raise ValueError(f"{value!r} is not a resource name prefix: lowercase letters, digits and -, 2 to 31 "
+                             "characters, starting with a letter")
+        return value
 
     @model_validator(mode="before")
     @classmethod
@@ -253,9 +265,51 @@ class PlatformSpec(Strict):
                 raise ValueError(f"governance.{use}: identity {name!r} has actions {', '.join(actions)}, which make it "
                                  f"a {role_of(actions)}; a {wanted} needs "
                                  + ("Write and not Admin" if use == "writer" else "Read and List only"))
+            if "Read" not in actions:
+                raise ValueError(f"governance.{use}: identity {name!r} has actions {', '.join(actions)} without Read; "
+                                 + ("a writer reads the table's metadata before every commit" if use == "writer"
+                                    else "the read-only identity reads through every engine") + ": add Read")
         if "seaweedfs" in self.enabled_services() and not self.identities_of("platform"):
             raise ValueError("identities: no identity has Admin; the platform itself needs one (it creates the "
                              "warehouse bucket and runs the catalog)")
+        return self
+
+    @model_validator(mode="after")
+    def _own_credentials(self, info: ValidationInfo) -> PlatformSpec:
+        """Every identity's access key and every stack config key of its secrets are its own.
+
+        Two identities sharing a token key share a token, and the catalog gate, which keys identities by
+        their token, gives it the rights of whichever it read last: a reader's token could write. The same
+        holds for an access key at the store, and for a key another service's secret is read from.
+        """
+        context = _context(info)
+        service_keys = context.secret_keys if context is not None else {}
+        what = {"secret_config_key": "secret key", "catalog_token_config_key": "catalog token",
+                "trino_password_config_key": "Trino password"}
+        access_keys: dict[str, str] = {}
+        config_keys: dict[str, tuple[str, str]] = {}  # stack config key -> (identity, what it holds)
+        for name, identity in self.identities.items():
+            if identity.access_key in access_keys:
+                raise ValueError(
+                    f"identities.{name}.access_key: {identity.access_key!r} is also the access key of identities."
+                    f"{access_keys[identity.access_key]}; each identity needs its own: the store knows an identity by "
+                    "its access key, so one would act with the other's rights")
+            access_keys[identity.access_key] = name
+            for key_field, key in identity_config_keys(name, identity).items():
+                default = "" if getattr(identity, key_field) is not None else " (by default)"
+                here = f"identities.{name}.{key_field}: {key!r}{default}"
+                if key in config_keys:
+                    owner, held = config_keys[key]
+                    why = ("one value would be two credentials of it" if owner == name else
+                           "a shared secret is one credential, and whoever holds it has both identities' rights "
+                           "(a reader's token could write)")
+                    raise ValueError(f"{here} is also the stack config key of identities.{owner}'s {held}; each "
+                                     f"secret of an identity (secret key, catalog token, Trino password) needs a key "
+                                     f"of its own: {why}")
+                if key in service_keys:
+                    raise ValueError(f"{here} is the stack config key of services.{service_keys[key]}'s own secret; "
+                                     "name a key of this identity's own")
+                config_keys[key] = (name, what[key_field] + default)
         return self
 
     @model_validator(mode="after")

@@ -38,7 +38,7 @@ class HealthCheckSpec(Strict):
 
     kind: Literal["http", "tcp", "command"] = Field(description="http GET, TCP connect, or a command.")
     port: str | None = Field(default=None, description="Name of the service port probed (http, tcp).")
-    path: str = Field(default="/", description="HTTP path probed (http).")
+    path: str = Field(default="/", description="HTTP path probed (http), starting with '/'.")
     command: list[str] = Field(
         default_factory=list,
         description="In-container health command (docker test form); required for kind=command.",
@@ -51,12 +51,23 @@ class HealthCheckSpec(Strict):
         default=120, ge=5, le=1800, description="Longest a deployment waits for the service to be healthy."
     )
 
+    @field_validator("path")
+    @classmethod
+    def _path(cls, value: str) -> str:
+        if not value.startswith("/") or any(c.isspace() for c in value):
+            raise ValueError(f"{value!r} is not an HTTP path: it starts with '/' and holds no spaces, e.g. /healthz")
+        return value
+
     @model_validator(mode="after")
     def _complete(self) -> HealthCheckSpec:
         if self.kind in ("http", "tcp") and not self.port:
             raise ValueError(f"a {self.kind} health check needs 'port' (the name of one of the service's ports)")
         if self.kind == "command" and not self.command:
             raise ValueError("a command health check needs 'command'")
+        if self.ready_timeout_s < self.start_period_s:
+            raise ValueError(f"ready_timeout_s: {self.ready_timeout_s} is shorter than start_period_s "
+                             f"{self.start_period_s}; the deployment would give up on the service while it is still "
+                             "allowed to start: wait at least the start period")
         return self
 
 
@@ -68,6 +79,14 @@ class RestartSpec(Strict):
     window_s: int = Field(default=300, ge=10, le=86400, description="Window (seconds) the restart limit counts in.")
     backoff_initial_s: float = Field(default=1.0, gt=0, le=60, description="Delay before the first restart.")
     backoff_max_s: float = Field(default=30.0, gt=0, le=600, description="Longest delay (it doubles up to this).")
+
+    @model_validator(mode="after")
+    def _backoff_grows(self) -> RestartSpec:
+        if self.backoff_max_s < self.backoff_initial_s:
+            raise ValueError(f"backoff_max_s: {self.backoff_max_s:g} is shorter than backoff_initial_s "
+                             f"{self.backoff_initial_s:g}; the delay starts at backoff_initial_s and doubles up to "
+                             "backoff_max_s, so the longest delay must be at least the first")
+        return self
 
 
 class ServiceSpec(Strict):
@@ -135,6 +154,9 @@ class ServiceSpec(Strict):
     @field_validator("env")
     @classmethod
     def _no_plain_credentials(cls, env: dict[str, str]) -> dict[str, str]:
+        for key in env:
+            if not key or "=" in key or any(c.isspace() or c == "\0" for c in key):
+                raise ValueError(f"{key!r} is not an environment variable name: no '=', spaces or NUL, not empty")
         for key, value in env.items():
             if _CREDENTIAL_NAME.search(key) and value and not _SECRET_PLACEHOLDER.match(value):
                 raise ValueError(
@@ -154,6 +176,12 @@ class ServiceSpec(Strict):
             )
         if self.heap and parse_size(self.heap) >= parse_size(self.memory):
             raise ValueError(f"heap {self.heap} must be smaller than the memory budget {self.memory}")
+        internal: dict[int, str] = {}
+        for port_name, port in self.ports.items():
+            if port.internal in internal:
+                raise ValueError(f"ports.{port_name}.internal: {port.internal} is also ports.{internal[port.internal]}"
+                                 ".internal; two ports of one service cannot share a number")
+            internal[port.internal] = port_name
         return self
 
     @property

@@ -40,13 +40,22 @@ def bucket_name_problem(name: str) -> str | None:
     return None
 
 
+_ACCESS_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{2,127}$")
+# A key of the stack's ``lakehouse:`` namespace, named without it (``pulumi config set --secret lakehouse:<key>``).
+_CONFIG_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,99}$")
+
+
 class IdentitySpec(Strict):
     """One principal of the platform: an S3 identity of the lab store (an IAM role on aws), a catalog
-    bearer token and a Trino user, all with the same rights (see ``infra.spec.governance``)."""
+    bearer token and a Trino user, all with the same rights (see ``infra.spec.governance``).
 
-    access_key: str = Field(min_length=3, description="Access key id of the lab store (not secret).")
+    Its access key and each of its stack config keys are its own: two identities sharing one would
+    share a credential, and whichever the store or the catalog gate reads last would hold both rights.
+    """
+
+    access_key: str = Field(description="Access key id of the lab store (not secret): letters, digits, . _ -.")
     actions: list[Literal["Admin", "Read", "Write", "List", "Tagging"]] = Field(
-        description="SeaweedFS S3 actions granted (on aws: the S3 actions of the identity's IAM role)."
+        min_length=1, description="SeaweedFS S3 actions granted (on aws: the S3 actions of the identity's IAM role)."
     )
     secret_config_key: str = Field(
         description="Stack config key (secret) holding the secret key; a lab default applies when unset."
@@ -58,13 +67,39 @@ class IdentitySpec(Strict):
         default=None, description="Stack config key (secret) of the identity's Trino password; "
                                   "default trinoPassword<Name>; a lab default applies when unset (not on aws).")
 
+    @field_validator("access_key")
+    @classmethod
+    def _access_key(cls, value: str) -> str:
+        if not _ACCESS_KEY.match(value):
+            raise ValueError(f"{value!r} is not an access key id: 3 to 128 letters, digits, '.', '_' and '-', "
+                             "starting with a letter or digit (it is part of every signed request)")
+        return value
+
+    @field_validator("actions")
+    @classmethod
+    def _actions(cls, value: list[str]) -> list[str]:
+        repeated = sorted({a for a in value if value.count(a) > 1})
+        if repeated:
+            raise ValueError(f"{', '.join(repeated)} listed twice; list each action once")
+        return value
+
+    @field_validator("secret_config_key", "catalog_token_config_key", "trino_password_config_key")
+    @classmethod
+    def _config_key(cls, value: str | None) -> str | None:
+        if value is not None and not _CONFIG_KEY.match(value):
+            raise ValueError(f"{value!r} is not a stack config key: letters, digits, '_' and '-', starting with a "
+                             "letter, named without the 'lakehouse:' namespace (the platform adds it)")
+        return value
+
 
 class StorageSpec(Strict):
     """The warehouse bucket and what may happen to it."""
 
     bucket: str = Field(default="warehouse", description="Bucket name (S3's naming rules apply in full).")
     warehouse_prefixes: list[str] = Field(
-        default_factory=lambda: [""], description="Prefixes holding Iceberg tables ('' = the whole bucket)."
+        default_factory=lambda: [""], min_length=1,
+        description="Key prefixes in the bucket holding Iceberg tables ('' = the whole bucket); no lifecycle rule "
+                    "may expire objects under them.",
     )
     region: str = Field(default="us-east-1", description="S3 region clients sign for.")
     noncurrent_version_expiration_days: int = Field(
@@ -72,6 +107,15 @@ class StorageSpec(Strict):
     )
     abort_incomplete_multipart_days: int = Field(default=7, ge=1, le=365, description="Abort stale multipart uploads.")
     replica_bucket: bool = Field(default=False, description="Replicate to a second bucket (cloud recovery).")
+
+    @field_validator("warehouse_prefixes")
+    @classmethod
+    def _prefixes(cls, value: list[str]) -> list[str]:
+        for prefix in value:
+            if "://" in prefix or prefix.startswith("/") or ".." in prefix.split("/"):
+                raise ValueError(f"{prefix!r} is not a key prefix inside the bucket: no scheme or bucket, no leading "
+                                 "'/' and no '..' (e.g. 'warehouse/' or '' for the whole bucket)")
+        return value
 
     @field_validator("bucket")
     @classmethod

@@ -16,6 +16,17 @@ Transform = Literal["identity", "year", "month", "day", "hour", "bucket", "trunc
 MaintenanceAction = Literal["rewrite_data_files", "expire_snapshots", "rewrite_manifests", "remove_orphan_files"]
 ALL_MAINTENANCE: tuple[MaintenanceAction, ...] = (
     "expire_snapshots", "rewrite_data_files", "rewrite_manifests", "remove_orphan_files")
+#: The column types each partition transform takes (the Iceberg table spec, "Partition Transforms").
+_TEMPORAL = ("date", "timestamp", "timestamptz")
+TRANSFORM_TYPES: dict[str, tuple[str, ...]] = {
+    "year": _TEMPORAL, "month": _TEMPORAL, "day": _TEMPORAL, "hour": ("timestamp", "timestamptz"),
+    "bucket": ("int", "long", "decimal(10,2)", "decimal(38,2)", "date", "timestamp", "timestamptz", "string", "uuid",
+               "binary"),
+    "truncate": ("int", "long", "decimal(10,2)", "decimal(38,2)", "string", "binary"),
+}
+#: Table properties the platform writes from a declaration's typed fields (infra/operations/tables.py).
+TYPED_PROPERTIES = {"owner": "from the table's owner", "platform.freshness-minutes": "from its freshness_minutes",
+                    "platform.maintenance": "from its maintenance", "platform.declared": "on every declared table"}
 
 
 def _identifier(value: str, what: str) -> str:
@@ -81,15 +92,33 @@ class TableSpec(Strict):
             raise ValueError("every declared table needs an owner: name the team that answers for it")
         return value.strip()
 
+    @field_validator("properties")
+    @classmethod
+    def _untyped_properties(cls, value: dict[str, str]) -> dict[str, str]:
+        for key in value:
+            if key in TYPED_PROPERTIES:
+                raise ValueError(f"{key} is written by the platform {TYPED_PROPERTIES[key]} (it would replace this "
+                                 "value); set the typed field instead")
+        return value
+
     @model_validator(mode="after")
     def _partition_sources(self) -> TableSpec:
-        columns = {c.name for c in self.columns}
+        columns = {c.name: c.type for c in self.columns}
         if len(columns) != len(self.columns):
             raise ValueError("columns: a column name appears twice")
+        seen: set[tuple[str, str]] = set()
         for index, part in enumerate(self.partition_by):
             if part.source not in columns:
                 raise ValueError(f"partition_by.{index}.source: {part.source!r} is not a column; "
                                  f"allowed: {', '.join(c.name for c in self.columns)}")
+            allowed = TRANSFORM_TYPES.get(part.transform)
+            if allowed is not None and columns[part.source] not in allowed:
+                raise ValueError(f"partition_by.{index}.transform: {part.transform} does not apply to "
+                                 f"{part.source!r}, a column of type {columns[part.source]} (Iceberg refuses it when "
+                                 f"the table is created); {part.transform} takes {', '.join(allowed)}")
+            if (part.source, part.transform) in seen:
+                raise ValueError(f"partition_by.{index}: {part.transform}({part.source}) is listed twice")
+            seen.add((part.source, part.transform))
         return self
 
     @property

@@ -67,6 +67,20 @@ def job_outcome(job: str, urn: str, exit_code: int | None, logs: str | None, sec
     )
 
 
+def go_duration(seconds: int) -> str:
+    """Whole seconds as Go's ``time.Duration.String()`` writes them (``5s``, ``1m0s``, ``1h2m3s``).
+
+    The provider reads a container's health check back from the engine in that form (upstream
+    ``resource_docker_container_funcs.go``: ``Healthcheck.StartPeriod.String()``), so anything else
+    (``60s``) shows as a change on every preview.
+    """
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes}m{secs}s"
+    return f"{minutes}m{secs}s" if minutes else f"{secs}s"
+
+
 def healthcheck(service: ServiceSpec) -> docker.ContainerHealthcheckArgs:
     """Docker health check from the service's spec (its in-container command, or a generic probe)."""
     health = service.health
@@ -80,10 +94,10 @@ def healthcheck(service: ServiceSpec) -> docker.ContainerHealthcheckArgs:
                  else ["CMD-SHELL", f"bash -c 'exec 3<>/dev/tcp/127.0.0.1/{port}'"])
     return docker.ContainerHealthcheckArgs(
         tests=tests,
-        interval=f"{health.interval_s}s",
-        timeout=f"{health.timeout_s}s",
+        interval=go_duration(health.interval_s),
+        timeout=go_duration(health.timeout_s),
         retries=health.retries,
-        start_period=f"{health.start_period_s}s",
+        start_period=go_duration(health.start_period_s),
     )
 
 
@@ -209,6 +223,9 @@ class DockerTarget:
             volumes=binds or None,
             ports=ports or None,
             memory=service.memory_bytes // (1024 * 1024),
+            # Memory plus swap, set to the memory itself: no swap beyond the budget. Left unset, the engine
+            # sets twice the memory and the provider, which does not compute the field, diffs it forever.
+            memory_swap=service.memory_bytes // (1024 * 1024),
             labels=labels,
             user=plan.user,
             # The engine restarts a crashed server with its own growing delay; max_restarts 0 means never.

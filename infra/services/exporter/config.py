@@ -94,5 +94,6 @@ def exporter_config(ctx: ServiceContext, side: Side, listen_host: str, state_dir
         "services": services,
         "refresh_interval_s": obs.refresh_interval_s,
         "probe_interval_s": obs.probe_interval_s,
+        "request_timeout_s": obs.probe_timeout_s,
         "workers": obs.exporter_workers,
     }, indent=2)

@@ -90,6 +90,12 @@ def check(spec: PlatformSpec) -> list[str]:
     elif flink.job.source == "kafka" and spec.target is not Target.AWS and "kafka" not in enabled:
         problems.append("flink.job.source: 'kafka' reads the orders topic, but services.kafka is disabled in this "
                         "stack; enable services.kafka, or use 'generator' or 'auto'")
+    elif job_source(spec) == "kafka" and flink.job.kafka_topic not in (declared := [t.name for t in
+                                                                                  spec.streams.topics]):
+        # Brokers never create a topic on first use (auto.create.topics.enable=false): the job would wait forever.
+        problems.append(f"flink.job.kafka_topic: {flink.job.kafka_topic!r} is not a topic the stack declares, and the "
+                        "broker creates no topic on first use, so the job would wait for it forever; allowed: "
+                        f"{', '.join(declared) or 'none'} (streams.topics), or declare it there")
     if spec.target is not Target.AWS:
         for name, least in PROCESS_MINIMUM.items():
             if name in enabled and spec.services[name].memory_bytes - flink.headroom_bytes < least:

@@ -22,7 +22,7 @@ from infra.artifacts import java
 from infra.services.definition import ArtifactRecipe, CatalogRole, ServiceDefinition
 from infra.services.rest_fixture import container, native
 from infra.services.rest_fixture.artifact import artifact_key, driver_key, fetch_driver, fetch_fixture
-from infra.services.rest_fixture.config import INIT_JOB, NAME, check, sqlite_file
+from infra.services.rest_fixture.config import INIT_JOB, NAME, check, on_postgres, sqlite_file
 from infra.spec import Target
 
 DEFAULT = {
@@ -66,7 +66,8 @@ SERVICES = (
                                 source="Maven Central iceberg-open-api + org.postgresql:postgresql + javac "
                                        "(tools/rest-fixture-launcher)"),
         lab_artifact=ArtifactRecipe(key=driver_key, fetch=fetch_driver,
-                                    source="Maven Central org.postgresql:postgresql (the fixture on PostgreSQL)"),
+                                    source="Maven Central org.postgresql:postgresql (the fixture on PostgreSQL)",
+                                    needed=lambda ctx: on_postgres(ctx.spec)),
         catalog=CatalogRole(path="", engine_name="fixture", warehouse=lambda spec: f"s3://{spec.storage.bucket}/",
                             sqlite_file=sqlite_file),
     ),

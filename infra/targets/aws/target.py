@@ -35,6 +35,7 @@ from infra.targets.aws import alarms, catalogs, governance, logs, recovery, stor
 from infra.targets.aws.common import tag_value
 from infra.targets.aws.context import AwsComponent, AwsContext
 from infra.targets.aws.foundation import Foundation
+from infra.targets.aws.provider_config import provider_args
 
 #: The layers whose services' parts the target builds, in order.
 PART_LAYERS = (Layer.CATALOG, Layer.COMPUTE, Layer.ORCHESTRATION, Layer.OBSERVABILITY)
@@ -62,18 +63,15 @@ class AwsTarget:
         self.spec = spec
         self.secrets = secrets
         self.artifacts = artifacts or StackArtifacts()  # what it uploads (MSK Connect's plugins), looked up
+        # Every aws: key of the stack (profile, assumeRoles, endpoints, ...), for the explicit provider; read
+        # here, before any resource, so a key the provider would not take stops the run with nothing registered.
+        self.provider_args = provider_args(spec.aws.region, {"lakehouse.platform": tag_value(spec.name),
+                                                             "lakehouse.stack": tag_value(pulumi.get_stack())})
 
     def build(self, layers: Mapping[Layer, LayerComponent]) -> Built:
         spec = self.spec
-        provider = aws.Provider(
-            f"{spec.name}-aws",
-            region=spec.aws.region,
-            default_tags={"tags": {
-                "lakehouse.platform": tag_value(spec.name),
-                "lakehouse.stack": tag_value(pulumi.get_stack()),
-            }},
-            opts=pulumi.ResourceOptions(parent=layers[Layer.GOVERNANCE]),
-        )
+        provider = aws.Provider(f"{spec.name}-aws", **self.provider_args,
+                                opts=pulumi.ResourceOptions(parent=layers[Layer.GOVERNANCE]))
         ctx = AwsContext(spec, self.secrets, provider, layers, artifacts=self.artifacts)
         parts = registry().aws_parts(spec)
         gov = governance.build(ctx)
