@@ -223,6 +223,7 @@ CATALOG = CatalogRole(
     path="/api/catalog",
     engine_name="polaris",
     warehouse=lambda spec: spec.catalog.warehouse,
+    tables_location=base_location,
     client_properties=lambda ctx: {
         "credential": f"{ROOT_CLIENT_ID}:{secret('polaris-root-secret')}",
         "scope": "PRINCIPAL_ROLE:ALL",

@@ -300,6 +300,6 @@ SERVICES = (
         lab_artifact=ArtifactRecipe(key=driver_key, fetch=fetch_driver,
                                     source="Maven Central org.postgresql:postgresql (the fixture on PostgreSQL)"),
         catalog=CatalogRole(path="", engine_name="fixture", warehouse=lambda spec: f"s3://{spec.storage.bucket}/",
-                            sqlite_file=sqlite_file),
+                            sqlite_file=sqlite_file, tables_location=lambda spec: f"s3://{spec.storage.bucket}/"),
     ),
 )
