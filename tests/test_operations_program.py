@@ -172,3 +172,25 @@ def test_the_cloud_keeps_its_managed_services_and_exports_the_objectives() -> No
 def test_the_operations_config_round_trips_as_json(native_run: ProgramRun) -> None:
     operations = OperationsConfig.model_validate(native_run.outputs["operations"])
     assert OperationsConfig.model_validate(json.loads(operations.dump())) == operations
+
+
+def test_rebuild_scans_where_the_default_catalog_lays_its_tables_out() -> None:
+    """The fixture's ``warehouse`` is a location; Polaris's is a catalog name, its tables live under its own
+    prefix; Lakekeeper names table directories by uuid: nothing to scan, its database is restored instead."""
+    from infra.control.procedures import ProcedureError, tables_location
+    from infra.services.operations_config import host_paths, operations_config
+
+    from infra.config import load_platform
+
+    def config_of(platform: dict[str, Any]) -> OperationsConfig:
+        spec = load_platform(platform)
+        return operations_config(spec, "test", host_paths(spec, "/nonexistent/state"))
+
+    native = stack_platform("native")
+    assert tables_location(config_of(native)) == config_of(native).catalog.properties["warehouse"]
+    cloud = stack_platform("cloud")
+    assert config_of(cloud).catalog.properties["warehouse"] == "warehouse"
+    assert tables_location(config_of(cloud)) == f"s3://{cloud['storage']['bucket']}/polaris/"
+    cloud["catalog"]["default"] = "lakekeeper"
+    with pytest.raises(ProcedureError, match="lakekeeper does not lay its tables out by name"):
+        tables_location(config_of(cloud))

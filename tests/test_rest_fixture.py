@@ -92,6 +92,7 @@ def test_on_sqlite_the_lab_fixture_keeps_the_images_own_command():
 def test_the_lab_asks_for_postgresqls_jdbc_driver_only_when_the_fixture_is_on_postgresql():
     """`make artifacts --stack lab` fetched the driver, and the program looked it up, for a fixture on SQLite too."""
     from harness import FakeResolver
+
     from infra.services.resolver import recipe_of
 
     on_sqlite, on_postgres = load_platform(stack_platform("lab")), load_platform(_platform("lab"))

@@ -33,6 +33,14 @@ def _catalog_source(config: OperationsConfig) -> Any:
     return source
 
 
+def tables_location(config: OperationsConfig) -> str:
+    """Where the default catalog's tables are on storage, by name (its ``warehouse`` property may be a catalog name)."""
+    if not config.catalog.tables_location:
+        raise ProcedureError(f"{config.catalog.service} does not lay its tables out by name on storage: "
+                             "nothing to rebuild from; restore its database instead (see README, Recovery)")
+    return config.catalog.tables_location
+
+
 def stop_service(outputs: Mapping[str, Any], service: str) -> float:
     """Stop a native service's whole process tree by its pid record; seconds taken."""
     from infra.targets.native import local_service
@@ -83,7 +91,7 @@ def restore(stack: str, outputs: Mapping[str, Any], config: OperationsConfig, cr
     stored: dict[str, recovery.StoredTable] = {}
     if roll:  # the live writers' tables first, while the catalog is still stopped (``roll_forward_offline``)
         t = time.perf_counter()
-        stored = recovery.tables_on_storage(s3_client(config, creds), config.catalog.properties["warehouse"])
+        stored = recovery.tables_on_storage(s3_client(config, creds), tables_location(config))
         offline = recovery.roll_forward_offline(Path(source.path), stored)
         steps["roll_forward_offline_s"] = time.perf_counter() - t
     t = time.perf_counter()
@@ -118,7 +126,7 @@ def rebuild(stack: str, config: OperationsConfig, creds: Credentials) -> dict[st
     began = time.perf_counter()
     catalog = recovery.wait_for_catalog(lambda: load_catalog(config, creds, "rebuild"))
     t = time.perf_counter()
-    stored = recovery.tables_on_storage(s3_client(config, creds), config.catalog.properties["warehouse"])
+    stored = recovery.tables_on_storage(s3_client(config, creds), tables_location(config))
     scan_s = time.perf_counter() - t
     t = time.perf_counter()
     actions = recovery.roll_forward(catalog, stored)

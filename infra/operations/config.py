@@ -41,6 +41,8 @@ class CatalogAccess(_Model):
     service: str
     engine_name: str
     properties: dict[str, str]
+    #: Where its tables are laid out by name on storage (``CatalogRole.tables_location``); None: not by name.
+    tables_location: str | None = None
 
     @property
     def uri(self) -> str:

@@ -98,6 +98,9 @@ class CatalogRole:
     # of the platform's server, or a SQLite file (``sqlite_file``: its path on this target's host side).
     database: str | None = None
     sqlite_file: Callable[[ServiceContext, Path], str | None] | None = None  # None: not on SQLite in this spec
+    # Where the catalog lays tables out as ``<namespace>/<table>/`` on storage (``s3://bucket/prefix/``), which
+    # rebuild-from-storage scans; None: not by name (Lakekeeper's uuid directories: restore its database instead).
+    tables_location: Callable[[PlatformSpec], str | None] = lambda spec: None
 
 
 @dataclass(frozen=True)

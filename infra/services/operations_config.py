@@ -105,7 +105,7 @@ def operations_config(spec: PlatformSpec, stack: str, paths: Paths, side: Side =
     catalog_name = spec.catalog.default
     role = profiles.catalog_role(spec)
     catalog = CatalogAccess(service=catalog_name, engine_name=role.engine_name,
-                            properties=catalog_properties(spec, side))
+                            properties=catalog_properties(spec, side), tables_location=role.tables_location(spec))
     trino = None
     if "trino" in enabled:
         client = trino_config.client_profile(spec, side)

@@ -24,7 +24,7 @@ from infra.services import steps
 from infra.services.definition import AwsPart, CatalogRole, Lazy, SecretSpec, ServiceDefinition
 from infra.services.placeholders import secret
 from infra.services.polaris import container
-from infra.services.polaris.config import BOOTSTRAP_JOB, CATALOG_JOB, NAME, ROOT_CLIENT_ID
+from infra.services.polaris.config import BOOTSTRAP_JOB, CATALOG_JOB, NAME, ROOT_CLIENT_ID, base_location
 from infra.services.seaweedfs import BUCKET_JOB as STORE_BUCKET_JOB
 from infra.spec import Layer, Target
 
@@ -72,6 +72,7 @@ CATALOG = CatalogRole(
     path="/api/catalog",
     engine_name="polaris",
     warehouse=lambda spec: spec.catalog.warehouse,
+    tables_location=base_location,
     client_properties=lambda ctx: {
         "credential": f"{ROOT_CLIENT_ID}:{secret('polaris-root-secret')}",
         "scope": "PRINCIPAL_ROLE:ALL",

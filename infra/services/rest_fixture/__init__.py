@@ -69,6 +69,6 @@ SERVICES = (
                                     source="Maven Central org.postgresql:postgresql (the fixture on PostgreSQL)",
                                     needed=lambda ctx: on_postgres(ctx.spec)),
         catalog=CatalogRole(path="", engine_name="fixture", warehouse=lambda spec: f"s3://{spec.storage.bucket}/",
-                            sqlite_file=sqlite_file),
+                            sqlite_file=sqlite_file, tables_location=lambda spec: f"s3://{spec.storage.bucket}/"),
     ),
 )
