@@ -63,7 +63,8 @@ def eventbridge_cron(schedule: str) -> str:
 class MaintenanceJob(Strict):
     """A maintenance task scheduled by the platform (orchestration layer)."""
 
-    action: Literal["rewrite_data_files", "expire_snapshots", "rewrite_manifests", "remove_orphan_files"]
+    action: Literal["rewrite_data_files", "expire_snapshots", "rewrite_manifests", "remove_orphan_files"] = Field(
+        description="The Iceberg maintenance action, run as its Trino procedure on every table in scope.")
     schedule: str = Field(description="Cron expression (UTC), e.g. '0 3 * * *'.")
     older_than_days: int = Field(
         default=7, ge=1, le=3650,
