@@ -44,11 +44,12 @@ test: bootstrap
 unit: venv
 	$(PY) -m pytest tests -q -m "not e2e and not toolchain" -n 2 --dist loadfile
 
-## lint: ruff and mypy on the Python; gofmt, go vet and go test on the language host (when Go is present)
+## lint: ruff and mypy on the Python; when Go is present: gofmt, go vet and go test on tools/, actionlint on examples/
 lint: venv
 	$(PY) -m ruff check infra policies tests platform_tests bench
 	$(PY) -m mypy
-	@if command -v go >/dev/null; then bash scripts/check-go.sh; else echo "==> go not on PATH: Go checks skipped"; fi
+	@if command -v go >/dev/null; then bash scripts/check-go.sh && bash scripts/check-workflows.sh; \
+	else echo "==> go not on PATH: Go checks and actionlint skipped"; fi
 
 ## lock: regenerate requirements.lock (the whole tree, hash-pinned) from pyproject.toml, with uv from PyPI
 lock:
