@@ -1,9 +1,9 @@
-"""The CD example stays true to this repository.
+"""The front door and the CD example stay true to this repository.
 
-The CD workflow users copy runs only commands this
+The README is short and its links lead somewhere; the CD workflow users copy runs only commands this
 repository has (make targets, scripts, Python modules, the policy pack, the probes, the stack files), and
 installs the provider plugins at the versions pyproject.toml pins. actionlint (``make lint``) checks the
-workflow's syntax and expressions.
+workflow's syntax and expressions; ``make docs`` checks the site's links.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import yaml
 from infra.paths import PROJECT_ROOT
 
 WORKFLOW = PROJECT_ROOT / "examples" / "github-actions" / "lakehouse-cd.yml"
+README = PROJECT_ROOT / "README.md"
 
 
 def _workflow() -> dict[str, Any]:
@@ -36,6 +37,32 @@ def _scripts() -> str:
 
 def _make_targets() -> set[str]:
     return set(re.findall(r"^([a-z][a-z-]*):", (PROJECT_ROOT / "Makefile").read_text(), re.MULTILINE))
+
+
+def _slug(heading: str) -> str:
+    """The anchor Python-Markdown's toc gives a heading (code spans and punctuation dropped)."""
+    text = re.sub(r"[^\w\s-]", "", heading.replace("`", "")).strip().lower()
+    return re.sub(r"[\s-]+", "-", text)
+
+
+def test_readme_is_a_front_door_with_the_two_commands():
+    text = README.read_text()
+    assert len(text.splitlines()) <= 250
+    for command in ("make up", "make test", "make down"):
+        assert command in text
+
+
+def test_readme_links_lead_to_files_and_headings_that_exist():
+    links = re.findall(r"\]\(([^)#\s]+)(?:#([^)\s]+))?\)", README.read_text())
+    assert links
+    for target, anchor in links:
+        if re.match(r"[a-z]+://", target):
+            continue
+        path = PROJECT_ROOT / target
+        assert path.is_file(), f"README links to {target}, which does not exist"
+        if anchor:
+            headings = re.findall(r"^#+ (.+?)\s*$", path.read_text(), re.MULTILINE)
+            assert anchor in {_slug(h) for h in headings}, f"{target} has no heading for #{anchor}"
 
 
 def test_the_workflow_deploys_each_stack_of_this_repository():
