@@ -5,7 +5,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 STACK ?= native
 
-.PHONY: bootstrap venv pulumi artifacts up down smoke verify test unit lint lock review bench
+.PHONY: bootstrap venv pulumi artifacts up down smoke verify test unit lint docs lock review bench
 
 ## bootstrap: project venv (hash-locked), Pulumi CLI + language host (Go module proxy), the stack's artifacts
 bootstrap: venv pulumi artifacts
@@ -44,11 +44,17 @@ test: bootstrap
 unit: venv
 	$(PY) -m pytest tests -q -m "not e2e and not toolchain" -n 2 --dist loadfile
 
-## lint: ruff and mypy on the Python; gofmt, go vet and go test on the language host (when Go is present)
+## lint: ruff and mypy on the Python; when Go is present: gofmt, go vet and go test on tools/, actionlint on examples/
 lint: venv
-	$(PY) -m ruff check infra policies tests platform_tests bench
+	$(PY) -m ruff check infra policies tests platform_tests bench docs/hooks
 	$(PY) -m mypy
-	@if command -v go >/dev/null; then bash scripts/check-go.sh; else echo "==> go not on PATH: Go checks skipped"; fi
+	@if command -v go >/dev/null; then bash scripts/check-go.sh && bash scripts/check-workflows.sh; \
+	else echo "==> go not on PATH: Go checks and actionlint skipped"; fi
+
+## docs: the docs site (MkDocs, Material) built offline into .site/ with --strict: a broken link or anchor fails
+docs: venv
+	@# mkdocs is pinned to 1.6: the theme's banner about MkDocs 2.0 does not apply here
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --clean
 
 ## lock: regenerate requirements.lock (the whole tree, hash-pinned) from pyproject.toml, with uv from PyPI
 lock:

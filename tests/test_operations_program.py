@@ -177,10 +177,9 @@ def test_the_operations_config_round_trips_as_json(native_run: ProgramRun) -> No
 def test_rebuild_scans_where_the_default_catalog_lays_its_tables_out() -> None:
     """The fixture's ``warehouse`` is a location; Polaris's is a catalog name, its tables live under its own
     prefix; Lakekeeper names table directories by uuid: nothing to scan, its database is restored instead."""
+    from infra.config import load_platform
     from infra.control.procedures import ProcedureError, tables_location
     from infra.services.operations_config import host_paths, operations_config
-
-    from infra.config import load_platform
 
     def config_of(platform: dict[str, Any]) -> OperationsConfig:
         spec = load_platform(platform)

@@ -35,7 +35,8 @@ def eventbridge_cron(schedule: str) -> str:
 class MaintenanceJob(Strict):
     """A maintenance task scheduled by the platform (orchestration layer)."""
 
-    action: Literal["rewrite_data_files", "expire_snapshots", "rewrite_manifests", "remove_orphan_files"]
+    action: Literal["rewrite_data_files", "expire_snapshots", "rewrite_manifests", "remove_orphan_files"] = Field(
+        description="The Iceberg maintenance action, run as its Trino procedure on every table in scope.")
     schedule: str = Field(description="Cron expression (crontab(5), UTC), e.g. '0 3 * * *'; weekday 0 and 7 are "
                                       "Sunday, month and weekday names allowed.")
     older_than_days: int = Field(

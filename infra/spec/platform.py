@@ -65,21 +65,26 @@ class PlatformSpec(Strict):
                                                        "characters, starting with a letter.")
     layers: dict[Layer, LayerSpec] = Field(description="The seven layers' contracts.")
     services: dict[str, ServiceSpec] = Field(description="Every service, enabled or not.")
-    storage: StorageSpec = Field(default_factory=StorageSpec)
-    catalog: CatalogSpec = Field(default_factory=CatalogSpec)
+    storage: StorageSpec = Field(default_factory=StorageSpec, description="The warehouse bucket and its protection.")
+    catalog: CatalogSpec = Field(default_factory=CatalogSpec,
+                                 description="The default catalog and how the REST fixture keeps its pointers.")
     identities: dict[str, IdentitySpec] = Field(
         default_factory=dict, description="The platform's principals: lab store S3 identity (IAM role on aws), "
                                           "catalog token and Trino user each (see governance).")
-    governance: GovernanceSpec = Field(default_factory=GovernanceSpec)
-    engines: EngineSpec = Field(default_factory=EngineSpec)
+    governance: GovernanceSpec = Field(default_factory=GovernanceSpec,
+                                       description="Which identity engines write and read as; Trino's certificate.")
+    engines: EngineSpec = Field(default_factory=EngineSpec,
+                                description="Host-side engine versions and the certified Iceberg library.")
     flink: FlinkSpec = Field(default_factory=FlinkSpec, description="Flink's cluster settings and its streaming job.")
     maintenance: list[MaintenanceJob] = Field(default_factory=list, description="Scheduled maintenance.")
     tables: list[TableSpec] = Field(default_factory=list, description="Tables the platform creates and watches.")
     streams: StreamsSpec = Field(default_factory=StreamsSpec,
                                  description="Kafka topics and Connect connectors (deployed where Connect runs).")
-    recovery: RecoverySpec = Field(default_factory=RecoverySpec)
-    observability: ObservabilitySpec = Field(default_factory=ObservabilitySpec)
-    aws: AwsSpec = Field(default_factory=AwsSpec)
+    recovery: RecoverySpec = Field(default_factory=RecoverySpec,
+                                   description="The recovery point and time the platform promises, and its backups.")
+    observability: ObservabilitySpec = Field(default_factory=ObservabilitySpec,
+                                             description="Signals from the metadata tables and how fast alerts fire.")
+    aws: AwsSpec = Field(default_factory=AwsSpec, description="Region, sizes and counts of the cloud target.")
 
     @field_validator("name")
     @classmethod

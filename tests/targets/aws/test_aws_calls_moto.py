@@ -45,13 +45,13 @@ from aws_emulator import MotoServer, moto_server
 from botocore.exceptions import ClientError
 from conftest import stack_platform
 from harness import ProgramRun, cached_run
-from infra.control.procedures import tables_location
-from infra.services.operations_config import host_paths, operations_config
 from rendered_in_moto import InMoto
 
 from infra.config import load_platform
+from infra.control.procedures import tables_location
 from infra.operations import maintenance, recovery
 from infra.operations.config import Credentials, s3_client
+from infra.services.operations_config import host_paths, operations_config
 from infra.targets.aws import run_task as rt
 
 pytestmark = pytest.mark.toolchain

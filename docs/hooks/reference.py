@@ -1,0 +1,43 @@
+"""MkDocs hook: fills the configuration pages from the models and the registry at every build.
+
+A page holds a marker where a generated part goes; ``infra.reference`` renders it from ``PlatformSpec``
+(every key, type, default, allowed values, description) and from the service registry (every service's
+defaults and where it runs), so those pages cannot drift from what the loader accepts. A marker no page
+holds, or a field without a description, fails the build.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from mkdocs.exceptions import PluginError
+
+from infra.reference import UndocumentedField, services_reference, spec_reference
+
+MARKERS: dict[str, Callable[[], str]] = {
+    "<!-- generated: configuration-reference -->": spec_reference,
+    "<!-- generated: services -->": services_reference,
+}
+_filled: set[str] = set()
+
+
+def on_pre_build(config: Any, **kwargs: Any) -> None:
+    _filled.clear()
+
+
+def on_page_markdown(markdown: str, page: Any, config: Any, files: Any, **kwargs: Any) -> str:
+    for marker, render in MARKERS.items():
+        if marker in markdown:
+            try:
+                markdown = markdown.replace(marker, render())
+            except UndocumentedField as error:
+                raise PluginError(f"{page.file.src_uri}: {error}") from None
+            _filled.add(marker)
+    return markdown
+
+
+def on_post_build(config: Any, **kwargs: Any) -> None:
+    missing = [marker for marker in MARKERS if marker not in _filled]
+    if missing:
+        raise PluginError(f"no page holds {', '.join(missing)}: the generated reference would be missing")

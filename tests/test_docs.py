@@ -1,0 +1,119 @@
+"""The front door and the CD example stay true to this repository.
+
+The README is short and its links lead somewhere; the CD workflow users copy runs only commands this
+repository has (make targets, scripts, Python modules, the policy pack, the probes, the stack files), and
+installs the provider plugins at the versions pyproject.toml pins. actionlint (``make lint``) checks the
+workflow's syntax and expressions; ``make docs`` checks the site's links.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from typing import Any
+
+import pytest
+import yaml
+
+from infra.paths import PROJECT_ROOT
+
+WORKFLOW = PROJECT_ROOT / "examples" / "github-actions" / "lakehouse-cd.yml"
+README = PROJECT_ROOT / "README.md"
+
+
+def _workflow() -> dict[str, Any]:
+    document: dict[Any, Any] = yaml.safe_load(WORKFLOW.read_text())
+    document["on"] = document.pop(True, document.get("on"))  # YAML 1.1 reads the key `on` as true
+    return document
+
+
+def _steps() -> list[dict[str, Any]]:
+    return [step for job in _workflow()["jobs"].values() for step in job["steps"]]
+
+
+def _scripts() -> str:
+    return "\n".join(step["run"] for step in _steps() if "run" in step)
+
+
+def _make_targets() -> set[str]:
+    return set(re.findall(r"^([a-z][a-z-]*):", (PROJECT_ROOT / "Makefile").read_text(), re.MULTILINE))
+
+
+def _slug(heading: str) -> str:
+    """The anchor Python-Markdown's toc gives a heading (code spans and punctuation dropped)."""
+    text = re.sub(r"[^\w\s-]", "", heading.replace("`", "")).strip().lower()
+    return re.sub(r"[\s-]+", "-", text)
+
+
+def test_readme_is_a_front_door_with_the_two_commands():
+    text = README.read_text()
+    assert len(text.splitlines()) <= 250
+    for command in ("make up", "make test", "make down"):
+        assert command in text
+
+
+def test_readme_links_lead_to_files_and_headings_that_exist():
+    links = re.findall(r"\]\(([^)#\s]+)(?:#([^)\s]+))?\)", README.read_text())
+    assert links
+    for target, anchor in links:
+        if re.match(r"[a-z]+://", target):
+            continue
+        path = PROJECT_ROOT / target
+        assert path.is_file(), f"README links to {target}, which does not exist"
+        if anchor:
+            headings = re.findall(r"^#+ (.+?)\s*$", path.read_text(), re.MULTILINE)
+            assert anchor in {_slug(h) for h in headings}, f"{target} has no heading for #{anchor}"
+
+
+def test_the_workflow_deploys_each_stack_of_this_repository():
+    matrix = _workflow()["jobs"]["deploy"]["strategy"]["matrix"]["include"]
+    assert {entry["stack"] for entry in matrix} == {"lab", "cloud"}
+    for entry in matrix:
+        assert (PROJECT_ROOT / f"Pulumi.{entry['stack']}.yaml").is_file()
+
+
+def test_the_provider_plugins_are_the_versions_pyproject_pins():
+    pyproject = (PROJECT_ROOT / "pyproject.toml").read_text()
+    for entry in _workflow()["jobs"]["deploy"]["strategy"]["matrix"]["include"]:
+        pinned = re.search(rf'"pulumi-{entry["provider"]}==([0-9.]+)"', pyproject)
+        assert pinned, f"pyproject.toml pins no pulumi-{entry['provider']}"
+        assert entry["provider-version"] == pinned.group(1), entry["stack"]
+
+
+def test_every_make_target_the_workflow_runs_exists():
+    used = set(re.findall(r"\bmake ([a-z][a-z-]*)", _scripts()))
+    assert used
+    assert used <= _make_targets(), f"not in the Makefile: {sorted(used - _make_targets())}"
+
+
+@pytest.mark.parametrize("pattern", [r"(?:^|\s)(?:\.|bash|source)\s+(scripts/[\w./-]+)", r"(?<![\w/])(scripts/[\w.-]+\.sh)"])
+def test_every_script_the_workflow_runs_exists(pattern):
+    used = set(re.findall(pattern, _scripts(), re.MULTILINE))
+    assert used
+    for script in used:
+        assert (PROJECT_ROOT / script).is_file(), script
+
+
+def test_every_python_module_the_workflow_runs_is_importable():
+    modules = set(re.findall(r"python -m ([\w.]+)", _scripts()))
+    assert modules
+    for module in modules:
+        assert importlib.util.find_spec(module) is not None, module
+
+
+def test_the_policy_pack_probes_and_files_the_workflow_names_exist():
+    scripts = _scripts()
+    assert "--policy-pack policies" in scripts and (PROJECT_ROOT / "policies" / "PulumiPolicy.yaml").is_file()
+    assert "pytest platform_tests" in scripts and (PROJECT_ROOT / "platform_tests" / "conftest.py").is_file()
+    for step in _steps():
+        for key in ("go-version-file",):
+            if key in step.get("with", {}):
+                assert (PROJECT_ROOT / step["with"][key]).is_file(), step["with"][key]
+
+
+def test_the_stack_outputs_the_workflow_reads_are_ones_the_program_exports():
+    read = set(re.findall(r"\.(\w+_jobs) //", _scripts()))
+    assert read == {"catalog_jobs", "streams_jobs"}
+    sources = "\n".join(p.read_text() for p in (PROJECT_ROOT / "infra").rglob("*.py"))
+    for output in read:
+        assert f'"{output}"' in sources, output
