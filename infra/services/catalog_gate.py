@@ -7,10 +7,13 @@ fixture: each identity's token (``catalog-token-<identity>``) opens it with that
 a wrong token is refused, a reader's writes are refused. It follows the fixture (a sidecar: enabled
 with it), and the spec refuses disabling it while the fixture runs.
 
+The gate is also the fixture's OAuth2 token endpoint: it signs the access tokens it issues with the
+secret ``catalog-gate-signing-key``, which reaches it in its environment, never in its config file.
+
 Whole definition: defaults, the gate's config (token hashes, never tokens), the local process (the
-project's Python, supervised like every native service), the container (a plain Python image running
-the one-file gate). Not on aws: the fixture does not run there, and the production catalogs
-authenticate their own principals.
+project's Python, supervised like every native service), the container (the platform's operations
+image, built from this repository). Not on aws: the fixture does not run there, and the production
+catalogs authenticate their own principals.
 """
 
 from __future__ import annotations
@@ -23,9 +26,11 @@ from infra.services.base import (
     ContainerPlan,
     NativeHost,
     NativePlan,
+    SecretSpec,
     ServiceContext,
     ServiceDefinition,
     code_digest,
+    secret,
     sha256_of,
 )
 from infra.spec import Target
@@ -33,14 +38,19 @@ from infra.spec import Target
 NAME = "catalog-gate"
 FRONTS = "rest-fixture"
 GATE_SOURCE = PROJECT_ROOT / "infra" / "operations" / "catalog_gate.py"
-IMAGE_GATE = "/opt/lakehouse/catalog_gate.py"
+GATE_MODULE = "infra.operations.catalog_gate"
 IMAGE_CONFIG = "/etc/lakehouse/catalog-gate.json"
+#: Dockerfile of the platform's operations image (the exporter's too).
+OPERATIONS_DOCKERFILE = "docker/operations.Dockerfile"
+#: The key the gate signs its access tokens with (HS256: at least 32 bytes).
+SIGNING_KEY = SecretSpec("catalog-gate-signing-key", "catalogGateSigningKey",
+                         "lab-catalog-gate-access-token-signing-key")
 
 DEFAULT = {
     "layer": "governance",
     "role": "bearer tokens in front of the REST fixture: readers read, writers write, no token is refused",
     "version": "0.3.0",  # the project's own (pyproject.toml)
-    "image": "python:3.11.11-slim",
+    "image": "lakehouse/operations:0.3.0",  # built from docker/operations.Dockerfile
     "ports": {"http": {"internal": 8182, "external": 8182}},
     "health": {"kind": "http", "port": "http", "path": "/healthz",
                "command": ["CMD", "python", "-c", "import urllib.request; "
@@ -63,13 +73,22 @@ def gate_config(ctx: ServiceContext, listen_host: str) -> str:
     }, indent=2)
 
 
+def signing_env() -> dict[str, str]:
+    """The signing key, in the gate's environment (never its config file)."""
+    from infra.operations.catalog_gate import SIGNING_KEY_ENV
+
+    return {SIGNING_KEY_ENV: secret(SIGNING_KEY.name)}
+
+
 def native(ctx: ServiceContext, host: NativeHost) -> NativePlan:
     config = host.home / "catalog-gate.json"
     assert ctx.service.health is not None
     return NativePlan(
-        argv=[host.python, str(GATE_SOURCE), "--config", str(config)],
+        argv=[host.python, "-m", GATE_MODULE, "--config", str(config)],
         files={str(config): gate_config(ctx, "127.0.0.1")},
-        env={"LAKEHOUSE_CODE": code_digest(GATE_SOURCE)},  # a change of the gate's code restarts it
+        env={"PYTHONPATH": str(host.project_root or PROJECT_ROOT), "PYTHONUNBUFFERED": "1",
+             "LAKEHOUSE_CODE": code_digest(GATE_SOURCE),  # a change of the gate's code restarts it
+             **signing_env()},
         health={"kind": "http", "url": ctx.url(NAME, "http", path=ctx.service.health.path), "expect_status": 200},
         stop_grace_s=5.0,
     )
@@ -77,16 +96,17 @@ def native(ctx: ServiceContext, host: NativeHost) -> NativePlan:
 
 def container(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
     return ContainerPlan(
-        command=["python", IMAGE_GATE, "--config", IMAGE_CONFIG],
+        command=["python", "-m", GATE_MODULE, "--config", IMAGE_CONFIG],
+        env=signing_env(),
         uploads={IMAGE_CONFIG: gate_config(ctx, "0.0.0.0")},  # noqa: S104 - inside its container
-        upload_sources={IMAGE_GATE: str(GATE_SOURCE)},
+        build_dockerfile=OPERATIONS_DOCKERFILE,
     )
 
 
 SERVICES = (
     ServiceDefinition(
         name=NAME, default=DEFAULT, summary="bearer-token gate in front of the REST fixture (fails closed)",
-        job_of=FRONTS, fronts=FRONTS, container=container, native=native,
+        job_of=FRONTS, fronts=FRONTS, container=container, native=native, secrets=(SIGNING_KEY,),
         unavailable={Target.AWS: "the REST fixture does not run on aws; Polaris and Lakekeeper authenticate "
                                  "their own principals"},
     ),
