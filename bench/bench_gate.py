@@ -83,9 +83,9 @@ def session() -> requests.Session:
     return opened
 
 
-def reused(urls: dict[str, str], count: int, block: int = 50) -> dict[str, list[float]]:
-    """``count`` GETs per side, each side on one keep-alive connection, the sides taking turns by blocks
-    (a change of the host's load hits both); seconds each, after a warm-up."""
+def reused(urls: dict[str, str], count: int, block: int = 1) -> dict[str, list[float]]:
+    """``count`` GETs per side, each side on one keep-alive connection, the sides taking turns (request by
+    request: a change of the host's load hits both alike); seconds each, after a warm-up."""
     sessions = {side: session() for side in urls}
     for side, url in urls.items():
         for _ in range(20):
@@ -199,6 +199,8 @@ def report(figures: Figures) -> None:
                          ("load-table, reused connection", figures.load)):
         row(f"{label}: median (ms)", [statistics.median(times[side]) for side in sides])
         row(f"{label}: p99 (ms)", [quantile(times[side], 0.99) for side in sides])
+        paired = statistics.median(g - d for d, g in zip(times["direct"], times["gate"], strict=True))
+        print(f"  {label + ': median of paired differences':80s}{paired * 1000:12.2f}")
     burst = figures.burst
     for q, name in ((0.5, "p50"), (0.99, "p99"), (1.0, "max")):
         row(f"concurrent load-table: {name} (ms)", [quantile(burst[side].times, q) if burst[side].times else
