@@ -348,7 +348,7 @@ def test_dot_segments_are_refused_before_the_policy_could_be_misled(shared_gate)
     url, _ = shared_gate
     port = int(url.rsplit(":", 1)[1])
     for path in (b"/v1/namespaces/a/tables/b/plan/..", b"/v1/namespaces/a/tables/b/plan/%2e%2E",
-                 b"/v1/namespaces/a/./tables/b"):
+                 b"/v1/namespaces/a/tables/b/plan/..;x", b"/v1/namespaces/a/./tables/b"):
         answer = _raw_exchange(port, b"POST " + path + b" HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t-reader"
                                      b"\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
         assert answer.startswith(b"HTTP/1.1 400 "), (path, answer[:200])

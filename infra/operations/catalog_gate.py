@@ -116,7 +116,8 @@ BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 REQUEST_BUCKETS = (0.0005, 0.001, 0.0025, *BUCKETS)
 #: Headers that describe one connection, not the message, or that the gate sets itself: never forwarded.
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
-                        "trailers", "transfer-encoding", "upgrade", "authorization", "host", "content-length"})
+                        "trailers", "transfer-encoding", "upgrade", "authorization", "host", "content-length",
+                        "expect"})  # the gate met a 100-continue expectation itself; the body goes whole
 # The OAuth2 names of the Iceberg REST spec (RFC 6749, RFC 8693): names, not secrets.
 TOKEN_PATH = "/v1/oauth/tokens"  # noqa: S105
 CLIENT_CREDENTIALS = "client_credentials"
@@ -151,14 +152,14 @@ def may(role: str, method: str, path: str) -> bool:
 
 
 def has_dot_segment(path: str) -> bool:
-    """Whether a path has a ``.`` or ``..`` segment (also percent-encoded).
+    """Whether a path has a ``.`` or ``..`` segment (also percent-encoded, or with ``;parameters``).
 
     The policy reads the path as sent; a catalog that resolved dot segments would serve another one
     (``.../tables/t/plan/..`` is the table itself), so the gate refuses them (no client sends them).
     """
     if "." not in path and "%2" not in path.lower():
         return False  # the common case, without splitting
-    return any(segment.lower().replace("%2e", ".") in (".", "..") for segment in path.split("/"))
+    return any(segment.split(";", 1)[0].lower().replace("%2e", ".") in (".", "..") for segment in path.split("/"))
 
 
 # -- configuration -------------------------------------------------------------------------------------
@@ -565,7 +566,8 @@ async def run(config: GateConfig, signing_key: bytes, stop: asyncio.Event) -> No
     """Serve until ``stop`` is set, then close the connections and the pools."""
     gate = Gate(config, signing_key)
     await gate.start()
-    runner = web.ServerRunner(web.Server(gate.handle, access_log=None), handle_signals=False)
+    # On SIGTERM requests under way get 4 s to finish: within the native target's stop grace (5 s).
+    runner = web.ServerRunner(web.Server(gate.handle, access_log=None), handle_signals=False, shutdown_timeout=4.0)
     await runner.setup()
     site = web.TCPSite(runner, config.listen_host, config.listen_port, backlog=config.listen_backlog)
     await site.start()
