@@ -368,15 +368,17 @@ def test_the_gate_refuses_to_start_when_two_identities_tokens_hash_alike():
         catalog_gate.load_config(config)
 
 
-def test_the_gate_refuses_to_start_without_a_signing_key_of_32_bytes():
+def test_the_gate_refuses_to_start_without_a_signing_key_of_32_bytes_or_with_a_bad_config():
     config = {"listen_port": 0, "upstream": "http://127.0.0.1:1", "identities": support_gate.identities(TOKENS)}
-    for key in (None, "too-short"):
-        done = support_gate.run_gate_once(config, signing_key=key)
-        assert done.returncode == 2 and "CATALOG_GATE_SIGNING_KEY" in done.stderr and "32 bytes" in done.stderr
-    done = support_gate.run_gate_once({**config, "upstream": "https://catalog", "listen_port": 70000})
-    assert done.returncode == 2
-    assert "listen_port: Input should be less than or equal to 65535" in done.stderr
-    assert "upstream: 'https://catalog' must be http://host:port" in done.stderr
+    done = support_gate.run_gate_once(config, signing_key=None)
+    assert done.returncode == 2 and "CATALOG_GATE_SIGNING_KEY is not set" in done.stderr and "32 bytes" in done.stderr
+    assert "Traceback" not in done.stderr
+    with pytest.raises(catalog_gate.ConfigError, match="CATALOG_GATE_SIGNING_KEY has 9 bytes"):
+        catalog_gate.signing_key_from({"CATALOG_GATE_SIGNING_KEY": "too-short"})
+    with pytest.raises(catalog_gate.ConfigError) as info:
+        catalog_gate.load_config({**config, "upstream": "https://catalog", "listen_port": 70000}, "gate.json")
+    assert info.value.problems == ["listen_port: Input should be less than or equal to 65535",
+                                   "upstream: 'https://catalog' must be http://host:port"]
 
 
 def test_natively_the_gate_runs_from_the_project_on_loopback_with_its_signing_key_in_its_environment(tmp_path):
