@@ -1,4 +1,4 @@
-"""Governance, offline: identities per use, the catalog gate (a real server on loopback), the platform's TLS
+"""Governance, offline: identities per use, the catalog gate (a real gate process on loopback), the platform's TLS
 certificates (a real TLS handshake), Trino's password file and access rules, the profiles per identity."""
 
 from __future__ import annotations
@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import hashlib
+import http.client
 import http.server
 import json
 import os
@@ -15,9 +16,11 @@ import subprocess
 import sys
 import threading
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from conftest import stack_platform
@@ -28,6 +31,7 @@ from infra.resources import certificate
 from infra.services import profiles
 from infra.services.secrets import pbkdf2_hash
 from infra.services.trino import config as trino
+from platform_tests.support import gate as support_gate
 
 P = "lakehouse:platform"
 
@@ -76,25 +80,37 @@ def test_each_use_has_its_own_identity_and_role():
 
 
 # -- the catalog gate ------------------------------------------------------------------------------------
+# A real gate process on loopback (platform_tests.support.gate), in front of a stand-in catalog.
 
 
 class _Upstream(http.server.BaseHTTPRequestHandler):
-    """A stand-in catalog: answers 200 with what it received (so the test sees what the gate forwarded)."""
+    """A stand-in catalog: answers 200 with what it received (so the test sees what the gate forwarded).
+
+    Like the fixture's Jetty it sends Date and Server headers of its own, answers HEAD with the length
+    a GET would have and no body, and a path with ``missing`` 404 in the Iceberg error form."""
 
     protocol_version = "HTTP/1.1"
+    seen: list[str] = []  # every path the catalog was asked for, across servers (tests check what never came)
 
     def log_message(self, *args):  # quiet
         pass
 
     def _answer(self):
         length = int(self.headers.get("Content-Length") or 0)
-        body = json.dumps({"method": self.command, "path": self.path, "body": self.rfile.read(length).decode(),
+        self.seen.append(self.path)
+        method = "GET" if self.command == "HEAD" else self.command  # HEAD: what a GET would say
+        body = json.dumps({"method": method, "path": self.path, "body": self.rfile.read(length).decode(),
                            "authorization": self.headers.get("Authorization")}).encode()
-        self.send_response(200)
+        missing = "missing" in self.path
+        if missing:
+            body = json.dumps({"error": {"message": "no such namespace", "type": "NoSuchNamespaceException",
+                                         "code": 404}}).encode()
+        self.send_response(404 if missing else 200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(body)
+        if self.command != "HEAD":
+            self.wfile.write(body)
 
     do_GET = do_POST = do_DELETE = do_HEAD = _answer
 
@@ -120,20 +136,34 @@ TOKENS = {"platform": "t-platform", "writer": "t-writer", "reader": "t-reader"}
 
 
 @contextmanager
-def gate(upstream_port: int | None = None) -> Iterator[str]:
+def gate_process(upstream_port: int | None = None, **settings) -> Iterator[tuple[str, support_gate.RunningGate]]:
     upstream = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Upstream)
     port = upstream_port or upstream.server_address[1]
-    config = {"listen_host": "127.0.0.1", "listen_port": 0, "upstream": f"http://127.0.0.1:{port}",
-              "identities": [{"name": n, "role": n, "token_sha256": hashlib.sha256(t.encode()).hexdigest()}
-                             for n, t in TOKENS.items()]}
-    with serving(upstream), serving(catalog_gate.serve(config)) as gate_port:
-        yield f"http://127.0.0.1:{gate_port}"
+    config = {"upstream": f"http://127.0.0.1:{port}", "identities": support_gate.identities(TOKENS), **settings}
+    with serving(upstream), support_gate.running_gate(config) as running:
+        yield running.url, running
 
 
-def call(url: str, method: str = "GET", token: str | None = None, body: bytes | None = None) -> tuple[int, dict]:
+@contextmanager
+def gate(upstream_port: int | None = None) -> Iterator[str]:
+    with gate_process(upstream_port) as (url, _):
+        yield url
+
+
+@pytest.fixture(scope="module")
+def shared_gate() -> Iterator[tuple[str, support_gate.RunningGate]]:
+    """One gate for the tests that count nothing (a gate process takes a second or two to start)."""
+    with gate_process() as running:
+        yield running
+
+
+def call(url: str, method: str = "GET", token: str | None = None, body: bytes | None = None,
+         headers: dict[str, str] | None = None) -> tuple[int, dict]:
     request = urllib.request.Request(url, method=method, data=body)  # noqa: S310 - loopback test server
     if token:
         request.add_header("Authorization", f"Bearer {token}")
+    for key, value in (headers or {}).items():
+        request.add_header(key, value)
     try:
         with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 - loopback test server
             text = response.read().decode()
@@ -142,35 +172,51 @@ def call(url: str, method: str = "GET", token: str | None = None, body: bytes | 
         return exc.code, json.loads(exc.read().decode() or "{}")
 
 
-def test_gate_refuses_missing_and_unknown_tokens_before_the_catalog_sees_them():
-    with gate() as url:
-        for token in (None, "not-a-token", "Bearer"):
-            status, body = call(f"{url}/v1/config", token=token)
-            assert status == 401 and body["error"]["type"] == "NotAuthorizedException", (token, status, body)
-        status, body = call(f"{url}/v1/namespaces", "POST", token=None, body=b'{"namespace": ["x"]}')
-        assert status == 401
+def metric(text: str, name: str, **labels: str) -> float | None:
+    """One sample of the gate's metrics (Prometheus text; labels in any order), or None."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name and sample.labels == labels:
+                return sample.value
+    return None
 
 
-def test_gate_lets_readers_read_and_refuses_every_write_of_theirs():
-    with gate() as url:
-        table = f"{url}/v1/namespaces/sales/tables/orders"
-        status, body = call(table, token=TOKENS["reader"])
-        assert status == 200 and body["method"] == "GET"
-        assert body["authorization"] is None, "the gate must not forward the token to the catalog"
-        status, _ = call(f"{table}/metrics", "POST", TOKENS["reader"], b"{}")
-        assert status == 200  # a scan report changes nothing
-        for method, path in (("POST", table), ("POST", f"{url}/v1/namespaces/sales/tables"), ("DELETE", table),
-                             ("POST", f"{url}/v1/transactions/commit"), ("POST", f"{url}/v1/namespaces"),
-                             ("POST", f"{url}/v1/tables/rename")):
-            status, body = call(path, method, TOKENS["reader"], b"{}")
-            assert status == 403 and body["error"]["type"] == "ForbiddenException", (method, path, status)
+def metrics_of(url: str) -> str:
+    with urllib.request.urlopen(f"{url}/metrics", timeout=10) as response:  # noqa: S310
+        return response.read().decode()
 
 
-def test_gate_forwards_writers_and_the_platform_unchanged():
-    with gate() as url:
-        for who in ("writer", "platform"):
-            status, body = call(f"{url}/v1/namespaces/sales/tables/orders", "POST", TOKENS[who], b'{"updates": []}')
-            assert status == 200 and body["method"] == "POST" and body["body"] == '{"updates": []}'
+def test_gate_refuses_missing_and_unknown_tokens_before_the_catalog_sees_them(shared_gate):
+    url, _ = shared_gate
+    for token in (None, "not-a-token", "Bearer"):
+        status, body = call(f"{url}/v1/config", token=token)
+        assert status == 401 and body["error"]["type"] == "NotAuthorizedException", (token, status, body)
+    status, body = call(f"{url}/v1/namespaces", "POST", token=None, body=b'{"namespace": ["x"]}')
+    assert status == 401
+
+
+def test_gate_lets_readers_read_and_refuses_every_write_of_theirs(shared_gate):
+    url, _ = shared_gate
+    table = f"{url}/v1/namespaces/sales/tables/orders"
+    status, body = call(table, token=TOKENS["reader"])
+    assert status == 200 and body["method"] == "GET"
+    assert body["authorization"] is None, "the gate must not forward the token to the catalog"
+    status, _ = call(f"{table}/metrics", "POST", TOKENS["reader"], b"{}")
+    assert status == 200  # a scan report changes nothing
+    for method, path in (("POST", table), ("POST", f"{url}/v1/namespaces/sales/tables"), ("DELETE", table),
+                         ("POST", f"{url}/v1/transactions/commit"), ("POST", f"{url}/v1/namespaces"),
+                         ("POST", f"{url}/v1/tables/rename")):
+        status, body = call(path, method, TOKENS["reader"], b"{}")
+        assert status == 403 and body["error"]["type"] == "ForbiddenException", (method, path, status)
+
+
+def test_gate_forwards_writers_and_the_platform_unchanged(shared_gate):
+    url, _ = shared_gate
+    for who in ("writer", "platform"):
+        status, body = call(f"{url}/v1/namespaces/sales/tables/orders", "POST", TOKENS[who], b'{"updates": []}')
+        assert status == 200 and body["method"] == "POST" and body["body"] == '{"updates": []}'
 
 
 def test_gate_says_502_when_the_catalog_is_down_and_counts_what_it_decided():
@@ -180,32 +226,263 @@ def test_gate_says_502_when_the_catalog_is_down_and_counts_what_it_decided():
         call(f"{url}/v1/config")  # unauthenticated
         status, _ = call(f"{url}/healthz")
         assert status == 200  # the gate itself, no token, never the catalog
-        with urllib.request.urlopen(f"{url}/metrics", timeout=10) as response:  # noqa: S310
-            metrics = response.read().decode()
-    assert 'lakehouse_catalog_gate_requests_total{identity="writer",decision="allowed"} 1' in metrics
-    assert 'lakehouse_catalog_gate_requests_total{identity="none",decision="unauthenticated"} 1' in metrics
-    assert "lakehouse_catalog_gate_upstream_errors_total 1" in metrics
+        metrics = metrics_of(url)
+    assert metric(metrics, "lakehouse_catalog_gate_requests_total", identity="writer", decision="allowed") == 1
+    assert metric(metrics, "lakehouse_catalog_gate_requests_total", identity="none", decision="unauthenticated") == 1
+    assert metric(metrics, "lakehouse_catalog_gate_upstream_errors_total") == 1
 
 
-def test_gate_measures_commit_latency_by_kind():
+def test_gate_measures_commit_latency_by_kind_and_each_whole_request():
     assert catalog_gate.kind_of("POST", "/v1/namespaces/a/tables/b") == "commit"
     assert catalog_gate.kind_of("POST", "/v1/transactions/commit") == "commit"
     assert catalog_gate.kind_of("POST", "/v1/namespaces/a/tables") == "create_table"
     assert catalog_gate.kind_of("GET", "/v1/namespaces/a/tables/b") == "load_table"
     with gate() as url:
         call(f"{url}/v1/namespaces/a/tables/b", "POST", TOKENS["writer"], b"{}")
-        with urllib.request.urlopen(f"{url}/metrics", timeout=10) as response:  # noqa: S310
-            metrics = response.read().decode()
-    assert 'lakehouse_catalog_request_duration_seconds_count{kind="commit"} 1' in metrics
-    assert 'lakehouse_catalog_responses_total{kind="commit",status="2xx"} 1' in metrics
+        call(f"{url}/v1/config")  # refused: never reaches the catalog, still served by the gate
+        metrics = metrics_of(url)
+    assert metric(metrics, "lakehouse_catalog_request_duration_seconds_count", kind="commit") == 1
+    assert metric(metrics, "lakehouse_catalog_responses_total", kind="commit", status="2xx") == 1
+    # The whole request as the gate serves it (not only the catalog's part), refusals included.
+    assert metric(metrics, "lakehouse_catalog_gate_request_duration_seconds_count", kind="commit") == 1
+    assert metric(metrics, "lakehouse_catalog_gate_request_duration_seconds_count", kind="config") == 1
+    assert metric(metrics, "lakehouse_catalog_request_duration_seconds_count", kind="config") is None
 
 
-def test_the_gate_is_standard_library_only():
-    """The docker target runs the gate by path in a plain Python image: it must import nothing of the project."""
-    source = catalog_gate.__file__
-    done = subprocess.run([sys.executable, "-I", "-c", f"import runpy; runpy.run_path({source!r}, run_name='x')"],
-                          capture_output=True, text=True, timeout=30, cwd="/")
-    assert done.returncode == 0, done.stderr
+def test_the_gate_runs_on_the_operations_images_dependencies():
+    """The docker target runs the gate in the operations image: everything it imports is in that image's lock."""
+    import ast
+    import importlib.metadata
+    import re as regex
+
+    from infra.paths import PROJECT_ROOT
+
+    lock = (PROJECT_ROOT / "docker" / "operations-requirements.lock").read_text()
+    pinned = {regex.sub(r"[-_.]+", "-", name).lower() for name in regex.findall(r"^([A-Za-z0-9_.-]+)==", lock, regex.M)}
+    tree = ast.parse(Path(catalog_gate.__file__).read_text())
+    imported = {(node.module if isinstance(node, ast.ImportFrom) else alias.name).split(".")[0]
+                for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom)) and not getattr(node, "level", 0)
+                for alias in node.names}
+    distributions = importlib.metadata.packages_distributions()
+    third_party = {name for name in imported if name not in sys.stdlib_module_names and name != "infra"}
+    assert third_party >= {"aiohttp", "jwt", "prometheus_client", "pydantic"}
+    missing = {name for name in third_party
+               if not any(regex.sub(r"[-_.]+", "-", d).lower() in pinned for d in distributions.get(name, []))}
+    assert not missing, f"imported by the gate, not in docker/operations-requirements.lock: {sorted(missing)}"
+
+
+def test_the_bearer_scheme_is_matched_in_any_case(shared_gate):
+    url, _ = shared_gate
+    for scheme in ("bearer", "BEARER", "BeArEr"):
+        status, body = call(f"{url}/v1/config", headers={"Authorization": f"{scheme} {TOKENS['writer']}"})
+        assert status == 200 and body["path"] == "/v1/config", scheme
+    status, _ = call(f"{url}/v1/config", headers={"Authorization": f"Basic {TOKENS['writer']}"})
+    assert status == 401
+
+
+def test_answers_carry_one_date_and_one_server_header_and_head_keeps_the_catalogs_length(shared_gate):
+    url, _ = shared_gate
+    connection = http.client.HTTPConnection("127.0.0.1", int(url.rsplit(":", 1)[1]), timeout=10)
+    auth = {"Authorization": f"Bearer {TOKENS['reader']}"}
+    lengths = {}
+    for method, path, headers in (("GET", "/v1/namespaces/a/tables/b", auth), ("HEAD", "/v1/namespaces/a/tables/b", auth),
+                                  ("GET", "/v1/config", {}), ("GET", "/healthz", {})):
+        connection.request(method, path, headers=headers)  # one reused connection throughout
+        response = connection.getresponse()
+        body = response.read()
+        names = [name.lower() for name, _ in response.getheaders()]
+        assert names.count("date") == 1 and names.count("server") == 1, (method, path, response.getheaders())
+        lengths[method, path] = (response.getheader("Content-Length"), len(body))
+    connection.close()
+    got, _ = lengths["GET", "/v1/namespaces/a/tables/b"]
+    assert lengths["HEAD", "/v1/namespaces/a/tables/b"] == (got, 0), "HEAD: the length a GET has, and no body"
+    assert int(got) > 0
+
+
+def test_a_cors_preflight_passes_without_a_token_and_trace_is_refused(shared_gate):
+    url, _ = shared_gate
+    before = len(_Upstream.seen)
+    request = urllib.request.Request(f"{url}/v1/namespaces/a/tables/b", method="OPTIONS", headers={  # noqa: S310
+        "Origin": "https://ui.example", "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization, content-type"})
+    with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 - loopback test server
+        assert response.status == 204
+        assert response.headers["Access-Control-Allow-Origin"] == "*"
+        assert "POST" in response.headers["Access-Control-Allow-Methods"]
+        assert "authorization" in response.headers["Access-Control-Allow-Headers"].lower()
+    # The answer to the real request says the page may read it.
+    request = urllib.request.Request(f"{url}/v1/config", headers={  # noqa: S310
+        "Origin": "https://ui.example", "Authorization": f"Bearer {TOKENS['reader']}"})
+    with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 - loopback test server
+        assert response.headers["Access-Control-Allow-Origin"] == "*"
+    status, body = call(f"{url}/v1/config", "TRACE", TOKENS["writer"])
+    assert status == 405 and TOKENS["writer"] not in json.dumps(body)
+    assert len(_Upstream.seen) == before + 1, "OPTIONS and TRACE never reach the catalog"
+
+
+def _raw_exchange(port: int, request: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(request)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    return answer
+
+
+def test_raw_utf8_in_a_path_is_answered_and_a_percent_encoded_one_is_relayed_as_sent(shared_gate):
+    url, running = shared_gate
+    port = int(url.rsplit(":", 1)[1])
+    raw = "/v1/namespaces/café/tables/t".encode()
+    answer = _raw_exchange(port, b"GET " + raw + b" HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t-reader\r\n"
+                                 b"Connection: close\r\n\r\n")
+    assert answer.split(b" ", 2)[1] == b"400", answer[:200]  # an answer, not a dropped connection
+    status, body = call(f"{url}/v1/namespaces/caf%C3%A9/tables/t", token=TOKENS["reader"])
+    assert status == 200 and body["path"] == "/v1/namespaces/caf%C3%A9/tables/t"
+    status, body = call(f"{url}/v1/namespaces/missing%C3%A9", token=TOKENS["reader"])
+    assert status == 404 and body["error"]["type"] == "NoSuchNamespaceException"  # the catalog's answer
+    assert call(f"{url}/healthz")[0] == 200
+    assert not any("Traceback" in line for line in running.log), running.log
+
+
+def test_dot_segments_are_refused_before_the_policy_could_be_misled(shared_gate):
+    url, _ = shared_gate
+    port = int(url.rsplit(":", 1)[1])
+    for path in (b"/v1/namespaces/a/tables/b/plan/..", b"/v1/namespaces/a/tables/b/plan/%2e%2E",
+                 b"/v1/namespaces/a/tables/b/plan/..;x", b"/v1/namespaces/a/./tables/b"):
+        answer = _raw_exchange(port, b"POST " + path + b" HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t-reader"
+                                     b"\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
+        assert answer.startswith(b"HTTP/1.1 400 "), (path, answer[:200])
+    assert catalog_gate.may("reader", "POST", "/v1/namespaces/a/tables/b/plan/..")  # what the regex alone says
+
+
+def test_the_gate_refuses_to_start_when_two_identities_tokens_hash_alike():
+    same = hashlib.sha256(b"shared").hexdigest()
+    config = {"listen_host": "127.0.0.1", "listen_port": 0, "upstream": "http://127.0.0.1:1",
+              "identities": [{"name": "writer", "role": "writer", "token_sha256": same},
+                             {"name": "reader", "role": "reader", "token_sha256": same.upper()}]}
+    done = support_gate.run_gate_once(config)
+    assert done.returncode == 2 and "listening" not in done.stderr
+    assert ("identities[1].token_sha256: identities 'writer' and 'reader' have the same catalog token" in done.stderr)
+    assert "Traceback" not in done.stderr
+    with pytest.raises(catalog_gate.ConfigError, match="'writer' and 'reader' have the same catalog token"):
+        catalog_gate.load_config(config)
+
+
+def test_the_gate_refuses_to_start_without_a_signing_key_of_32_bytes_or_with_a_bad_config():
+    config = {"listen_port": 0, "upstream": "http://127.0.0.1:1", "identities": support_gate.identities(TOKENS)}
+    done = support_gate.run_gate_once(config, signing_key=None)
+    assert done.returncode == 2 and "CATALOG_GATE_SIGNING_KEY is not set" in done.stderr and "32 bytes" in done.stderr
+    assert "Traceback" not in done.stderr
+    with pytest.raises(catalog_gate.ConfigError, match="CATALOG_GATE_SIGNING_KEY has 9 bytes"):
+        catalog_gate.signing_key_from({"CATALOG_GATE_SIGNING_KEY": "too-short"})
+    with pytest.raises(catalog_gate.ConfigError) as info:
+        catalog_gate.load_config({**config, "upstream": "https://catalog", "listen_port": 70000}, "gate.json")
+    assert info.value.problems == ["listen_port: Input should be less than or equal to 65535",
+                                   "upstream: 'https://catalog' must be http://host:port"]
+
+
+def test_natively_the_gate_runs_from_the_project_on_loopback_with_its_signing_key_in_its_environment(tmp_path):
+    from infra.services import catalog_gate as gate_service
+    from infra.services.context import ServiceContext
+    from infra.services.plans import NativeHost
+
+    spec = native()
+    plan = gate_service.native.server(ServiceContext(spec, "catalog-gate"), NativeHost(home=tmp_path, artifact=None))
+    assert plan.argv[1:3] == ["-m", "infra.operations.catalog_gate"]
+    assert plan.env["CATALOG_GATE_SIGNING_KEY"] == "${secret:catalog-gate-signing-key}"
+    config = json.loads(plan.files[str(tmp_path / "catalog-gate.json")])
+    assert config["listen_host"] == "127.0.0.1"
+    assert all(i["token_sha256"].startswith("${sha256:catalog-token-") for i in config["identities"])
+    assert "secret:" not in json.dumps(config), "no secret in the gate's config file"
+    assert catalog_gate.load_config({**config, "identities": support_gate.identities(TOKENS)}).listen_backlog >= 1024
+
+
+# -- the gate as its catalog's OAuth2 token endpoint
+
+
+def token_request(url: str, form: dict[str, str], basic: tuple[str, str] | None = None) -> tuple[int, dict]:
+    headers = {"Content-Type": "application/x-www-form-urlencoded"}
+    if basic:
+        headers["Authorization"] = "Basic " + base64.b64encode(f"{basic[0]}:{basic[1]}".encode()).decode()
+    return call(f"{url}/v1/oauth/tokens", "POST", body=urllib.parse.urlencode(form).encode(), headers=headers)
+
+
+def test_the_client_credentials_flow_issues_a_token_that_carries_its_identitys_role():
+    with gate() as url:
+        before = len(_Upstream.seen)
+        issued = {}
+        for how, form, basic in (
+                ("form", {"grant_type": "client_credentials", "client_id": "reader", "client_secret": "t-reader",
+                          "scope": "catalog"}, None),
+                ("secret alone", {"grant_type": "client_credentials", "client_secret": "t-writer"}, None),
+                ("basic", {"grant_type": "client_credentials", "scope": "catalog"}, ("platform", "t-platform"))):
+            status, body = token_request(url, form, basic)
+            assert status == 200, (how, body)
+            assert body["token_type"] == "bearer" and body["expires_in"] == 3600
+            assert body["issued_token_type"] == "urn:ietf:params:oauth:token-type:access_token"
+            issued[how] = body["access_token"]
+        assert len(_Upstream.seen) == before, "the token endpoint is the gate's own: never forwarded"
+        table = f"{url}/v1/namespaces/sales/tables/orders"
+        assert call(table, token=issued["form"])[0] == 200
+        assert call(table, "POST", issued["form"], b"{}")[0] == 403  # the reader's token cannot write
+        assert call(table, "POST", issued["secret alone"], b"{}")[0] == 200
+        assert call(table, "POST", issued["basic"], b"{}")[0] == 200
+        metrics = metrics_of(url)
+    assert metric(metrics, "lakehouse_catalog_gate_authenticated_total", identity="reader", credential="issued") == 2
+    assert metric(metrics, "lakehouse_catalog_gate_requests_total", identity="reader", decision="token_issued") == 1
+
+
+def test_a_wrong_credential_or_grant_is_refused_in_oauth_form(shared_gate):
+    url, _ = shared_gate
+    for form, basic, status_wanted, error in (
+            ({"grant_type": "client_credentials", "client_id": "writer", "client_secret": "t-reader"}, None,
+             401, "invalid_client"),
+            ({"grant_type": "client_credentials", "client_id": "nobody", "client_secret": "t-reader"}, None,
+             401, "invalid_client"),
+            ({"grant_type": "client_credentials", "client_secret": "wrong"}, None, 401, "invalid_client"),
+            ({"grant_type": "client_credentials"}, ("writer", "wrong"), 401, "invalid_client"),
+            ({"grant_type": "client_credentials"}, None, 401, "invalid_client"),
+            ({"grant_type": "password", "username": "writer", "password": "t-writer"}, None, 400,
+             "unsupported_grant_type"),
+            ({"grant_type": "urn:ietf:params:oauth:grant-type:token-exchange", "subject_token": "forged",
+              "subject_token_type": "urn:ietf:params:oauth:token-type:access_token"}, None, 400, "invalid_request")):
+        status, body = token_request(url, form, basic)
+        assert (status, body.get("error")) == (status_wanted, error), (form, basic, body)
+    assert call(f"{url}/v1/oauth/tokens", "GET")[0] == 405
+
+
+def test_the_token_exchange_refreshes_a_current_token_and_an_expired_one_with_the_credential(shared_gate):
+    import jwt
+
+    exchange = "urn:ietf:params:oauth:grant-type:token-exchange"
+    access = "urn:ietf:params:oauth:token-type:access_token"
+    url, _ = shared_gate
+    table = f"{url}/v1/namespaces/sales/tables/orders"
+    # Iceberg Java's refresh of a static token: the catalog token as the subject.
+    status, body = token_request(url, {"grant_type": exchange, "subject_token": "t-writer",
+                                       "subject_token_type": access, "scope": "catalog"})
+    assert status == 200
+    first = body["access_token"]
+    claims = jwt.decode(first, options={"verify_signature": False})
+    assert claims["sub"] == "writer" and claims["exp"] - claims["iat"] == 3600  # Java reads exp
+    # ...and of an issued one.
+    status, body = token_request(url, {"grant_type": exchange, "subject_token": first, "subject_token_type": access})
+    assert status == 200 and call(table, "POST", body["access_token"], b"{}")[0] == 200
+    # An expired token is refused as a bearer and as a subject; with the client's credential
+    # (Iceberg Java after expiry: HTTP Basic) it is exchanged for a fresh one.
+    expired = jwt.encode({"iss": "lakehouse-catalog-gate", "sub": "writer", "iat": 1, "exp": 2},
+                         support_gate.SIGNING_KEY, algorithm="HS256")
+    status, body = call(table, token=expired)
+    assert status == 401 and body["error"]["type"] == "NotAuthorizedException"
+    assert token_request(url, {"grant_type": exchange, "subject_token": expired, "subject_token_type": access}
+                         )[0] == 400
+    status, body = token_request(url, {"grant_type": exchange, "subject_token": expired,
+                                       "subject_token_type": access}, basic=("writer", "t-writer"))
+    assert status == 200 and call(table, "POST", body["access_token"], b"{}")[0] == 200
+    # A token signed with another key is nobody's.
+    forged = jwt.encode({"iss": "lakehouse-catalog-gate", "sub": "platform", "iat": 1, "exp": 2 ** 33},
+                        "another-key-of-at-least-32-bytes-long", algorithm="HS256")
+    assert call(table, token=forged)[0] == 401
 
 
 # -- TLS certificates --------------------------------------------------------------------------------------
@@ -333,3 +610,16 @@ def test_profiles_fill_each_identity_and_refuse_a_missing_value():
         profiles.fill(profiles.pyiceberg(spec), credentials, "writer")
     with pytest.raises(KeyError, match="catalog_token"):
         profiles.fill({"token": "{catalog_token}"}, {"identities": {"x": {}}}, "x")
+
+
+def test_every_iceberg_clients_profile_names_the_gates_token_endpoint():
+    """Iceberg Java refreshes even a static token, and PyIceberg fetches one for a credential: at the gate."""
+    from infra.services.context import Side, url
+
+    spec = native()
+    for side in (Side.EXTERNAL, Side.INTERNAL):
+        endpoint = profiles.catalog_uri(spec, side).rstrip("/") + "/v1/oauth/tokens"
+        assert profiles.pyiceberg(spec, side)["oauth2-server-uri"] == endpoint
+        assert profiles.spark(spec, side)["spark.sql.catalog.lab.oauth2-server-uri"] == endpoint
+        assert f"'oauth2-server-uri' = '{endpoint}'" in profiles.flink_sql(spec, side)
+        assert endpoint.startswith(url(spec, "catalog-gate", "http", side))  # the gate, not the fixture behind it

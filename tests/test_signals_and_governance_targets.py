@@ -62,6 +62,18 @@ def test_lab_gate_holds_token_hashes_and_clients_reach_the_fixture_only_through_
     assert "8181" not in json.dumps(host)
 
 
+def test_lab_gate_runs_in_the_operations_image_with_its_signing_key_only_in_its_environment(lab):
+    image = lab.named("catalog-gate-image")
+    assert image.inputs["build"]["dockerfile"].endswith("docker/operations.Dockerfile")
+    assert image.inputs["imageName"] == "lakehouse/operations:0.3.0"
+    container = lab.named("catalog-gate")
+    assert container.inputs["command"] == ["python", "-m", "infra.operations.catalog_gate", "--config",
+                                           "/etc/lakehouse/catalog-gate.json"]
+    assert "CATALOG_GATE_SIGNING_KEY=lab-catalog-gate-access-token-signing-key" in reveal(container.inputs["envs"])
+    assert "signing" not in json.dumps(reveal(container.inputs["uploads"]))
+    assert SECRET_KEY in json.dumps(container.inputs["envs"]), "the key is a Pulumi secret"
+
+
 def test_lab_prometheus_loads_the_rules_the_spec_declares_and_scrapes_the_exporter(lab):
     spec = load_platform(stack_platform("lab"))
     files = uploads(lab, "prometheus")

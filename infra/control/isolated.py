@@ -18,7 +18,8 @@ from infra.config import CONFIG_KEY, load_stack, read_stack_config
 from infra.paths import PROJECT_ROOT, state_root
 
 #: The isolated stacks, in the order of their blocks of ports.
-STACKS = ("verify", "e2e", "preview", "bench", "bench-commits", "probe-faults")
+#: ``bench-gate`` is no stack: the gate benchmark's fixture and gate take ports of its block.
+STACKS = ("verify", "e2e", "preview", "bench", "bench-commits", "probe-faults", "bench-gate")
 BLOCK_SIZE = 100
 DEFAULT_PORT_BASE = 26000
 

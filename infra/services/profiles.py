@@ -97,20 +97,24 @@ def client_secrets(spec: PlatformSpec, identity: str | None = None) -> dict[str,
     return props
 
 
-def client_properties(spec: PlatformSpec) -> dict[str, str]:
-    """The default catalog's REST client properties, secrets as ``{credential_name}`` for the client to fill;
-    ``token`` when the catalog is gated."""
+def client_properties(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, str]:
+    """The default catalog's REST client properties, secrets as ``{credential_name}`` for the client to fill.
+
+    When the catalog is gated: ``token`` (the identity's catalog token), and the gate's token endpoint as
+    ``oauth2-server-uri``, where Iceberg Java refreshes that token and where a client that uses
+    ``credential`` (``<identity>:<catalog token>``) instead gets one."""
     props = catalog_role(spec).client_properties(ServiceContext(spec, spec.catalog.default))
     props = {k: SECRET_TOKEN.sub(lambda m: "{" + m.group(1).replace("-", "_") + "}", v) for k, v in props.items()}
     if gated(spec):
         props["token"] = "{catalog_token}"  # noqa: S105 - a placeholder the client fills
+        props["oauth2-server-uri"] = f"{catalog_uri(spec, side).rstrip('/')}/v1/oauth/tokens"
     return props
 
 
 def pyiceberg(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, str]:
     """PyIceberg catalog properties for an identity (fill its placeholders)."""
     props = {"type": "rest", "uri": catalog_uri(spec, side), "warehouse": warehouse(spec),
-             "s3.region": spec.storage.region, **client_properties(spec)}
+             "s3.region": spec.storage.region, **client_properties(spec, side)}
     endpoint = s3_endpoint(spec, side)
     if endpoint:
         props.update({"s3.endpoint": endpoint, "s3.path-style-access": "true",
@@ -131,7 +135,7 @@ def spark(spec: PlatformSpec, side: Side = Side.EXTERNAL, catalog_name: str = "l
         f"{prefix}.client.region": spec.storage.region,
         f"{prefix}.cache-enabled": str(spec.catalog.spark_cache_enabled).lower(),
         f"{prefix}.cache.expiration-interval-ms": str(spec.catalog.spark_cache_expiration_ms),
-        **{f"{prefix}.{k}": v for k, v in client_properties(spec).items()},
+        **{f"{prefix}.{k}": v for k, v in client_properties(spec, side).items()},
     }
     endpoint = s3_endpoint(spec, side)
     if endpoint:
@@ -177,7 +181,7 @@ def flink_sql(spec: PlatformSpec, side: Side = Side.INTERNAL, catalog_name: str 
     """Flink SQL DDL creating the Iceberg REST catalog (for jobs running next to the services)."""
     props = {"type": "iceberg", "catalog-type": "rest", "uri": catalog_uri(spec, side), "warehouse": warehouse(spec),
              "io-impl": "org.apache.iceberg.aws.s3.S3FileIO", "client.region": spec.storage.region,
-             **client_properties(spec)}
+             **client_properties(spec, side)}
     endpoint = s3_endpoint(spec, side)
     if endpoint:
         props.update({"s3.endpoint": endpoint, "s3.path-style-access": "true",

@@ -7,16 +7,19 @@ fixture: each identity's token (``catalog-token-<identity>``) opens it with that
 a wrong token is refused, a reader's writes are refused. It follows the fixture (a sidecar: enabled
 with it), and the spec refuses disabling it while the fixture runs.
 
+The gate is also the fixture's OAuth2 token endpoint: it signs the access tokens it issues with the
+secret ``catalog-gate-signing-key``, which reaches it in its environment, never in its config file.
+
 Whole definition: defaults, the gate's config (token hashes, never tokens), the local process (the
-project's Python, supervised like every native service), the container (a plain Python image running
-the one-file gate). Not on aws: the fixture does not run there, and the production catalogs
-authenticate their own principals.
+project's Python, supervised like every native service), the container (the platform's operations
+image, built from this repository). Not on aws: the fixture does not run there, and the production
+catalogs authenticate their own principals.
 """
 
 from __future__ import annotations
 
 from infra.services.catalog_gate import container, native
-from infra.services.catalog_gate.config import FRONTS, NAME
+from infra.services.catalog_gate.config import FRONTS, NAME, SIGNING_KEY
 from infra.services.definition import ServiceDefinition
 from infra.spec import Target
 
@@ -24,7 +27,7 @@ DEFAULT = {
     "layer": "governance",
     "role": "bearer tokens in front of the REST fixture: readers read, writers write, no token is refused",
     "version": "0.3.0",  # the project's own (pyproject.toml)
-    "image": "python:3.11.11-slim",
+    "image": "lakehouse/operations:0.3.0",  # built from docker/operations.Dockerfile
     "ports": {"http": {"internal": 8182, "external": 8182}},
     "health": {"kind": "http", "port": "http", "path": "/healthz",
                "command": ["CMD", "python", "-c", "import urllib.request; "
@@ -37,7 +40,7 @@ DEFAULT = {
 SERVICES = (
     ServiceDefinition(
         name=NAME, default=DEFAULT, summary="bearer-token gate in front of the REST fixture (fails closed)",
-        job_of=FRONTS, fronts=FRONTS, container=container.server, native=native.server,
+        job_of=FRONTS, fronts=FRONTS, container=container.server, native=native.server, secrets=(SIGNING_KEY,),
         unavailable={Target.AWS: "the REST fixture does not run on aws; Polaris and Lakekeeper authenticate "
                                  "their own principals"},
     ),

@@ -1,4 +1,5 @@
-"""The catalog gate's configuration: where it listens, the catalog behind it, each identity's role and token hash."""
+"""The catalog gate's configuration: where it listens, the catalog behind it, each identity's role and token hash,
+and the key it signs the access tokens it issues with (in its environment, never its config file)."""
 
 from __future__ import annotations
 
@@ -6,21 +7,17 @@ import json
 
 from infra.paths import PROJECT_ROOT
 from infra.services.context import ServiceContext
-from infra.services.placeholders import sha256_of
+from infra.services.definition import SecretSpec
+from infra.services.placeholders import secret, sha256_of
 
 NAME = "catalog-gate"
-
-
 FRONTS = "rest-fixture"
-
-
 GATE_SOURCE = PROJECT_ROOT / "infra" / "operations" / "catalog_gate.py"
-
-
-IMAGE_GATE = "/opt/lakehouse/catalog_gate.py"
-
-
+GATE_MODULE = "infra.operations.catalog_gate"
 IMAGE_CONFIG = "/etc/lakehouse/catalog-gate.json"
+#: The key the gate signs its access tokens with (HS256: at least 32 bytes).
+SIGNING_KEY = SecretSpec("catalog-gate-signing-key", "catalogGateSigningKey",
+                         "lab-catalog-gate-access-token-signing-key")
 
 
 def gate_config(ctx: ServiceContext, listen_host: str) -> str:
@@ -34,3 +31,10 @@ def gate_config(ctx: ServiceContext, listen_host: str) -> str:
         "upstream": ctx.url(FRONTS, "http"),
         "identities": identities,
     }, indent=2)
+
+
+def signing_env() -> dict[str, str]:
+    """The signing key, in the gate's environment (never its config file)."""
+    from infra.operations.catalog_gate import SIGNING_KEY_ENV  # the gate's own name for it
+
+    return {SIGNING_KEY_ENV: secret(SIGNING_KEY.name)}

@@ -1,15 +1,20 @@
-"""The catalog gate on docker."""
+"""The catalog gate on docker: the platform's operations image, its config uploaded, its signing key in its
+environment."""
 
 from __future__ import annotations
 
-from infra.services.catalog_gate.config import GATE_SOURCE, IMAGE_CONFIG, IMAGE_GATE, gate_config
+from infra.services.catalog_gate.config import GATE_MODULE, IMAGE_CONFIG, gate_config, signing_env
 from infra.services.context import ServiceContext
 from infra.services.plans import ContainerHost, ContainerPlan
+
+#: Dockerfile of the platform's operations image (the exporter's too).
+OPERATIONS_DOCKERFILE = "docker/operations.Dockerfile"
 
 
 def server(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
     return ContainerPlan(
-        command=["python", IMAGE_GATE, "--config", IMAGE_CONFIG],
+        command=["python", "-m", GATE_MODULE, "--config", IMAGE_CONFIG],
+        env=signing_env(),
         uploads={IMAGE_CONFIG: gate_config(ctx, "0.0.0.0")},  # noqa: S104 - inside its container
-        upload_sources={IMAGE_GATE: str(GATE_SOURCE)},
+        build_dockerfile=OPERATIONS_DOCKERFILE,
     )
