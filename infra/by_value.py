@@ -1,37 +1,48 @@
-"""Dynamic providers serialized by value: the module's source, executed in Pulumi's provider process.
+"""Dynamic providers serialized by value, and the helpers every provider compares its inputs with.
 
 The engine runs a dynamic provider in its own process, which does not have this repository on
 ``sys.path``; a provider pickled by reference could not be loaded there. Every provider of the
-project (``LocalService``, the deployment steps, ``FlinkJob``, ``DeclaredTable``, the certificate,
-the ECS task run) therefore pickles as "this file's source, run as a private module, then its
-provider class instantiated". The blob references only builtins, is deterministic, and changes
-only when the provider's file (or this bootstrap) changes.
+project (``LocalService``, the connectors and the CDC source, ``FlinkJob``, ``DeclaredTable``, the
+certificate, the ECS task run) therefore pickles as "this module's source and the provider's, each run
+as a module of its own, then the provider class instantiated". The blob references only builtins, is
+deterministic, and changes only when the provider's file or this one changes.
 
-A provider module calls ``provider_by_value`` from its ``__reduce__`` (imported there: pickling
-happens in the program, never in the provider process, so the module stays self-contained).
+This module ships beside every provider under its own name (``infra.by_value``), so a provider imports
+``plain`` and ``is_unknown`` from here the same way in the program and in the provider process; it must
+therefore import nothing of the project. A provider module calls ``provider_by_value`` from its
+``__reduce__`` (pickling happens in the program, never in the provider process).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-# Executed in the provider process when the blob is loaded: the module's source runs once per
-# distinct source as a private module (dataclasses look their module up in sys.modules while a class
-# is built), then CLASS is instantiated as the provider.
+# Executed in the provider process when the blob is loaded. The helper module (this file) runs first
+# under its own name, its parent package a bare stand-in (the repository is not there); the provider's
+# source then runs once per distinct source as a private module (dataclasses look their module up in
+# sys.modules while a class is built), and CLASS is instantiated as the provider.
 BOOTSTRAP = """
 import hashlib, sys, types
-_name = PREFIX + hashlib.sha256(SOURCE.encode()).hexdigest()[:16]
-_module = sys.modules.get(_name)
-if _module is None:
-    _module = types.ModuleType(_name)
-    _module.__file__ = PATH
-    sys.modules[_name] = _module
+def _load(name, source, path):
+    module = types.ModuleType(name)
+    module.__file__ = path
+    sys.modules[name] = module
     try:
-        exec(compile(SOURCE, PATH, "exec"), _module.__dict__)
+        exec(compile(source, path, "exec"), module.__dict__)
     except BaseException:
-        del sys.modules[_name]
+        del sys.modules[name]
         raise
+    return module
+if HELPER_NAME not in sys.modules:
+    _parent = HELPER_NAME.rsplit(".", 1)[0]
+    if _parent not in sys.modules:
+        sys.modules[_parent] = types.ModuleType(_parent)
+        sys.modules[_parent].__path__ = []
+    _load(HELPER_NAME, HELPER_SOURCE, HELPER_PATH)
+_name = PREFIX + hashlib.sha256(SOURCE.encode()).hexdigest()[:16]
+_module = sys.modules.get(_name) or _load(_name, SOURCE, PATH)
 provider = getattr(_module, CLASS)()
 """
 
@@ -39,7 +50,46 @@ provider = getattr(_module, CLASS)()
 def provider_by_value(module_file: str, class_name: str) -> tuple[Any, tuple[Any, ...]]:
     """The ``__reduce__`` value of a provider: ``eval`` of an expression that runs ``BOOTSTRAP``."""
     path = Path(module_file)
+    helper = Path(__file__)
     namespace = {"BOOT": BOOTSTRAP, "SOURCE": path.read_text(encoding="utf-8"), "PATH": str(path),
-                 "CLASS": class_name, "PREFIX": f"_pulumi_{path.stem}_"}
+                 "CLASS": class_name, "PREFIX": f"_pulumi_{path.stem}_", "HELPER_NAME": __name__,
+                 "HELPER_SOURCE": helper.read_text(encoding="utf-8"), "HELPER_PATH": str(helper)}
     expression = f"(lambda ns: (exec(ns['BOOT'], ns), ns['provider'])[1])({namespace!r})"
     return (eval, (expression, {}))
+
+
+def plain(value: Any, *, drop_none: bool = False) -> Any:
+    """A provider's inputs as plain values, compared by value: Pulumi's secret wrappers removed, integral
+    floats as ints (protobuf's Struct has only doubles: a port 8080 comes back from the state as 8080.0),
+    mappings with string keys (without None values when ``drop_none``), sequences as lists."""
+    from pulumi.runtime import rpc  # here, not at the top: the module must load before Pulumi is asked
+
+    if rpc.is_rpc_secret(value):
+        return plain(rpc.unwrap_rpc_secret(value), drop_none=drop_none)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        return {str(k): plain(v, drop_none=drop_none) for k, v in value.items() if not (drop_none and v is None)}
+    if isinstance(value, (list, tuple)):
+        return [plain(v, drop_none=drop_none) for v in value]
+    return value
+
+
+def is_unknown(value: Any) -> bool:
+    """True for a value not known yet (a preview) anywhere inside ``value``."""
+    from pulumi.output import Unknown
+
+    if isinstance(value, Unknown):
+        return True
+    if isinstance(value, Mapping):
+        return any(is_unknown(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(is_unknown(v) for v in value)
+    return False
+
+
+def known(props: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """The inputs among ``keys`` that are set and known (a preview's unknowns left out), as plain values."""
+    return {k: plain(v, drop_none=True) for k, v in props.items() if k in keys and v is not None and not is_unknown(v)}

@@ -24,7 +24,7 @@ from infra.config import load_platform
 from infra.services import ServiceContext, flink
 from infra.services.flink import artifact as flink_artifact
 from infra.services.flink import config as flink_config
-from infra.targets import flink_job as fj
+from infra.services.flink import job as fj
 from infra.targets.native import bash_java_utils as bju
 
 PY = sys.executable

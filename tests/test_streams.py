@@ -317,9 +317,9 @@ def test_lab_connectors_are_registered_through_the_published_port(lab_streams):
 def test_serialized_step_providers_load_without_the_repository_on_the_path():
     from pulumi.dynamic.dynamic import serialize_provider
 
-    from infra.targets import steps
+    from infra.services.kafka_connect import connectors, postgres_source
 
-    for provider in (steps.ConnectorProvider(), steps.PostgresSourceProvider()):
+    for provider in (connectors.ConnectorProvider(), postgres_source.PostgresSourceProvider()):
         blob = serialize_provider(provider)
         assert blob == serialize_provider(type(provider)()), "deterministic, or every up shows a diff"
         code = ("import base64, sys, dill\n"

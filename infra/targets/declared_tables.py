@@ -36,6 +36,8 @@ from typing import Any
 import pulumi
 import pulumi.dynamic
 
+from infra.by_value import plain
+
 TABLES_MODULE = Path(__file__).resolve().parents[1] / "operations" / "tables.py"
 _spec = importlib.util.spec_from_file_location("_lakehouse_declared_tables_logic", TABLES_MODULE)
 assert _spec is not None and _spec.loader is not None
@@ -52,16 +54,6 @@ SECRET_INPUTS = ["catalog"]
 class DeclaredTableError(Exception):
     """A declared table could not be created or evolved; the message is meant for the operator."""
 
-
-def _plain(value: Any) -> Any:
-    """Protobuf turns ints into floats; the declaration compares and applies as its JSON form."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def load_catalog(properties: Mapping[str, Any], attempts: int = CONNECT_ATTEMPTS) -> Any:
@@ -86,9 +78,9 @@ def drift(props: Mapping[str, Any]) -> list[str]:
     never re-created behind the operator's back (after a catalog loss that would shadow the real
     table on storage; restore or rebuild it, README, Recovery).
     """
-    declaration = _plain(props.get("table") or {})
+    declaration = plain(props.get("table") or {})
     try:
-        table = load_catalog(_plain(props["catalog"]), attempts=1).load_table(tables.identifier(declaration))
+        table = load_catalog(plain(props["catalog"]), attempts=1).load_table(tables.identifier(declaration))
     except Exception:  # noqa: BLE001 - unreachable catalog or missing table: nothing to converge here
         return []
     try:
@@ -99,9 +91,9 @@ def drift(props: Mapping[str, Any]) -> list[str]:
 
 def apply(props: Mapping[str, Any]) -> dict[str, Any]:
     """Create or evolve the table; the outputs are the inputs plus what the table is now."""
-    declaration = _plain(props["table"])
+    declaration = plain(props["table"])
     try:
-        result = tables.apply_table(load_catalog(_plain(props["catalog"])), declaration)
+        result = tables.apply_table(load_catalog(plain(props["catalog"])), declaration)
     except tables.TableEvolutionError as exc:
         raise DeclaredTableError(str(exc)) from None
     return {**props, "identifier": tables.identifier(declaration), "result": result}
@@ -130,8 +122,8 @@ class DeclaredTableProvider(pulumi.dynamic.ResourceProvider):
         return pulumi.dynamic.CreateResult(outs["identifier"], outs)
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.DiffResult:
-        old_table, new_table = _plain(olds.get("table") or {}), _plain(news.get("table") or {})
-        changed = old_table != new_table or _plain(olds.get("catalog")) != _plain(news.get("catalog"))
+        old_table, new_table = plain(olds.get("table") or {}), plain(news.get("table") or {})
+        changed = old_table != new_table or plain(olds.get("catalog")) != plain(news.get("catalog"))
         # Checked live as well (like a crashed LocalService), so `pulumi up` puts a table changed by hand back.
         changed = changed or bool(drift(news))
         renamed = (old_table.get("namespace"), old_table.get("name")) != (new_table.get("namespace"),
@@ -144,7 +136,7 @@ class DeclaredTableProvider(pulumi.dynamic.ResourceProvider):
 
     def read(self, id_: str, props: dict[str, Any]) -> pulumi.dynamic.ReadResult:
         try:
-            table = load_catalog(_plain(props["catalog"])).load_table(id_)
+            table = load_catalog(plain(props["catalog"])).load_table(id_)
         except Exception:  # noqa: BLE001 - a catalog that is down or a table dropped by hand: keep the record
             return pulumi.dynamic.ReadResult(id_, props)
         result = {**(props.get("result") or {}), **tables.describe(table), "identifier": id_}

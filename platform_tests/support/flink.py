@@ -34,7 +34,7 @@ class StreamingJob:
     entry_class: str | None
 
     def rest(self):
-        from infra.targets.flink_job import FlinkRest
+        from infra.services.flink.job import FlinkRest
 
         return FlinkRest(self.rest_url)
 

@@ -132,9 +132,8 @@ class FixtureRuntime:
 
 def fixture_runtime() -> FixtureRuntime | None:
     """The native stack's fixture build from the artifact cache (``make artifacts``), or None."""
-    from infra.artifacts.artifact import ArtifactError
-
     from infra.artifacts import cache, java
+    from infra.artifacts.artifact import ArtifactError
     from infra.config import load_stack
     from infra.services import ServiceContext, rest_fixture
 

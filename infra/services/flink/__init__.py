@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from infra.artifacts import java
 from infra.services.definition import ArtifactRecipe, AwsPart, Lazy, ServiceDefinition
-from infra.services.flink import container, job, native
+from infra.services.flink import container, native, steps
 from infra.services.flink.artifact import artifact_key, fetch_distribution, fetch_msf_jar, msf_key
 from infra.services.flink.config import JOB, JOBMANAGER, MSF, MSF_RUNTIME, STATE_INIT, TASKMANAGER, check
 from infra.spec import Layer, Target
@@ -118,7 +118,7 @@ SERVICES = (
     ),
     ServiceDefinition(
         name=JOB, default=JOB_DEFAULT, job_of=JOBMANAGER, summary="the streaming writer (orders -> Iceberg)",
-        steps=job.steps, artifact=DIST, lab_artifact=DIST,
+        steps=steps.steps, artifact=DIST, lab_artifact=DIST,
         managed={Target.AWS: f"the {MSF} application runs the same job classes"},
     ),
 )

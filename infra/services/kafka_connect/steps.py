@@ -12,7 +12,8 @@ from infra.spec import DebeziumPostgresSpec
 
 def plan(ctx: ServiceContext, host: StepHost) -> list[StepPlan]:
     """The CDC sources, then every declared connector, as the deploying host reaches them."""
-    from infra.targets.steps import Connector, PostgresSource
+    from infra.services.kafka_connect.connectors import Connector
+    from infra.services.kafka_connect.postgres_source import PostgresSource
 
     spec = ctx.spec
     found: list[StepPlan] = []

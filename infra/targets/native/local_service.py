@@ -120,6 +120,8 @@ import requests
 import tenacity
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
+from infra.by_value import is_unknown, known, plain
+
 # The watchdog that runs each service (watchdog.py beside this file). Loaded by path, not imported:
 # the provider process runs this module's source without the repository on sys.path.
 WATCHDOG = Path(__file__).with_name("watchdog.py")
@@ -179,51 +181,7 @@ class ServiceExited(LocalServiceError):
 # --------------------------------------------------------------------------------------------
 
 
-def _unwrap_secret(value: Any) -> Any:
-    """Deeply strip Pulumi RPC secret wrappers.
 
-    The dynamic provider tells the engine it does not accept secrets, so values normally arrive
-    plain; unwrapping anyway keeps comparisons by value correct should a wrapper ever come through.
-    """
-    from pulumi.runtime import rpc  # local: keeps the function usable in the provider process
-
-    if rpc.is_rpc_secret(value):
-        return _unwrap_secret(rpc.unwrap_rpc_secret(value))
-    if isinstance(value, Mapping):
-        return {k: _unwrap_secret(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_unwrap_secret(v) for v in value]
-    return value
-
-
-def _normalize(value: Any) -> Any:
-    """Canonical form for comparisons: secrets unwrapped, integral floats as ints, no None in maps.
-
-    Protobuf's Struct has only doubles, so a port 8080 comes back from the state as 8080.0.
-    """
-    value = _unwrap_secret(value)
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, Mapping):
-        return {str(k): _normalize(v) for k, v in value.items() if v is not None}
-    if isinstance(value, (list, tuple)):
-        return [_normalize(v) for v in value]
-    return value
-
-
-def _is_unknown(value: Any) -> bool:
-    """True for a value not known yet (preview) anywhere inside ``value``."""
-    from pulumi.output import Unknown
-
-    if isinstance(value, Unknown):
-        return True
-    if isinstance(value, Mapping):
-        return any(_is_unknown(v) for v in value.values())
-    if isinstance(value, (list, tuple)):
-        return any(_is_unknown(v) for v in value)
-    return False
 
 
 def _absolute(path: str) -> str:
@@ -315,7 +273,7 @@ class ServiceInputs(BaseModel):
             raise LocalServiceError(
                 f"service '{name}': invalid inputs: " + "; ".join(f"{k}: {why}" for k, why in problems)
             )
-        return cls.model_validate(_known(props))
+        return cls.model_validate(known(props, INPUT_KEYS))
 
     def to_props(self) -> dict[str, Any]:
         """The inputs as plain properties (the part of the outputs that echoes the inputs)."""
@@ -337,10 +295,6 @@ class ServiceInputs(BaseModel):
         return Path(self.data_dir) / SETUP_MARKER_NAME
 
 
-def _known(props: Mapping[str, Any]) -> dict[str, Any]:
-    """The normalized properties whose values are known (unknowns of a preview left out)."""
-    return {k: _normalize(v) for k, v in props.items() if k in INPUT_KEYS and v is not None and not _is_unknown(v)}
-
 
 def _reason(error: Any) -> str:
     if error["type"] == "union_tag_invalid":
@@ -350,9 +304,9 @@ def _reason(error: Any) -> str:
 
 def validate_props(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Every problem with the inputs as ``(property, reason)``; values not known yet are skipped."""
-    unknown = {k for k in INPUT_KEYS if _is_unknown(props.get(k))}
+    unknown = {k for k in INPUT_KEYS if is_unknown(props.get(k))}
     try:
-        ServiceInputs.model_validate(_known(props))
+        ServiceInputs.model_validate(known(props, INPUT_KEYS))
     except ValidationError as exc:
         problems: dict[str, str] = {}
         for error in exc.errors():
@@ -367,7 +321,7 @@ def input_view(props: Mapping[str, Any]) -> dict[str, Any]:
     """The resource inputs found in ``props`` (inputs or outputs), normalized, defaults filled in."""
     defaults = {name: field.default.model_dump() if isinstance(field.default, BaseModel) else field.default
                 for name, field in ServiceInputs.model_fields.items()}
-    return {key: _normalize(props.get(key, defaults.get(key))) for key in INPUT_KEYS}
+    return {key: plain(props.get(key, defaults.get(key)), drop_none=True) for key in INPUT_KEYS}
 
 
 # --------------------------------------------------------------------------------------------
@@ -923,7 +877,7 @@ def probe_health(
       * ``{"kind": "tcp", "host": "127.0.0.1", "port": N}``: a TCP connect succeeds.
       * ``{"kind": "command", "argv": [...]}``: the command exits 0 (e.g. ``pg_isready``).
     """
-    health = _normalize(health)
+    health = plain(health, drop_none=True)
     kind = health.get("kind")
     if kind == "http":
         with requests.Session() as session:
@@ -1106,7 +1060,7 @@ class LocalServiceProvider(pulumi.dynamic.ResourceProvider):
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.DiffResult:
         """Compare inputs by value (``olds`` are the recorded outputs); a dead service is a change."""
         old_view, new_view = input_view(olds), input_view(news)
-        changed = [key for key in INPUT_KEYS if _is_unknown(news.get(key)) or old_view[key] != new_view[key]]
+        changed = [key for key in INPUT_KEYS if is_unknown(news.get(key)) or old_view[key] != new_view[key]]
         replaces = [key for key in changed if key in REPLACE_KEYS]
         # Checked live as well, so `pulumi up` restarts a crashed service even without a refresh.
         dead = not process_matches(_record_of(olds))

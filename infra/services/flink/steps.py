@@ -1,0 +1,50 @@
+"""The streaming job on docker and native: a ``FlinkJob`` submitted through the job manager's REST API."""
+
+from __future__ import annotations
+
+from infra.services.context import ServiceContext, Side, url
+from infra.services.flink.artifact import JOB_JAR
+from infra.services.flink.config import JOB_MAIN, JOBMANAGER, job_args, job_source, lineage
+from infra.services.flink.container import LAB_STATE, LAB_STATE_HOST_DIR
+from infra.services.flink.native import native_state_dir
+from infra.services.plans import StepHost, StepPlan
+from infra.spec import Target
+
+
+def steps(ctx: ServiceContext, host: StepHost) -> list[StepPlan]:
+    """The streaming job as a ``FlinkJob``: submitted from the host, its state under its lineage."""
+    from infra.layers.base import layer_labels
+    from infra.services.flink.job import FlinkJob
+
+    spec = ctx.spec
+    job = spec.flink.job
+    assert host.artifact is not None
+    if spec.target is Target.DOCKER:
+        state_uri = f"file://{LAB_STATE}"
+        local = host.state_dir / LAB_STATE_HOST_DIR
+    else:
+        local = native_state_dir(host.state_dir)
+        state_uri = f"file://{local}"
+    checkpoint_dir = f"{state_uri}/checkpoints/{lineage(spec)}"
+    waits_for = [spec.catalog.default, "seaweedfs"] + (["kafka"] if job_source(spec) == "kafka" else [])
+    return [StepPlan(
+        name=ctx.name,
+        resource=FlinkJob,
+        inputs={
+            "rest_url": url(spec, JOBMANAGER, "rest", host.side),
+            "job_name": job.name,
+            "jar_path": str(host.artifact.path / JOB_JAR),
+            "jar_digest": host.artifact.sha256,
+            "entry_class": JOB_MAIN,
+            "program_args": [*job_args(ctx, Side.INTERNAL), "--checkpoint-dir", checkpoint_dir],
+            "parallelism": job.parallelism,
+            "checkpoint_dir": checkpoint_dir,
+            "savepoint_dir": f"{state_uri}/savepoints/{lineage(spec)}",
+            "host_paths": {state_uri: str(local)},
+            "restore": job.restore,
+            "labels": layer_labels(spec, ctx.service.layer, ctx.name),
+        },
+        after=tuple(waits_for),
+        outputs=("job_id", "state", "restored_from", "job_name", "jar_path", "entry_class"),
+        export="jobs",
+    )]

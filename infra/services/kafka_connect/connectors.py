@@ -1,0 +1,237 @@
+"""``Connector``: one connector on a Kafka Connect worker, through its REST API (a typed Pulumi dynamic resource,
+the docker and native targets' deployment step).
+
+Create and update validate the config with the plugin (``PUT /connector-plugins/<class>/config/validate``),
+then ``PUT /connectors/<name>/config`` **only when the stored config differs** (an identical PUT still
+restarts the tasks), then wait until the connector and every task are RUNNING (a FAILED one raises with
+Connect's trace). Delete is ``DELETE /connectors/<name>``: Connect keeps the offsets, so a connector declared
+again resumes where it stopped (no new snapshot, no duplicate) — except with ``reset_offsets_on_delete`` (a
+CDC source, whose slot the platform drops with it: its offsets would point at WAL that is gone, and Debezium
+refuses to start from them), which stops the connector and deletes its offsets first, so a source declared
+again snapshots afresh. The config holds no secret (config-provider references), so nothing secret is in the
+state. ``diff`` checks the live state: a connector deleted by hand is a change, so the next ``pulumi up``
+converges. The provider ships this module's source by value (``infra.by_value``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import pulumi
+import pulumi.dynamic
+import requests
+
+from infra.by_value import is_unknown, plain
+
+HTTP_TIMEOUT_S = 30.0
+POLL_S = 0.5
+
+
+class ConnectorError(Exception):
+    """A connector could not be applied or removed; the message is for the operator (never holds a secret)."""
+
+
+
+
+def connect_call(method: str, url: str, body: Any = None) -> tuple[int, Any]:
+    """One Connect REST call: (status, JSON body or text). Never through a proxy: Connect is the platform's."""
+    with requests.Session() as session:
+        session.trust_env = False
+        response = session.request(method, url, json=body, timeout=HTTP_TIMEOUT_S,
+                                   headers={"Accept": "application/json"})
+    try:
+        return response.status_code, response.json() if response.content else None
+    except ValueError:
+        return response.status_code, response.text
+
+
+def validation_errors(base: str, name: str, config: Mapping[str, str]) -> list[str]:
+    """What the plugin itself refuses in ``config`` (empty when valid)."""
+    plugin = config.get("connector.class", "")
+    status, body = connect_call("PUT", f"{base}/connector-plugins/{plugin}/config/validate", {**config, "name": name})
+    if status != 200 or not isinstance(body, dict):
+        return [f"validate answered {status}: {str(body)[:500]}"]
+    values = [item.get("value") or {} for item in body.get("configs") or []]
+    return [f"{v.get('name')}: {'; '.join(v['errors'])}" for v in values if v.get("errors")]
+
+
+def stored_config(base: str, name: str) -> dict[str, str] | None:
+    """The connector's config as Connect stores it (with ``name``), None when it has no such connector."""
+    status, body = connect_call("GET", f"{base}/connectors/{name}/config")
+    if status == 404:
+        return None
+    if status != 200:
+        raise ConnectorError(f"connector {name}: GET config answered {status}: {str(body)[:500]}")
+    return dict(body)
+
+
+def wait_running(base: str, name: str, timeout_s: float) -> dict[str, Any]:
+    """Until the connector and all its tasks are RUNNING; a FAILED one raises with Connect's trace."""
+    deadline = time.monotonic() + timeout_s
+    last: Any = None
+    while time.monotonic() < deadline:
+        status, body = connect_call("GET", f"{base}/connectors/{name}/status")
+        last = body
+        if status == 200 and isinstance(body, dict):
+            states = [body["connector"]["state"], *(t["state"] for t in body.get("tasks", []))]
+            if body.get("tasks") and all(s == "RUNNING" for s in states):
+                return body
+            if "FAILED" in states:
+                trace = body["connector"].get("trace") or next(
+                    (t.get("trace") for t in body.get("tasks", []) if t.get("trace")), "")
+                raise ConnectorError(f"connector {name} FAILED: {trace[:3000]}")
+        time.sleep(POLL_S)
+    raise ConnectorError(f"connector {name} not RUNNING within {timeout_s:g}s; last status: {json.dumps(last)[:1500]}")
+
+
+def wait_tasks_reconfigured(base: str, name: str, config: Mapping[str, str], timeout_s: float) -> bool:
+    """Until every task runs with ``config`` (the keys tasks carry; references compared as stored).
+
+    Right after a PUT the status still shows the old tasks RUNNING; waiting for the new task
+    configs keeps ``wait_running`` from reporting the connector ready before it restarted.
+    """
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        status, body = connect_call("GET", f"{base}/connectors/{name}/tasks")
+        if status == 200 and isinstance(body, list) and body and all(
+                task.get("config", {}).get(key, value) == value
+                for task in body for key, value in config.items() if "${" not in value):
+            return True
+        time.sleep(POLL_S)
+    return False
+
+
+def apply_connector(base: str, name: str, config: Mapping[str, str], timeout_s: float) -> str:
+    """Create or update a connector, then wait RUNNING; returns created / updated / unchanged."""
+    config = {str(k): str(v) for k, v in config.items()}
+    problems = validation_errors(base, name, config)
+    if problems:
+        raise ConnectorError(f"connector {name}: its plugin refuses the config: " + " | ".join(problems))
+    current = stored_config(base, name)
+    if current == {**config, "name": name}:
+        action = "unchanged"
+    else:
+        status, body = connect_call("PUT", f"{base}/connectors/{name}/config", config)
+        if status not in (200, 201):
+            raise ConnectorError(f"connector {name}: PUT config answered {status}: {str(body)[:1000]}")
+        action = "created" if status == 201 else "updated"
+        wait_tasks_reconfigured(base, name, config, timeout_s)
+    wait_running(base, name, timeout_s)
+    return action
+
+
+def reset_offsets(base: str, name: str, timeout_s: float = 60.0) -> None:
+    """Stop the connector, then delete its offsets (Connect refuses to alter the offsets of a running one)."""
+    status, body = connect_call("PUT", f"{base}/connectors/{name}/stop")
+    if status == 404:
+        return
+    if status not in (200, 202, 204):
+        raise ConnectorError(f"connector {name}: PUT stop answered {status}: {str(body)[:500]}")
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        status, body = connect_call("GET", f"{base}/connectors/{name}/status")
+        if status == 200 and body["connector"]["state"] == "STOPPED":
+            break
+        time.sleep(POLL_S)
+    status, body = connect_call("DELETE", f"{base}/connectors/{name}/offsets")
+    if status not in (200, 202, 204, 404):
+        raise ConnectorError(f"connector {name}: DELETE offsets answered {status}: {str(body)[:500]}")
+
+
+def delete_connector(base: str, name: str, reset: bool = False) -> str:
+    """DELETE the connector (404: already gone), its offsets first when ``reset``.
+
+    A worker that is not running has nothing to delete now.
+    """
+    try:
+        if reset:
+            reset_offsets(base, name)
+        status, body = connect_call("DELETE", f"{base}/connectors/{name}")
+    except requests.ConnectionError:
+        return "worker not running"
+    if status not in (200, 204, 404):
+        raise ConnectorError(f"connector {name}: DELETE answered {status}: {str(body)[:500]}")
+    return "absent" if status == 404 else "deleted"
+
+
+CONNECTOR_INPUTS = ("name", "connect_url", "config", "running_timeout_s", "reset_offsets_on_delete")
+
+
+class ConnectorProvider(pulumi.dynamic.ResourceProvider):
+    """Create/update/delete of one Connect connector (contract: module docstring)."""
+
+    serialize_as_secret_always = False
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        from infra.by_value import provider_by_value  # pickling runs in the program only
+
+        return provider_by_value(__file__, type(self).__name__)
+
+    def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.CheckResult:
+        failures = []
+        config = news.get("config")
+        if not is_unknown(config) and (not isinstance(config, Mapping) or "connector.class" not in config):
+            failures.append(pulumi.dynamic.CheckFailure("config", "a connector config needs connector.class"))
+        url = news.get("connect_url")
+        if not is_unknown(url) and not str(url).startswith("http"):
+            failures.append(pulumi.dynamic.CheckFailure("connect_url", "must be the worker's http(s) REST URL"))
+        return pulumi.dynamic.CheckResult(news, failures)
+
+    def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
+        p = plain(props)
+        action = apply_connector(p["connect_url"], p["name"], p["config"], float(p.get("running_timeout_s", 180)))
+        return pulumi.dynamic.CreateResult(p["name"], {**p, "last_action": action})
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.DiffResult:
+        old, new = plain(olds), plain(news)
+        changed = [k for k in CONNECTOR_INPUTS if is_unknown(news.get(k)) or old.get(k) != new.get(k)]
+        if not changed and not is_unknown(news.get("config")):
+            # Converge on the worker's real state: a connector removed or edited by hand is a change.
+            try:
+                live = stored_config(new["connect_url"], new["name"])
+                if live != {**{str(k): str(v) for k, v in new["config"].items()}, "name": new["name"]}:
+                    changed.append("config")
+            except (requests.RequestException, ConnectorError):
+                pass  # unreachable worker: the inputs decide
+        return pulumi.dynamic.DiffResult(changes=bool(changed), replaces=["name"] if "name" in changed else [],
+                                         stables=[], delete_before_replace=True)
+
+    def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.UpdateResult:
+        p = plain(news)
+        action = apply_connector(p["connect_url"], p["name"], p["config"], float(p.get("running_timeout_s", 180)))
+        return pulumi.dynamic.UpdateResult({**p, "last_action": action})
+
+    def read(self, id_: str, props: dict[str, Any]) -> pulumi.dynamic.ReadResult:
+        p = plain(props)
+        try:
+            live = stored_config(p["connect_url"], p["name"])
+        except (requests.RequestException, ConnectorError):
+            return pulumi.dynamic.ReadResult(id_, p)
+        if live is None:
+            return pulumi.dynamic.ReadResult(id_, {**p, "config": {}})
+        live.pop("name", None)
+        return pulumi.dynamic.ReadResult(id_, {**p, "config": live})
+
+    def delete(self, _id: str, props: dict[str, Any]) -> None:
+        p = plain(props)
+        delete_connector(p["connect_url"], p["name"], bool(p.get("reset_offsets_on_delete")))
+
+
+class Connector(pulumi.dynamic.Resource, module="streams", name="Connector"):
+    """One connector registered on a Kafka Connect worker (contract: module docstring)."""
+
+    last_action: pulumi.Output[str]
+    """created, updated or unchanged: what the last create/update did."""
+
+    def __init__(self, resource_name: str, *, name: pulumi.Input[str], connect_url: pulumi.Input[str],
+                 config: pulumi.Input[Mapping[str, pulumi.Input[str]]], running_timeout_s: pulumi.Input[float] = 180.0,
+                 reset_offsets_on_delete: bool = False, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(ConnectorProvider(), resource_name,
+                         {"name": name, "connect_url": connect_url, "config": config,
+                          "running_timeout_s": running_timeout_s, "reset_offsets_on_delete": reset_offsets_on_delete,
+                          "last_action": None}, opts)
+
+
