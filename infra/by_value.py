@@ -15,9 +15,11 @@ therefore import nothing of the project. A provider module calls ``provider_by_v
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+Found = TypeVar("Found")
 
 # Executed in the provider process when the blob is loaded. The helper module (this file) runs first
 # under its own name, its parent package a bare stand-in (the repository is not there); the provider's
@@ -93,3 +95,17 @@ def is_unknown(value: Any) -> bool:
 def known(props: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     """The inputs among ``keys`` that are set and known (a preview's unknowns left out), as plain values."""
     return {k: plain(v, drop_none=True) for k, v in props.items() if k in keys and v is not None and not is_unknown(v)}
+
+
+def poll(attempt: Callable[[], Found | None], timeout_s: float, interval_s: float) -> Found | None:
+    """``attempt()`` every ``interval_s`` until it returns something (not None), for ``timeout_s`` at most.
+
+    None when the time ran out; an exception of ``attempt`` ends the wait at once (a failure, not a
+    "not yet"). What a provider waits for (a connector RUNNING, a job stopped, a task STOPPED).
+    """
+    import tenacity
+
+    retrying: tenacity.Retrying = tenacity.Retrying(
+        stop=tenacity.stop_after_delay(timeout_s), wait=tenacity.wait_fixed(interval_s),
+        retry=tenacity.retry_if_result(lambda found: found is None), retry_error_callback=lambda _state: None)
+    return retrying(attempt)

@@ -16,7 +16,7 @@ import json
 import os
 import re
 import subprocess
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -157,6 +157,20 @@ def cached(key: str) -> Artifact | None:
     """The fully verified entry under ``key`` (hashes every file), or None."""
     entry = load_manifest().get(key)
     return artifact_from(entry) if entry and verified(entry) else None
+
+
+def obtain(key: str, build: Callable[[], Entry]) -> Artifact:
+    """The artifact under ``key``: the verified cache entry if there is one, else ``build()``'s entry, recorded.
+
+    Under the key's lock, so two fetches of one artifact (a developer and CI) build it once; ``build``
+    obtains the files (download, unpack, compile) and returns the manifest entry that describes them.
+    """
+    with locked(key):
+        if found := cached(key):
+            return found
+        entry = build()
+        record(key, entry)
+        return artifact_from(entry)
 
 
 def lookup(key: str) -> Artifact | None:

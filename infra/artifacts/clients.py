@@ -29,9 +29,8 @@ def fetch_spark_jars(engines: EngineSpec) -> Artifact:
     spark_minor = ".".join(engines.spark.split(".")[:2])
     runtime = f"iceberg-spark-runtime-{spark_minor}_2.13"
     key = spark_jars_key(engines)
-    with cache.locked(key):
-        if found := cache.cached(key):
-            return found
+
+    def build() -> cache.Entry:
         notes: list[str] = []
         obtained = engines.iceberg
         if not maven.exists(maven.Coordinate("org.apache.iceberg", runtime, engines.iceberg)):
@@ -41,14 +40,14 @@ def fetch_spark_jars(engines: EngineSpec) -> Artifact:
                 maven.fetch(maven.Coordinate("org.apache.iceberg", "iceberg-aws-bundle", obtained))]
         root = jars[0].parents[2]  # .../maven/org/apache/iceberg
         files = {str(j.relative_to(root)): cache.file_record(j) for j in jars}
-        entry = {
+        return {
             "name": "spark-jars", "requested": f"spark {engines.spark}, iceberg {engines.iceberg}",
             "version": obtained, "path": str(jars[0]), "root": str(root), "files": files,
             "sha256": cache.tree_digest(files), "classpath": [str(j) for j in jars], "source": maven.MAVEN_REPO,
             "notes": notes,
         }
-        cache.record(key, entry)
-        return cache.artifact_from(entry)
+
+    return cache.obtain(key, build)
 
 
 #: In load order: iceberg needs avro (and httpfs for s3://) loaded first, or it tries to install them.

@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import tenacity
+
 POLL_S = 0.5
 
 
@@ -37,19 +39,18 @@ def table_lock(locks_dir: str | os.PathLike[str], table: str, timeout_s: float =
     path.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     with open(path, "a+") as handle:
-        told = False
-        while True:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() - started > timeout_s:
-                    raise LockTimeout(f"{table}: another maintenance operation held {path} for more than "
-                                      f"{timeout_s:g}s") from None
-                if waiting is not None and not told:
-                    waiting(f"{table}: waiting for another maintenance operation on it ({path})")
-                    told = True
-                time.sleep(POLL_S)
+        def tell(state: tenacity.RetryCallState) -> None:
+            if waiting is not None and state.attempt_number == 1:  # told once, when it must wait
+                waiting(f"{table}: waiting for another maintenance operation on it ({path})")
+
+        retrying = tenacity.Retrying(stop=tenacity.stop_after_delay(timeout_s), wait=tenacity.wait_fixed(POLL_S),
+                                     retry=tenacity.retry_if_exception_type(BlockingIOError), before_sleep=tell,
+                                     reraise=True)
+        try:
+            retrying(fcntl.flock, handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise LockTimeout(f"{table}: another maintenance operation held {path} for more than "
+                              f"{timeout_s:g}s") from None
         try:
             yield time.monotonic() - started
         finally:

@@ -31,7 +31,6 @@ import json
 import os
 import re
 import shutil
-import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -237,13 +236,15 @@ def roll_forward_offline(database: Path, stored: Mapping[str, StoredTable]) -> l
 
 def wait_for_catalog(load: Callable[[], Any], timeout_s: float = 60.0) -> Any:
     """The catalog client once the catalog answers (it may still be starting)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            catalog = load()
-            catalog.list_namespaces()
-            return catalog
-        except Exception as exc:  # noqa: BLE001 - retried until the deadline
-            if time.monotonic() > deadline:
-                raise RecoveryError(f"the catalog did not answer within {timeout_s:g}s: {exc}") from None
-            time.sleep(0.5)
+    import tenacity
+
+    def answering() -> Any:
+        catalog = load()
+        catalog.list_namespaces()
+        return catalog
+
+    retrying = tenacity.Retrying(stop=tenacity.stop_after_delay(timeout_s), wait=tenacity.wait_fixed(0.5), reraise=True)
+    try:
+        return retrying(answering)
+    except Exception as exc:  # noqa: BLE001 - retried until the deadline, then said once
+        raise RecoveryError(f"the catalog did not answer within {timeout_s:g}s: {exc}") from None

@@ -28,13 +28,13 @@ engine's provider process needs neither the repository on ``sys.path`` nor ``inf
 from __future__ import annotations
 
 import importlib.util
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pulumi
 import pulumi.dynamic
+import tenacity
 
 from infra.by_value import plain
 
@@ -60,14 +60,12 @@ def load_catalog(properties: Mapping[str, Any], attempts: int = CONNECT_ATTEMPTS
     """A PyIceberg REST catalog from plain properties, retried while the catalog is still starting."""
     from pyiceberg.catalog import load_catalog as _load
 
-    last: Exception | None = None
-    for _ in range(attempts):
-        try:
-            return _load("declared-tables", **{str(k): str(v) for k, v in properties.items()})
-        except Exception as exc:  # noqa: BLE001 - connection refused, 503 while starting: retried
-            last = exc
-            time.sleep(CONNECT_WAIT_S)
-    raise DeclaredTableError(f"the catalog at {properties.get('uri')} did not answer: {last}")
+    retrying = tenacity.Retrying(stop=tenacity.stop_after_attempt(attempts), wait=tenacity.wait_fixed(CONNECT_WAIT_S),
+                                 reraise=True)  # connection refused, 503 while the catalog starts: retried
+    try:
+        return retrying(_load, "declared-tables", **{str(k): str(v) for k, v in properties.items()})
+    except Exception as exc:  # noqa: BLE001 - whatever the last attempt met, said once
+        raise DeclaredTableError(f"the catalog at {properties.get('uri')} did not answer: {exc}") from None
 
 
 def drift(props: Mapping[str, Any]) -> list[str]:

@@ -98,9 +98,8 @@ def fetch_distribution(ctx: ServiceContext) -> Artifact:
     """
     key = artifact_key(ctx)
     pin = distribution(ctx)
-    with cache.locked(key):
-        if found := cache.cached(key):
-            return found
+
+    def build() -> cache.Entry:
         home = cache.cache_root() / "flink" / f"{pin.version}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
         staging = home.with_name(home.name + ".partial")
         shutil.rmtree(staging, ignore_errors=True)
@@ -148,9 +147,10 @@ def fetch_distribution(ctx: ServiceContext) -> Artifact:
             "sdist_sha256": pin.sha256,
             "notes": [f"job {JOB_MAIN} compiled from {JOB_SOURCE.relative_to(PROJECT_ROOT)} (--release {JOB_RELEASE})"],
         }
-        cache.record(key, entry)
         sdist.unlink()  # 310 MB; its sha256 stays in the entry (sdist_sha256)
-        return cache.artifact_from(entry)
+        return entry
+
+    return cache.obtain(key, build)
 
 
 MSF_LOCK_PATH = Path(__file__).with_name("flink-msf.jars.json")
@@ -176,9 +176,8 @@ def fetch_msf_jar(ctx: ServiceContext) -> Artifact:
     """The application jar: the job compiled against Flink 1.20's API, bundled with what it needs on MSF."""
     key = msf_key(ctx)
     roles = ("bundle", "kafka") if job_source(ctx.spec) == "kafka" else ("bundle",)
-    with cache.locked(key):
-        if found := cache.cached(key):
-            return found
+
+    def build() -> cache.Entry:
         out_dir = cache.cache_root() / "flink-msf" / hashlib.sha256(key.encode()).hexdigest()[:12]
         compile_jars = maven.fetch_all(msf_jars(ctx.spec, "compile", "bundle"))
         locked = msf_jars(ctx.spec, *roles)
@@ -193,5 +192,6 @@ def fetch_msf_jar(ctx: ServiceContext) -> Artifact:
             "source": f"javac + Maven Central ({MSF_LOCK.name}: {', '.join(j.coordinate.filename for j in locked)})",
             "notes": [f"runs on {MSF} {MSF_RUNTIME} (Java 11); Iceberg 1.10.1 (1.11.0 needs Java 17)"],
         }
-        cache.record(key, entry)
-        return cache.artifact_from(entry)
+        return entry
+
+    return cache.obtain(key, build)

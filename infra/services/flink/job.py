@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -47,7 +46,7 @@ import pulumi.dynamic
 import requests
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from infra.by_value import is_unknown, known
+from infra.by_value import is_unknown, known, poll
 
 ACTIVE_STATES = frozenset({"CREATED", "INITIALIZING", "RUNNING", "RESTARTING", "FAILING", "CANCELLING",
                            "RECONCILING"})
@@ -167,52 +166,61 @@ class FlinkRest:
         return self.wait_terminal(job_id, wait_s)
 
     def wait_terminal(self, job_id: str, wait_s: float) -> str:
-        deadline = time.monotonic() + wait_s
-        state = "UNKNOWN"
-        while time.monotonic() < deadline:
+        """The job's state once it is no longer active (or the last one seen when ``wait_s`` runs out)."""
+        state = ["UNKNOWN"]
+
+        def terminal() -> str | None:
             job = self.job(job_id)
-            state = job.get("state", "UNKNOWN") if job else "GONE"
-            if state not in ACTIVE_STATES:
-                return state
-            time.sleep(POLL_S)
-        return state
+            state[0] = job.get("state", "UNKNOWN") if job else "GONE"
+            return state[0] if state[0] not in ACTIVE_STATES else None
+
+        return poll(terminal, wait_s, POLL_S) or state[0]
 
     def stop_with_savepoint(self, job_id: str, target_dir: str, wait_s: float = 120.0) -> str:
         """``POST /jobs/<id>/stop``: a final savepoint (it commits), then FINISHED. Its location."""
         trigger = self._json("POST", f"/jobs/{job_id}/stop", json={"drain": False, "targetDirectory": target_dir})
         request_id = trigger["request-id"]
-        deadline = time.monotonic() + wait_s
-        while time.monotonic() < deadline:
+
+        def completed() -> str | None:
             status = self._json("GET", f"/jobs/{job_id}/savepoints/{request_id}")
-            if (status.get("status") or {}).get("id") == "COMPLETED":
-                operation = status.get("operation") or {}
-                if operation.get("location"):
-                    self.wait_terminal(job_id, 30.0)
-                    return str(operation["location"])
-                cause = operation.get("failure-cause") or {}
-                raise FlinkJobError(f"stop-with-savepoint of {job_id} failed: "
-                                    f"{_root_cause(str(cause.get('stack-trace') or cause))}")
-            time.sleep(POLL_S)
-        raise FlinkJobError(f"stop-with-savepoint of {job_id} did not complete within {wait_s:g}s")
+            if (status.get("status") or {}).get("id") != "COMPLETED":
+                return None
+            operation = status.get("operation") or {}
+            if operation.get("location"):
+                return str(operation["location"])
+            cause = operation.get("failure-cause") or {}
+            raise FlinkJobError(f"stop-with-savepoint of {job_id} failed: "
+                                f"{_root_cause(str(cause.get('stack-trace') or cause))}")
+
+        location = poll(completed, wait_s, POLL_S)
+        if location is None:
+            raise FlinkJobError(f"stop-with-savepoint of {job_id} did not complete within {wait_s:g}s")
+        self.wait_terminal(job_id, 30.0)
+        return location
 
     def wait_running(self, job_id: str, timeout_s: float) -> dict[str, Any]:
         """Wait until the job and every one of its tasks is RUNNING; raise with the root cause otherwise."""
-        deadline = time.monotonic() + timeout_s
-        last = "not seen yet"
-        while time.monotonic() < deadline:
+        last = ["not seen yet"]
+
+        def running() -> dict[str, Any] | None:
             job = self.job(job_id)
-            if job is not None:
-                state = job.get("state")
-                vertices = [v.get("status") for v in job.get("vertices", [])]
-                if state == "RUNNING" and vertices and all(v == "RUNNING" for v in vertices):
-                    return job
-                if state not in ACTIVE_STATES:
-                    causes = self.exceptions(job_id)
-                    raise FlinkJobError(f"job {job_id} is {state}: {causes[0] if causes else 'no exception recorded'}")
-                last = f"job {state}, tasks {sorted(set(vertices))}"
-            time.sleep(POLL_S)
+            if job is None:
+                return None
+            state = job.get("state")
+            vertices = [v.get("status") for v in job.get("vertices", [])]
+            if state == "RUNNING" and vertices and all(v == "RUNNING" for v in vertices):
+                return job
+            if state not in ACTIVE_STATES:
+                causes = self.exceptions(job_id)
+                raise FlinkJobError(f"job {job_id} is {state}: {causes[0] if causes else 'no exception recorded'}")
+            last[0] = f"job {state}, tasks {sorted(set(vertices))}"
+            return None
+
+        found = poll(running, timeout_s, POLL_S)
+        if found is not None:
+            return found
         causes = self.exceptions(job_id)
-        raise FlinkJobError(f"job {job_id} not running within {timeout_s:g}s ({last})"
+        raise FlinkJobError(f"job {job_id} not running within {timeout_s:g}s ({last[0]})"
                             + (f"; last failure: {causes[0]}" if causes else ""))
 
 

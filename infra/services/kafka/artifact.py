@@ -29,19 +29,18 @@ def artifact_key(ctx: ServiceContext) -> str:
 
 def assemble(key: str, jar_lock: maven.JarLock, out_dir: Path, version: str, notes: list[str]) -> Artifact:
     """Fetch every jar of ``jar_lock`` (verified), hard-link them into ``out_dir``, record the entry."""
-    with cache.locked(key):
-        if found := cache.cached(key):
-            return found
+
+    def build() -> cache.Entry:
         jars = maven.link_into(maven.fetch_all(jar_lock.jars), out_dir)
         files = {jar.name: cache.file_record(jar) for jar in jars}
-        entry = {
+        return {
             "name": jar_lock.name, "requested": version, "version": version, "path": str(out_dir),
             "root": str(out_dir), "files": files, "sha256": jar_lock.digest(),
             "classpath": [str(j) for j in jars], "source": f"Maven Central, jar lock {jar_lock.name}",
             "notes": notes,
         }
-        cache.record(key, entry)
-        return cache.artifact_from(entry)
+
+    return cache.obtain(key, build)
 
 
 def fetch_kafka(ctx: ServiceContext) -> Artifact:

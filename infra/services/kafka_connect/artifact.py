@@ -44,15 +44,14 @@ def fetch_worker(ctx: ServiceContext) -> Artifact:
         raise ArtifactError(f"{DEBEZIUM_LOCK.name} pins Debezium {version}, the spec wants {wanted}")
     key = artifact_key(ctx)
     root = cache.cache_root() / CONNECT / key.split(":", 2)[2]
-    with cache.locked(key):
-        if found := cache.cached(key):
-            return found
+
+    def build() -> cache.Entry:
         libs = maven.link_into(maven.fetch_all(kafka.lock().jars), root / "libs")
         files = {f"libs/{p.name}": cache.file_record(p) for p in libs}
         for name, jar_lock in locks.items():
             for jar in maven.link_into(maven.fetch_all(jar_lock.jars), root / "plugins" / name):
                 files[f"plugins/{name}/{jar.name}"] = cache.file_record(jar)
-        entry = {
+        return {
             "name": CONNECT, "requested": wanted, "version": version.removesuffix(".Final"), "path": str(root),
             "root": str(root), "files": files, "sha256": cache.tree_digest(files),
             "classpath": [str(p) for p in libs], "main_class": "org.apache.kafka.connect.cli.ConnectDistributed",
@@ -61,8 +60,8 @@ def fetch_worker(ctx: ServiceContext) -> Artifact:
                       "(debezium-build-parent:3.6.2.Final missing); the newest fully served 3.6 is used",
                       f"plugins: {', '.join(f'{n} ({len(lk.jars)} jars)' for n, lk in locks.items())}"],
         }
-        cache.record(key, entry)
-        return cache.artifact_from(entry)
+
+    return cache.obtain(key, build)
 
 
 def lab_key(ctx: ServiceContext) -> str:
@@ -119,9 +118,8 @@ def fetch_msk_plugins(ctx: ServiceContext) -> Artifact:
     """
     key = msk_key(ctx)
     root = cache.cache_root() / "msk-connect" / key.split(":", 2)[2].replace(":", "-")
-    with cache.locked(key):
-        if found := cache.cached(key):
-            return found
+
+    def build() -> cache.Entry:
         files: dict[str, dict] = {}
         clients = maven.link_into(maven.fetch_all(maven.JarLock.read(MSK_CLIENTS_LOCK).jars), root / PROVIDER_DIR)
         kafka_clients = next(p for p in maven.fetch_all(kafka.lock().jars) if p.name.startswith("kafka-clients-"))
@@ -139,7 +137,7 @@ def fetch_msk_plugins(ctx: ServiceContext) -> Artifact:
         target.unlink(missing_ok=True)
         os.link(archive, target)
         files[coordinate.filename] = cache.file_record(target)
-        entry = {
+        return {
             "name": "msk-connect-plugins", "requested": ctx.service.version, "version": ctx.service.version,
             "path": str(root), "root": str(root), "files": files, "sha256": cache.tree_digest(files),
             "source": f"Maven Central ({coordinate.filename}, jar locks iceberg-kafka-connect and msk-connect-clients)"
@@ -147,8 +145,8 @@ def fetch_msk_plugins(ctx: ServiceContext) -> Artifact:
             "notes": [f"config provider {PROVIDER_CLASS} compiled for Java {PROVIDER_RELEASE}: AWS's own "
                       "(aws-samples/msk-config-providers) is not on Maven Central"],
         }
-        cache.record(key, entry)
-        return cache.artifact_from(entry)
+
+    return cache.obtain(key, build)
 
 
 def plugin_dir(root: Path, plugin: str) -> Path:

@@ -16,7 +16,6 @@ converges. The provider ships this module's source by value (``infra.by_value``)
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,7 +23,7 @@ import pulumi
 import pulumi.dynamic
 import requests
 
-from infra.by_value import is_unknown, plain
+from infra.by_value import is_unknown, plain, poll
 
 HTTP_TIMEOUT_S = 30.0
 POLL_S = 0.5
@@ -70,11 +69,11 @@ def stored_config(base: str, name: str) -> dict[str, str] | None:
 
 def wait_running(base: str, name: str, timeout_s: float) -> dict[str, Any]:
     """Until the connector and all its tasks are RUNNING; a FAILED one raises with Connect's trace."""
-    deadline = time.monotonic() + timeout_s
-    last: Any = None
-    while time.monotonic() < deadline:
+    last: list[Any] = [None]
+
+    def running() -> dict[str, Any] | None:
         status, body = connect_call("GET", f"{base}/connectors/{name}/status")
-        last = body
+        last[0] = body
         if status == 200 and isinstance(body, dict):
             states = [body["connector"]["state"], *(t["state"] for t in body.get("tasks", []))]
             if body.get("tasks") and all(s == "RUNNING" for s in states):
@@ -83,8 +82,13 @@ def wait_running(base: str, name: str, timeout_s: float) -> dict[str, Any]:
                 trace = body["connector"].get("trace") or next(
                     (t.get("trace") for t in body.get("tasks", []) if t.get("trace")), "")
                 raise ConnectorError(f"connector {name} FAILED: {trace[:3000]}")
-        time.sleep(POLL_S)
-    raise ConnectorError(f"connector {name} not RUNNING within {timeout_s:g}s; last status: {json.dumps(last)[:1500]}")
+        return None
+
+    found = poll(running, timeout_s, POLL_S)
+    if found is None:
+        raise ConnectorError(f"connector {name} not RUNNING within {timeout_s:g}s; "
+                             f"last status: {json.dumps(last[0])[:1500]}")
+    return found
 
 
 def wait_tasks_reconfigured(base: str, name: str, config: Mapping[str, str], timeout_s: float) -> bool:
@@ -93,15 +97,13 @@ def wait_tasks_reconfigured(base: str, name: str, config: Mapping[str, str], tim
     Right after a PUT the status still shows the old tasks RUNNING; waiting for the new task
     configs keeps ``wait_running`` from reporting the connector ready before it restarted.
     """
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+    def reconfigured() -> bool | None:
         status, body = connect_call("GET", f"{base}/connectors/{name}/tasks")
-        if status == 200 and isinstance(body, list) and body and all(
-                task.get("config", {}).get(key, value) == value
-                for task in body for key, value in config.items() if "${" not in value):
-            return True
-        time.sleep(POLL_S)
-    return False
+        return True if status == 200 and isinstance(body, list) and body and all(
+            task.get("config", {}).get(key, value) == value
+            for task in body for key, value in config.items() if "${" not in value) else None
+
+    return poll(reconfigured, timeout_s, POLL_S) is not None
 
 
 def apply_connector(base: str, name: str, config: Mapping[str, str], timeout_s: float) -> str:
@@ -130,12 +132,11 @@ def reset_offsets(base: str, name: str, timeout_s: float = 60.0) -> None:
         return
     if status not in (200, 202, 204):
         raise ConnectorError(f"connector {name}: PUT stop answered {status}: {str(body)[:500]}")
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+    def stopped() -> bool | None:
         status, body = connect_call("GET", f"{base}/connectors/{name}/status")
-        if status == 200 and body["connector"]["state"] == "STOPPED":
-            break
-        time.sleep(POLL_S)
+        return True if status == 200 and body["connector"]["state"] == "STOPPED" else None
+
+    poll(stopped, timeout_s, POLL_S)  # its offsets are deleted once it stopped (or the wait ran out)
     status, body = connect_call("DELETE", f"{base}/connectors/{name}/offsets")
     if status not in (200, 202, 204, 404):
         raise ConnectorError(f"connector {name}: DELETE offsets answered {status}: {str(body)[:500]}")

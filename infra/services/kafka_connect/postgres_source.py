@@ -18,7 +18,7 @@ from typing import Any
 import pulumi
 import pulumi.dynamic
 
-from infra.by_value import is_unknown, plain
+from infra.by_value import is_unknown, plain, poll
 
 POLL_S = 0.5
 SLOT_RELEASE_GRACE_S = 30.0
@@ -62,19 +62,19 @@ def release_slot(p: Mapping[str, Any], grace_s: float = SLOT_RELEASE_GRACE_S) ->
     """Wait for the slot's consumer to let go; after ``grace_s`` terminate the walsender still holding it once."""
     if not p.get("slot"):
         return
-    deadline, terminated = time.monotonic() + grace_s, False
     with _connect(p) as conn:
-        while True:
+        def holder() -> int | None:
             row = conn.execute("SELECT active_pid FROM pg_replication_slots WHERE slot_name = %s AND active",
                                (p["slot"],)).fetchone()
-            if row is None:
-                return
-            if time.monotonic() > deadline:
-                if terminated:
-                    return  # the teardown's own check reports the slot still held
-                conn.execute("SELECT pg_terminate_backend(%s)", (row[0],))
-                deadline, terminated = time.monotonic() + 5.0, True
-            time.sleep(POLL_S)
+            return row[0] if row is not None else None
+
+        def released() -> bool | None:
+            return True if holder() is None else None
+
+        if poll(released, grace_s, POLL_S) or (pid := holder()) is None:
+            return
+        conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        poll(released, 5.0, POLL_S)  # still held after that: the teardown's own check reports it
 
 
 def teardown_source(p: Mapping[str, Any]) -> None:

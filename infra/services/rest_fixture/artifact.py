@@ -31,9 +31,8 @@ def fetch_fixture(ctx: ServiceContext) -> Artifact:
     PostgreSQL's JDBC driver joins the classpath (it is not in the jar), so either backend runs."""
     version = ctx.service.version
     key = artifact_key(ctx)
-    with cache.locked(key):
-        if found := cache.cached(key):
-            return found
+
+    def build() -> cache.Entry:
         coordinate = maven.Coordinate("org.apache.iceberg", "iceberg-open-api", version)
         jar = maven.fetch(coordinate)
         with zipfile.ZipFile(jar) as archive:
@@ -51,14 +50,14 @@ def fetch_fixture(ctx: ServiceContext) -> Artifact:
                 link.symlink_to(os.path.relpath(linked, link.parent))
         files = {jar.name: cache.file_record(jar), launcher.name: cache.file_record(launcher),
                  driver.name: cache.file_record(driver)}
-        entry = {
+        return {
             "name": NAME, "requested": version, "version": version, "path": str(jar), "root": str(out_dir),
             "files": files, "sha256": files[jar.name]["sha256"], "classpath": [str(launcher), str(jar), str(driver)],
             "main_class": LAUNCHER_MAIN, "source": coordinate.url,
             "notes": [f"upstream main {UPSTREAM_MAIN} binds 0.0.0.0; {LAUNCHER_MAIN} binds rest.host"],
         }
-        cache.record(key, entry)
-        return cache.artifact_from(entry)
+
+    return cache.obtain(key, build)
 
 
 def driver_key(ctx: ServiceContext) -> str:

@@ -26,9 +26,8 @@ def fetch_weed(ctx: ServiceContext) -> Artifact:
     """``weed`` built for the SeaweedFS release the spec pins (cold: minutes on 2 cores)."""
     version = ctx.service.version
     key = artifact_key(ctx)
-    with cache.locked(key):
-        if found := cache.cached(key):
-            return found
+
+    def build() -> cache.Entry:
         if version not in MODULE_VERSIONS:
             raise ArtifactError(f"no Go module version known for SeaweedFS {version}; add it to "
                                 f"seaweedfs.MODULE_VERSIONS (known: {', '.join(MODULE_VERSIONS)})")
@@ -44,10 +43,10 @@ def fetch_weed(ctx: ServiceContext) -> Artifact:
         notes = [f"weed version: {printed}", f"go module {MODULE}@{module_version}"]
         if obtained != version:
             notes.append(f"pin {version} resolves to source version {obtained}")
-        entry = {
+        return {
             "name": NAME, "requested": version, "version": obtained, "path": str(binary), "root": str(out_dir),
             "files": {"weed": cache.file_record(binary)}, "sha256": cache.sha256_file(binary),
             "source": f"{MODULE}@{module_version}", "build_seconds": seconds, "notes": notes,
         }
-        cache.record(key, entry)
-        return cache.artifact_from(entry)
+
+    return cache.obtain(key, build)

@@ -30,9 +30,8 @@ def fetch_server(ctx: ServiceContext) -> Artifact:
     """
     version = native_version(ctx)
     key = artifact_key(ctx)
-    with cache.locked(key):
-        if found := cache.cached(key):
-            return found
+
+    def build() -> cache.Entry:
         coordinate = maven.Coordinate("io.trino", "trino-server", version, None, "tar.gz")
         tarball = maven.fetch(coordinate)
         tar_sha256 = cache.load_manifest()[coordinate.key]["sha256"]
@@ -47,10 +46,10 @@ def fetch_server(ctx: ServiceContext) -> Artifact:
         archive.unpack_tarball(tarball, home, f"trino-server-{version}", prune)
         tarball.unlink()  # ~820 MB; its sha256 stays in the manifest
         files = cache.tree_files(home)
-        entry = {
+        return {
             "name": NAME, "requested": version, "version": version, "path": str(home), "root": str(home),
             "files": files, "sha256": cache.tree_digest(files), "source": coordinate.url,
             "tarball_sha256": tar_sha256, "notes": [f"plugins kept: {', '.join(PLUGINS)}"],
         }
-        cache.record(key, entry)
-        return cache.artifact_from(entry)
+
+    return cache.obtain(key, build)

@@ -14,12 +14,13 @@ provider process needs neither the repository nor ``infra`` on its path.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import Any
 
 import pulumi
 import pulumi.dynamic
+
+from infra.by_value import poll
 
 WAIT_S = 1800  # a deployment step that takes longer is a broken one
 POLL_S = 10
@@ -43,14 +44,15 @@ def run_task(props: dict[str, Any]) -> dict[str, Any]:
     if started.get("failures") or not started.get("tasks"):
         raise EcsTaskFailed(f"{props['description']}: ecs:RunTask refused: {started.get('failures')}")
     arn = started["tasks"][0]["taskArn"]
-    deadline = time.monotonic() + WAIT_S
-    while True:
-        task = ecs.describe_tasks(cluster=props["cluster"], tasks=[arn])["tasks"][0]
-        if task["lastStatus"] == "STOPPED":
-            break
-        if time.monotonic() > deadline:
-            raise EcsTaskFailed(f"{props['description']}: task {arn} still {task['lastStatus']} after {WAIT_S}s")
-        time.sleep(POLL_S)
+    seen: list[dict[str, Any]] = []
+
+    def stopped() -> dict[str, Any] | None:
+        seen[:] = ecs.describe_tasks(cluster=props["cluster"], tasks=[arn])["tasks"][:1]
+        return seen[0] if seen[0]["lastStatus"] == "STOPPED" else None
+
+    task = poll(stopped, WAIT_S, POLL_S)
+    if task is None:
+        raise EcsTaskFailed(f"{props['description']}: task {arn} still {seen[0]['lastStatus']} after {WAIT_S}s")
     bad = [c for c in task.get("containers", []) if c.get("exitCode") != 0]
     if bad:
         detail = "; ".join(f"{c['name']} exit {c.get('exitCode')} ({c.get('reason', '')})" for c in bad)

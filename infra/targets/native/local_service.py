@@ -120,7 +120,7 @@ import requests
 import tenacity
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from infra.by_value import is_unknown, known, plain
+from infra.by_value import is_unknown, known, plain, poll
 
 # The watchdog that runs each service (watchdog.py beside this file). Loaded by path, not imported:
 # the provider process runs this module's source without the repository on sys.path.
@@ -472,11 +472,13 @@ def _wait_gone(procs: Sequence[psutil.Process], timeout_s: float) -> list[psutil
     Not ``psutil.wait_procs``: for a process that is not our child it waits for the pid to
     disappear, which a zombie whose parent does not reap never does.
     """
-    deadline = time.monotonic() + timeout_s
     alive = [p for p in procs if _running(p)]
-    while alive and time.monotonic() < deadline:
-        time.sleep(0.05)
-        alive = [p for p in alive if _running(p)]
+
+    def exited() -> bool | None:
+        alive[:] = [p for p in alive if _running(p)]
+        return True if not alive else None
+
+    poll(exited, timeout_s, 0.05)
     return alive
 
 
@@ -487,15 +489,16 @@ def _wait_released(pids: Iterable[int], timeout_s: float) -> None:
     takes an unreaped zombie for a running instance and refuses to start. An orphan's zombie is
     reaped by init soon after it exits; a zombie whose parent never reaps stays, and we go on.
     """
-    deadline = time.monotonic() + timeout_s
     waiting = set(pids)
-    while waiting and time.monotonic() < deadline:
+
+    def released() -> bool | None:
         for pid in list(waiting):
             _reap(pid)
             if not psutil.pid_exists(pid):
                 waiting.discard(pid)
-        if waiting:
-            time.sleep(0.05)
+        return True if not waiting else None
+
+    poll(released, timeout_s, 0.05)
 
 
 def stop_process_tree(record: ProcessRecord, grace_s: float, stop_signal: int = signal.SIGTERM) -> list[int]:

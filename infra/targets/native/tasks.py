@@ -16,9 +16,9 @@ import argparse
 import json
 import os
 import sys
-import time
 
 import boto3
+import tenacity
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
@@ -53,15 +53,11 @@ def create_topics(bootstrap: str, topics: list[dict], wait_s: float = 120.0) -> 
     from confluent_kafka.admin import AdminClient, NewTopic
 
     admin = AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": 5000})
-    deadline = time.monotonic() + wait_s
-    while True:
-        try:
-            existing = set(admin.list_topics(timeout=5).topics)
-            break
-        except Exception:  # noqa: BLE001 - KafkaException until the broker answers
-            if time.monotonic() > deadline:
-                raise SystemExit(f"broker {bootstrap} did not answer within {wait_s:g} s") from None
-            time.sleep(0.5)
+    retrying = tenacity.Retrying(stop=tenacity.stop_after_delay(wait_s), wait=tenacity.wait_fixed(0.5), reraise=True)
+    try:  # KafkaException until the broker answers
+        existing = set(retrying(lambda: admin.list_topics(timeout=5).topics))
+    except Exception:  # noqa: BLE001 - the last attempt's error, said as the wait's outcome
+        raise SystemExit(f"broker {bootstrap} did not answer within {wait_s:g} s") from None
     wanted = [t for t in topics if t["name"] not in existing]
     if wanted:
         futures = admin.create_topics([NewTopic(t["name"], num_partitions=int(t["partitions"]), replication_factor=1,
