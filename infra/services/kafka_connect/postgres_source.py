@@ -30,7 +30,7 @@ class PostgresSourceError(Exception):
 
 
 
-def _connect(p: Mapping[str, Any]):
+def _connect(p: Mapping[str, Any]) -> Any:  # a psycopg.Connection (imported only when a source runs)
     import psycopg
 
     return psycopg.connect(host=p["host"], port=int(p["port"]), user=p["user"], password=p["password"],

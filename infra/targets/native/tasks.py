@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import sys
+from typing import Any
 
 import boto3
 import tenacity
@@ -23,7 +24,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 
-def s3_client(endpoint: str, region: str):
+def s3_client(endpoint: str, region: str) -> Any:  # a botocore S3 client (its type is generated at run time)
     """A path-style S3 client for the lab store, with the service's own credentials."""
     return boto3.client(
         "s3",
