@@ -24,3 +24,12 @@ def catalog_url(spec: PlatformSpec, catalog: str, side: Side) -> str:
     assert role is not None, f"{catalog} is not a catalog"
     gate = gate_of(spec, catalog)
     return url(spec, gate, "http", side, role.path) if gate else url(spec, catalog, "http", side, role.path)
+
+
+def catalog_path(spec: PlatformSpec, catalog: str | None = None) -> tuple[str, ...]:
+    """The services a client of a catalog (the stack's default unless named) goes through: the catalog, and its gate
+    when one fronts it. What a writer's deployment step waits for, so that on ``destroy`` the writer stops (its
+    last commit, a Flink job's final savepoint) before anything on its way to the catalog is deleted."""
+    name = catalog or spec.catalog.default
+    gate = gate_of(spec, name)
+    return (name, gate) if gate else (name,)

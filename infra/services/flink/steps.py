@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from infra.services.catalogs import catalog_path
 from infra.services.context import ServiceContext, Side, url
 from infra.services.flink.artifact import JOB_JAR
 from infra.services.flink.config import JOB_MAIN, JOBMANAGER, job_args, job_source, lineage
@@ -26,7 +27,8 @@ def steps(ctx: ServiceContext, host: StepHost) -> list[StepPlan]:
         local = native_state_dir(host.state_dir)
         state_uri = f"file://{local}"
     checkpoint_dir = f"{state_uri}/checkpoints/{lineage(spec)}"
-    waits_for = [spec.catalog.default, "seaweedfs"] + (["kafka"] if job_source(spec) == "kafka" else [])
+    # Through the catalog's gate too: on destroy the job's final savepoint (a commit) goes through it.
+    waits_for = [*catalog_path(spec), "seaweedfs"] + (["kafka"] if job_source(spec) == "kafka" else [])
     return [StepPlan(
         name=ctx.name,
         resource=FlinkJob,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from infra.services.catalogs import catalog_path
 from infra.services.context import ServiceContext
 from infra.services.kafka_connect.cdc_source import source_statements, teardown_statements
 from infra.services.kafka_connect.config import CDC_SECRET, CONNECT, connector_config
@@ -29,7 +30,7 @@ def plan(ctx: ServiceContext, host: StepHost) -> list[StepPlan]:
                     "slot": source.slot},
             after=("postgres",),
         ))
-    sink_needs = tuple(n for n in (spec.catalog.default, "seaweedfs") if ctx.enabled(n))
+    sink_needs = tuple(n for n in (*catalog_path(spec), "seaweedfs") if ctx.enabled(n))
     for connector in spec.streams.connectors:
         cdc = isinstance(connector, DebeziumPostgresSpec)
         found.append(StepPlan(

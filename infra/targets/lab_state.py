@@ -1,0 +1,96 @@
+"""``LabState``: the lab stack's state directory on the host as a Pulumi dynamic resource, kept whole or not at all.
+
+The lab keeps a stack's data in two places: Docker volumes (the store's objects, PostgreSQL, Kafka) and
+directories under ``<state root>/<stack>`` that containers bind-mount and host-side operations read (the
+fixture's SQLite catalog, Flink's checkpoints and savepoints, the run record, the backups). ``destroy``
+deletes the volumes; if it kept the directories, the next ``up`` would build on a catalog and savepoints that
+point at files which are gone. So the directory has one owner, this resource, which every container of the
+stack waits for: it is created before them and deleted after them, and its delete removes the directory.
+Decision: ``destroy`` keeps none of a lab stack's state.
+
+``create`` finds the directory either absent (a first ``up``) or left over, with content: a stack destroyed by
+an older version of the program, by hand, or a directory restored from elsewhere, whose volumes are gone.
+That half-kept state is refused, naming the directory and how to clear it, before any container starts;
+nothing is deleted without the operator. The provider ships by value (``infra.by_value``).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pulumi.dynamic
+
+from infra.by_value import plain
+
+#: Written at create: the directory belongs to the stack deployed with this resource.
+MARKER = ".lab-state"
+
+
+class HalfKeptState(Exception):
+    """The state directory holds a former deployment's files whose volumes are gone."""
+
+
+def leftover(directory: Path) -> list[str]:
+    """What a directory holds from an earlier deployment (names, at most 10), or [] when it is absent or empty."""
+    if not directory.is_dir():
+        return []
+    return sorted(p.name for p in directory.iterdir())[:10]
+
+
+def claim(directory: Path, stack: str) -> None:
+    """Take the directory for this deployment: refuse a half-kept one, else create it with the marker."""
+    found = leftover(directory)
+    if found:
+        raise HalfKeptState(
+            f"the lab stack {stack!r} finds {directory} holding files of an earlier deployment "
+            f"({', '.join(found)}) whose volumes are gone: the catalog and savepoints there point at objects that no "
+            f"longer exist. Remove the directory (rm -rf {directory}) and run `pulumi up` again; "
+            "`make down STACK=lab` removes it with the stack from now on.")
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / MARKER).write_text(f"{stack}\n")
+
+
+def release(directory: Path) -> None:
+    """Remove the directory and everything in it (the volumes went with the containers before it)."""
+    try:
+        shutil.rmtree(directory)
+    except FileNotFoundError:
+        return
+    except PermissionError as exc:
+        raise HalfKeptState(f"cannot remove {directory} ({exc}): a container wrote files this user may not delete; "
+                            f"remove it as their owner (sudo rm -rf {directory})") from None
+
+
+class LabStateProvider(pulumi.dynamic.ResourceProvider):
+    """create claims the directory, delete removes it; nothing else changes it."""
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        from infra.by_value import provider_by_value  # pickling runs in the program only
+
+        return provider_by_value(__file__, type(self).__name__)
+
+    def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
+        p = plain(props)
+        claim(Path(p["directory"]), p["stack"])
+        return pulumi.dynamic.CreateResult(id_=p["directory"], outs=p)
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.DiffResult:
+        old, new = plain(olds), plain(news)
+        moved = old.get("directory") != new.get("directory")
+        return pulumi.dynamic.DiffResult(changes=moved or old.get("stack") != new.get("stack"),
+                                         replaces=["directory"] if moved else [], delete_before_replace=True)
+
+    def delete(self, _id: str, props: dict[str, Any]) -> None:
+        release(Path(plain(props)["directory"]))
+
+
+class LabState(pulumi.dynamic.Resource, module="lab", name="LabState"):
+    """A lab stack's state directory: created before its containers, removed after them on destroy."""
+
+    directory: pulumi.Output[str]
+
+    def __init__(self, name: str, directory: str, stack: str, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(LabStateProvider(), name, {"directory": directory, "stack": stack}, opts)
