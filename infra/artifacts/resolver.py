@@ -40,7 +40,8 @@ class Resolver(Protocol):
 
 
 def recipe_of(spec: PlatformSpec, name: str) -> ArtifactRecipe | None:
-    """The recipe a service needs on this stack's target (native: what it runs; docker: what it mounts).
+    """The recipe a service needs on this stack's target (native: what it runs; docker: what it mounts, or with
+    ``lab.images: built`` what its image is built from: what the native target runs, else what it mounts).
 
     What the aws target uploads is a ``cloud_artifact``, needed only where the stack runs it (``cloud_recipes``).
     """
@@ -48,7 +49,8 @@ def recipe_of(spec: PlatformSpec, name: str) -> ArtifactRecipe | None:
     if spec.target is Target.NATIVE:
         return definition.artifact
     if spec.target is Target.DOCKER:
-        return definition.lab_artifact
+        return (definition.artifact or definition.lab_artifact) if spec.runs_native_artifacts \
+            else definition.lab_artifact
     return None
 
 
@@ -61,8 +63,8 @@ def cloud_recipes(spec: PlatformSpec) -> dict[str, ArtifactRecipe]:
 
 
 def java_majors(spec: PlatformSpec) -> set[int]:
-    """The JDK majors the stack's native processes need."""
-    if spec.target is not Target.NATIVE:
+    """The JDK majors the stack's native processes (or the lab's built images: Trino's) need."""
+    if not spec.runs_native_artifacts:
         return set()
     majors = {registry()[name].java for name in spec.enabled_services()}
     return {m for m in majors if m} | {java.JAVA_FOR_JVM_SERVICES}

@@ -8,9 +8,9 @@ a wrong token is refused, a reader's writes are refused. It follows the fixture 
 with it), and the spec refuses disabling it while the fixture runs.
 
 Whole definition: defaults, the gate's config (token hashes, never tokens), the local process (the
-project's Python, supervised like every native service), the container (a plain Python image running
-the one-file gate). Not on aws: the fixture does not run there, and the production catalogs
-authenticate their own principals.
+project's Python, supervised like every native service), the container (the platform's one operations
+image running ``python -m infra.operations.catalog_gate``). Not on aws: the fixture does not run there,
+and the production catalogs authenticate their own principals.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 
 from infra.paths import PROJECT_ROOT
+from infra.services import operations_support as support
 from infra.services.base import (
     ContainerHost,
     ContainerPlan,
@@ -33,14 +34,13 @@ from infra.spec import Target
 NAME = "catalog-gate"
 FRONTS = "rest-fixture"
 GATE_SOURCE = PROJECT_ROOT / "infra" / "operations" / "catalog_gate.py"
-IMAGE_GATE = "/opt/lakehouse/catalog_gate.py"
 IMAGE_CONFIG = "/etc/lakehouse/catalog-gate.json"
 
 DEFAULT = {
     "layer": "governance",
     "role": "bearer tokens in front of the REST fixture: readers read, writers write, no token is refused",
     "version": "0.3.0",  # the project's own (pyproject.toml)
-    "image": "python:3.11.11-slim",
+    "image": support.OPERATIONS_IMAGE,
     "ports": {"http": {"internal": 8182, "external": 8182}},
     "health": {"kind": "http", "port": "http", "path": "/healthz",
                "command": ["CMD", "python", "-c", "import urllib.request; "
@@ -76,11 +76,11 @@ def native(ctx: ServiceContext, host: NativeHost) -> NativePlan:
 
 
 def container(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
-    return ContainerPlan(
-        command=["python", IMAGE_GATE, "--config", IMAGE_CONFIG],
+    """The operations image running the gate's module (its code is in the image)."""
+    return support.operations_plan(
+        command=["python", "-m", "infra.operations.catalog_gate", "--config", IMAGE_CONFIG], env={},
         uploads={IMAGE_CONFIG: gate_config(ctx, "0.0.0.0")},  # noqa: S104 - inside its container
-        upload_sources={IMAGE_GATE: str(GATE_SOURCE)},
-    )
+        bind_mounts={})
 
 
 SERVICES = (

@@ -20,6 +20,7 @@ from typing import Any
 from infra import profiles
 from infra.operations.runs import runs_db
 from infra.paths import PROJECT_ROOT
+from infra.services import operations_support as support
 from infra.services.base import (
     ContainerHost,
     ContainerPlan,
@@ -40,8 +41,6 @@ from infra.spec.tables import TableSpec
 NAME = "lakehouse-exporter"
 IMAGE_CONFIG = "/etc/lakehouse/exporter.json"
 IMAGE_OPERATIONS = "/var/lib/lakehouse/operations"  # the run record, mounted from the stack's state
-#: Dockerfile of the platform's operations image (the exporter and the other operations processes).
-OPERATIONS_DOCKERFILE = "docker/operations.Dockerfile"
 #: What the process runs from the repository (a change restarts it).
 CODE = tuple(PROJECT_ROOT / "infra" / part for part in ("operations/exporter.py", "operations/runs.py",
                                                         "targets/native/watchdog.py"))
@@ -50,7 +49,7 @@ DEFAULT = {
     "layer": "observability",
     "role": "table and service signals from the Iceberg metadata and the platform's own records",
     "version": "0.3.0",  # the project's own (pyproject.toml)
-    "image": "lakehouse/operations:0.3.0",  # built from docker/operations.Dockerfile
+    "image": support.OPERATIONS_IMAGE,  # built from docker/operations.Dockerfile
     "ports": {"http": {"internal": 9464, "external": 9464}},
     "health": {"kind": "http", "port": "http", "path": "/metrics",
                "command": ["CMD", "python", "-c", "import urllib.request; "
@@ -156,14 +155,13 @@ def native(ctx: ServiceContext, host: NativeHost) -> NativePlan:
 
 
 def container(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
-    return ContainerPlan(
+    """The operations image, as the operations' user: it reads the run record the schedulers write."""
+    return support.operations_plan(
         command=["python", "-m", "infra.operations.exporter", "--config", IMAGE_CONFIG],
         env=catalog_settings(ctx.spec, Side.INTERNAL)[1],
         uploads={IMAGE_CONFIG: exporter_config(ctx, Side.INTERNAL, "0.0.0.0", None,  # noqa: S104 - in its container
                                                f"{IMAGE_OPERATIONS}/runs.db")},
-        bind_mounts={"operations": IMAGE_OPERATIONS},
-        build_dockerfile=OPERATIONS_DOCKERFILE,
-    )
+        bind_mounts={"operations": IMAGE_OPERATIONS})
 
 
 def ecs(ctx: ServiceContext) -> EcsPlan:
