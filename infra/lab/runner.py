@@ -50,6 +50,8 @@ def plain(value: Any) -> Any:
         return {k: plain(v) for k, v in value.items()}
     if isinstance(value, list):
         return [plain(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # the mocks' wire form carries every number as a float
     return value
 
 
@@ -72,6 +74,17 @@ def lab_ports(platform: dict[str, Any], first_port: int) -> dict[str, Any]:
     return out
 
 
+def provider_outputs(type_: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """What a provider computes on create that a container is handed, made for real: the platform's TLS
+    certificates (the mocks' placeholder PEM would stop Trino's HTTPS server)."""
+    if type_.endswith(":SelfSignedCertificate"):
+        from infra.resources import certificate
+
+        props = certificate._inputs(plain(dict(inputs)))
+        return certificate.issue(props["common_name"], props["hosts"], props["days"])
+    return {}
+
+
 def record(stack: str, platform: dict[str, Any], resolver: Any = None) -> list[Recorded]:
     """The program evaluated under mocks for ``stack``: every resource it registers, in its order."""
     import pulumi
@@ -91,6 +104,7 @@ def record(stack: str, platform: dict[str, Any], resolver: Any = None) -> list[R
                 outputs["imageId"] = f"sha256:{args.name}"
             if args.typ == CONTAINER and args.inputs.get("attach"):
                 outputs.update({"exitCode": 0, "containerLogs": ""})  # the runner checks the real ones
+            outputs.update(provider_outputs(args.typ, args.inputs))
             return f"{args.name}-id", outputs
 
         def call(self, args: pulumi.runtime.MockCallArgs) -> Any:
