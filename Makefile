@@ -64,19 +64,21 @@ engine-status:
 	@bash scripts/docker-engine.sh status
 
 LAB_STACK ?= lab
+# Overrides of the stack's platform config, e.g. LAB_ARGS="--set lab.images=built --set services.polaris.enabled=false"
+LAB_ARGS ?=
 DOCKER_ENV = eval "$$(bash scripts/docker-engine.sh env)" &&
 
 ## lab-base: the stack's lab.base_image, debootstrapped from Debian's mirror when the engine lacks it (no registry)
 lab-base: venv engine
-	@$(DOCKER_ENV) $(PY) -m infra.lab base --stack $(LAB_STACK)
+	@$(DOCKER_ENV) $(PY) -m infra.lab --stack $(LAB_STACK) $(LAB_ARGS) base
 
 ## lab-images: the operations image and (lab.images: built) every service's image from the pinned artifacts
 lab-images: venv engine
-	@$(DOCKER_ENV) $(PY) -m infra.lab images build --stack $(LAB_STACK)
+	@$(DOCKER_ENV) $(PY) -m infra.lab --stack $(LAB_STACK) $(LAB_ARGS) images build
 
 ## lab-run: the lab's containers from the program's own rendered inputs, to healthy (the CI stage of issue 19)
 lab-run: venv engine
-	@$(DOCKER_ENV) $(PY) -m infra.lab run --stack $(LAB_STACK)
+	@$(DOCKER_ENV) $(PY) -m infra.lab --stack $(LAB_STACK) $(LAB_ARGS) run
 
 ## lock: regenerate requirements.lock (the whole tree) and docker/operations.lock (the operations image) from
 ## pyproject.toml, hash-pinned, with uv from PyPI

@@ -1,9 +1,11 @@
 """``python -m infra.lab``: the lab's base image, its images, and its containers on a Docker engine.
 
-    base --stack lab            make lab.base_image from Debian's mirror unless the engine has it (make lab-base)
-    images build --stack lab    the operations image and, with lab.images: built, every service image (make lab-images)
-    images tags --stack lab     the tag each service runs, without building
-    run --stack lab             the program's rendered containers, in its order, to healthy (make lab-run)
+    [--stack lab] [--set KEY=VALUE]... base          lab.base_image from Debian's mirror unless present (make lab-base)
+    [--stack lab] [--set KEY=VALUE]... images build  the operations image and, with lab.images: built, every
+                                                     service image (make lab-images)
+    [--stack lab] [--set KEY=VALUE]... images tags   the tag each service runs, without building
+    [--stack lab] [--set KEY=VALUE]... run [--keep]  the program's rendered containers, in its order, to healthy
+                                                     (make lab-run)
 
 The engine is DOCKER_HOST's (``eval "$(scripts/docker-engine.sh env)"``).
 """
