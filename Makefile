@@ -5,7 +5,8 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 STACK ?= native
 
-.PHONY: bootstrap venv pulumi artifacts up down smoke verify test unit lint docs lock review bench
+.PHONY: bootstrap venv pulumi artifacts up down smoke verify test unit lint docs lock review bench \
+	engine engine-stop engine-status lab-base lab-images lab-run
 
 ## bootstrap: project venv (hash-locked), Pulumi CLI + language host (Go module proxy), the stack's artifacts
 bootstrap: venv pulumi artifacts
@@ -42,7 +43,7 @@ test: bootstrap
 
 ## unit: offline, no artifact cache, no Go, no Pulumi CLI (Pulumi mocks and plain functions)
 unit: venv
-	$(PY) -m pytest tests -q -m "not e2e and not toolchain" -n 2 --dist loadfile
+	$(PY) -m pytest tests -q -m "not e2e and not toolchain and not lab" -n 2 --dist loadfile
 
 ## lint: ruff and mypy on the Python; when Go is present: gofmt, go vet and go test on tools/, actionlint on examples/
 lint: venv
@@ -56,7 +57,37 @@ docs: venv
 	@# mkdocs is pinned to 1.6: the theme's banner about MkDocs 2.0 does not apply here
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --clean
 
-## lock: regenerate requirements.lock (the whole tree, hash-pinned) from pyproject.toml, with uv from PyPI
+## engine: a Docker engine of the project's own where `docker info` finds none (dockerd under the state dir);
+## point a shell at it with: eval "$$(scripts/docker-engine.sh env)"
+engine:
+	@bash scripts/docker-engine.sh start
+
+## engine-stop: stop that engine (its own pid) and undo what it changed (iptables, bridges, ip_forward)
+engine-stop:
+	@bash scripts/docker-engine.sh stop
+
+engine-status:
+	@bash scripts/docker-engine.sh status
+
+LAB_STACK ?= lab
+# Overrides of the stack's platform config, e.g. LAB_ARGS="--set lab.images=built --set services.polaris.enabled=false"
+LAB_ARGS ?=
+DOCKER_ENV = eval "$$(bash scripts/docker-engine.sh env)" &&
+
+## lab-base: the stack's lab.base_image, debootstrapped from Debian's mirror when the engine lacks it (no registry)
+lab-base: venv engine
+	@$(DOCKER_ENV) $(PY) -m infra.lab --stack $(LAB_STACK) $(LAB_ARGS) base
+
+## lab-images: the operations image and (lab.images: built) every service's image from the pinned artifacts
+lab-images: venv engine
+	@$(DOCKER_ENV) $(PY) -m infra.lab --stack $(LAB_STACK) $(LAB_ARGS) images build
+
+## lab-run: the lab's containers from the program's own rendered inputs, to healthy (the CI stage of issue 19)
+lab-run: venv engine
+	@$(DOCKER_ENV) $(PY) -m infra.lab --stack $(LAB_STACK) $(LAB_ARGS) run
+
+## lock: regenerate requirements.lock (the whole tree) and docker/operations.lock (the operations image) from
+## pyproject.toml, hash-pinned, with uv from PyPI
 lock:
 	@bash scripts/lock.sh
 

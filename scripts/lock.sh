@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Regenerates requirements.lock from pyproject.toml: the whole dependency tree, every file hash-pinned.
-# uv (from PyPI) is installed into the cache once; the lock is for CPython 3.11 on x86_64 Linux.
+# Regenerates the project's two locks from pyproject.toml, every file hash-pinned, for CPython 3.11 on x86_64 Linux:
+#   requirements.lock       the whole tree (dependencies + dev): the project's venv (`make venv`)
+#   docker/operations.lock  the `operations` group, held to requirements.lock: the one operations image
+# uv (from PyPI) is installed into the cache once.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cache="${LAKEHOUSE_CACHE:-$HOME/.cache/lakehouse-platform}"
@@ -11,17 +13,14 @@ if [ ! -x "$tool/bin/uv" ]; then
   python3 -m pip install --disable-pip-version-check -q --target "$tool" "uv==$uv_version"
 fi
 cd "$root"
-"$tool/bin/uv" pip compile pyproject.toml --extra dev --generate-hashes --python-version 3.11 \
-  --python-platform x86_64-manylinux_2_28 --no-header -o requirements.lock
+compile=("$tool/bin/uv" pip compile --generate-hashes --python-version 3.11 --python-platform x86_64-manylinux_2_28
+         --no-header)
+"${compile[@]}" pyproject.toml --extra dev -o requirements.lock
 echo "==> requirements.lock: $(grep -c '==' requirements.lock) packages pinned"
-# The lab's operations containers install a subset, at the lock's versions, with the same hashes.
-for role in scheduler backup; do
-  "$tool/bin/uv" pip compile "infra/operations/requirements-$role.in" -c requirements.lock --generate-hashes \
-    --python-version 3.11 --python-platform x86_64-manylinux_2_28 --no-header \
-    -o "infra/operations/requirements-$role.txt"
-  echo "==> infra/operations/requirements-$role.txt: $(grep -c '==' "infra/operations/requirements-$role.txt") packages"
-done
-# The operations image's dependencies: a subset, held to the versions of the project's own lock.
-"$tool/bin/uv" pip compile docker/operations-requirements.in --generate-hashes --python-version 3.11 \
-  --python-platform x86_64-manylinux_2_28 --no-header -c requirements.lock -o docker/operations-requirements.lock
-echo "==> docker/operations-requirements.lock: $(grep -c '==' docker/operations-requirements.lock) packages pinned"
+# The operations group alone (uv compiles a pyproject's extra only together with its dependencies).
+group="$(mktemp --suffix=.in)"
+trap 'rm -f "$group"' EXIT
+python3 -c 'import sys, tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["operations"]))' > "$group"
+"${compile[@]}" "$group" -c requirements.lock -o docker/operations.lock
+sed -i "s|$group|pyproject.toml [operations]|" docker/operations.lock
+echo "==> docker/operations.lock: $(grep -c '==' docker/operations.lock) packages pinned"

@@ -53,8 +53,9 @@ def test_lab_streaming_job_waits_for_its_cluster_catalog_and_store(lab_run: Prog
     # Both managers wait for the bind mount to be uid 9999's, then start together.
     assert containers["flink-jobmanager"] == containers["flink-taskmanager"] == {"flink-state-init"}
     # The lab runs Kafka, so the job reads the orders topic (source auto) and waits for the broker too.
+    # The catalog's gate too: on destroy the job's final savepoint commits through it (issue 19, item 6).
     assert edges(lab_run, FLINK_JOB)["flink-orders-job"] == {"flink-jobmanager", "flink-taskmanager", "rest-fixture",
-                                                             "seaweedfs", "kafka"}
+                                                             "catalog-gate", "seaweedfs", "kafka"}
 
 
 def test_native_streaming_job_waits_for_its_cluster_catalog_and_store(native_run: ProgramRun) -> None:
@@ -62,7 +63,7 @@ def test_native_streaming_job_waits_for_its_cluster_catalog_and_store(native_run
     # The folded state-init job is the managers' own work: they wait for nothing and start together.
     assert processes["flink-jobmanager"] == processes["flink-taskmanager"] == set()
     assert edges(native_run, FLINK_JOB)["flink-orders-job"] == {"flink-jobmanager", "flink-taskmanager",
-                                                                "rest-fixture", "seaweedfs"}
+                                                                "rest-fixture", "catalog-gate", "seaweedfs"}
 
 
 def test_native_store_comes_before_the_catalog(native_run: ProgramRun) -> None:

@@ -110,36 +110,40 @@ def test_the_outputs_carry_tables_recovery_objectives_and_operations(native_run:
     assert operations.catalog.service == "rest-fixture" and operations.backups is not None
 
 
-def test_the_lab_runs_both_in_pinned_images_with_only_the_operations_code(lab_with_tables: ProgramRun) -> None:
+def test_the_lab_runs_both_from_the_operations_image_with_nothing_installed_at_start(
+        lab_with_tables: ProgramRun) -> None:
     containers = {c.name: c for c in lab_with_tables.of_type(CONTAINER)}
     scheduler, backups = containers["maintenance-scheduler"], containers["catalog-backup"]
-    images = {r.name: r.inputs["name"] for r in lab_with_tables.of_type("docker:index/remoteImage:RemoteImage")}
-    assert images["maintenance-scheduler-image"] == support.PYTHON_IMAGE
-    assert images["catalog-backup-image"] == "postgres:18.6"  # pg_dump of the server's own major
+    (image,) = lab_with_tables.of_type("docker:index/image:Image")  # one operations image for every operations service
+    for container in (scheduler, backups):
+        assert container.inputs["image"] == image.inputs["imageName"] == support.OPERATIONS_IMAGE
+        assert container.inputs["user"] == support.OPERATIONS_USER
+        assert container.inputs["command"][:4] == ["python", "-m", "infra.operations", "scheduler"]
+        assert not container.inputs.get("entrypoints") and not container.inputs.get("mounts")  # no venv volume
     uploads = {u["file"]: u for u in scheduler.inputs["uploads"]}
-    config = OperationsConfig.model_validate_json(uploads["/opt/lakehouse/operations.json"]["content"])
+    assert set(uploads) == {support.CONTAINER_CONFIG}  # the code is in the image; only its config is uploaded
+    config = OperationsConfig.model_validate_json(uploads[support.CONTAINER_CONFIG]["content"])
     assert config.trino is not None and (config.trino.host, config.trino.port) == ("trino", 8443)
     assert config.catalog.uri == "http://catalog-gate:8182"
-    assert uploads["/opt/lakehouse/requirements.txt"]["content"] == support.SCHEDULER_REQUIREMENTS.read_text()
-    assert uploads["/opt/lakehouse/infra/operations/scheduler.py"]["source"].endswith("infra/operations/scheduler.py")
-    assert not any(f.startswith("/opt/lakehouse/infra/targets") for f in uploads)  # nothing else of the project
     binds = {v["containerPath"]: v["hostPath"] for v in backups.inputs["volumes"]}  # Binds: the daemon creates them
     state = state_root() / "lab"
     assert binds["/var/lib/lakehouse/rest-fixture/catalog"] == f"{state}/rest-fixture/catalog"
     assert binds["/var/lib/lakehouse/backups"] == f"{state}/backups"
     backup_config = OperationsConfig.model_validate_json(
-        {u["file"]: u for u in backups.inputs["uploads"]}["/opt/lakehouse/operations.json"]["content"])
+        {u["file"]: u for u in backups.inputs["uploads"]}[support.CONTAINER_CONFIG]["content"])
     assert backup_config.backups is not None
     assert backup_config.backups.sqlite[0].path == "/var/lib/lakehouse/rest-fixture/catalog/fixture.db"
     assert backup_config.backups.postgres is not None and backup_config.backups.postgres.host == "postgres"
-    assert "apt-get install" in backups.inputs["command"][0] and "--require-hashes" in backups.inputs["command"][0]
     (table,) = lab_with_tables.of_type(DECLARED_TABLE)
     assert table.inputs["table"]["namespace"] == "sales" and "rest-fixture" in table.depends_on
     assert _plain(table.inputs["catalog"])["uri"] == "http://localhost:8182"
 
 
-def test_the_container_requirements_are_the_locks_own_pins() -> None:
-    """The lab containers install exactly the versions and hashes of requirements.lock (make lock writes both)."""
+def test_the_operations_lock_is_the_projects_own_pins() -> None:
+    """The operations image installs exactly the versions and hashes of requirements.lock (make lock writes both
+    from pyproject.toml), and pyproject's operations group pins what its dependencies pin."""
+    import tomllib
+
     def pins(path: Path) -> dict[str, tuple[str, frozenset[str]]]:
         found: dict[str, tuple[str, frozenset[str]]] = {}
         name = None
@@ -152,12 +156,20 @@ def test_the_container_requirements_are_the_locks_own_pins() -> None:
                 found[name] = (version, hashes | {line.strip().split("sha256:")[1].rstrip(" \\")})
         return found
 
-    lock = pins(Path(__file__).resolve().parents[1] / "requirements.lock")
-    for path in (support.SCHEDULER_REQUIREMENTS, support.BACKUP_REQUIREMENTS):
-        for name, (version, hashes) in pins(path).items():
-            assert lock[name][0] == version, f"{path.name}: {name} {version} vs lock {lock[name][0]}"
-            assert hashes and hashes <= lock[name][1], f"{path.name}: {name} hashes not in the lock"
-    assert pins(support.SCHEDULER_REQUIREMENTS)["apscheduler"][0] == support.APSCHEDULER_VERSION
+    root = Path(__file__).resolve().parents[1]
+    lock = pins(root / "requirements.lock")
+    operations = pins(support.OPERATIONS_LOCK)
+    for name, (version, hashes) in operations.items():
+        assert lock[name][0] == version, f"operations.lock: {name} {version} vs lock {lock[name][0]}"
+        assert hashes and hashes <= lock[name][1], f"operations.lock: {name} hashes not in the lock"
+    assert operations["apscheduler"][0] == support.APSCHEDULER_VERSION
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    main = {d.split("==")[0].split("[")[0]: d for d in project["dependencies"]}
+    for requirement in project["optional-dependencies"]["operations"]:
+        base = requirement.split("==")[0].split("[")[0]
+        assert main.get(base, "").split("==")[-1] == requirement.split("==")[1], requirement
+        assert base.lower() in {name.lower() for name in operations}
+    assert not list(root.glob("infra/operations/requirements-*")), "one lock: no per-service requirement files"
 
 
 def test_the_cloud_keeps_its_managed_services_and_exports_the_objectives() -> None:

@@ -63,7 +63,7 @@ def test_lab_gate_holds_token_hashes_and_clients_reach_the_fixture_only_through_
 
 
 def test_lab_gate_runs_in_the_operations_image_with_its_signing_key_only_in_its_environment(lab):
-    image = lab.named("catalog-gate-image")
+    image = lab.named("operations-image")  # the one operations image, built once for every operations container
     assert image.inputs["build"]["dockerfile"].endswith("docker/operations.Dockerfile")
     assert image.inputs["imageName"] == "lakehouse/operations:0.3.0"
     container = lab.named("catalog-gate")
@@ -87,7 +87,7 @@ def test_lab_prometheus_loads_the_rules_the_spec_declares_and_scrapes_the_export
 
 
 def test_lab_exporter_is_built_from_the_repository_and_reads_as_the_reader(lab):
-    image = lab.named("lakehouse-exporter-image")
+    image = lab.named("operations-image")  # the one operations image (exporter, gate, scheduler, backups)
     assert image.type == "docker:index/image:Image"
     assert image.inputs["build"]["dockerfile"].endswith("docker/operations.Dockerfile")
     assert image.inputs["imageName"] == "lakehouse/operations:0.3.0" and image.inputs["skipPush"] is True

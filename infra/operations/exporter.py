@@ -227,6 +227,9 @@ class Exporter:
         self.refresh_seconds: float | None = None
         self.last_refresh: float | None = None
         self.refresh_errors = 0
+        # source -> the error of its last read (None: read fine). A source that fails is itself a signal
+        # (lakehouse_signal_source_up 0) and its error is logged once per change: never swallowed.
+        self.source_errors: dict[str, str | None] = {}
         self.stopping = threading.Event()
         self._catalog: Any = None
         self._read_status = _watchdog_reader()
@@ -234,6 +237,18 @@ class Exporter:
         self.session.trust_env = False  # loopback services: no proxies, no CA bundle from the environment
         self.health_session = requests.Session()  # the services' checks, on their own thread
         self.health_session.trust_env = False
+
+    def source_read(self, source: str, error: BaseException | None = None) -> None:
+        """Record whether a signal source (the run record, the catalog's table list) could be read."""
+        text = None if error is None else f"{type(error).__name__}: {error}"[:500]
+        with self.lock:
+            changed = self.source_errors.get(source, "unknown") != text
+            self.source_errors[source] = text
+        if changed and text is not None:
+            sys.stderr.write(f"[exporter] signal source {source} failed: {text}\n")
+            sys.stderr.flush()
+        elif changed and source in self.source_errors:
+            sys.stderr.write(f"[exporter] signal source {source} read\n")
 
     # -- catalog ---------------------------------------------------------------------------------
 
@@ -330,11 +345,13 @@ class Exporter:
         try:
             watched = self.watched()
         except Exception as exc:  # noqa: BLE001 - the catalog is down: keep what we knew, say it
+            self.source_read("tables", exc)
             with self.lock:
                 self.refresh_errors += 1
                 for state in self.tables.values():
                     state.error = f"listing tables: {exc}"
             return
+        self.source_read("tables")
 
         def one(state: TableState) -> TableState:
             try:
@@ -407,8 +424,11 @@ class Exporter:
         if cfg.runs_db:  # a local SQLite read: cheap enough for every probe, so a failed run shows at once
             try:
                 latest = runs.latest(Path(cfg.runs_db))
-            except Exception:  # noqa: BLE001 - a run record being written is read next time
+            except Exception as exc:  # noqa: BLE001 - said as a signal and in the log; read again next probe
+                self.source_read("runs", exc)
                 latest = self.last_runs
+            else:
+                self.source_read("runs")
             with self.lock:
                 self.last_runs = latest
         services: dict[str, bool] = {}
@@ -459,6 +479,7 @@ class Exporter:
             tables = [replace(t) for t in self.tables.values()]
             probe, last_runs = self.probe, list(self.last_runs)
             refresh_seconds, last_refresh, errors = self.refresh_seconds, self.last_refresh, self.refresh_errors
+            sources = dict(self.source_errors)
         now = time.time()
         catalog = self.config.catalog_name
         yield from table_families(catalog, tables, last_runs, set(self.config.maintenance_jobs), now)
@@ -478,6 +499,12 @@ class Exporter:
         failed = CounterMetricFamily("lakehouse_exporter_refresh_errors", "Refreshes that could not list the tables.")
         failed.add_metric([], errors)
         yield failed
+        source_up = GaugeMetricFamily("lakehouse_signal_source_up", "1 when the exporter read the source at its last "
+                                      "attempt; 0: the signals from it are stale (the error is in the exporter's log)",
+                                      labels=["source"])
+        for source, error in sorted(sources.items()):
+            source_up.add_metric([source], 0 if error else 1)
+        yield source_up
 
 
 def table_families(catalog: str, tables: list[TableState], last_runs: list[runs.Run], jobs: set[str],

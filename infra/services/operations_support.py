@@ -1,15 +1,18 @@
-"""What the two operating-layer services share: the maintenance scheduler and the catalog backups.
+"""What the operations services share: the one operations image, its user, and the schedulers' plan.
 
-Both run ``python -m infra.operations scheduler`` (one role each) with a rendered
-``operations.json``: natively from the project with its own interpreter; in the lab as a pinned
-image that gets the ``infra/operations`` package uploaded (the code it runs, nothing else of the
-project) and installs that package's hash-pinned dependencies into a volume on first start.
+Every piece of the project's own Python that runs in a container (the metrics exporter, the catalog gate,
+the maintenance scheduler, the catalog backups) runs from one image, ``docker/operations.Dockerfile``, built
+from this repository on the hash-pinned ``docker/operations.lock`` (pyproject's ``operations`` group): nothing
+is installed when a container starts. They run as one user (``OPERATIONS_USER``), and the state they share
+(the run record, its locks, the backups) is handed to that user before they start (``owned_binds``).
+
+The two schedulers run ``python -m infra.operations scheduler`` (one role each) with a rendered
+``operations.json``: natively from the project with its own interpreter, in the lab from the image.
 Not a service module: the registry lists ``maintenance_scheduler`` and ``catalog_backup``.
 """
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,14 +26,19 @@ if TYPE_CHECKING:
     from infra.spec import PlatformSpec
 
 APSCHEDULER_VERSION = "3.11.3"  # requirements.lock's (a unit test keeps them equal)
-PYTHON_IMAGE = "python:3.11.14-slim-bookworm"
-OPERATIONS_DIR = PROJECT_ROOT / "infra" / "operations"
-SCHEDULER_REQUIREMENTS = OPERATIONS_DIR / "requirements-scheduler.txt"
-BACKUP_REQUIREMENTS = OPERATIONS_DIR / "requirements-backup.txt"
-# The container's view: the code, its config, and the stack's state at the same relative paths as on the host.
+#: The one operations image (the project's version), built from ``OPERATIONS_DOCKERFILE`` by the docker target.
+OPERATIONS_IMAGE = "lakehouse/operations:0.3.0"
+OPERATIONS_DOCKERFILE = "docker/operations.Dockerfile"
+OPERATIONS_LOCK = PROJECT_ROOT / "docker" / "operations.lock"
+#: The image's user (docker/operations.Dockerfile): every operations container runs as it.
+OPERATIONS_USER = "10001:10001"
+# The container's view: the code (in the image), its config, and the stack's state at the same relative
+# paths as on the host.
 CONTAINER_CODE = "/opt/lakehouse"
+CONTAINER_CONFIG = f"/etc/lakehouse/{CONFIG_FILE}"
 CONTAINER_STATE = "/var/lib/lakehouse"
-CONTAINER_VENV = "/opt/venv"
+#: The state the operations write (the run record and its locks, the backups): owned by ``OPERATIONS_USER``.
+WRITTEN_STATE = ("operations", "backups")
 
 
 def container_health_command(port: int) -> list[str]:
@@ -62,14 +70,6 @@ def container_config(spec: PlatformSpec, stack: str) -> OperationsConfig:
     return operations_config(spec, stack, host_paths(spec, CONTAINER_STATE), Side.INTERNAL)
 
 
-def code_uploads() -> dict[str, str]:
-    """Container path -> host file: the ``infra/operations`` package (and ``infra/__init__.py``)."""
-    files = {f"{CONTAINER_CODE}/infra/__init__.py": str(PROJECT_ROOT / "infra" / "__init__.py")}
-    for path in sorted(OPERATIONS_DIR.glob("*.py")):
-        files[f"{CONTAINER_CODE}/infra/operations/{path.name}"] = str(path)
-    return files
-
-
 def state_mounts(config: OperationsConfig) -> dict[str, str]:
     """Host dirs (relative to the stack's state) -> container paths: the run record, backups, SQLite catalogs."""
     mounts = {"operations": f"{CONTAINER_STATE}/operations"}
@@ -81,36 +81,20 @@ def state_mounts(config: OperationsConfig) -> dict[str, str]:
     return mounts
 
 
-def container_script(role: str, port: int, install_python: bool = False) -> str:
-    """Install the locked dependencies into the volume once (again when the lock changes), then exec the role."""
-    requirements = f"{CONTAINER_CODE}/requirements.txt"
-    lines = ["set -eu"]
-    if install_python:  # an image with pg_dump but no Python (the PostgreSQL image)
-        lines.append("command -v python3 >/dev/null || { apt-get update -qq && "
-                     "apt-get install -y -qq --no-install-recommends python3 python3-venv >/dev/null; }")
-    lines += [
-        f"if ! cmp -s {requirements} {CONTAINER_VENV}/.installed; then",
-        f"  python3 -m venv --clear {CONTAINER_VENV}",
-        f"  {CONTAINER_VENV}/bin/pip install --no-cache-dir --require-hashes --only-binary=:all: -r {requirements}",
-        f"  cp {requirements} {CONTAINER_VENV}/.installed",
-        "fi",
-        f"exec {CONTAINER_VENV}/bin/python -m infra.operations scheduler --config {CONTAINER_CODE}/{CONFIG_FILE} "
-        f"--role {shlex.quote(role)} --listen 0.0.0.0:{port}",
-    ]
-    return "\n".join(lines)
+def operations_plan(command: list[str], env: dict[str, str], uploads: dict[str, str],
+                    bind_mounts: dict[str, str]) -> ContainerPlan:
+    """An operations container: the operations image, its user, the written state handed to that user first."""
+    owned = tuple(target for host_dir, target in bind_mounts.items() if host_dir in WRITTEN_STATE)
+    return ContainerPlan(command=command, env={"PYTHONUNBUFFERED": "1", **env}, uploads=uploads,
+                         bind_mounts=bind_mounts, user=OPERATIONS_USER, owned_binds=owned,
+                         build_dockerfile=OPERATIONS_DOCKERFILE)
 
 
-def container_plan(ctx: ServiceContext, host: ContainerHost, role: str, port: int, requirements: Path,
-                   env: dict[str, str], install_python: bool = False) -> ContainerPlan:
-    """The scheduler of one role as a lab container."""
+def container_plan(ctx: ServiceContext, host: ContainerHost, role: str, port: int,
+                   env: dict[str, str]) -> ContainerPlan:
+    """The scheduler of one role as a lab container, from the operations image."""
     config = container_config(ctx.spec, host.state_dir.name)
-    return ContainerPlan(
-        entrypoint=["sh", "-c"],
-        command=[container_script(role, port, install_python)],
-        env={"PYTHONPATH": CONTAINER_CODE, "PYTHONUNBUFFERED": "1", **env},
-        uploads={f"{CONTAINER_CODE}/{CONFIG_FILE}": config.dump(),
-                 f"{CONTAINER_CODE}/requirements.txt": requirements.read_text()},
-        upload_sources=code_uploads(),
-        bind_mounts=state_mounts(config),
-        volumes={"venv": CONTAINER_VENV},
-    )
+    return operations_plan(
+        command=["python", "-m", "infra.operations", "scheduler", "--config", CONTAINER_CONFIG, "--role", role,
+                 "--listen", f"0.0.0.0:{port}"],
+        env=env, uploads={CONTAINER_CONFIG: config.dump()}, bind_mounts=state_mounts(config))

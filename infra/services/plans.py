@@ -33,6 +33,9 @@ class ContainerPlan:
     user: str | None = None
     network_mode_service: str | None = None  # share another service's network namespace (sidecar)
     build_dockerfile: str | None = None  # the image is built from this Dockerfile (repo-relative), not pulled
+    # Bind-mount targets ``user`` must own: the docker target hands them over (a root job in the same image)
+    # before the container starts (the daemon creates a missing bind source as root).
+    owned_binds: tuple[str, ...] = ()
 
 
 @dataclass

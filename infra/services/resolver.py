@@ -41,12 +41,20 @@ class Resolver(Protocol):
 
 
 def recipe_of(spec: PlatformSpec, name: str) -> ArtifactRecipe | None:
-    """The recipe a service needs on this stack's target (native: what it runs; docker: what it mounts).
+    """The recipe a service needs on this stack's target (native: what it runs; docker: what it mounts, or with
+    ``lab.images: built`` what its image is built from: what the native target runs, else what it mounts).
 
     What the aws target uploads is a ``cloud_artifact``, needed only where the stack runs it (``cloud_recipes``).
     """
     definition = registry()[name]
-    recipe = {Target.NATIVE: definition.artifact, Target.DOCKER: definition.lab_artifact}.get(spec.target)
+    if spec.target is Target.NATIVE:
+        recipe = definition.artifact
+    elif spec.target is Target.DOCKER:
+        # The lab's built images are made of what the native target runs.
+        recipe = (definition.artifact or definition.lab_artifact) if spec.runs_native_artifacts \
+            else definition.lab_artifact
+    else:
+        return None
     if recipe is not None and recipe.needed is not None and not recipe.needed(ServiceContext(spec, name)):
         return None  # e.g. the lab fixture's PostgreSQL driver while the fixture keeps SQLite
     return recipe
@@ -61,8 +69,8 @@ def cloud_recipes(spec: PlatformSpec) -> dict[str, ArtifactRecipe]:
 
 
 def java_majors(spec: PlatformSpec) -> set[int]:
-    """The JDK majors the stack's native processes need."""
-    if spec.target is not Target.NATIVE:
+    """The JDK majors the stack's native processes (or the lab's built images: Trino's) need."""
+    if not spec.runs_native_artifacts:
         return set()
     majors = {registry()[name].java for name in spec.enabled_services()}
     return {m for m in majors if m} | {java.JAVA_FOR_JVM_SERVICES}

@@ -11,6 +11,7 @@ from infra.spec.base import SIZE_HELP, Strict, Target, parse_size
 from infra.spec.catalog import CatalogSpec, EngineSpec
 from infra.spec.flink import FlinkJobSpec, FlinkSpec
 from infra.spec.governance import GovernanceSpec, Role, role_of
+from infra.spec.lab import LabSpec
 from infra.spec.layers import DEFAULT_CONTRACTS, Layer, LayerSpec
 from infra.spec.operations import MaintenanceJob, ObservabilitySpec, RecoverySpec, cron_problem, eventbridge_cron
 from infra.spec.platform import PlacementContext, PlatformSpec
@@ -34,6 +35,7 @@ __all__ = [
     "HealthCheckSpec",
     "IcebergSinkSpec",
     "IdentitySpec",
+    "LabSpec",
     "Layer",
     "LayerSpec",
     "MaintenanceJob",

@@ -19,6 +19,7 @@ from infra.spec.base import Strict, Target
 from infra.spec.catalog import CatalogSpec, EngineSpec
 from infra.spec.flink import FlinkSpec
 from infra.spec.governance import IDENTITY_NAME, READ_ONLY_ACTIONS, GovernanceSpec, Role, identity_config_keys, role_of
+from infra.spec.lab import LabSpec
 from infra.spec.layers import Layer, LayerSpec
 from infra.spec.operations import (
     MaintenanceJob,
@@ -85,6 +86,7 @@ class PlatformSpec(Strict):
     observability: ObservabilitySpec = Field(default_factory=ObservabilitySpec,
                                              description="Signals from the metadata tables and how fast alerts fire.")
     aws: AwsSpec = Field(default_factory=AwsSpec, description="Region, sizes and counts of the cloud target.")
+    lab: LabSpec = Field(default_factory=LabSpec, description="The lab's images (docker target): upstream or built.")
 
     @field_validator("name")
     @classmethod
@@ -108,6 +110,13 @@ class PlatformSpec(Strict):
 
     # The checks below run in this order, so the first thing a user reads is the real reason:
     # whether a service can run on the target at all comes before what depends on it.
+
+    @model_validator(mode="after")
+    def _lab_on_docker(self) -> PlatformSpec:
+        if self.lab.images == "built" and self.target is not Target.DOCKER:
+            raise ValueError(f"lab.images: 'built' makes the lab's container images; the {self.target.value} target "
+                             "runs none of them: remove lab.images or use upstream")
+        return self
 
     @model_validator(mode="after")
     def _all_layers(self) -> PlatformSpec:
@@ -427,17 +436,23 @@ class PlatformSpec(Strict):
             service_owners={name: svc.owner for name, svc in self.services.items()},
         )
 
+    @property
+    def runs_native_artifacts(self) -> bool:
+        """Whether this stack's services run the native target's artifacts: natively, or in the lab's built images."""
+        return self.target is Target.NATIVE or (self.target is Target.DOCKER and self.lab.images == "built")
+
     def pin_of(self, service: str) -> str:
-        """The version this stack's target runs for a service (native and aws may differ where they lack the pin)."""
+        """The version this stack's target runs for a service (native and built images run the artifacts, aws its
+        managed service's version, where they lack the pin)."""
         svc = self.services[service]
         if self.target is Target.AWS and svc.aws_version:
             return svc.aws_version
-        return svc.native_version if self.target is Target.NATIVE and svc.native_version else svc.version
+        return svc.native_version if self.runs_native_artifacts and svc.native_version else svc.version
 
     def bundles_of(self, service: str) -> dict[str, str]:
-        """The libraries this stack's build of a service ships (native may differ)."""
+        """The libraries this stack's build of a service ships (native and built images may differ)."""
         svc = self.services[service]
-        if self.target is Target.NATIVE and svc.native_bundles is not None:
+        if self.runs_native_artifacts and svc.native_bundles is not None:
             return dict(svc.native_bundles)
         if self.target is Target.AWS and svc.aws_bundles is not None:
             return dict(svc.aws_bundles)

@@ -27,13 +27,14 @@ from typing import Any, TypeVar
 import pulumi
 import pulumi_docker as docker
 
+from infra.lab import images as lab_images
 from infra.layers import LayerComponent, layer_labels
 from infra.operations.config import OperationsConfig
 from infra.paths import PROJECT_ROOT, state_root
 from infra.services import ServiceContext, registry
 from infra.services.catalogs import gate_of
 from infra.services.context import Side
-from infra.services.plans import ContainerHost, StepHost
+from infra.services.plans import ContainerHost, ContainerPlan, StepHost
 from infra.services.resolver import Resolver
 from infra.services.secrets import render
 from infra.spec import Layer, PlatformSpec, ServiceSpec
@@ -44,6 +45,8 @@ LabelArgs = TypeVar("LabelArgs")
 
 #: Lines of a failed job's log shown in the error.
 LOG_TAIL_LINES = 30
+#: Memory of the small root jobs the target adds (handing a bind mount to a service's user), MiB.
+MIN_JOB_MEMORY_MB = 64
 #: Label a dependent container carries for each job it waits for: the job's checked outcome.
 AFTER_JOB_LABEL = "lakehouse.after-job."
 
@@ -109,6 +112,10 @@ class DockerTarget:
         self.secrets = secrets
         self.state_dir = state_root() / pulumi.get_stack()
         self.artifacts = resolver.resolve(spec)  # host files containers mount (looked up, never fetched)
+        # lab.images: built: service -> the tag its image was built under (python -m infra.lab images build);
+        # computed from the cache, never built here.
+        self.built_tags = lab_images.built_tags(spec, self.artifacts)
+        self.platform_images: dict[str, docker.Image] = {}  # image name -> the one build of it (operations)
         self.containers: dict[str, docker.Container] = {}
         self.job_gates: dict[str, pulumi.Output[str]] = {}  # job -> its checked outcome ("exit 0")
 
@@ -146,7 +153,62 @@ class DockerTarget:
         if tables:
             built.layer(Layer.ORCHESTRATION)["tables"] = {ident: t.result for ident, t in tables.items()}
         built.outputs["operations"] = self.operations().model_dump(mode="json")
+        built.outputs["lab_images"] = self.lab_images()
         return built
+
+    def lab_images(self) -> dict[str, dict[str, str]]:
+        """What image each container runs and what it is: the pin, or (built) the artifact it was built from."""
+        found = {}
+        for name in self.containers:
+            if name not in self.spec.services:
+                continue  # a job the target added (a bind mount's owner): the service's own image
+            service = self.spec.services[name]
+            tag = self.built_tags.get(name)
+            if tag is None:
+                image = service.image
+                found[name] = {"image": image, "kind": "platform" if image in self.platform_images else "upstream",
+                               "version": service.version}
+            else:
+                artifact = self.artifacts.services[lab_images.IMAGES[lab_images.SERVICE_IMAGES[name]].artifact_of]
+                found[name] = {"image": tag, "kind": "built", "version": artifact.version, "pin": service.version}
+        return found
+
+    def _platform_image(self, name: str, dockerfile: str, opts: pulumi.ResourceOptions) -> docker.Image:
+        """The platform's own image (the operations image), built once from this repository, whoever needs it.
+
+        The context is the repository root as .dockerignore admits it (only what the image needs), built with
+        the classic builder, as the lab's build driver and the engine script build.
+        """
+        image = self.spec.services[name].image
+        if image not in self.platform_images:
+            args = lab_images.operations_args(self.spec, self.artifacts)
+            self.platform_images[image] = docker.Image(
+                f"{image.rsplit('/', 1)[-1].split(':')[0]}-image", image_name=image, skip_push=True,
+                build=docker.DockerBuildArgs(context=str(PROJECT_ROOT), dockerfile=str(PROJECT_ROOT / dockerfile),
+                                             platform="linux/amd64", args=args,
+                                             builder_version=docker.BuilderVersion.BUILDER_V1),
+                opts=opts,
+            )
+        return self.platform_images[image]
+
+    def _bind_owner(self, component: LayerComponent, name: str, plan: ContainerPlan, image: pulumi.Input[str],
+                    binds: list[docker.ContainerVolumeArgs], labels: list[docker.ContainerLabelArgs]) -> str:
+        """A root job in the service's own image that hands ``plan.owned_binds`` to ``plan.user`` (the daemon
+        creates a missing bind source as root), gated like every job; returns its name."""
+        job = f"{name}-bind-owner"
+        targets = " ".join(plan.owned_binds)
+        container = docker.Container(
+            job, name=f"{self.spec.name}-{job}", image=image, user="0:0", entrypoints=["sh", "-c"],
+            command=[f"mkdir -p {targets} && chown {plan.user} {targets}"],
+            volumes=[b for b in binds if b.container_path in plan.owned_binds],
+            memory=MIN_JOB_MEMORY_MB, memory_swap=MIN_JOB_MEMORY_MB, labels=labels, restart="no", must_run=False,
+            attach=True, logs=True,
+            opts=pulumi.ResourceOptions(parent=component, depends_on=dependencies(
+                self.containers, name, self.spec.services[name].depends_on)),
+        )
+        self.containers[job] = container
+        self.job_gates[job] = self._gate(job, container)
+        return job
 
     def _gate(self, name: str, container: docker.Container) -> pulumi.Output[str]:
         """The job's checked outcome: resolves to ``exit 0``, or fails the deployment (``job_outcome``)."""
@@ -173,16 +235,13 @@ class DockerTarget:
         labels = self._labels(docker.ContainerLabelArgs, service.layer, name)
 
         image_ref: pulumi.Input[str]
-        if plan.build_dockerfile:
-            # The platform's own image (e.g. the operations image), built here from this repository.
-            built = docker.Image(
-                f"{name}-image", image_name=service.image, skip_push=True,
-                build=docker.DockerBuildArgs(context=str(PROJECT_ROOT),
-                                             dockerfile=str(PROJECT_ROOT / plan.build_dockerfile),
-                                             platform="linux/amd64"),
-                opts=child,
-            )
-            image_ref = built.image_name
+        if name in self.built_tags:
+            # lab.images: built: the image the build driver made from the native artifact (a local tag, kept).
+            image_ref = docker.RemoteImage(f"{name}-image", name=self.built_tags[name], keep_locally=True,
+                                           opts=child).image_id
+        elif plan.build_dockerfile:
+            # The platform's own image (the operations image), built here from this repository, once.
+            image_ref = self._platform_image(name, plan.build_dockerfile, child).image_name
         else:
             image_ref = docker.RemoteImage(f"{name}-image", name=service.image, keep_locally=True, opts=child).image_id
         mounts = []
@@ -209,9 +268,10 @@ class DockerTarget:
         ]
         is_job = service.kind == "job"
         health = service.health
+        owner = self._bind_owner(component, name, plan, image_ref, binds, list(labels)) if plan.owned_binds else None
         # Waiting for a job means waiting for its success: the gate fails before this container exists.
         labels += [docker.ContainerLabelArgs(label=f"{AFTER_JOB_LABEL}{dep}", value=self.job_gates[dep])
-                   for dep in service.depends_on if dep in self.job_gates]
+                   for dep in [*service.depends_on, *([owner] if owner else [])] if dep in self.job_gates]
         args: dict[str, Any] = dict(
             name=f"{spec.name}-{name}",
             image=image_ref,
@@ -244,7 +304,8 @@ class DockerTarget:
         container = docker.Container(
             name, **args,
             opts=pulumi.ResourceOptions(
-                parent=component, depends_on=dependencies(self.containers, name, service.depends_on),
+                parent=component, depends_on=dependencies(self.containers, name, service.depends_on)
+                + ([self.containers[owner]] if owner else []),
                 # A job's output may echo configuration: encrypted in the state like any secret.
                 additional_secret_outputs=["container_logs"] if is_job else None,
             ),

@@ -7,9 +7,8 @@ with a sha256 sidecar, records the run (job ``backup-catalog``) and deletes back
 The way back is ``python -m infra.control recovery restore|rebuild`` (README, Recovery).
 
 Natively it is the project's own Python, with the platform PostgreSQL's own ``pg_dump`` (the
-postgres artifact). In the lab it runs in the PostgreSQL image, whose ``pg_dump`` matches the
-server's major, with Debian's python3 installed on first start. On aws the catalog database is
-RDS and AWS Backup keeps it (``infra/targets/aws/recovery.py``).
+postgres artifact). In the lab it runs in the operations image, built with the client tools of the lab
+server's major. On aws the catalog database is RDS and AWS Backup keeps it (``infra/targets/aws/recovery.py``).
 """
 
 from __future__ import annotations
@@ -24,8 +23,8 @@ DEFAULT = {
     "layer": "recovery",
     "role": "backs up the catalogs' databases on the recovery schedule, checksummed, kept per the promise",
     "version": support.APSCHEDULER_VERSION,
-    # pg_dump must be of the server's major: the PostgreSQL image (Python is added on first start).
-    "image": "postgres:18.6",
+    # pg_dump of the server's major: the operations image is built with it (its PG_MAJOR build argument).
+    "image": support.OPERATIONS_IMAGE,
     "ports": {"http": {"internal": 8791}},
     "health": {"kind": "http", "port": "http", "path": "/healthz",
                "command": support.container_health_command(8791), "start_period_s": 300, "ready_timeout_s": 600},

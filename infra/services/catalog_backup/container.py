@@ -1,4 +1,4 @@
-"""The catalog backups on docker."""
+"""The catalog backups on docker: the operations image (with the lab server's pg_dump) running the backup role."""
 
 from __future__ import annotations
 
@@ -10,5 +10,4 @@ from infra.services.plans import ContainerHost, ContainerPlan
 
 def server(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
     port = ctx.listen_port("http")
-    return support.container_plan(ctx, host, ROLE, port, support.BACKUP_REQUIREMENTS, env=_postgres_env(ctx),
-                                  install_python=True)
+    return support.container_plan(ctx, host, ROLE, port, env=_postgres_env(ctx))

@@ -18,6 +18,7 @@ catalogs authenticate their own principals.
 
 from __future__ import annotations
 
+from infra.services import operations_support as support
 from infra.services.catalog_gate import container, native
 from infra.services.catalog_gate.config import FRONTS, NAME, SIGNING_KEY
 from infra.services.definition import ServiceDefinition
@@ -27,7 +28,7 @@ DEFAULT = {
     "layer": "governance",
     "role": "bearer tokens in front of the REST fixture: readers read, writers write, no token is refused",
     "version": "0.3.0",  # the project's own (pyproject.toml)
-    "image": "lakehouse/operations:0.3.0",  # built from docker/operations.Dockerfile
+    "image": support.OPERATIONS_IMAGE,  # built from docker/operations.Dockerfile
     "ports": {"http": {"internal": 8182, "external": 8182}},
     "health": {"kind": "http", "port": "http", "path": "/healthz",
                "command": ["CMD", "python", "-c", "import urllib.request; "

@@ -13,6 +13,7 @@ ECS task (the same image, pushed by the deploying pipeline).
 
 from __future__ import annotations
 
+from infra.services import operations_support as support
 from infra.services.definition import AwsPart, Lazy, ServiceDefinition
 from infra.services.exporter import container, native
 from infra.services.exporter.config import NAME
@@ -22,7 +23,7 @@ DEFAULT = {
     "layer": "observability",
     "role": "table and service signals from the Iceberg metadata and the platform's own records",
     "version": "0.3.0",  # the project's own (pyproject.toml)
-    "image": "lakehouse/operations:0.3.0",  # built from docker/operations.Dockerfile
+    "image": support.OPERATIONS_IMAGE,  # built from docker/operations.Dockerfile
     "ports": {"http": {"internal": 9464, "external": 9464}},
     "health": {"kind": "http", "port": "http", "path": "/metrics",
                "command": ["CMD", "python", "-c", "import urllib.request; "

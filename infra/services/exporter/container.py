@@ -1,27 +1,21 @@
-"""The exporter on docker: the operations image, its config uploaded, the run record mounted."""
+"""The exporter on docker: the operations image as the operations' user, its config uploaded, the run record the
+schedulers write mounted."""
 
 from __future__ import annotations
 
+from infra.services import operations_support as support
 from infra.services.context import ServiceContext, Side
 from infra.services.exporter.config import catalog_settings, exporter_config
 from infra.services.plans import ContainerHost, ContainerPlan
 
 IMAGE_CONFIG = "/etc/lakehouse/exporter.json"
-
-
 IMAGE_OPERATIONS = "/var/lib/lakehouse/operations"  # the run record, mounted from the stack's state
 
 
-#: Dockerfile of the platform's operations image (the exporter and the other operations processes).
-OPERATIONS_DOCKERFILE = "docker/operations.Dockerfile"
-
-
 def server(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
-    return ContainerPlan(
+    return support.operations_plan(
         command=["python", "-m", "infra.operations.exporter", "--config", IMAGE_CONFIG],
         env=catalog_settings(ctx.spec, Side.INTERNAL)[1],
         uploads={IMAGE_CONFIG: exporter_config(ctx, Side.INTERNAL, "0.0.0.0", None,  # noqa: S104 - in its container
                                                f"{IMAGE_OPERATIONS}/runs.db")},
-        bind_mounts={"operations": IMAGE_OPERATIONS},
-        build_dockerfile=OPERATIONS_DOCKERFILE,
-    )
+        bind_mounts={"operations": IMAGE_OPERATIONS})

@@ -29,13 +29,15 @@ def lab_jars(ctx: ServiceContext) -> list[maven.LockedJar]:
 
 
 def _container(ctx: ServiceContext, host: ContainerHost, role: str) -> ContainerPlan:
+    """The upstream image gets the locked jars uploaded into its lib/; the lab's built image has them already."""
     assert host.artifact is not None
     ext = host.artifact.path / "ext"
+    built = ctx.spec.lab.images == "built"
     return ContainerPlan(
         command=[role],
         env={"FLINK_PROPERTIES": flink_properties(ctx, role), **aws_env(ctx.spec)},
-        upload_sources={f"{IMAGE_LIB}/{j.coordinate.filename}": str(ext / j.coordinate.filename)
-                        for j in lab_jars(ctx)},
+        upload_sources={} if built else {f"{IMAGE_LIB}/{j.coordinate.filename}": str(ext / j.coordinate.filename)
+                                         for j in lab_jars(ctx)},
         bind_mounts={LAB_STATE_HOST_DIR: LAB_STATE},
     )
 

@@ -24,11 +24,14 @@ def image_env_name(key: str) -> str:
 
 
 def server(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
-    """The Debezium image (its own Debezium) with the Iceberg sink's directory mounted as a second plugin."""
+    """The Debezium image (its own Debezium) with the Iceberg sink's directory mounted as a second plugin (the
+    lab's built image has both plugins under the same plugin path)."""
     assert host.artifact is not None
     props = worker_properties(ctx, PLUGIN_DIR_IN_IMAGE, "")
     props["listeners"] = f"http://0.0.0.0:{ctx.listen_port('rest')}"
     # The image sets plugin.path itself (its entrypoint falls back to /kafka/connect).
     env = {image_env_name(k): v for k, v in props.items() if k != "plugin.path"}
     env.update({"HEAP_OPTS": " ".join(jvm_flags(ctx)[:2]), **secret_env(ctx)})
+    if ctx.spec.lab.images == "built":  # the lab's built image carries both plugin directories
+        return ContainerPlan(env=env)
     return ContainerPlan(env=env, host_mounts={str(host.artifact.path): f"{PLUGIN_DIR_IN_IMAGE}/iceberg-kafka-connect"})

@@ -6,10 +6,8 @@ procedures, one operation per table at a time, and records every run where the o
 layer reads it (``<state>/operations/runs.db``). On aws the same jobs are EventBridge Scheduler
 schedules starting ECS tasks (``infra/targets/aws/orchestration.py``).
 
-Natively it is the project's own Python (``python -m infra.operations scheduler``); in the lab, a
-pinned Python image that gets the ``infra/operations`` package uploaded and installs its
-hash-pinned dependencies (``infra/operations/requirements-scheduler.txt``, from requirements.lock)
-into a volume on first start.
+Natively it is the project's own Python (``python -m infra.operations scheduler``); in the lab, the
+platform's one operations image (``infra/services/operations_support.py``): nothing is installed at start.
 """
 
 from __future__ import annotations
@@ -24,7 +22,7 @@ DEFAULT = {
     "layer": "orchestration",
     "role": "runs the spec's maintenance on its cron schedules through Trino, records every run",
     "version": support.APSCHEDULER_VERSION,
-    "image": support.PYTHON_IMAGE,
+    "image": support.OPERATIONS_IMAGE,
     "ports": {"http": {"internal": 8790}},
     "health": {"kind": "http", "port": "http", "path": "/healthz",
                "command": support.container_health_command(8790), "start_period_s": 300, "ready_timeout_s": 600},

@@ -11,9 +11,9 @@ from infra.services.plans import ContainerHost, ContainerPlan
 
 
 def server(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
-    """The pinned Python image with the operations package uploaded; dependencies into a volume once."""
+    """The operations image running the scheduler's maintenance role."""
     port = ctx.listen_port("http")
-    return support.container_plan(ctx, host, ROLE, port, support.SCHEDULER_REQUIREMENTS,
+    return support.container_plan(ctx, host, ROLE, port,
                                   env={ENV_S3_ACCESS_KEY: secret("s3-access-key"),
                                        ENV_S3_SECRET_KEY: secret("s3-secret-key"),
                                        **support.catalog_secret_env(ctx.spec)})

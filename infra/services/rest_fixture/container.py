@@ -21,6 +21,8 @@ IMAGE_DIR = "/usr/lib/iceberg-rest"
 
 
 IMAGE_JAR = "iceberg-rest-adapter.jar"
+# Where the lab's built image keeps the driver (the service's lab Dockerfile).
+BUILT_IMAGE_DRIVER = "postgresql.jar"
 
 
 def server(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
@@ -34,11 +36,15 @@ def server(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
     plan = ContainerPlan(env=env, bind_mounts={CATALOG_HOST_DIR: CATALOG_DIR}, user=FIXTURE_UID)
     if on_postgres(ctx.spec):
         assert host.artifact is not None
-        driver = f"{IMAGE_DIR}/{POSTGRES_DRIVER.filename}"
-        # Beside the image's jar, not in the /catalog bind mount (the stack's state on the host).
+        # Beside the image's jar, not in the /catalog bind mount (the stack's state on the host); the lab's
+        # built image carries the driver there already.
         env["PGPASSFILE"] = f"{IMAGE_DIR}/{PGPASS}"
         plan.uploads = {f"{IMAGE_DIR}/{PGPASS}": pgpass_line()}
-        plan.upload_sources = {driver: str(host.artifact.path)}
+        if ctx.spec.lab.images == "built":
+            driver = f"{IMAGE_DIR}/{BUILT_IMAGE_DRIVER}"
+        else:
+            driver = f"{IMAGE_DIR}/{POSTGRES_DRIVER.filename}"
+            plan.upload_sources = {driver: str(host.artifact.path)}
         plan.command = ["java", "-cp", f"{IMAGE_DIR}/{IMAGE_JAR}:{driver}", UPSTREAM_MAIN]
     return plan
 

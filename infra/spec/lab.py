@@ -1,0 +1,40 @@
+"""How the lab (the docker target) gets its images: the upstream projects', or built here from the pinned artifacts."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from infra.spec.base import Strict
+
+#: Debian bookworm, slim, as docker-library/official-images tags it (library/debian: bookworm-20260202-slim,
+#: Debian 12.13). `make lab-base` debootstraps an image under this name where no registry is reachable.
+DEFAULT_BASE_IMAGE = "debian:bookworm-20260202-slim"
+
+_IMAGE = re.compile(r"^[a-z0-9][a-z0-9._/-]*:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}(@sha256:[0-9a-f]{64})?$")
+
+
+class LabSpec(Strict):
+    """The lab's images: which kind, on which base."""
+
+    images: Literal["upstream", "built"] = Field(
+        default="upstream",
+        description="upstream: each service's pinned upstream image (needs a container registry). built: each "
+                    "service's image built here (python -m infra.lab images build) from the same verified artifacts "
+                    "the native target runs, on base_image; Polaris and Lakekeeper have no artifact and are refused "
+                    "unless their upstream images are present locally.")
+    base_image: str = Field(
+        default=DEFAULT_BASE_IMAGE,
+        description="Debian bookworm image the platform's own images build on (the operations image, and every "
+                    "built service image); `make lab-base` debootstraps one under this name from Debian's mirror.")
+
+    @field_validator("base_image")
+    @classmethod
+    def _pinned(cls, value: str) -> str:
+        if not _IMAGE.match(value):
+            raise ValueError(f"{value!r} is not an image name with a tag (e.g. {DEFAULT_BASE_IMAGE})")
+        if value.partition("@")[0].rsplit(":", 1)[1] == "latest":
+            raise ValueError(f"{value!r} uses 'latest'; pin an explicit tag such as {DEFAULT_BASE_IMAGE}")
+        return value
