@@ -16,12 +16,14 @@ import argparse
 import json
 import subprocess
 import sys
+from typing import Any
 
 from infra.paths import PROJECT_ROOT
 from infra.spec import PlatformSpec
 
 
-def _spec(stack: str, overrides: list[str]) -> PlatformSpec:
+def _spec(stack: str, overrides: list[str]) -> tuple[dict[str, Any], PlatformSpec]:
+    """The stack's platform config with ``key=value`` overrides applied, and its validated spec."""
     from infra.config import CONFIG_KEY, load_platform, read_stack_config
 
     platform = read_stack_config(PROJECT_ROOT / f"Pulumi.{stack}.yaml")[CONFIG_KEY]
