@@ -72,6 +72,7 @@ class Registered:
     urn: str
     parent: str | None = None
     parent_type: str | None = None
+    delete_before_replace: bool = False
     depends_on: list[str] = field(default_factory=list)
 
 
@@ -210,6 +211,7 @@ def run_program(
 
     parents: dict[tuple[str, str], tuple[str | None, str | None]] = {}
     depends: dict[tuple[str, str], list[str]] = {}
+    replaced_first: set[tuple[str, str]] = set()
 
     def record_options(args: pulumi.ResourceTransformationArgs):
         parent = args.opts.parent if args.opts else None
@@ -217,6 +219,8 @@ def run_program(
                                             if parent is not None else (None, None))
         on = (args.opts.depends_on if args.opts else None) or []
         depends[(args.type_, args.name)] = [getattr(r, "_name", "?") for r in (on if isinstance(on, list) else [on])]
+        if args.opts is not None and args.opts.delete_before_replace:
+            replaced_first.add((args.type_, args.name))
         return None
 
     def body() -> None:
@@ -235,6 +239,7 @@ def run_program(
     for resource in mocks.resources:
         resource.parent, resource.parent_type = parents.get((resource.type, resource.name), (None, None))
         resource.depends_on = depends.get((resource.type, resource.name), [])
+        resource.delete_before_replace = (resource.type, resource.name) in replaced_first
     resolved = {k: _resolve(v) for k, v in exported.items()}
     return ProgramRun(mocks.resources, resolved, holder.get("layers", {}))
 

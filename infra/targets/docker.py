@@ -40,6 +40,7 @@ from infra.services.secrets import render
 from infra.spec import Layer, PlatformSpec, ServiceSpec
 from infra.targets import Built, declared_tables, dependencies
 from infra.targets.deploy_steps import build_steps, export_steps
+from infra.targets.lab_state import LabState
 
 LabelArgs = TypeVar("LabelArgs")
 
@@ -125,11 +126,15 @@ class DockerTarget:
 
     def build(self, layers: Mapping[Layer, LayerComponent]) -> Built:
         built = Built()
+        # The stack's state directory: claimed before any container, removed after all of them on destroy.
+        self.lab_state = LabState(f"{self.spec.name}-lab-state", str(self.state_dir), pulumi.get_stack(),
+                                  opts=pulumi.ResourceOptions(parent=layers[Layer.STORAGE]))
         network = docker.Network(
             f"{self.spec.name}-network",
             name=f"{self.spec.name}-{pulumi.get_stack()}",
             labels=self._labels(docker.NetworkLabelArgs, Layer.GOVERNANCE),
-            opts=pulumi.ResourceOptions(parent=layers[Layer.GOVERNANCE]),
+            # Fixed names: a replacement must delete the old one first (Docker refuses a second of the name).
+            opts=pulumi.ResourceOptions(parent=layers[Layer.GOVERNANCE], delete_before_replace=True),
         )
         built.layer(Layer.GOVERNANCE)["network"] = network.name
         for name in self.spec.start_order():
@@ -203,8 +208,8 @@ class DockerTarget:
             volumes=[b for b in binds if b.container_path in plan.owned_binds],
             memory=MIN_JOB_MEMORY_MB, memory_swap=MIN_JOB_MEMORY_MB, labels=labels, restart="no", must_run=False,
             attach=True, logs=True,
-            opts=pulumi.ResourceOptions(parent=component, depends_on=dependencies(
-                self.containers, name, self.spec.services[name].depends_on)),
+            opts=pulumi.ResourceOptions(parent=component, delete_before_replace=True, depends_on=[
+                self.lab_state, *dependencies(self.containers, name, self.spec.services[name].depends_on)]),
         )
         self.containers[job] = container
         self.job_gates[job] = self._gate(job, container)
@@ -247,7 +252,9 @@ class DockerTarget:
         mounts = []
         for suffix, target in plan.volumes.items():
             volume = docker.Volume(f"{name}-{suffix}", name=f"{spec.name}-{name}-{suffix}",
-                                   labels=self._labels(docker.VolumeLabelArgs, service.layer, name), opts=child)
+                                   labels=self._labels(docker.VolumeLabelArgs, service.layer, name),
+                                   opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
+                                       delete_before_replace=True)))
             mounts.append(docker.ContainerMountArgs(type="volume", source=volume.name, target=target))
         # A bind mount, not a named volume: the init job hands it to the image's non-root user. As a
         # Binds entry, so the daemon creates a missing source (the Mounts API refuses one; module docstring).
@@ -304,8 +311,10 @@ class DockerTarget:
         container = docker.Container(
             name, **args,
             opts=pulumi.ResourceOptions(
-                parent=component, depends_on=dependencies(self.containers, name, service.depends_on)
+                parent=component, depends_on=[self.lab_state, *dependencies(self.containers, name, service.depends_on)]
                 + ([self.containers[owner]] if owner else []),
+                # Fixed names (a job's recovery is `pulumi up --replace <its URN>`): the old one goes first.
+                delete_before_replace=True,
                 # A job's output may echo configuration: encrypted in the state like any secret.
                 additional_secret_outputs=["container_logs"] if is_job else None,
             ),

@@ -1,0 +1,44 @@
+"""The lab's lifecycle on a real engine's terms (issue 19): what `destroy` keeps (nothing of the stack), a half-kept
+state refused before any container, and fixed names replaced delete-first (a job's `pulumi up --replace`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from infra.targets.lab_state import MARKER, HalfKeptState, claim, release
+
+FIXED_NAMES = ("docker:index/container:Container", "docker:index/volume:Volume", "docker:index/network:Network")
+
+
+def test_every_container_waits_for_the_stacks_state_and_fixed_names_are_replaced_delete_first(lab_run):
+    (state,) = lab_run.of_type("pulumi-python:dynamic/lab:LabState")
+    assert state.inputs["directory"].endswith("/lab") and state.inputs["stack"] == "lab"
+    containers = lab_run.of_type("docker:index/container:Container")
+    assert containers and all("book2-lab-state" in c.depends_on for c in containers), \
+        [c.name for c in containers if "book2-lab-state" not in c.depends_on]
+    fixed = [r for r in lab_run.resources if r.type in FIXED_NAMES]
+    assert len(fixed) > len(containers) and all(r.delete_before_replace for r in fixed), \
+        [r.name for r in fixed if not r.delete_before_replace]
+
+
+def test_a_first_up_claims_the_directory_and_destroy_removes_it(tmp_path: Path):
+    state = tmp_path / "lab"
+    claim(state, "lab")
+    assert (state / MARKER).read_text() == "lab\n"
+    (state / "rest-fixture" / "catalog").mkdir(parents=True)
+    (state / "rest-fixture" / "catalog" / "fixture.db").write_text("pointers")
+    release(state)
+    assert not state.exists()
+    release(state)  # a second destroy finds nothing to remove
+
+
+def test_a_half_kept_state_is_refused_naming_the_directory_and_kept(tmp_path: Path):
+    state = tmp_path / "lab"
+    (state / "flink" / "state" / "savepoints").mkdir(parents=True)
+    with pytest.raises(HalfKeptState) as refused:
+        claim(state, "lab")
+    message = str(refused.value)
+    assert str(state) in message and "flink" in message and f"rm -rf {state}" in message
+    assert (state / "flink" / "state" / "savepoints").is_dir(), "nothing is deleted without the operator"
