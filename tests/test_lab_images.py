@@ -1,6 +1,6 @@
 """The lab's images under mocks: the one operations image, and lab.images: built (issues 17 and 19).
 
-What each renderer relies on and each Dockerfile of docker/lab provides (paths, users, entrypoints) is pinned
+What each renderer relies on and each service package's lab/Dockerfile provides (paths, users, entrypoints) is pinned
 here; that every built image starts with what the renderer hands it is proven on a real engine by
 tests/test_lab_run.py (marker ``lab``).
 """
@@ -167,8 +167,8 @@ def test_the_operations_images_context_is_exactly_what_it_needs(tmp_path: Path) 
 def test_built_mode_runs_every_service_from_its_built_image(built_run) -> None:
     refs = {r.name.removesuffix("-image"): r.inputs["name"] for r in built_run.of_type(REMOTE_IMAGE)}
     for name, container in containers(built_run).items():
-        if name in images.SERVICE_IMAGES:
-            key = images.SERVICE_IMAGES[name]
+        if name in images.service_images():
+            key = images.service_images()[name]
             assert refs[name].startswith(f"{images.TAG_PREFIX}/{key}:"), name
             assert container.inputs["image"] == f"sha256:{name}-image", name  # the RemoteImage of the local tag
     assert refs["trino"].startswith("lakehouse-lab/trino:476-")  # what the artifact is, not the pin (483)
@@ -235,19 +235,21 @@ def test_lab_settings_are_checked_with_the_key_named() -> None:
 
 
 def dockerfile(key: str) -> str:
-    return images.IMAGES[key].dockerfile.read_text()
+    return images.images()[key].dockerfile.read_text()
 
 
 def script(name: str) -> str:
-    return (images.LAB_DOCKERFILES / name).read_text()
+    """A helper script of a lab image, by file name (each package's lab/ directory)."""
+    (found,) = [p for image in images.images().values() for p in image.scripts if p.name == name]
+    return found.read_text()
 
 
 def test_every_lab_image_takes_its_base_and_the_hosts_certificates() -> None:
-    for key, image in images.IMAGES.items():
+    for key, image in images.images().items():
         text = dockerfile(key)
         assert text.count("ARG BASE=") == 1 and "FROM ${BASE}" in text, key
         assert "ARG CA_CERTIFICATES=" in text and "update-ca-certificates" in text, key
-        for name in image.scripts:
+        for name in (path.name for path in image.scripts):
             assert f"COPY {name} " in text or f" {name} " in text, (key, name)
 
 
@@ -296,7 +298,7 @@ def test_an_image_built_from_no_artifact_says_which() -> None:
     spec = load_platform(built_platform())
     artifacts = BuiltResolver().resolve(spec)
     del artifacts.services["trino"]
-    with pytest.raises(images.LabImageError, match=r"services\.trino: no artifact resolved for the lab's trino"):
+    with pytest.raises(images.ImageBuildError, match=r"services\.trino: no artifact resolved for the lab's trino"):
         images.plan(spec, artifacts)
 
 

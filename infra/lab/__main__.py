@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         report = runner.up(resources, client, keep=args.keep)
         print(report.summary())
         return 0 if report.ok else 1
-    except images.LabImageError as exc:
+    except images.ImageBuildError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

@@ -37,7 +37,7 @@ def check(spec: PlatformSpec, client: Any) -> None:
                         "Debian's mirror with `make lab-base` (no registry needed)")
     problems += images.refusals(spec, lambda name: present(client, name))
     if problems:
-        raise images.LabImageError("\n".join(problems))
+        raise images.ImageBuildError("\n".join(problems))
 
 
 def build_all(spec: PlatformSpec, artifacts: StackArtifacts, client: Any, say: Callable[[str], None] = print,

@@ -1,6 +1,6 @@
 """The lab's own images: each service's, built from the native target's verified artifacts, and the operations image.
 
-With ``lab.images: built`` every lab service runs an image built here (``docker/lab/<image>.Dockerfile``, on
+With ``lab.images: built`` every lab service runs an image built here (its package's ``lab/Dockerfile``, on
 ``lab.base_image``) from the same artifacts the native target runs: no container registry is needed. The
 build context of each is staged from the artifact cache into a directory of its own (hard links, or copies
 across file systems; never the repository root), with the Dockerfile's helper scripts and the files the
@@ -22,134 +22,34 @@ import hashlib
 import os
 import shutil
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from infra.artifacts.artifact import Artifact
-from infra.paths import PROJECT_ROOT
+from infra.services.built_image import BuiltImage, ImageBuildError, ImageContext, major
 from infra.services.resolver import StackArtifacts
 from infra.spec import PlatformSpec, Target
 
-LAB_DOCKERFILES = PROJECT_ROOT / "docker" / "lab"
 TAG_PREFIX = "lakehouse-lab"
 #: The host's extra CA certificates, trusted by every build (apt, pip, the JREs through the system store).
 HOST_CA_DIR = Path("/usr/local/share/ca-certificates")
 #: Proxy settings passed through as build arguments (the engine does not bake them into the image).
 PROXY_ARGS = ("http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY")
-#: The JDK major Trino's image carries (the native target's, found on the host).
-TRINO_JAVA = 24
 
 
-class LabImageError(RuntimeError):
-    """A lab image cannot be built or used; the message names the config key and what to do."""
+def images() -> dict[str, BuiltImage]:
+    """image key -> the lab image, as the service packages declare them (``ServiceDefinition.lab_image``)."""
+    from infra.services import registry
+
+    return {d.lab_image.key: d.lab_image for d in registry() if d.lab_image is not None}
 
 
-@dataclass(frozen=True)
-class Context:
-    """What one image's build context holds: host files by context path, and generated files."""
+def service_images() -> dict[str, str]:
+    """service (or job) -> the key of the lab image it runs with ``lab.images: built``."""
+    from infra.services import registry
 
-    files: dict[str, Path] = field(default_factory=dict)  # context path -> host file (links followed)
-    trees: dict[str, Path] = field(default_factory=dict)  # context dir -> host dir, whole
-    texts: dict[str, str] = field(default_factory=dict)  # context path -> content
-    args: dict[str, str] = field(default_factory=dict)  # build arguments (beyond BASE and CA_CERTIFICATES)
-    digest_parts: tuple[str, ...] = ()  # what else the tag covers (a JDK's release file)
-
-
-@dataclass(frozen=True)
-class LabImage:
-    """One service image of the lab: its Dockerfile, the artifact it is built from, its helper scripts."""
-
-    key: str  # docker/lab/<key>.Dockerfile, and the tag's name
-    artifact_of: str  # the service whose native artifact it is built from
-    scripts: tuple[str, ...]  # files of docker/lab/ the context carries
-    context: Callable[[Artifact, StackArtifacts], Context]
-
-    @property
-    def dockerfile(self) -> Path:
-        return LAB_DOCKERFILES / f"{self.key}.Dockerfile"
-
-
-def _major(version: str) -> str:
-    return version.split(".", 1)[0]
-
-
-def _seaweedfs(artifact: Artifact, stack: StackArtifacts) -> Context:
-    return Context(files={"weed": artifact.path})
-
-
-def _postgres(artifact: Artifact, stack: StackArtifacts) -> Context:
-    # Debian's postgresql-<major>: the package the native artifact is (apt owns its files).
-    return Context(args={"PG_MAJOR": _major(artifact.version)})
-
-
-def _rest_fixture(artifact: Artifact, stack: StackArtifacts) -> Context:
-    driver = next((p for p in artifact.classpath if p.name.startswith("postgresql-")), None)
-    if driver is None:
-        raise LabImageError(f"the rest-fixture artifact ({artifact.path}) has no PostgreSQL driver on its classpath")
-    return Context(files={"iceberg-rest-adapter.jar": artifact.path, "postgresql.jar": driver})
-
-
-def _trino(artifact: Artifact, stack: StackArtifacts) -> Context:
-    jdk = stack.java.get(TRINO_JAVA)
-    if jdk is None:
-        raise LabImageError(f"no JDK >= {TRINO_JAVA} resolved for Trino's image (the native target's)")
-    release = jdk / "release"
-    return Context(trees={"trino-server": artifact.path, "jdk": jdk},
-                   digest_parts=(str(jdk), release.read_text() if release.is_file() else ""))
-
-
-def _prometheus(artifact: Artifact, stack: StackArtifacts) -> Context:
-    return Context()  # Debian's prometheus package, installed by the Dockerfile as natively
-
-
-def _flink(artifact: Artifact, stack: StackArtifacts) -> Context:
-    from infra.services.flink import config as flink_config
-    from infra.services.flink import native as flink_native
-
-    home = artifact.path
-    files = {f"lib/{p.name}": p for p in artifact.classpath}  # the distribution's lib/ and the locked jars
-    files["bin/bash-java-utils.jar"] = home / flink_native.UTILS_JAR
-    classpath = "".join(f"/opt/flink/lib/{p.name}\n" for p in artifact.classpath)
-    return Context(files=files, texts={"classpath": classpath, "log4j-console.properties": flink_config.LOG4J_CONSOLE})
-
-
-def _kafka(artifact: Artifact, stack: StackArtifacts) -> Context:
-    from infra.services.kafka import config as kafka_config
-
-    return Context(trees={"libs": artifact.path}, texts={"log4j2.properties": kafka_config.LOG4J2})
-
-
-def _kafka_connect(artifact: Artifact, stack: StackArtifacts) -> Context:
-    from infra.services.kafka_connect import config as kafka_connect_config
-
-    root = artifact.path
-    return Context(trees={"libs": root / "libs", "plugins": root / "plugins"},
-                   texts={"log4j2.properties": kafka_connect_config.LOG4J2})
-
-
-IMAGES: dict[str, LabImage] = {image.key: image for image in (
-    LabImage("seaweedfs", "seaweedfs", (), _seaweedfs),
-    LabImage("postgres", "postgres", ("postgres-entrypoint.sh",), _postgres),
-    LabImage("rest-fixture", "rest-fixture", (), _rest_fixture),
-    LabImage("trino", "trino", ("trino-run.sh", "trino-health-check.sh"), _trino),
-    LabImage("prometheus", "prometheus", (), _prometheus),
-    LabImage("flink", "flink-jobmanager", ("flink-entrypoint.sh",), _flink),
-    LabImage("kafka", "kafka", ("kafka-run.sh", "kafka-topics.sh"), _kafka),
-    LabImage("kafka-connect", "kafka-connect", ("connect-run.sh",), _kafka_connect),
-)}
-
-#: service -> the lab image it runs with ``lab.images: built`` (a job runs its service's image).
-SERVICE_IMAGES: dict[str, str] = {
-    "seaweedfs": "seaweedfs", "seaweedfs-bucket": "seaweedfs",
-    "postgres": "postgres",
-    "rest-fixture-init": "rest-fixture", "rest-fixture": "rest-fixture",
-    "trino": "trino",
-    "prometheus": "prometheus",
-    "flink-state-init": "flink", "flink-jobmanager": "flink", "flink-taskmanager": "flink",
-    "kafka": "kafka", "kafka-topics": "kafka",
-    "kafka-connect": "kafka-connect",
-}
+    return {d.name: d.lab_image.key for d in registry() if d.lab_image is not None}
 
 
 def built(spec: PlatformSpec) -> bool:
@@ -177,20 +77,20 @@ def proxy_args() -> dict[str, str]:
 def operations_args(spec: PlatformSpec, artifacts: StackArtifacts) -> dict[str, str]:
     """Build arguments of the operations image: its base, the CA, and the lab server's PostgreSQL major."""
     if built(spec) and "postgres" in artifacts.services:
-        major = _major(artifacts.services["postgres"].version)  # what the built server runs (Debian's)
+        pg_major = major(artifacts.services["postgres"].version)  # what the built server runs (Debian's)
     else:
-        major = _major(spec.services["postgres"].version)
-    return {**base_args(spec), "PG_MAJOR": major}
+        pg_major = major(spec.services["postgres"].version)
+    return {**base_args(spec), "PG_MAJOR": pg_major}
 
 
 @dataclass(frozen=True)
 class Build:
     """One image to build: its tag, Dockerfile, staged context and arguments."""
 
-    image: LabImage
+    image: BuiltImage
     tag: str
     artifact: Artifact
-    context: Context
+    context: ImageContext
     args: dict[str, str]
 
 
@@ -198,13 +98,14 @@ def plan(spec: PlatformSpec, artifacts: StackArtifacts) -> dict[str, Build]:
     """image key -> its build, for every lab image an enabled service of the stack runs (built mode only)."""
     if not built(spec):
         return {}
-    wanted = {SERVICE_IMAGES[name] for name in spec.enabled_services() if name in SERVICE_IMAGES}
+    by_service, by_key = service_images(), images()
+    wanted = {by_service[name] for name in spec.enabled_services() if name in by_service}
     builds: dict[str, Build] = {}
     for key in sorted(wanted):
-        image = IMAGES[key]
+        image = by_key[key]
         artifact = artifacts.services.get(image.artifact_of)
         if artifact is None:
-            raise LabImageError(f"services.{image.artifact_of}: no artifact resolved for the lab's {key} image "
+            raise ImageBuildError(f"services.{image.artifact_of}: no artifact resolved for the lab's {key} image "
                                 f"(lab.images: built builds it from the native artifact); run `make artifacts "
                                 f"STACK=<stack>`")
         context = image.context(artifact, artifacts)
@@ -218,13 +119,14 @@ def built_tags(spec: PlatformSpec, artifacts: StackArtifacts) -> dict[str, str]:
     builds = plan(spec, artifacts)
     if not builds:
         return {}
-    return {name: builds[SERVICE_IMAGES[name]].tag for name in spec.enabled_services() if name in SERVICE_IMAGES}
+    by_service = service_images()
+    return {name: builds[by_service[name]].tag for name in spec.enabled_services() if name in by_service}
 
 
-def tag_of(image: LabImage, artifact: Artifact, context: Context, args: Mapping[str, str]) -> str:
+def tag_of(image: BuiltImage, artifact: Artifact, context: ImageContext, args: Mapping[str, str]) -> str:
     """``lakehouse-lab/<image>:<artifact version>-<digest>``: the digest covers everything the image is made of."""
     digest = hashlib.sha256()
-    for source in (image.dockerfile.read_bytes(), *((LAB_DOCKERFILES / s).read_bytes() for s in image.scripts)):
+    for source in (image.dockerfile.read_bytes(), *(script.read_bytes() for script in image.scripts)):
         digest.update(hashlib.sha256(source).digest())
     digest.update(f"{artifact.name}\0{artifact.version}\0{artifact.sha256}\0".encode())
     for name, text in sorted(context.texts.items()):
@@ -246,7 +148,7 @@ def refusals(spec: PlatformSpec, present: Callable[[str], bool]) -> list[str]:
     problems = []
     for name, service in spec.enabled_services().items():
         definition = registry()[name]
-        if name in SERVICE_IMAGES or definition.container is None or definition.job_of in SERVICE_IMAGES:
+        if definition.lab_image is not None or definition.container is None:
             continue
         if _operations_service(spec, name):
             continue
@@ -288,7 +190,7 @@ def stage(build: Build, into: Path) -> Path:
     into.mkdir(parents=True)
     shutil.copy2(build.image.dockerfile, into / "Dockerfile")
     for script in build.image.scripts:
-        shutil.copy2(LAB_DOCKERFILES / script, into / script)
+        shutil.copy2(script, into / script.name)
     for name, source in build.context.files.items():
         _link(source, into / name)
     for name, tree in build.context.trees.items():
@@ -321,7 +223,7 @@ def build_image(client: Any, path: Path, dockerfile: str, tag: str, args: Mappin
                               rm=True, forcerm=True, decode=True)
     for chunk in stream:
         if "error" in chunk:
-            raise LabImageError(f"building {tag} failed: {chunk['error'].strip()}")
+            raise ImageBuildError(f"building {tag} failed: {chunk['error'].strip()}")
         line = (chunk.get("stream") or "").rstrip()
         if line.startswith(("Step ", "Successfully")):
             say(f"  {tag}: {line}")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.artifacts.artifact import Artifact
+from infra.services.built_image import BuiltImage
 from infra.services.context import ServiceContext
 from infra.services.plans import ContainerHost, ContainerPlan, EcsPlan, NativeHost, NativePlan, StepHost, StepPlan
 from infra.spec import Layer, PlatformSpec, Target
@@ -151,6 +152,8 @@ class ServiceDefinition:
     unavailable: Mapping[Target, str] = field(default_factory=dict)  # target -> why it cannot run there
     artifact: ArtifactRecipe | None = None  # what the native process runs
     lab_artifact: ArtifactRecipe | None = None  # host files the lab's container mounts
+    #: The image the lab builds for it from its native artifact (``lab.images: built``); a job runs its service's.
+    lab_image: BuiltImage | None = None
     # Host files the aws target uploads for the managed counterpart of this service (MSK Connect's
     # custom plugins, the Flink application's jar), needed when ``cloud_enabled(spec)`` says the stack runs it.
     cloud_artifact: ArtifactRecipe | None = None

@@ -174,7 +174,7 @@ class DockerTarget:
                 found[name] = {"image": image, "kind": "platform" if image in self.platform_images else "upstream",
                                "version": service.version}
             else:
-                artifact = self.artifacts.services[lab_images.IMAGES[lab_images.SERVICE_IMAGES[name]].artifact_of]
+                artifact = self.artifacts.services[lab_images.images()[lab_images.service_images()[name]].artifact_of]
                 found[name] = {"image": tag, "kind": "built", "version": artifact.version, "pin": service.version}
         return found
 

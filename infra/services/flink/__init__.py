@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from infra.artifacts import java
 from infra.services.definition import ArtifactRecipe, AwsPart, Lazy, ServiceDefinition
-from infra.services.flink import container, native, steps
+from infra.services.flink import container, image, native, steps
 from infra.services.flink.artifact import artifact_key, fetch_distribution, fetch_msf_jar, msf_key
 from infra.services.flink.config import JOB, JOBMANAGER, MSF, MSF_RUNTIME, STATE_INIT, TASKMANAGER, check
 from infra.spec import Layer, Target
@@ -97,12 +97,14 @@ DIST = ArtifactRecipe(key=artifact_key, fetch=fetch_distribution,
 
 SERVICES = (
     ServiceDefinition(
+        lab_image=image.IMAGE,  # with lab.images: built
         name=STATE_INIT, default=STATE_INIT_DEFAULT, job_of=JOBMANAGER,
         summary="hands the lab's checkpoint directory to uid 9999", container=container.state_init,
         native_folded="natively the managers create their state directories themselves",
         managed={Target.AWS: f"{MSF} keeps checkpoints and snapshots itself"},
     ),
     ServiceDefinition(
+        lab_image=image.IMAGE,  # with lab.images: built
         name=JOBMANAGER, default=JOBMANAGER_DEFAULT, summary="Flink job manager (checkpoints, scheduling)",
         container=container.jobmanager, native=native.jobmanager, java=java.JAVA_FOR_JVM_SERVICES,
         artifact=DIST, lab_artifact=DIST,
@@ -111,6 +113,7 @@ SERVICES = (
         check=check,
     ),
     ServiceDefinition(
+        lab_image=image.IMAGE,  # with lab.images: built
         name=TASKMANAGER, default=TASKMANAGER_DEFAULT, job_of=JOBMANAGER,
         summary="Flink task manager (the writer's tasks)", container=container.taskmanager,
         native=native.taskmanager, java=java.JAVA_FOR_JVM_SERVICES, artifact=DIST, lab_artifact=DIST,

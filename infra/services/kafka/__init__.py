@@ -23,7 +23,7 @@ milliseconds; ``status`` is one of placed, paid, shipped, delivered, cancelled (
 from __future__ import annotations
 
 from infra.services.definition import ArtifactRecipe, AwsPart, Lazy, ServiceDefinition
-from infra.services.kafka import container, native
+from infra.services.kafka import container, image, native
 from infra.services.kafka.artifact import artifact_key, fetch_kafka
 from infra.services.kafka.config import KAFKA, TOPICS_JOB
 from infra.spec import Layer, Target
@@ -60,12 +60,14 @@ TOPICS_JOB_DEFAULT = {
 
 SERVICES = (
     ServiceDefinition(
+        lab_image=image.IMAGE,  # with lab.images: built
         name=KAFKA, default=KAFKA_DEFAULT, summary="Kafka broker + controller (KRaft, one node)",
         container=container.server, native=native.server, java=17,
         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_kafka, source="Maven Central (jar lock kafka-runtime)"),
         unavailable={Target.AWS: "on aws Kafka runs as Amazon MSK: set aws.kafka_msk: true instead"},
     ),
     ServiceDefinition(
+        lab_image=image.IMAGE,  # with lab.images: built
         name=TOPICS_JOB, default=TOPICS_JOB_DEFAULT, job_of=KAFKA, summary="creates the platform's topics",
         container=container.topics_job, native_folded="a post-start step of kafka creates the topics",
         unavailable={Target.AWS: "on aws the topics are aws.msk.Topic resources of the MSK cluster"},

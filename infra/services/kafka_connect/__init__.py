@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from infra.services import kafka
 from infra.services.definition import ArtifactRecipe, AwsPart, Lazy, ServiceDefinition
-from infra.services.kafka_connect import container, native, steps
+from infra.services.kafka_connect import container, image, native, steps
 from infra.services.kafka_connect.artifact import (
     artifact_key,
     fetch_msk_plugins,
@@ -58,6 +58,7 @@ CONNECT_DEFAULT = {
 
 SERVICES = (
     ServiceDefinition(
+        lab_image=image.IMAGE,  # with lab.images: built
         name=CONNECT, default=CONNECT_DEFAULT, job_of=kafka.KAFKA,
         summary="Kafka Connect with Debezium's PostgreSQL source and the Iceberg sink",
         container=container.server, native=native.server, java=17, steps=steps.plan, secrets=(CDC_SECRET,),

@@ -8,7 +8,7 @@ binaries of the newest PostgreSQL major Debian offers up to the pin). On aws it 
 from __future__ import annotations
 
 from infra.services.definition import ArtifactRecipe, AwsPart, Lazy, SecretSpec, ServiceDefinition
-from infra.services.postgres import container, native
+from infra.services.postgres import container, image, native
 from infra.services.postgres.artifact import artifact_key, fetch_server
 from infra.services.postgres.config import NAME
 from infra.spec import Layer, Target
@@ -26,6 +26,7 @@ DEFAULT = {
 
 SERVICES = (
     ServiceDefinition(
+        lab_image=image.IMAGE,  # with lab.images: built
         name=NAME, default=DEFAULT, summary="catalog databases and the bookshop's source (logical WAL)",
         container=container.server, native=native.server, managed={Target.AWS: "RDS PostgreSQL"},
         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_server, source="Debian apt (postgresql-N)"),

@@ -10,7 +10,7 @@ Service for Prometheus instead (``managed``; see ``infra/targets/aws/observabili
 from __future__ import annotations
 
 from infra.services.definition import ArtifactRecipe, AwsPart, Lazy, ServiceDefinition
-from infra.services.prometheus import container, native
+from infra.services.prometheus import container, image, native
 from infra.services.prometheus.artifact import artifact_key, fetch_prometheus
 from infra.services.prometheus.config import NAME
 from infra.spec import Layer, Target
@@ -30,6 +30,7 @@ DEFAULT = {
 
 SERVICES = (
     ServiceDefinition(
+        lab_image=image.IMAGE,  # with lab.images: built
         name=NAME, default=DEFAULT, summary="scrapes the exporter, evaluates the spec's alert rules",
         container=container.server, native=native.server,
         managed={Target.AWS: "Amazon Managed Service for Prometheus (workspace, rule groups, alert manager to SNS)"},

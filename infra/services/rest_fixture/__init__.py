@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from infra.artifacts import java
 from infra.services.definition import ArtifactRecipe, CatalogRole, ServiceDefinition
-from infra.services.rest_fixture import container, native
+from infra.services.rest_fixture import container, image, native
 from infra.services.rest_fixture.artifact import artifact_key, driver_key, fetch_driver, fetch_fixture
 from infra.services.rest_fixture.config import INIT_JOB, NAME, check, on_postgres, sqlite_file
 from infra.spec import Target
@@ -53,11 +53,13 @@ INIT_JOB_DEFAULT = {
 
 SERVICES = (
     ServiceDefinition(
+        lab_image=image.IMAGE,  # with lab.images: built
         name=INIT_JOB, default=INIT_JOB_DEFAULT, job_of=NAME, summary="hands the catalog bind mount to uid 1000",
         container=container.init_job, native_folded="the fixture's home is created for the user it runs as",
         unavailable={Target.AWS: "the REST fixture does not run on aws"},
     ),
     ServiceDefinition(
+        lab_image=image.IMAGE,  # with lab.images: built
         name=NAME, default=DEFAULT, summary="reference REST catalog on file-backed SQLite",
         container=container.server, native=native.server, java=java.JAVA_FOR_JVM_SERVICES, check=check,
         after=("postgres",),

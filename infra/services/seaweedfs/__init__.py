@@ -8,7 +8,7 @@ process, the bucket job, and the native artifact (``weed`` built from the Go mod
 from __future__ import annotations
 
 from infra.services.definition import ArtifactRecipe, ServiceDefinition
-from infra.services.seaweedfs import container, native
+from infra.services.seaweedfs import container, image, native
 from infra.services.seaweedfs.artifact import artifact_key, fetch_weed
 from infra.services.seaweedfs.config import BUCKET_JOB, IMAGE, NAME
 from infra.spec import Target
@@ -49,12 +49,14 @@ BUCKET_JOB_DEFAULT = {
 
 SERVICES = (
     ServiceDefinition(
+        lab_image=image.IMAGE,  # with lab.images: built
         name=NAME, default=DEFAULT, summary="S3 store (master, volume, filer, S3 gateway in one process)",
         container=container.server, native=native.server,
         unavailable={Target.AWS: "on aws the store is S3 itself"},
         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_weed, source="Go module proxy (go build ./weed)"),
     ),
     ServiceDefinition(
+        lab_image=image.IMAGE,  # with lab.images: built
         name=BUCKET_JOB, default=BUCKET_JOB_DEFAULT, job_of=NAME, summary="creates the warehouse bucket",
         container=container.bucket_job, native_folded="a post-start step of seaweedfs creates the bucket",
         unavailable={Target.AWS: "on aws the storage layer creates the bucket itself"},

@@ -20,7 +20,7 @@ writes and the catalog gate refuses the commits.
 from __future__ import annotations
 
 from infra.services.definition import ArtifactRecipe, AwsPart, CertificateSpec, Lazy, ServiceDefinition
-from infra.services.trino import container, native
+from infra.services.trino import container, image, native
 from infra.services.trino.artifact import artifact_key, fetch_server
 from infra.services.trino.config import NAME, PASSWORD_DB, SHARED_SECRET, TLS, tls_hosts
 from infra.spec import Layer
@@ -52,6 +52,7 @@ JAVA = 24
 
 SERVICES = (
     ServiceDefinition(
+        lab_image=image.IMAGE,  # with lab.images: built
         name=NAME, default=DEFAULT, summary="SQL engine; one Iceberg catalog file per catalog service",
         container=container.server, native=native.server, ecs=Lazy("infra.services.trino.aws:ecs"), java=JAVA,
         uses_catalogs=True,  # its catalog files point at each catalog's warehouse: wait until it exists

@@ -1,0 +1,24 @@
+"""The lab's built Trino image: the trino-server tarball the native target unpacks, on the JDK it runs it with."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from infra.artifacts.artifact import Artifact
+from infra.services.built_image import BuiltImage, ImageBuildError, ImageContext
+from infra.services.resolver import StackArtifacts
+
+#: The JDK major the image carries (the native target's, found on the host).
+JAVA = 24
+
+
+def context(artifact: Artifact, stack: StackArtifacts) -> ImageContext:
+    jdk = stack.java.get(JAVA)
+    if jdk is None:
+        raise ImageBuildError(f"no JDK >= {JAVA} resolved for Trino's image (the native target's)")
+    release = jdk / "release"
+    return ImageContext(trees={"trino-server": artifact.path, "jdk": jdk},
+                        digest_parts=(str(jdk), release.read_text() if release.is_file() else ""))
+
+
+IMAGE = BuiltImage("trino", "trino", Path(__file__).with_name("lab"), context)
