@@ -39,9 +39,11 @@ RUN python3 -m venv /opt/venv \
          --only-binary=:all: -r /tmp/operations.lock \
     && rm /tmp/operations.lock
 # One user for every operations container (uid:gid 10001:10001); the state they share is handed to it
-# (infra/services/operations_support.py: OPERATIONS_USER).
+# (infra/services/operations_support.py: OPERATIONS_USER). /etc/lakehouse is its: an aws task writes its config
+# there before exec'ing (Fargate has no file mounts).
 RUN groupadd --gid 10001 lakehouse \
-    && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin lakehouse
+    && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin lakehouse \
+    && install -d -o 10001 -g 10001 /etc/lakehouse
 COPY infra /opt/lakehouse/infra
 WORKDIR /opt/lakehouse
 ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \

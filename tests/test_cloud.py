@@ -382,7 +382,12 @@ def test_execution_roles_read_only_their_own_secrets(cloud: ProgramRun) -> None:
     assert sorted(polaris["ReadOwnSecrets"]["Resource"]) == [
         "arn:aws:secretsmanager:eu-west-1:123456789012:secret:lakehouse-polaris-token-key-AbCdEf",
         "arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-lakehouse-catalog-db-AbCdEf"]
-    assert "ReadOwnSecrets" not in {s["Sid"] for s in policies["lakehouse-maintenance-execution"]["Statement"]}
+    # The maintenance task: the platform identity's catalog credential and Trino password, Trino's certificate
+    # (secrets of the task's own, made for it: the TLS key beside that certificate is not among them).
+    maintenance = {s["Sid"]: s for s in policies["lakehouse-maintenance-execution"]["Statement"]}
+    assert sorted(maintenance["ReadOwnSecrets"]["Resource"]) == [
+        f"arn:aws:secretsmanager:eu-west-1:123456789012:secret:lakehouse-{name}-AbCdEf"
+        for name in ("polaris-root-secret", "trino-password-platform", "trino-tls-cert")]
 
 
 # -- governance -----------------------------------------------------------------------------------
@@ -404,10 +409,12 @@ def test_only_the_catalogs_may_assume_the_vending_role_and_it_reaches_only_the_w
     assert sids["AccountAdministers"]["Principal"] == {"AWS": "arn:aws:iam::123456789012:root"}
     assert sids["VendingRoleUsesKey"]["Principal"] == {
         "AWS": "arn:aws:iam:eu-west-1:123456789012:lakehouse-credential-vending"}
-    # Engines hold no AWS rights of their own: table data only through vended credentials.
-    for task in cloud.of_type("aws:ecs/taskDefinition:TaskDefinition"):
-        if task.name in ("lakehouse-trino", "lakehouse-trino-worker", "lakehouse-maintenance"):
-            assert "taskRoleArn" not in task.inputs
+    # Engines hold no AWS rights of their own: table data only through vended credentials. The maintenance
+    # task reads (metadata, listings) as the reader identity; its rewrites are Trino's.
+    tasks = {t.name: t.inputs for t in cloud.of_type("aws:ecs/taskDefinition:TaskDefinition")}
+    for name in ("lakehouse-trino", "lakehouse-trino-worker"):
+        assert "taskRoleArn" not in tasks[name]
+    assert tasks["lakehouse-maintenance"]["taskRoleArn"] == "arn:aws:iam:eu-west-1:123456789012:lakehouse-identity-reader"
     trino_catalogs = cloud.outputs["profiles"]["services"]["trino_catalogs"]
     for body in trino_catalogs.values():
         assert "s3.aws-access-key" not in body and "vended-credentials-enabled=true" in body
@@ -620,7 +627,7 @@ def test_maintenance_runs_on_eventbridge_scheduler(cloud: ProgramRun) -> None:
         assert target["ecsParameters"]["tags"]["lakehouse.layer"] == "orchestration"
         assert target["deadLetterConfig"]["arn"].endswith("lakehouse-maintenance-dlq")
         overrides = json.loads(target["input"])["containerOverrides"][0]["environment"]
-        assert {"name": "MAINTENANCE_ACTION", "value": job.action} in overrides
+        assert overrides == [{"name": "MAINTENANCE_JOB", "value": job.action}]  # one job per action here
 
 
 @pytest.mark.parametrize(("cron", "expected"), [
@@ -736,7 +743,8 @@ def test_the_rest_fixture_is_refused_on_aws() -> None:
      "lakehouse:platform.aws.log_retention_days: 10 is not a CloudWatch retention; allowed: 1, 3, 5, 7, 14, 30, "
      "60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653"),
     (lambda p: p["services"].update(trino={"enabled": False}),
-     "lakehouse:platform.maintenance: on aws maintenance runs through Trino (its CLI against the coordinator); "
+     "lakehouse:platform.maintenance: on aws maintenance runs through Trino (its Iceberg procedures, from "
+     "EventBridge's maintenance tasks); "
      "enable services.trino or remove maintenance"),
     (lambda p: p["maintenance"].append({"action": "rewrite_manifests", "schedule": "0 5 1 * 1"}),
      "lakehouse:platform.maintenance.2.schedule: '0 5 1 * 1' restricts both the day of month and the day of week "

@@ -1,10 +1,12 @@
-"""The operating layers on aws: the maintenance and tables scripts run for real against a stand-in Trino CLI,
+"""The operating layers on aws: the maintenance task's own command run here (the Python maintenance, its
+config written and read back), the tables script against a stand-in Trino CLI,
 the declared-tables task as a deployment step (EcsTaskRun) under mocks and against a stand-in ECS API."""
 
 from __future__ import annotations
 
 import base64
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -44,32 +46,66 @@ def _run(script: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[
                           check=False)
 
 
-@pytest.mark.parametrize(("scope", "lists", "expected"), [
-    ("all", {"SKIP_TABLES": "shop.customers"}, ["shop.orders", "probe.scratch"]),
-    ("declared", {"ONLY_TABLES": "shop.orders,shop.customers"}, ["shop.orders", "shop.customers"]),
-    ("declared", {"ONLY_TABLES": ""}, []),
-])
-def test_the_maintenance_task_runs_the_action_on_its_tables_with_its_threshold(
-        tmp_path: Path, scope: str, lists: dict[str, str], expected: list[str]) -> None:
-    env = {**_fake_trino(tmp_path), "MAINTENANCE_ACTION": "expire_snapshots", "OLDER_THAN_DAYS": "3",
-           "SCOPE": scope, **lists}
-    done = _run(maintenance_aws.maintenance_script("http://trino:8080", "polaris"), env)
-    assert done.returncode == 0, done.stderr
-    calls = Path(env["TRINO_CALLS"]).read_text().splitlines()[1:]  # after the listing
-    assert [c.split("EXECUTE")[0].split("ALTER TABLE ")[1].strip() for c in calls] == [
-        'polaris."{}"."{}"'.format(*t.split(".")) for t in expected]
-    for call in calls:
-        assert call.startswith("--server http://trino:8080 --user platform-maintenance --output-format TSV "
-                               "--session polaris.expire_snapshots_min_retention=3d --execute ALTER TABLE")
-        assert call.endswith("EXECUTE expire_snapshots(retention_threshold => '3d')")
+def _task_container(run: ProgramRun, family: str) -> dict[str, Any]:
+    import json
+
+    task = next(t for t in run.of_type("aws:ecs/taskDefinition:TaskDefinition") if t.name == family)
+    (container,) = json.loads(task.inputs["containerDefinitions"])
+    return container
 
 
-def test_a_rewrite_needs_no_threshold_and_a_failing_statement_fails_the_task(tmp_path: Path) -> None:
-    env = {**_fake_trino(tmp_path), "MAINTENANCE_ACTION": "rewrite_data_files", "OLDER_THAN_DAYS": "7"}
-    done = _run(maintenance_aws.maintenance_script("http://trino:8080", "polaris"), env)
-    assert done.returncode == 0, done.stderr
-    assert all("--session" not in c and c.endswith("EXECUTE optimize")
-               for c in Path(env["TRINO_CALLS"]).read_text().splitlines()[1:])
+def _run_task_script(container: dict[str, Any], tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The task's own entry point and command, run here with the project's interpreter as the image's python;
+    the task's state directory (in the command, and in the config it carries base64-encoded) moved under
+    ``tmp_path``: the image's /tmp is the task's own."""
+    here = str(tmp_path / "task")
+
+    def moved(match: re.Match[str]) -> str:
+        body = base64.b64decode(match.group(0)).decode().replace(maintenance_aws.TASK_STATE, here)
+        return base64.b64encode(body.encode()).decode()
+
+    script = re.sub(r"(?<=echo )[A-Za-z0-9+/=]{40,}", moved, container["command"][0])
+    bindir = tmp_path / "bin"
+    bindir.mkdir(parents=True)
+    python = bindir / "python"  # the venv's interpreter (a symlink would lose the venv)
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    return subprocess.run([*container["entryPoint"], script.replace(maintenance_aws.TASK_STATE, here)],
+                          capture_output=True, text=True, timeout=60, check=False,
+                          cwd=Path(__file__).resolve().parents[1], env={"PATH": f"{bindir}:{os.environ['PATH']}", **env})
+
+
+def test_the_maintenance_task_is_the_python_maintenance_with_the_stacks_config(
+        cloud_with_tables: ProgramRun, tmp_path: Path) -> None:
+    from infra.config import load_platform
+    from infra.operations.config import OperationsConfig
+    from infra.services.context import Side
+    from infra.services.operations_config import host_paths, operations_config
+
+    container = _task_container(cloud_with_tables, "lakehouse-maintenance")
+    assert container["image"] == "lakehouse/operations:0.3.0"
+    assert container["command"][0].endswith(
+        "exec python -m infra.operations maintenance run --config /tmp/lakehouse/operations.json")
+    # The config the task writes is the stack's operations config as a task sees it (written, then read back).
+    done = _run_task_script(container, tmp_path, {})
+    assert done.returncode == 2, done.stderr
+    assert "name a job (or set $MAINTENANCE_JOB); known: expire_snapshots, rewrite_data_files" in done.stderr
+    written = OperationsConfig.load(str(tmp_path / "task" / "operations.json"))
+    spec = load_platform(_platform_with_tables())
+    expected = operations_config(spec, "cloud", host_paths(spec, str(tmp_path / "task")), Side.INTERNAL)
+    assert written == expected and written.trino is not None and written.trino.http_scheme == "https"
+    # A job the stack does not schedule is refused by name before anything is reached.
+    refused = _run_task_script(container, tmp_path / "again", {"MAINTENANCE_JOB": "compact_everything"})
+    assert refused.returncode == 2
+    assert "unknown maintenance job 'compact_everything'; known: expire_snapshots, rewrite_data_files" in refused.stderr
+    # Its secrets are task secrets (Secrets Manager), never values in the task definition.
+    assert {s["name"] for s in container["secrets"]} == {
+        "LAKEHOUSE_SECRET_POLARIS_ROOT_SECRET", "LAKEHOUSE_SECRET_TRINO_PASSWORD_PLATFORM",
+        "LAKEHOUSE_SECRET_TRINO_TLS_CERT"}
+    assert all(not e["name"].startswith("LAKEHOUSE_SECRET_") for e in container["environment"])
+
+
+def test_a_failing_statement_fails_the_tables_task(tmp_path: Path) -> None:
     statements = ["CREATE SCHEMA IF NOT EXISTS x", "SELECT FAIL_HERE", "CREATE TABLE never"]
     failed = _run(aws_tables.tables_script("http://trino:8080", statements), _fake_trino(tmp_path / "t"))
     assert failed.returncode != 0 and "TABLE_NOT_FOUND" in failed.stderr
@@ -77,14 +113,18 @@ def test_a_rewrite_needs_no_threshold_and_a_failing_statement_fails_the_task(tmp
     assert [c.split("--execute ")[1] for c in calls] == ["SELECT 1", *statements[:2]]  # stopped at the failure
 
 
-@pytest.fixture(scope="module")
-def cloud_with_tables() -> ProgramRun:
+def _platform_with_tables() -> dict[str, Any]:
     platform = stack_platform("cloud")
     platform["tables"] = [
         {"namespace": "shop", "name": "orders", "owner": "bookshop data engineering", "freshness_minutes": 60,
          "columns": [{"name": "order_id", "type": "long"}], "maintenance": ["expire_snapshots"],
          "properties": {"comment": "the bookshop's orders"}}]
-    return cached_run("cloud", platform)
+    return platform
+
+
+@pytest.fixture(scope="module")
+def cloud_with_tables() -> ProgramRun:
+    return cached_run("cloud", _platform_with_tables())
 
 
 def test_the_cloud_creates_declared_tables_through_trino_as_a_deployment_step(cloud_with_tables: ProgramRun) -> None:
@@ -118,20 +158,29 @@ def test_trino_may_set_the_properties_a_declared_table_carries() -> None:
     assert line.split("=", 1)[1].split(",") == [*tables.PROPERTY_KEYS, "comment"]
 
 
-def test_each_schedule_carries_its_jobs_table_filter(cloud_with_tables: ProgramRun) -> None:
+def test_each_schedule_names_its_job_and_the_job_its_tables(cloud_with_tables: ProgramRun) -> None:
     import json
 
-    schedules = cloud_with_tables.of_type("aws:scheduler/schedule:Schedule")
-    environments = {}
-    for schedule in schedules:
-        env = json.loads(schedule.inputs["target"]["input"])["containerOverrides"][0]["environment"]
-        variables = {e["name"]: e["value"] for e in env}
-        environments[variables["MAINTENANCE_ACTION"]] = variables
-    # shop.orders lists expire_snapshots only: the rewrite job of scope all skips it.
-    assert environments["expire_snapshots"]["SKIP_TABLES"] == ""
-    assert environments["rewrite_data_files"] == {"MAINTENANCE_ACTION": "rewrite_data_files",
-                                                  "OLDER_THAN_DAYS": "7", "SCOPE": "all",
-                                                  "SKIP_TABLES": "shop.orders"}
+    from infra.config import load_platform
+    from infra.operations import maintenance
+    from infra.services.context import Side
+    from infra.services.operations_config import host_paths, operations_config
+
+    jobs = {}
+    for schedule in cloud_with_tables.of_type("aws:scheduler/schedule:Schedule"):
+        (override,) = json.loads(schedule.inputs["target"]["input"])["containerOverrides"]
+        assert override["name"] == "maintenance"
+        (variable,) = override["environment"]
+        assert variable["name"] == "MAINTENANCE_JOB"
+        jobs[variable["value"]] = schedule.inputs["scheduleExpression"]
+    assert jobs == {"expire_snapshots": "cron(0 3 * * ? *)", "rewrite_data_files": "cron(0 4 * * ? *)"}
+    # Which tables a job runs on is the Python maintenance's own choice: shop.orders lists expire_snapshots
+    # only, so the rewrite job of scope all skips it.
+    spec = load_platform(_platform_with_tables())
+    config = operations_config(spec, "cloud", host_paths(spec, "/tmp/lakehouse"), Side.INTERNAL)
+    catalog = ["shop.orders", "probe.scratch"]
+    assert maintenance.tables_for(config, "expire_snapshots", "all", catalog) == catalog
+    assert maintenance.tables_for(config, "rewrite_data_files", "all", catalog) == ["probe.scratch"]
 
 
 class FakeEcs:

@@ -26,6 +26,8 @@ CONFIG_FILE = "operations.json"
 ENV_S3_ACCESS_KEY = "LAKEHOUSE_S3_ACCESS_KEY"
 ENV_S3_SECRET_KEY = "LAKEHOUSE_S3_SECRET_KEY"  # noqa: S105 - names of variables, not values
 ENV_PG_PASSWORD = "PGPASSWORD"  # noqa: S105 - read by pg_dump and pg_restore themselves
+#: Where a maintenance task finds its job when its command names none (EventBridge's per-schedule override on aws).
+ENV_MAINTENANCE_JOB = "MAINTENANCE_JOB"
 ENV_SECRET_PREFIX = "LAKEHOUSE_SECRET_"  # noqa: S105 - LAKEHOUSE_SECRET_POLARIS_ROOT_SECRET -> {polaris_root_secret}
 _PLACEHOLDER = re.compile(r"\{([a-z0-9_]+)\}")
 _ENV_REFERENCE = re.compile(r"\$\{ENV:" + ENV_SECRET_PREFIX + r"([A-Z0-9_]+)\}")

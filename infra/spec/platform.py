@@ -233,7 +233,7 @@ class PlatformSpec(Strict):
             return self
         enabled = self.enabled_services()
         if "trino" not in enabled:
-            how = ("its CLI against the coordinator" if self.target is Target.AWS
+            how = ("its Iceberg procedures, from EventBridge's maintenance tasks" if self.target is Target.AWS
                    else "its Iceberg procedures, from the maintenance scheduler")
             raise ValueError(f"maintenance: on {self.target.value} maintenance runs through Trino ({how}); "
                              "enable services.trino or remove maintenance")

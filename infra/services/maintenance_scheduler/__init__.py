@@ -4,7 +4,7 @@ Maintenance is the platform's, never a pipeline's: this service runs each ``main
 the spec on its cron (APScheduler, ``infra/operations/scheduler.py``), through Trino's Iceberg
 procedures, one operation per table at a time, and records every run where the observability
 layer reads it (``<state>/operations/runs.db``). On aws the same jobs are EventBridge Scheduler
-schedules starting ECS tasks (``infra/targets/aws/orchestration.py``).
+schedules starting ECS tasks that run the same maintenance from the same image (``aws.py``).
 
 Natively it is the project's own Python (``python -m infra.operations scheduler``); in the lab, the
 platform's one operations image (``infra/services/operations_support.py``): nothing is installed at start.
@@ -37,7 +37,7 @@ SERVICES = (
         name=NAME, default=DEFAULT, summary="cron maintenance through Trino (APScheduler), runs recorded",
         container=container.server, native=native.server,
         managed={Target.AWS: "EventBridge Scheduler: one schedule per maintenance job, each an ECS task running "
-                             "the Trino CLI (infra/targets/aws/orchestration.py)"},
+                             "the same Python maintenance from the operations image (maintenance_scheduler/aws.py)"},
     ),
 )
 

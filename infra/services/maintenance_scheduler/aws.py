@@ -1,12 +1,13 @@
 """The maintenance schedule on aws: EventBridge Scheduler starts one ECS task per maintenance job (orchestration).
 
 Each ``maintenance`` job of the spec is a schedule in the layer's schedule group that starts one task on the
-compute cluster. The task is the Trino CLI (from the pinned Trino image) running the job's Iceberg procedure on
-every table of the default catalog, through the Trino coordinator: maintenance is scheduled by the platform,
-not by whoever wrote the pipeline. Failed invocations go to a KMS-encrypted dead-letter queue, watched by an
-alarm. The statements are the native scheduler's (``infra.operations.maintenance``), with the job's threshold
-as the session's minimum retention; a job of scope ``declared`` runs on the declared tables that list its
-action, a job of scope ``all`` on every table except declared ones that do not.
+compute cluster. The task is the platform's operations image running the same Python maintenance as the native
+and lab schedulers (``python -m infra.operations maintenance run``, ``infra/operations/maintenance.py``): each
+of the job's tables through Trino's Iceberg procedures, as the platform's identity, with the job's threshold as
+the session's minimum retention; maintenance is implemented once. The task reads the catalog's metadata and
+lists the warehouse as the reader identity (its IAM role), and prints the runs it made, one JSON record each, to
+its log group; a failed table fails the task. Failed invocations go to a KMS-encrypted dead-letter queue,
+watched by an alarm.
 """
 
 from __future__ import annotations
@@ -17,19 +18,24 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-from infra.operations import maintenance
-from infra.services.context import Side, url
+from infra.operations.config import ENV_MAINTENANCE_JOB
+from infra.services import operations_support as support
+from infra.services.context import Side
+from infra.services.maintenance_scheduler.config import NAME
+from infra.services.operations_config import host_paths, operation_secrets, operations_config
 from infra.spec import Layer, MaintenanceJob, PlatformSpec, eventbridge_cron
 from infra.targets.aws import governance as gov_module
 from infra.targets.aws.alarms import Alarm
 from infra.targets.aws.context import AwsComponent
-from infra.targets.aws.ecs import Container, shell, task_definition
+from infra.targets.aws.ecs import Container, files_then_exec, task_definition
 from infra.targets.aws.foundation import Foundation
-from infra.targets.aws.tables import catalog_name
 
 LAYER = Layer.ORCHESTRATION
 MAINTENANCE = "maintenance"
-TRINO = "trino"
+#: Where the task keeps its config and its (per-task) run record: the operations image's user may write /tmp.
+TASK_STATE = "/tmp/lakehouse"
+TASK_CONFIG = f"{TASK_STATE}/operations.json"
+TASK_MEMORY_MIB = 512
 
 
 def log_sources(spec: PlatformSpec) -> dict[str, str | None]:
@@ -41,52 +47,17 @@ def enabled(spec: PlatformSpec) -> bool:
     return bool(spec.maintenance)
 
 
-def maintenance_script(server: str, catalog: str) -> list[str]:
-    """Runs $MAINTENANCE_ACTION on its tables of the catalog through the Trino coordinator; fails loudly.
-
-    $SCOPE is ``declared`` (only the tables in $ONLY_TABLES) or ``all`` (every table but those in
-    $SKIP_TABLES); both lists are comma-separated ``schema.table``. The threshold $OLDER_THAN_DAYS is
-    also the session's minimum retention (Trino refuses thresholds under its 7-day default otherwise).
-    """
-    cases = []
-    for action in maintenance.ACTIONS:
-        threshold = maintenance.DAY_S if action in maintenance.MIN_RETENTION_PROPERTY else None
-        sql, session = maintenance.statement(action, "CATALOG", "SCHEMA.NAME", threshold)
-        sql = sql.replace('"CATALOG"."SCHEMA"."NAME"', "$table").replace("'1d'", "'${OLDER_THAN_DAYS}d'")
-        setting = "".join(f'; session="$catalog.{key.split(".", 1)[1]}=${{OLDER_THAN_DAYS}}d"' for key in session)
-        cases.append(f'    {action}) sql="{sql}"{setting} ;;')
-    return [
-        "set -eu",
-        f"server={server}",
-        f"catalog={catalog}",
-        'run() { trino --server "$server" --user platform-maintenance --output-format TSV "$@"; }',
-        "tables=$(run --execute \"SELECT table_schema, table_name FROM $catalog.information_schema.tables "
-        "WHERE table_schema <> 'information_schema' AND table_type = 'BASE TABLE'\")",
-        'printf "%s\\n" "$tables" | while IFS="$(printf "\\t")" read -r schema name; do',
-        '  [ -n "$name" ] || continue',
-        '  if [ "${SCOPE:-all}" = declared ]; then',
-        '    case ",${ONLY_TABLES:-}," in *",$schema.$name,"*) ;; *) continue ;; esac',
-        "  fi",
-        '  case ",${SKIP_TABLES:-}," in *",$schema.$name,"*) continue ;; esac',
-        '  table="$catalog.\\"$schema\\".\\"$name\\""',
-        '  session=""',
-        '  case "$MAINTENANCE_ACTION" in',
-        *cases,
-        '    *) echo "unknown maintenance action $MAINTENANCE_ACTION" >&2; exit 2 ;;',
-        "  esac",
-        '  echo "$MAINTENANCE_ACTION $table"',
-        '  if [ -n "$session" ]; then run --session "$session" --execute "$sql"; else run --execute "$sql"; fi',
-        "done",
-    ]
+def task_command(spec: PlatformSpec, stack: str) -> tuple[list[str], list[str]]:
+    """(entryPoint, command) of the maintenance task: write the stack's operations config, run the job named
+    by ``$MAINTENANCE_JOB`` (the schedule's override) with the project's own maintenance."""
+    config = operations_config(spec, stack, host_paths(spec, TASK_STATE), Side.INTERNAL)
+    return files_then_exec({TASK_CONFIG: config.dump()},
+                           ["python", "-m", "infra.operations", "maintenance", "run", "--config", TASK_CONFIG])
 
 
-def job_tables(spec: PlatformSpec, job: MaintenanceJob) -> dict[str, str]:
-    """The task's table filter for one job: the declared tables it runs on (declared) or skips (all)."""
-    listing = [t.identifier for t in spec.tables if job.action in t.maintenance]
-    if job.scope == "declared":
-        return {"SCOPE": "declared", "ONLY_TABLES": ",".join(listing)}
-    return {"SCOPE": "all", "SKIP_TABLES": ",".join(t.identifier for t in spec.tables
-                                                    if job.action not in t.maintenance)}
+def job_ids(spec: PlatformSpec) -> list[str]:
+    """Each maintenance job's id, as the rendered operations config names it (one per ``maintenance`` entry)."""
+    return [job.id for job in operations_config(spec, "", host_paths(spec, TASK_STATE), Side.INTERNAL).maintenance]
 
 
 class MaintenanceSchedules(AwsComponent):
@@ -98,14 +69,19 @@ class MaintenanceSchedules(AwsComponent):
         opts = self.child_opts()
         tags = ctx.tags(LAYER)
         self.cluster = foundation.cluster(Layer.COMPUTE)
-        entry_point, command = shell(maintenance_script(url(spec, TRINO, "http", Side.INTERNAL), catalog_name(spec)))
-        container = Container(name=MAINTENANCE, image=spec.services[TRINO].image, memory_mib=1024,
+        entry_point, command = task_command(spec, pulumi.get_stack())
+        env = support.catalog_secret_env(spec)
+        secret_refs = {name: gov_module.task_secret(ctx, gov, name, NAME) for name in operation_secrets(spec)}
+        container = Container(name=MAINTENANCE, image=spec.services[NAME].image, memory_mib=TASK_MEMORY_MIB,
                               entry_point=entry_point, command=command,
-                              env={"MAINTENANCE_ACTION": "expire_snapshots", "OLDER_THAN_DAYS": "7"})
-        execution = gov_module.execution_role(ctx, gov, MAINTENANCE, [MAINTENANCE], [])
+                              env={"AWS_REGION": spec.aws.region, "PYTHONUNBUFFERED": "1", **env})
+        execution = gov_module.execution_role(ctx, gov, MAINTENANCE, [MAINTENANCE], sorted(secret_refs), secret_refs)
+        # The reader identity's role: the task lists the warehouse and reads table metadata, never writes it
+        # (Trino rewrites and expires, with the credentials the catalog vends it).
+        reader = gov.identity_roles[spec.governance.reader]
         self.task = task_definition(ctx, LAYER, f"{spec.name}-{MAINTENANCE}", [container], tags=tags,
-                                    execution_role=execution, task_role=None, secret_refs={}, cpu=512, memory=1024,
-                                    opts=opts)
+                                    execution_role=execution, task_role=reader, secret_refs=secret_refs, cpu=256,
+                                    memory=TASK_MEMORY_MIB, opts=opts)
         self.dead_letter_queue = aws.sqs.Queue(
             f"{spec.name}-maintenance-dlq", name=f"{spec.name}-{pulumi.get_stack()}-maintenance-dlq",
             kms_master_key_id=gov.key.arn, kms_data_key_reuse_period_seconds=3600,
@@ -121,7 +97,8 @@ class MaintenanceSchedules(AwsComponent):
                  "Condition": {"ArnLike": {"ecs:cluster": self.cluster.arn}}},
                 {"Sid": "TagTheTask", "Effect": "Allow", "Action": "ecs:TagResource", "Resource": "*",
                  "Condition": {"StringEquals": {"ecs:CreateAction": "RunTask"}}},
-                {"Sid": "PassTaskRoles", "Effect": "Allow", "Action": "iam:PassRole", "Resource": [execution.arn],
+                {"Sid": "PassTaskRoles", "Effect": "Allow", "Action": "iam:PassRole",
+                 "Resource": [execution.arn, reader.arn],
                  "Condition": {"StringLike": {"iam:PassedToService": "ecs-tasks.amazonaws.com"}}},
                 {"Sid": "DeadLetters", "Effect": "Allow", "Action": "sqs:SendMessage",
                  "Resource": self.dead_letter_queue.arn},
@@ -133,24 +110,25 @@ class MaintenanceSchedules(AwsComponent):
         self.group = aws.scheduler.ScheduleGroup(f"{spec.name}-maintenance",
                                                  name=f"{spec.name}-{pulumi.get_stack()}-maintenance",
                                                  tags=tags, opts=opts)
-        self.schedules = [self._schedule(foundation, index, job) for index, job in enumerate(spec.maintenance)]
-        self.described = [{"action": job.action, "cron": job.schedule, "expression": eventbridge_cron(job.schedule)}
-                          for job in spec.maintenance]
+        self.schedules = [self._schedule(foundation, index, job, job_id)
+                          for index, (job, job_id) in enumerate(zip(spec.maintenance, job_ids(spec), strict=True))]
+        self.described = [{"job": job_id, "action": job.action, "cron": job.schedule,
+                           "expression": eventbridge_cron(job.schedule)}
+                          for job, job_id in zip(spec.maintenance, job_ids(spec), strict=True)]
         self.register_outputs({"schedule_group": self.group.name})
 
-    def _schedule(self, foundation: Foundation, index: int, job: MaintenanceJob) -> aws.scheduler.Schedule:
+    def _schedule(self, foundation: Foundation, index: int, job: MaintenanceJob,
+                  job_id: str) -> aws.scheduler.Schedule:
         ctx, spec = foundation.ctx, foundation.spec
         network = foundation.gov.network
-        overrides = {"containerOverrides": [{"name": MAINTENANCE, "environment": [
-            {"name": "MAINTENANCE_ACTION", "value": job.action},
-            {"name": "OLDER_THAN_DAYS", "value": str(job.older_than_days)},
-            *({"name": key, "value": value} for key, value in job_tables(spec, job).items()),
-        ]}]}
+        overrides = {"containerOverrides": [{"name": MAINTENANCE,
+                                             "environment": [{"name": ENV_MAINTENANCE_JOB, "value": job_id}]}]}
         return aws.scheduler.Schedule(
             f"{spec.name}-maintenance-{index}-{job.action.replace('_', '-')}",
             name=f"{index}-{job.action.replace('_', '-')}",
             group_name=self.group.name,
-            description=f"{job.action} on every table of the {spec.catalog.default} catalog at {job.schedule} (UTC)",
+            description=f"{job_id}: {job.action} on the {spec.catalog.default} catalog's tables (scope {job.scope}) "
+                        f"at {job.schedule} (UTC)",
             schedule_expression=eventbridge_cron(job.schedule),
             schedule_expression_timezone="UTC",
             flexible_time_window={"mode": "OFF"},

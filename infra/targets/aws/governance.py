@@ -168,33 +168,15 @@ def build(ctx: AwsContext) -> GovernanceState:
         for item in definition.secrets:
             if ctx.spec.target in item.managed_on or item.name in secrets:
                 continue
-            secret = aws.secretsmanager.Secret(
-                f"{spec.name}-{item.name}",
-                description=f"{item.name} (read by the tasks that need it, through their execution role)",
-                kms_key_id=key.arn,
-                recovery_window_in_days=7,
-                tags=ctx.tags(LAYER, definition.name),
-                opts=opts,
-            )
-            aws.secretsmanager.SecretVersion(
-                f"{spec.name}-{item.name}-value",
-                secret_id=secret.id,
-                secret_string=ctx.secrets[item.name],  # already a Pulumi secret
-                opts=opts,
-            )
-            secrets[item.name] = secret
+            secrets[item.name] = _secret(ctx, key, item.name, definition.name,
+                                         f"{item.name} (read by the tasks that need it, through their execution role)")
         # The TLS keys the platform issued for the service (infra.resources): tasks read them like any secret.
         for cert in definition.certificates:
             key_name = f"{cert.name}-pem"
             if key_name in secrets or key_name not in ctx.secrets:
                 continue
-            secret = aws.secretsmanager.Secret(
-                f"{spec.name}-{key_name}", description=f"{cert.name}: TLS key and certificate of {definition.name}",
-                kms_key_id=key.arn, recovery_window_in_days=7, tags=ctx.tags(LAYER, definition.name), opts=opts,
-            )
-            aws.secretsmanager.SecretVersion(f"{spec.name}-{key_name}-value", secret_id=secret.id,
-                                             secret_string=ctx.secrets[key_name], opts=opts)
-            secrets[key_name] = secret
+            secrets[key_name] = _secret(ctx, key, key_name, definition.name,
+                                        f"{cert.name}: TLS key and certificate of {definition.name}")
 
     return GovernanceState(
         region=spec.aws.region, account_id=account_id, partition=partition, key=key, network=network,
@@ -202,6 +184,17 @@ def build(ctx: AwsContext) -> GovernanceState:
         secret_refs={name: secret.arn for name, secret in secrets.items()},
         identity_roles=_identity_roles(ctx, account_id, partition, key),
     )
+
+
+def _secret(ctx: AwsContext, key: aws.kms.Key, name: str, owner: str, description: str) -> aws.secretsmanager.Secret:
+    """A Secrets Manager secret holding the stack's secret ``name`` (already a Pulumi secret), under the key."""
+    spec = ctx.spec
+    opts = ctx.opts(LAYER)
+    secret = aws.secretsmanager.Secret(f"{spec.name}-{name}", description=description, kms_key_id=key.arn,
+                                       recovery_window_in_days=7, tags=ctx.tags(LAYER, owner), opts=opts)
+    aws.secretsmanager.SecretVersion(f"{spec.name}-{name}-value", secret_id=secret.id,
+                                     secret_string=ctx.secrets[name], opts=opts)
+    return secret
 
 
 #: S3 actions on the warehouse's objects by identity role; listing and reading are every identity's.
@@ -326,6 +319,17 @@ def execution_role(ctx: AwsContext, gov: GovernanceState, family: str, log_sourc
                        opts=opts)
     gov.execution_roles[family] = role
     return role
+
+
+def task_secret(ctx: AwsContext, gov: GovernanceState, name: str, owner: str) -> pulumi.Input[str]:
+    """The Secrets Manager reference of the stack's secret ``name`` for a task that reads it: a service's own
+    (built with governance), or one made here on first ask (an identity's password, an issued certificate)."""
+    if name not in gov.secret_refs:
+        if name not in ctx.secrets:
+            raise KeyError(f"no secret {name!r} in the stack; known: {', '.join(sorted(ctx.secrets))}")
+        gov.secrets[name] = _secret(ctx, gov.key, name, owner, f"{name} (read by {owner}, through its execution role)")
+        gov.secret_refs[name] = gov.secrets[name].arn
+    return gov.secret_refs[name]
 
 
 def secret_arn(reference: str) -> str:
