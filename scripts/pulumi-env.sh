@@ -3,7 +3,7 @@
 #
 #   . /path/to/repo/scripts/pulumi-env.sh
 #
-# The environment itself is defined once, in infra/stack/workspace.py (pulumi_env): the project's
+# The environment itself is defined once, in infra/control/workspace.py (pulumi_env): the project's
 # CLI first on PATH, a local file backend, no update checks, no plugin downloads, and the
 # documented lab passphrase "lakehouse-native-lab" unless PULUMI_CONFIG_PASSPHRASE(_FILE) is set.
 

@@ -190,7 +190,7 @@ class Identity(BaseModel):
 
 
 class GateConfig(BaseModel):
-    """The gate's config file (rendered by ``infra/services/catalog_gate.py``): no secret in it."""
+    """The gate's config file (rendered by the ``catalog_gate`` service package): no secret in it."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

@@ -105,7 +105,7 @@ class ServiceWatch(_Model):
 
 
 class ExporterConfig(_Model):
-    """What the service definition renders (infra/services/exporter.py)."""
+    """What the service definition renders (the ``exporter`` service package)."""
 
     listen_host: str = "127.0.0.1"
     listen_port: int

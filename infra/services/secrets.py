@@ -1,7 +1,7 @@
 """The platform's secrets: read from secure stack config, lab defaults wrapped as Pulumi secrets.
 
 Each service declares the secrets it uses (``ServiceDefinition.secrets``). Plans and config files only
-ever hold ``${secret:name}`` placeholders (``services.base.secret``); ``render`` swaps them for the
+ever hold ``${secret:name}`` placeholders (``services.placeholders.secret``); ``render`` swaps them for the
 values, and any string that held one becomes a secret Output, so it is encrypted in state and
 masked in logs and outputs.
 """

@@ -33,7 +33,7 @@ from infra.spec.storage import IdentitySpec, StorageSpec
 from infra.spec.streams import StreamsSpec
 from infra.spec.tables import TableSpec
 
-# The operating layers' services (infra/services/maintenance_scheduler.py, catalog_backup.py), named here
+# The operating layers' services (the maintenance_scheduler and catalog_backup packages), named here
 # because the model checks that what a stack declares (maintenance, a recovery point) has what runs it.
 SCHEDULER = "maintenance-scheduler"
 BACKUP = "catalog-backup"

@@ -55,7 +55,6 @@ class DeclaredTableError(Exception):
     """A declared table could not be created or evolved; the message is meant for the operator."""
 
 
-
 def load_catalog(properties: Mapping[str, Any], attempts: int = CONNECT_ATTEMPTS) -> Any:
     """A PyIceberg REST catalog from plain properties, retried while the catalog is still starting."""
     from pyiceberg.catalog import load_catalog as _load

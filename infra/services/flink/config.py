@@ -240,7 +240,6 @@ def aws_env(spec: PlatformSpec) -> dict[str, str]:
     return env
 
 
-
 def job_summary(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, Any]:
     """What clients and probes need to know of the streaming job (no secret)."""
     job = spec.flink.job

@@ -308,9 +308,6 @@ class JobInputs(BaseModel):
         return f"{stem}-{self.jar_digest[:12]}.jar"
 
 
-
-
-
 def _now() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 

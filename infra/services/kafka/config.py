@@ -21,8 +21,6 @@ TOPICS_JOB = "kafka-topics"
 CONTROL_TOPIC = "iceberg-control"
 
 
-
-
 def platform_topics(spec: PlatformSpec) -> list[TopicSpec]:
     """Every topic the deployment creates: the stack's, each source connector's, the sinks' control topic."""
     streams = spec.streams

@@ -33,8 +33,6 @@ class ConnectorError(Exception):
     """A connector could not be applied or removed; the message is for the operator (never holds a secret)."""
 
 
-
-
 def connect_call(method: str, url: str, body: Any = None) -> tuple[int, Any]:
     """One Connect REST call: (status, JSON body or text). Never through a proxy: Connect is the platform's."""
     with requests.Session() as session:

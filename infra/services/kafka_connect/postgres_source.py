@@ -28,8 +28,6 @@ class PostgresSourceError(Exception):
     """The CDC source could not be set up or torn down; the message is for the operator (never holds a secret)."""
 
 
-
-
 def _connect(p: Mapping[str, Any]) -> Any:  # a psycopg.Connection (imported only when a source runs)
     import psycopg
 
@@ -129,7 +127,7 @@ class PostgresSourceProvider(pulumi.dynamic.ResourceProvider):
         """Tear the source down; an unreachable database does not block a destroy.
 
         A stopped server retains no WAL, and PostgreSQL's next start drops every inactive slot no
-        declared connector owns (infra/services/postgres.py, drop_undeclared_slots_sql).
+        declared connector owns (infra/services/postgres/, drop_undeclared_slots_sql).
         """
         import psycopg
 

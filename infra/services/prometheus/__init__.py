@@ -4,7 +4,7 @@ Whole definition: defaults, the scrape config and the rules file (``infra.operat
 text on every target), the local process (Debian's ``prometheus`` package, run as the platform's own
 process bound to 127.0.0.1, its TSDB under the service's home; the package's own service is never
 started), the container (the pinned ``prom/prometheus`` image). On aws the rules go to Amazon Managed
-Service for Prometheus instead (``managed``; see ``infra/targets/aws/observability.py``).
+Service for Prometheus instead (``managed``; see ``aws.py`` in this package).
 """
 
 from __future__ import annotations

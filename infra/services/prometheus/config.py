@@ -28,7 +28,7 @@ def scrape_config(spec: PlatformSpec, side: Side, rules_file: str) -> str:
         "rule_files": [rules_file],
         "scrape_configs": jobs,
     }
-    return "# Generated from the stack's spec (infra/services/prometheus.py); do not edit.\n" + yaml.safe_dump(
+    return "# Generated from the stack's spec (infra/services/prometheus/); do not edit.\n" + yaml.safe_dump(
         document, sort_keys=False)
 
 

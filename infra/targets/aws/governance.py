@@ -28,12 +28,6 @@ from infra.targets.aws.network import Network
 LAYER = Layer.GOVERNANCE
 
 
-
-
-
-
-
-
 @dataclass
 class GovernanceState:
     """What governance hands to every other layer (the role registries grow as layers ask for roles)."""
@@ -276,10 +270,6 @@ def _key_policy(region: str, account_id: pulumi.Output[str], partition: pulumi.O
          "Action": ["kms:Decrypt", "kms:GenerateDataKey*", "kms:DescribeKey"], "Resource": "*",
          "Condition": {"StringEquals": {"aws:SourceAccount": account_id}}},
     )
-
-
-
-
 
 
 # -- roles other layers ask for (always children of governance) --------------------------------

@@ -181,9 +181,6 @@ class ServiceExited(LocalServiceError):
 # --------------------------------------------------------------------------------------------
 
 
-
-
-
 def _absolute(path: str) -> str:
     if not os.path.isabs(path):
         raise ValueError("must be an absolute path")
@@ -293,7 +290,6 @@ class ServiceInputs(BaseModel):
     @property
     def setup_marker(self) -> Path:
         return Path(self.data_dir) / SETUP_MARKER_NAME
-
 
 
 def _reason(error: Any) -> str:
