@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import stack_platform
 
 from infra.config import load_platform
 from infra.operations.alerts import alerts, rules_yaml
 from infra.services.context import Side
 from infra.services.prometheus import config as prometheus
+from tests.support.stacks import stack_platform
 
 PROMTOOL = shutil.which("promtool")
 needs_promtool = pytest.mark.skipif(PROMTOOL is None, reason="promtool not installed (Debian's prometheus package)")

@@ -12,8 +12,9 @@ from typing import Any
 
 import pulumi
 import pytest
-from conftest import stack_platform
-from harness import CLOUD_SECRETS, SECRET_SIG, ProgramRun, RecordingMocks, run_program
+
+from tests.support.harness import CLOUD_SECRETS, SECRET_SIG, ProgramRun, RecordingMocks, run_program
+from tests.support.stacks import stack_platform
 
 ROLE = {"roleArn": "arn:aws:iam::123456789012:role/lakehouse-deploy", "sessionName": "cd-pipeline",
         "externalId": "lakehouse"}

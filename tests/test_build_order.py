@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pulumi
 import pytest
-from conftest import stack_platform
-from harness import ProgramRun
 
 from infra.config import load_platform
 from infra.targets import UnbuiltDependency, dependencies
+from tests.support.harness import ProgramRun
+from tests.support.stacks import stack_platform
 
 CONTAINER = "docker:index/container:Container"
 LOCAL_SERVICE = "pulumi-python:dynamic/native:LocalService"

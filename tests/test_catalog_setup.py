@@ -24,13 +24,13 @@ from typing import Any
 from urllib.parse import parse_qs
 
 import pytest
-from conftest import stack_platform
 
 from infra.config import load_platform
 from infra.services import ServiceContext, lakekeeper, polaris, seaweedfs
 from infra.services.lakekeeper import aws as lakekeeper_aws
 from infra.services.plans import ContainerHost
 from infra.services.polaris import aws as polaris_aws
+from tests.support.stacks import stack_platform
 
 pytestmark = pytest.mark.skipif(shutil.which("curl") is None, reason="the job scripts call curl")
 

@@ -18,7 +18,6 @@ from typing import Any
 import pulumi_aws as aws
 import pytest
 import yaml
-from harness import SECRET_SIG, ProgramRun, Registered, cached_run, run_program
 
 from infra.config import ConfigError, load_platform
 from infra.services import registry
@@ -26,6 +25,7 @@ from infra.services.kafka_connect import artifact as kafka_connect_artifact
 from infra.spec import LAYER_NAMES, Layer
 from infra.spec import eventbridge_cron as scheduler_cron
 from infra.targets.aws.common import tag_value
+from tests.support.harness import SECRET_SIG, ProgramRun, Registered, cached_run, run_program
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET_MARKER = "4dabf18193072939515e22adb298388d"  # key Pulumi's wire format puts next to SECRET_SIG
@@ -767,7 +767,8 @@ def test_storage_region_follows_the_aws_region() -> None:
 def test_cloud_refuses_lab_default_secrets():
     """On aws no lab default may reach Secrets Manager: unset secrets stop the run with the fix."""
     import pulumi
-    from harness import RecordingMocks
+
+    from tests.support.harness import RecordingMocks
 
     mocks = RecordingMocks()
     with pytest.raises(pulumi.RunError) as info:

@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import stack_platform
-from harness import ProgramRun, cached_run
 
 from infra.operations import tables
 from infra.services.maintenance_scheduler import aws as maintenance_aws
 from infra.targets.aws import run_task as rt
 from infra.targets.aws import tables as aws_tables
+from tests.support.harness import ProgramRun, cached_run
+from tests.support.stacks import stack_platform
 
 FAKE_TRINO = """#!/bin/sh
 # Records its arguments, one call per line; answers the table listing like `trino --output-format TSV`.

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from conftest import stack_platform
-from harness import run_program
 
 from infra.config import ConfigError, load_platform
+from tests.support.harness import run_program
+from tests.support.stacks import stack_platform
 
 P = "lakehouse:platform"
 
@@ -146,7 +146,8 @@ def test_program_fails_before_any_resource_without_traceback():
 
 def test_program_registers_nothing_on_bad_config():
     import pulumi
-    from harness import RecordingMocks
+
+    from tests.support.harness import RecordingMocks
 
     platform = stack_platform("lab")
     platform["services"]["trino"] = {"image": "trinodb/trino:latest"}

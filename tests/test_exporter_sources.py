@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from test_exporter import make, served
-
 from infra.operations import runs
+from tests.test_exporter import make, served
 
 UNREACHABLE = {"type": "rest", "uri": "http://127.0.0.1:9"}  # refused at once: the catalog is not the point here
 

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import stack_platform
 
 from infra.artifacts import pypi
 from infra.artifacts.artifact import ArtifactError
@@ -26,6 +25,7 @@ from infra.services.flink import artifact as flink_artifact
 from infra.services.flink import config as flink_config
 from infra.services.flink import job as fj
 from infra.targets.native import bash_java_utils as bju
+from tests.support.stacks import stack_platform
 
 PY = sys.executable
 
@@ -247,7 +247,7 @@ def _role_policy(run, name: str) -> dict:
 
 
 def test_aws_runs_the_same_job_on_managed_service_for_apache_flink(cloud_run):
-    from harness import fake_artifact
+    from tests.support.harness import fake_artifact
 
     app, config, group = _msf(cloud_run)
     assert app.inputs["runtimeEnvironment"] == "FLINK-1_20" and app.inputs["startApplication"] is True

@@ -23,7 +23,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from conftest import stack_platform
 
 from infra.config import ConfigError, load_platform
 from infra.operations import catalog_gate
@@ -32,6 +31,7 @@ from infra.services import profiles
 from infra.services.secrets import pbkdf2_hash
 from infra.services.trino import config as trino
 from platform_tests.support import gate as support_gate
+from tests.support.stacks import stack_platform
 
 P = "lakehouse:platform"
 

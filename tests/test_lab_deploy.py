@@ -8,8 +8,6 @@ including what it reads back from a job (exit code, logs).
 from __future__ import annotations
 
 import pytest
-from conftest import stack_platform
-from harness import SECRET_SIG, ProgramRun, RecordingMocks, cached_run, fake_artifact, run_program
 
 from infra.config import load_platform
 from infra.paths import state_root
@@ -17,6 +15,8 @@ from infra.services import registry
 from infra.services.context import ServiceContext
 from infra.services.plans import ContainerHost
 from infra.targets.docker import AFTER_JOB_LABEL, JobFailed, job_outcome
+from tests.support.harness import SECRET_SIG, ProgramRun, RecordingMocks, cached_run, fake_artifact, run_program
+from tests.support.stacks import stack_platform
 
 CONTAINER = "docker:index/container:Container"
 SECRET_KEY = "4dabf18193072939515e22adb298388d"

@@ -12,8 +12,6 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import stack_platform
-from harness import FakeResolver, ProgramRun, run_program
 
 from infra.artifacts.artifact import Artifact
 from infra.config import ConfigError, load_platform
@@ -30,6 +28,8 @@ from infra.services.rest_fixture import config as rest_fixture_config
 from infra.services.rest_fixture import container as rest_fixture_container
 from infra.services.trino import aws as trino_aws
 from infra.services.trino import config as trino_config
+from tests.support.harness import FakeResolver, ProgramRun, run_program
+from tests.support.stacks import stack_platform
 
 CONTAINER = "docker:index/container:Container"
 REMOTE_IMAGE = "docker:index/remoteImage:RemoteImage"

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from conftest import stack_platform
-from harness import SECRET_SIG, run_program
-
 from infra.config import load_platform
 from infra.spec import LAYER_NAMES
+from tests.support.harness import SECRET_SIG, run_program
+from tests.support.stacks import stack_platform
 
 BIND_OWNER = "-bind-owner"  # the jobs the docker target adds (infra/targets/docker.py: _bind_owner)
 CONTAINER = "docker:index/container:Container"
@@ -210,10 +209,9 @@ def _entrypoint_properties(flink_properties: str) -> dict[str, str]:
 def test_flink_lib_has_what_an_iceberg_job_on_s3_needs_from_the_artifact_cache(lab_run):
     """Audit item 9: Iceberg's Flink runtime, its AWS bundle and the Hadoop client in /opt/flink/lib of both
     managers (Hadoop is loaded parent-first: on the cluster classpath or NoClassDefFoundError)."""
-    from harness import fake_artifact
-
     from infra.services import ServiceContext
     from infra.services.resolver import recipe_of
+    from tests.support.harness import fake_artifact
 
     spec = load_platform(stack_platform("lab"))
     needed = {"iceberg-flink-runtime-2.1-1.11.0.jar", "iceberg-aws-bundle-1.11.0.jar", "hadoop-client-api-3.4.1.jar",

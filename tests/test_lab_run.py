@@ -12,10 +12,10 @@ from __future__ import annotations
 import os
 
 import pytest
-from conftest import stack_platform
-from harness import RecordingMocks, run_program
 
 from infra.lab import runner
+from tests.support.harness import RecordingMocks, run_program
+from tests.support.stacks import stack_platform
 
 pytestmark = pytest.mark.lab
 

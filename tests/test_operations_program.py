@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import stack_platform
-from harness import SECRET_SIG, ProgramRun, cached_run
 
 from infra.operations.config import OperationsConfig
 from infra.paths import state_root
 from infra.services import operations_support as support
+from tests.support.harness import SECRET_SIG, ProgramRun, cached_run
+from tests.support.stacks import stack_platform
 
 LOCAL_SERVICE = "pulumi-python:dynamic/native:LocalService"
 DECLARED_TABLE = "pulumi-python:dynamic/tables:DeclaredTable"

@@ -6,7 +6,11 @@ import base64
 import copy
 
 import pytest
-from policy_support import (
+
+from infra.config import ConfigError, load_platform
+from infra.paths import state_root
+from policies.registry import validate_all
+from tests.support.policy_support import (
     UNKNOWN_STRING,
     aws,
     cloud_context,
@@ -18,10 +22,6 @@ from policy_support import (
     stack_platform,
     violations,
 )
-
-from infra.config import ConfigError, load_platform
-from infra.paths import state_root
-from policies.registry import validate_all
 
 
 def test_in_memory_sqlite_is_refused_by_the_config_and_by_the_policy():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import json
 
-from policy_support import aws, cloud_context, ecs_task, graph, lab, violations
+from tests.support.policy_support import aws, cloud_context, ecs_task, graph, lab, violations
 
 
 def test_static_keys_on_aws_are_refused():

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import copy
 
-from policy_support import lab, named, violations
-
 from policies import config as pack_config
+from tests.support.policy_support import lab, named, violations
 
 
 def test_lab_gets_digest_advice_only_as_advice():

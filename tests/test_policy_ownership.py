@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import copy
 
-from policy_support import PROJECT, graph, lab, named, set_label, stack_platform, violations
-
 from infra.config import load_platform
 from policies import config as pack_config
 from policies.resources import Resource, StackContext, message
+from tests.support.policy_support import PROJECT, graph, lab, named, set_label, stack_platform, violations
 
 
 def test_ownership_refuses_a_resource_without_owner_label():

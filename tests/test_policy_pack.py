@@ -11,7 +11,11 @@ import textwrap
 
 import pytest
 import yaml
-from policy_support import (
+
+from policies import config as pack_config
+from policies.registry import POLICIES, validate_all
+from policies.wire import SECRET_SIG, SIG_KEY, UNKNOWN_VALUES
+from tests.support.policy_support import (
     PROJECT,
     ROOT,
     UNKNOWN_STRING,
@@ -23,10 +27,6 @@ from policy_support import (
     stack_platform,
     warehouse_bucket,
 )
-
-from policies import config as pack_config
-from policies.registry import POLICIES, validate_all
-from policies.wire import SECRET_SIG, SIG_KEY, UNKNOWN_VALUES
 
 
 def test_wire_forms_are_pulumis():

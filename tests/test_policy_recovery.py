@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import copy
 
-from policy_support import aws, cloud_context, graph, stack_platform, violations
-
 from infra.config import load_platform
 from policies import config as pack_config
 from policies.resources import StackContext
+from tests.support.policy_support import aws, cloud_context, graph, stack_platform, violations
 
 
 def test_backup_retention_below_the_recovery_promise_is_refused():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from policy_support import UNKNOWN_STRING, aws, cloud_context, ecs_task, lab, named, violations
+from tests.support.policy_support import UNKNOWN_STRING, aws, cloud_context, ecs_task, lab, named, violations
 
 
 def test_container_without_memory_limit_is_refused():

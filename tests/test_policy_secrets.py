@@ -6,9 +6,18 @@ import base64
 import dataclasses
 import json
 
-from policy_support import aws, cloud_context, ecs_task, graph, lab, named, secret, stack_platform, violations
-
 from policies import config as pack_config
+from tests.support.policy_support import (
+    aws,
+    cloud_context,
+    ecs_task,
+    graph,
+    lab,
+    named,
+    secret,
+    stack_platform,
+    violations,
+)
 
 
 def test_plain_text_credentials_in_environment_and_files_are_refused():

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from policy_support import aws, cloud_context, graph, lab, named, violations, warehouse_bucket
-
 from policies import config as pack_config
 from policies.resources import Resource, StackContext
+from tests.support.policy_support import aws, cloud_context, graph, lab, named, violations, warehouse_bucket
 
 
 def test_lifecycle_rule_expiring_the_warehouse_is_refused():

@@ -10,8 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import stack_platform
-from harness import fake_artifact
 
 from infra.config import ConfigError, load_platform
 from infra.operations.tables import PLATFORM_DEFAULTS
@@ -22,6 +20,8 @@ from infra.services.plans import ContainerHost, NativeHost
 from infra.services.rest_fixture import config as rest_fixture
 from infra.services.rest_fixture import container as rest_fixture_container
 from infra.services.rest_fixture import native as rest_fixture_native
+from tests.support.harness import fake_artifact
+from tests.support.stacks import stack_platform
 
 P = "lakehouse:platform"
 
@@ -91,9 +91,8 @@ def test_on_sqlite_the_lab_fixture_keeps_the_images_own_command():
 
 def test_the_lab_asks_for_postgresqls_jdbc_driver_only_when_the_fixture_is_on_postgresql():
     """`make artifacts --stack lab` fetched the driver, and the program looked it up, for a fixture on SQLite too."""
-    from harness import FakeResolver
-
     from infra.services.resolver import recipe_of
+    from tests.support.harness import FakeResolver
 
     on_sqlite, on_postgres = load_platform(stack_platform("lab")), load_platform(_platform("lab"))
     assert recipe_of(on_sqlite, rest_fixture.NAME) is None

@@ -9,12 +9,12 @@ import re
 
 import pytest
 import yaml
-from conftest import stack_platform
-from harness import cached_run
 
 from infra.config import load_platform
 from infra.operations.alerts import rules_yaml
 from infra.services import exporter
+from tests.support.harness import cached_run
+from tests.support.stacks import stack_platform
 
 CONTAINER = "docker:index/container:Container"
 SECRET_KEY = "4dabf18193072939515e22adb298388d"
@@ -37,7 +37,7 @@ def lab():
 
 @pytest.fixture(scope="module")
 def cloud():
-    from test_cloud import cloud_platform
+    from tests.support.stacks import cloud_platform
 
     return cached_run("cloud", cloud_platform())
 
@@ -132,7 +132,7 @@ def test_cloud_identities_are_iam_roles_with_the_lab_identities_rights(cloud):
 
 
 def test_cloud_signals_live_in_managed_prometheus_with_the_same_rules(cloud):
-    from test_cloud import cloud_platform
+    from tests.support.stacks import cloud_platform
 
     spec = load_platform(cloud_platform())
     rules = cloud.named("lakehouse-alert-rules")

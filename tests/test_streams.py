@@ -19,8 +19,6 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import stack_platform
-from harness import SECRET_SIG, run_program
 
 from infra.config import ConfigError, load_platform
 from infra.services import ServiceContext
@@ -28,6 +26,8 @@ from infra.services.kafka import config as kafka_config
 from infra.services.kafka import container as kafka_container
 from infra.services.kafka_connect import cdc_source as kafka_connect_cdc_source
 from infra.services.kafka_connect import config as kafka_connect_config
+from tests.support.harness import SECRET_SIG, run_program
+from tests.support.stacks import stack_platform
 
 P = "lakehouse:platform"
 LOCAL_SERVICE = "pulumi-python:dynamic/native:LocalService"

@@ -41,11 +41,7 @@ from typing import Any
 
 import boto3
 import pytest
-from aws_emulator import MotoServer, moto_server
 from botocore.exceptions import ClientError
-from conftest import stack_platform
-from harness import ProgramRun, cached_run
-from rendered_in_moto import InMoto
 
 from infra.config import load_platform
 from infra.control.procedures import tables_location
@@ -53,6 +49,10 @@ from infra.operations import maintenance, recovery
 from infra.operations.config import Credentials, s3_client
 from infra.services.operations_config import host_paths, operations_config
 from infra.targets.aws import run_task as rt
+from tests.support.aws_emulator import MotoServer, moto_server
+from tests.support.harness import ProgramRun, cached_run
+from tests.support.rendered_in_moto import InMoto
+from tests.support.stacks import stack_platform
 
 pytestmark = pytest.mark.toolchain
 

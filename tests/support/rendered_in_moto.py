@@ -1,6 +1,6 @@
 """The cloud graph's resources, created for real in an AWS emulator from the inputs the program rendered.
 
-The program runs under Pulumi mocks (tests/harness.py) and records every resource's inputs; here the
+The program runs under Pulumi mocks (tests/support/harness.py) and records every resource's inputs; here the
 ones the project's own AWS calls stand on are created with boto3, input by input: the IAM roles and
 their inline policies, the KMS key and alias, the buckets (versioning, SSE-KMS, public access block,
 ownership, lifecycle, policy), the log groups, the VPC with its subnets and security groups (and the
@@ -20,9 +20,9 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from harness import ACCOUNT, ProgramRun, Registered
+from tests.support.harness import ACCOUNT, ProgramRun, Registered
 
-MOCK_REGION = "eu-west-1"  # what the mocks' getRegion answers (tests/harness.py)
+MOCK_REGION = "eu-west-1"  # what the mocks' getRegion answers (tests/support/harness.py)
 
 
 def _int(value: Any) -> int:
@@ -37,7 +37,7 @@ def _check_keys(resource: Registered, known: Iterable[str]) -> None:
     unknown = {k for k in resource.inputs if not k.startswith("__")} - set(known)
     if unknown:
         raise AssertionError(f"{resource.type} {resource.name}: inputs {sorted(unknown)} are not translated to the "
-                             "AWS API here (tests/targets/aws/rendered_in_moto.py)")
+                             "AWS API here (tests/support/rendered_in_moto.py)")
 
 
 class InMoto:

@@ -1,8 +1,8 @@
 """Shared by the policy tests: each stack's resources as the pack sees them, and hand-made aws resources.
 
-The program runs under Pulumi mocks for each stack (tests/harness.py); every registered resource
+The program runs under Pulumi mocks for each stack (tests/support/harness.py); every registered resource
 is turned into the rules' plain data exactly as the pack would see it (wire names, secrets in wire
-form, URNs carrying the parent chain). The per-domain test files (tests/test_policy_<domain>.py)
+form, URNs carrying the parent chain). The per-domain test files (tests/policies/test_<domain>.py)
 then mutate a resource (or the config) and assert the exact message of the rule it breaks. Rules
 for the aws target are also exercised on small hand-made resources, so they are tested whatever
 state the aws target is in.
@@ -16,14 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from harness import Registered, cached_run
 
+from infra.paths import PROJECT_ROOT
 from policies import config as pack_config
 from policies.registry import policy, run_policy
 from policies.resources import Resource, StackContext
 from policies.wire import UNKNOWN_STRING, secret
+from tests.support.harness import Registered, cached_run
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = PROJECT_ROOT
 PROJECT = "lakehouse-platform"
 __all__ = ["PROJECT", "ROOT", "UNKNOWN_STRING", "aws", "cloud_context", "ecs_task", "graph", "isolated_pulumi_env", "lab", "named",
            "replace_env", "secret", "set_label", "stack_platform", "to_resources", "violations", "warehouse_bucket"]
