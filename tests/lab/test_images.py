@@ -2,7 +2,7 @@
 
 What each renderer relies on and each service package's lab/Dockerfile provides (paths, users, entrypoints) is pinned
 here; that every built image starts with what the renderer hands it is proven on a real engine by
-tests/test_lab_run.py (marker ``lab``).
+tests/lab/test_runner.py (marker ``lab``).
 """
 
 from __future__ import annotations

@@ -24,15 +24,10 @@ from typing import Any
 import psutil
 import pytest
 import requests
+from pulumi.output import Unknown
+from pulumi.runtime import rpc
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:  # when run as `pytest` rather than `python -m pytest` from the root
-    sys.path.insert(0, str(REPO_ROOT))
-
-from pulumi.output import Unknown  # noqa: E402
-from pulumi.runtime import rpc  # noqa: E402
-
-from infra.targets.native import local_service as ls  # noqa: E402
+from infra.targets.native import local_service as ls
 
 PY = sys.executable
 

@@ -13,7 +13,7 @@ from infra.spec import Layer
 from policies import config as pack_config
 from policies.resources import StackContext
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TABLE = Ownership(
     layer_owners={"catalog": "platform", "compute": "each engine's team", "governance": "security"},
     service_layers={"polaris": "catalog", "trino": "compute", "spark": "compute"},

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from infra.operations import runs
-from tests.test_exporter import make, served
+from tests.operations.test_exporter import make, served
 
 UNREACHABLE = {"type": "rest", "uri": "http://127.0.0.1:9"}  # refused at once: the catalog is not the point here
 

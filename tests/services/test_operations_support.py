@@ -156,7 +156,7 @@ def test_the_operations_lock_is_the_projects_own_pins() -> None:
                 found[name] = (version, hashes | {line.strip().split("sha256:")[1].rstrip(" \\")})
         return found
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     lock = pins(root / "requirements.lock")
     operations = pins(support.OPERATIONS_LOCK)
     for name, (version, hashes) in operations.items():

@@ -1,6 +1,6 @@
 """The edges that matter, on every target: what must exist before what starts.
 
-The harness records each resource's ``depends_on`` (tests/harness.py); a target that dropped a
+The harness records each resource's ``depends_on`` (tests/support/harness.py); a target that dropped a
 dependency (or built in the wrong order) fails here.
 """
 
