@@ -42,8 +42,10 @@ test: bootstrap
 	$(PY) -m infra.control verify
 
 ## unit: offline, no artifact cache, no Go, no Pulumi CLI (Pulumi mocks and plain functions)
+# Two workers; a test module runs whole on one, the modules reading the cloud stack's variants all on the same one
+# (their groups: tests/conftest.py), so no variant is evaluated twice.
 unit: venv
-	$(PY) -m pytest tests -q -m "not e2e and not toolchain and not lab" -n 2 --dist loadfile
+	$(PY) -m pytest tests -q -m "not e2e and not toolchain and not lab" -n 2 --dist loadgroup
 
 ## lint: ruff and mypy on the Python; when Go is present: gofmt, go vet and go test on tools/, actionlint on examples/
 lint: venv

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.harness import ProgramRun, cached_run
-from tests.support.stacks import cloud_platform, stack_platform, with_changes
+from tests.support.stacks import cloud_platform, cloud_with_tables_platform, stack_platform, with_changes
 
 
 @pytest.fixture
@@ -67,10 +67,29 @@ def streaming() -> ProgramRun:
 
 @pytest.fixture(scope="module")
 def cloud_with_tables() -> ProgramRun:
-    """The cloud stack with one declared table (the declared-tables task, the maintenance schedules' filters)."""
-    platform = stack_platform("cloud")
-    platform["tables"] = [
-        {"namespace": "shop", "name": "orders", "owner": "bookshop data engineering", "freshness_minutes": 60,
-         "columns": [{"name": "order_id", "type": "long"}], "maintenance": ["expire_snapshots"],
-         "properties": {"comment": "the bookshop's orders"}}]
-    return cached_run("cloud", platform)
+    """The cloud stack with one declared table (the declared-tables task, the maintenance jobs' tables)."""
+    return cached_run("cloud", cloud_with_tables_platform())
+
+
+# -- which worker runs what (`make unit`: pytest-xdist, ``--dist loadgroup``) -----------------------------------
+
+#: The cloud stack's variants: seconds each to evaluate, once per test process (``cached_run``).
+CLOUD_VARIANTS = {"five_workers_no_spark", "streaming", "cloud_with_tables"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Each test module runs whole on one worker (what ``--dist loadfile`` does), and the modules that read the cloud
+    stack's variants all on the same one: spread over both workers, each worker would evaluate every variant."""
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::")[0], []).append(item)
+    for module, module_items in modules.items():
+        reads_variants = any(
+            CLOUD_VARIANTS & set(getattr(item, "fixturenames", ()))
+            or getattr(getattr(item, "callspec", None), "params", {}).get("run_name") in CLOUD_VARIANTS
+            for item in module_items)
+        group = "cloud-variants" if reads_variants else module
+        for item in module_items:
+            if item.get_closest_marker("xdist_group") is None:
+                item.add_marker(pytest.mark.xdist_group(group))

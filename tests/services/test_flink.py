@@ -17,15 +17,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from infra.artifacts import pypi
-from infra.artifacts.artifact import ArtifactError
 from infra.config import load_platform
 from infra.services import ServiceContext, flink
 from infra.services.flink import artifact as flink_artifact
 from infra.services.flink import config as flink_config
 from infra.services.flink import job as fj
-from infra.targets.native import bash_java_utils as bju
-from tests.support.stacks import stack_platform
+from tests.support.harness import ProgramRun
+from tests.support.stacks import stack_platform, with_changes
 
 PY = sys.executable
 
@@ -175,47 +173,10 @@ def test_serialized_job_provider_loads_without_the_repository_on_the_path():
     assert base64.b64decode(blob)[:50].count(b"infra.targets") == 0
 
 
-def test_launcher_splices_bash_java_utils_results_and_execs(tmp_path):
-    fake_java = tmp_path / "java"
-    fake_java.write_text("#!/bin/sh\necho 'log line'\necho 'BASH_JAVA_UTILS_EXEC_RESULT:-Xmx100 -Xms100'\n"
-                         "echo 'BASH_JAVA_UTILS_EXEC_RESULT:-D a=1b -D b=2'\n")
-    fake_java.chmod(0o755)
-    made = tmp_path / "made" / "deep"
-    done = subprocess.run([PY, "-m", "infra.targets.native.bash_java_utils", "--java", str(fake_java),
-                           "--classpath", "x.jar", "--conf-dir", str(tmp_path), "--params", "GET_TM_RESOURCE_PARAMS",
-                           "--mkdir", str(made), "--", "/bin/echo", "JVM", "{jvm-params}", "Main",
-                           "{dynamic-params}"], capture_output=True, text=True, timeout=60, check=False)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[-1] == "JVM -Xmx100 -Xms100 Main -D a=1b -D b=2"
-    assert made.is_dir()
-    assert bju.splice(["a", "{jvm-params}", "{dynamic-params}"], ["-X"], []) == ["a", "-X"]
-    with pytest.raises(bju.LaunchError):
-        bju.splice(["a"], [], [])
 
 
-def test_launcher_reports_bash_java_utils_failure(tmp_path):
-    fake_java = tmp_path / "java"
-    fake_java.write_text("#!/bin/sh\necho 'IllegalConfigurationException: bad memory' >&2\nexit 1\n")
-    fake_java.chmod(0o755)
-    done = subprocess.run([PY, "-m", "infra.targets.native.bash_java_utils", "--java", str(fake_java),
-                           "--classpath", "x", "--conf-dir", "/c", "--params", "GET_JM_RESOURCE_PARAMS", "--",
-                           "/bin/echo", "{jvm-params}", "{dynamic-params}"], capture_output=True, text=True,
-                          timeout=60, check=False)
-    assert done.returncode == 1 and "IllegalConfigurationException: bad memory" in done.stderr
 
 
-def test_pypi_sdist_must_match_the_pinned_sha256(monkeypatch):
-    pin = pypi.PinnedSdist("apache-flink-libraries", "2.1.3", "b" * 64)
-    listed = [{"packagetype": "sdist", "url": "https://files/x.tar.gz", "filename": "x.tar.gz",
-               "digests": {"sha256": "c" * 64}}]
-    monkeypatch.setattr(pypi, "release_files", lambda project, version: listed)
-    with pytest.raises(ArtifactError, match=r"PyPI publishes sha256 c+ but the repository pins b+"):
-        pypi.sdist_file(pin)
-    listed[0]["digests"]["sha256"] = "b" * 64
-    assert pypi.sdist_file(pin)["url"] == "https://files/x.tar.gz"
-    monkeypatch.setattr(pypi, "release_files", lambda project, version: [{"packagetype": "bdist_wheel"}])
-    with pytest.raises(ArtifactError, match="no sdist"):
-        pypi.sdist_file(pin)
 
 
 def test_distribution_members_kept_are_the_lib_jars_and_the_utils_jar():
@@ -348,3 +309,29 @@ def test_every_native_health_check_records_as_given_so_a_second_up_changes_nothi
     for process in native_run.of_type("pulumi-python:dynamic/native:LocalService"):
         health = process.inputs["health"]
         assert adapter.validate_python(health).model_dump(exclude_none=True) == health, process.name
+
+
+# -- aws: Managed Service for Apache Flink reading MSK -------------------------------------------------------
+
+
+def test_flink_on_msf_reads_msk_with_iam_when_kafka_is_msk(streaming: ProgramRun) -> None:
+    import json
+
+    from infra.config import load_platform
+    from infra.services import ServiceContext
+    from infra.services.resolver import cloud_recipes
+
+    run = streaming
+    [app] = run.of_type("aws:kinesisanalyticsv2/application:Application")
+    [group] = app.inputs["applicationConfiguration"]["environmentProperties"]["propertyGroups"]
+    props = group["propertyMap"]
+    assert props["source"] == "kafka" and props["kafka-topic"] == "orders"
+    assert props["kafka-bootstrap"] == "b-1.lakehouse-kafka.kafka.eu-west-1.amazonaws.com:9098"
+    assert props["kafka.sasl.mechanism"] == "AWS_MSK_IAM" and props["kafka.security.protocol"] == "SASL_SSL"
+    [policy] = [r for r in run.of_type("aws:iam/rolePolicy:RolePolicy") if r.name == "lakehouse-flink-application"]
+    statements = {s["Sid"]: s for s in json.loads(policy.inputs["policy"])["Statement"]}
+    # Only its own topic and consumer group (MSK ARNs: .../cluster/<name>/<uuid> -> .../topic/<name>/<uuid>/<topic>).
+    assert statements["KafkaTopic"]["Resource"].endswith("/orders")
+    assert statements["KafkaGroup"]["Resource"].endswith("/lakehouse-flink")
+    spec = load_platform(with_changes(kafka_msk=True))
+    assert cloud_recipes(spec)["flink-jobmanager"].key(ServiceContext(spec, "flink-jobmanager")).endswith(":kafka")

@@ -13,8 +13,11 @@ import yaml
 
 from infra.config import load_platform
 from infra.operations.alerts import alerts, rules_yaml
+from infra.services import exporter
 from infra.services.context import Side
 from infra.services.prometheus import config as prometheus
+from tests.support.aws_graph import policy
+from tests.support.rendered import uploads
 from tests.support.stacks import stack_platform
 
 PROMTOOL = shutil.which("promtool")
@@ -117,6 +120,39 @@ def _layer(name: str):
     from infra.spec import Layer
 
     return Layer(name)
+
+
+
+# -- the rules and scrape config on docker and aws, under Pulumi mocks ---------------------------------------
+
+
+def test_lab_prometheus_loads_the_rules_the_spec_declares_and_scrapes_the_exporter(lab):
+    spec = load_platform(stack_platform("lab"))
+    files = uploads(lab, "prometheus")
+    assert files["/etc/prometheus/rules.yml"] == rules_yaml(spec)
+    scrape = yaml.safe_load(files["/etc/prometheus/prometheus.yml"])
+    targets = {job["job_name"]: job["static_configs"][0]["targets"] for job in scrape["scrape_configs"]}
+    assert targets["lakehouse-exporter"] == ["lakehouse-exporter:9464"]
+    assert targets["catalog-gate"] == ["catalog-gate:8182"]
+    assert lab.named("prometheus").inputs["image"] == "sha256:prometheus-image"  # pulled: prom/prometheus pinned
+    assert lab.named("prometheus-image").inputs["name"] == "prom/prometheus:v2.55.1"
+
+
+def test_cloud_signals_live_in_managed_prometheus_with_the_same_rules(cloud):
+    from tests.support.stacks import cloud_platform
+
+    spec = load_platform(cloud_platform())
+    rules = cloud.named("lakehouse-alert-rules")
+    assert rules.inputs["data"] == rules_yaml(spec)
+    workspace = cloud.named("lakehouse-signals")
+    assert workspace.inputs["kmsKeyArn"].endswith("lakehouse-key")
+    alertmanager = yaml.safe_load(yaml.safe_load(cloud.named("lakehouse-alertmanager").inputs["definition"])
+                                  ["alertmanager_config"])
+    assert alertmanager["receivers"][0]["sns_configs"][0]["topic_arn"].endswith(":lakehouse-alarms")
+    topic = {s["Sid"]: s for s in policy(cloud, "lakehouse-alarms-publishers")["Statement"]}
+    assert topic["ManagedPrometheusAlertManager"]["Principal"] == {"Service": "aps.amazonaws.com"}
+    alarm = cloud.named("lakehouse-exporter-down").inputs
+    assert alarm["dimensions"]["ServiceName"] == exporter.NAME and alarm["alarmActions"][0].endswith(":lakehouse-alarms")
 
 
 if __name__ == "__main__":  # pragma: no cover - print the rules for a look

@@ -1,7 +1,8 @@
 """What the unit tests and the benchmarks share: the Pulumi-mocks program runner (``harness``), the stacks' configs
-(``stacks``), the cloud graph's look-ups (``cloud``), the policy pack's view of a stack (``policy_support``), the AWS
-emulator (``aws_emulator``, ``rendered_in_moto``) and the job scripts' stand-in APIs (``job_scripts``).
+(``stacks``), look-ups in a rendered graph (``aws_graph``, ``rendered``), the policy pack's view of a stack
+(``policy_support``), the AWS emulator (``aws_emulator``, ``rendered_in_moto``) and the job scripts' stand-ins
+(``job_scripts``).
 
-Imported as ``tests.support.<module>`` (the project is installed editable with its ``tests`` package), never
-through a ``sys.path`` entry.
+Imported as ``tests.support.<module>`` (the project is installed editable with its ``tests`` package), never through
+a ``sys.path`` entry.
 """

@@ -60,6 +60,7 @@ CLOUD_SECRETS = {
     "lakehouse:trinoPasswordReader": "test-trino-password-reader",
 }
 SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"  # Pulumi's wire signature of a secret value
+SECRET_KEY = "4dabf18193072939515e22adb298388d"  # the key Pulumi's wire format puts next to SECRET_SIG
 
 
 @dataclass

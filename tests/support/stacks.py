@@ -7,8 +7,9 @@ from typing import Any
 
 import yaml
 
-from infra.config import CONFIG_KEY, read_stack_config
+from infra.config import CONFIG_KEY, load_platform, read_stack_config
 from infra.paths import PROJECT_ROOT
+from infra.spec import PlatformSpec
 
 
 def stack_platform(stack: str) -> dict[str, Any]:
@@ -26,4 +27,19 @@ def with_changes(**aws_changes: Any) -> dict[str, Any]:
     """The cloud stack's object with its ``aws`` section changed."""
     platform = cloud_platform()
     platform["aws"] = {**platform.get("aws", {}), **aws_changes}
+    return platform
+
+
+def native_spec() -> PlatformSpec:
+    """The native stack's spec, validated."""
+    return load_platform(stack_platform("native"))
+
+
+def cloud_with_tables_platform() -> dict[str, Any]:
+    """The cloud stack's object with one declared table (the declared-tables task, the maintenance jobs' tables)."""
+    platform = stack_platform("cloud")
+    platform["tables"] = [
+        {"namespace": "shop", "name": "orders", "owner": "bookshop data engineering", "freshness_minutes": 60,
+         "columns": [{"name": "order_id", "type": "long"}], "maintenance": ["expire_snapshots"],
+         "properties": {"comment": "the bookshop's orders"}}]
     return platform

@@ -1,18 +1,15 @@
-"""Governance, offline: identities per use, the catalog gate (a real gate process on loopback), the platform's TLS
-certificates (a real TLS handshake), Trino's password file and access rules, the profiles per identity."""
+"""The catalog gate: a real gate process on loopback (platform_tests.support.gate) in front of a stand-in catalog, the
+gate's own code (infra/operations/catalog_gate.py), the OAuth2 token endpoint, and how each target runs it."""
 
 from __future__ import annotations
 
 import base64
-import datetime as dt
 import hashlib
 import http.client
 import http.server
 import json
-import os
+import re
 import socket
-import ssl
-import subprocess
 import sys
 import threading
 import urllib.error
@@ -24,63 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from infra.config import ConfigError, load_platform
 from infra.operations import catalog_gate
-from infra.resources import certificate
-from infra.services import profiles
-from infra.services.secrets import pbkdf2_hash
-from infra.services.trino import config as trino
 from platform_tests.support import gate as support_gate
-from tests.support.stacks import stack_platform
-
-P = "lakehouse:platform"
-
-
-def native():
-    return load_platform(stack_platform("native"))
-
-
-# -- identities ----------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(("mutate", "expected"), [
-    (lambda p: p.setdefault("identities", {}).update({"reader": {"access_key": "reader-access-key",
-                                                                "actions": ["Read", "List", "Write"],
-                                                                "secret_config_key": "s3ReaderSecretKey"}}),
-     f"{P}.governance.reader: identity 'reader' has Write; the read-only identity may hold only Read and List"),
-    (lambda p: p.setdefault("identities", {}).update({"writer": {"access_key": "writer-access-key",
-                                                                "actions": ["Admin", "Read", "Write", "List"],
-                                                                "secret_config_key": "s3WriterSecretKey"}}),
-     f"{P}.governance.writer: identity 'writer' has actions Admin, Read, Write, List, which make it a platform; a "
-     "writer needs Write and not Admin"),
-    (lambda p: p.update({"governance": {"reader": "analysts"}}),
-     f"{P}.governance.reader: 'analysts' is not an identity; allowed: platform, writer, reader"),
-    (lambda p: p.setdefault("identities", {}).update({"BI_Team": {"access_key": "bi-access-key", "actions": ["Read"],
-                                                                 "secret_config_key": "s3BiSecretKey"}}),
-     f"{P}.identities.BI_Team: 'BI_Team' is not an identity name: lowercase letters, digits and -, 2 to 31 "
-     "characters, starting with a letter"),
-    (lambda p: p["services"].update({"catalog-gate": {"enabled": False}}),
-     f"{P}.services.catalog-gate.enabled: rest-fixture has no authentication of its own and catalog-gate is what "
-     "refuses clients without a valid token; keep catalog-gate enabled while rest-fixture is"),
-])
-def test_an_identity_that_would_fail_open_is_refused(mutate, expected):
-    platform = stack_platform("native")
-    mutate(platform)
-    with pytest.raises(ConfigError) as info:
-        load_platform(platform, source="Pulumi.native.yaml")
-    assert info.value.errors == [expected]
-
-
-def test_each_use_has_its_own_identity_and_role():
-    spec = native()
-    assert {name: spec.role_of_identity(name) for name in spec.identities} == {
-        "platform": "platform", "writer": "writer", "reader": "reader"}
-    assert spec.platform_identity == "platform"
-    assert (spec.governance.writer, spec.governance.reader) == ("writer", "reader")
-
-
-# -- the catalog gate ------------------------------------------------------------------------------------
-# A real gate process on loopback (platform_tests.support.gate), in front of a stand-in catalog.
+from tests.support.harness import SECRET_KEY
+from tests.support.rendered import reveal, uploads
+from tests.support.stacks import native_spec
 
 
 class _Upstream(http.server.BaseHTTPRequestHandler):
@@ -386,7 +331,7 @@ def test_natively_the_gate_runs_from_the_project_on_loopback_with_its_signing_ke
     from infra.services.context import ServiceContext
     from infra.services.plans import NativeHost
 
-    spec = native()
+    spec = native_spec()
     plan = gate_service.native.server(ServiceContext(spec, "catalog-gate"), NativeHost(home=tmp_path, artifact=None))
     assert plan.argv[1:3] == ["-m", "infra.operations.catalog_gate"]
     assert plan.env["CATALOG_GATE_SIGNING_KEY"] == "${secret:catalog-gate-signing-key}"
@@ -395,9 +340,6 @@ def test_natively_the_gate_runs_from_the_project_on_loopback_with_its_signing_ke
     assert all(i["token_sha256"].startswith("${sha256:catalog-token-") for i in config["identities"])
     assert "secret:" not in json.dumps(config), "no secret in the gate's config file"
     assert catalog_gate.load_config({**config, "identities": support_gate.identities(TOKENS)}).listen_backlog >= 1024
-
-
-# -- the gate as its catalog's OAuth2 token endpoint
 
 
 def token_request(url: str, form: dict[str, str], basic: tuple[str, str] | None = None) -> tuple[int, dict]:
@@ -485,141 +427,29 @@ def test_the_token_exchange_refreshes_a_current_token_and_an_expired_one_with_th
     assert call(table, token=forged)[0] == 401
 
 
-# -- TLS certificates --------------------------------------------------------------------------------------
+# -- docker, under Pulumi mocks ------------------------------------------------------------------------------
 
 
-def test_a_client_verifies_the_issued_certificate_and_nothing_else(tmp_path):
-    issued = certificate.issue("127.0.0.1", ["127.0.0.1", "localhost"], 30)
-    assert issued["pem"] == issued["key_pem"] + issued["cert_pem"]
-    pem, cert = tmp_path / "server.pem", tmp_path / "ca.pem"
-    pem.write_text(issued["pem"])
-    cert.write_text(issued["cert_pem"])
-    server_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    server_context.load_cert_chain(pem)
-    listener = socket.create_server(("127.0.0.1", 0))
-    port = listener.getsockname()[1]
-
-    def accept_one() -> None:
-        connection, _ = listener.accept()
-        try:
-            with server_context.wrap_socket(connection, server_side=True) as tls:
-                tls.recv(1)
-        except (ssl.SSLError, OSError):
-            pass
-
-    for host, trusted, should_pass in (("127.0.0.1", cert, True), ("localhost", cert, True),
-                                       ("127.0.0.1", None, False)):
-        thread = threading.Thread(target=accept_one, daemon=True)
-        thread.start()
-        context = ssl.create_default_context(cafile=str(trusted) if trusted else None)
-        if trusted is None:
-            context = ssl.create_default_context()
-            context.load_verify_locations(cadata=certificate.issue("other", ["127.0.0.1"], 30)["cert_pem"])
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=5) as raw, \
-                    context.wrap_socket(raw, server_hostname=host) as tls:
-                tls.send(b"x")
-                verified = True
-        except ssl.SSLCertVerificationError:
-            verified = False
-        thread.join(5)
-        assert verified is should_pass, (host, trusted)
-    listener.close()
+def test_lab_gate_holds_token_hashes_and_clients_reach_the_fixture_only_through_it(lab):
+    config = json.loads(uploads(lab, "catalog-gate")["/etc/lakehouse/catalog-gate.json"])
+    assert config["upstream"] == "http://rest-fixture:8181"
+    assert {i["name"]: i["role"] for i in config["identities"]} == {"platform": "platform", "writer": "writer",
+                                                                     "reader": "reader"}
+    assert all(re.fullmatch(r"[0-9a-f]{64}", i["token_sha256"]) for i in config["identities"])
+    text = json.dumps(config)
+    assert "lab-reader-catalog-token" not in text and "lab-writer-catalog-token" not in text
+    host = lab.outputs["profiles"]["host"]
+    assert host["pyiceberg"]["uri"] == "http://localhost:8182"
+    assert "8181" not in json.dumps(host)
 
 
-def test_certificate_provider_keeps_its_certificate_and_renews_it_near_expiry():
-    provider = certificate.CertificateProvider()
-    props = {"common_name": "127.0.0.1", "hosts": ["127.0.0.1"], "days": 90}
-    created = provider.create(dict(props)).outs
-    assert provider.diff("id", created, dict(props)).changes is False  # a second `up` changes nothing
-    assert provider.diff("id", created, {**props, "hosts": ["127.0.0.1", "trino"]}).replaces == ["hosts"]
-    near = dict(created, not_after=(dt.datetime.now(dt.UTC) + dt.timedelta(days=5)).isoformat())
-    assert provider.diff("id", near, dict(props)).replaces == ["days"]
-    assert [key for key, _ in certificate.problems({"common_name": "", "hosts": [], "days": 0})] == [
-        "common_name", "hosts", "days"]
-
-
-def test_serialized_certificate_provider_loads_without_the_repository_on_the_path():
-    from pulumi.dynamic.dynamic import serialize_provider
-
-    blob = serialize_provider(certificate.CertificateProvider())
-    assert blob == serialize_provider(certificate.CertificateProvider()), "deterministic, or every up shows a diff"
-    # The project is installed editable in the venv: block it, as the engine's provider process may not have it.
-    code = ("import base64, sys, dill\n"
-            "sys.modules['infra'] = None\n"
-            "p = dill.loads(base64.b64decode(sys.stdin.read()))\n"
-            "print(type(p).__name__, p.create({'common_name': 'x', 'hosts': ['127.0.0.1'], 'days': 1}).id[:4] != '')\n")
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    done = subprocess.run([sys.executable, "-c", code], input=blob, cwd="/", env=env, capture_output=True, text=True,
-                          timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["CertificateProvider", "True"]
-    assert base64.b64decode(blob)[:80].count(b"infra.resources") == 0
-
-
-# -- Trino -------------------------------------------------------------------------------------------------
-
-
-def trino_verifies(password: str, stored: str) -> bool:
-    """Trino's check of a PBKDF2 password-file entry (EncryptionUtil.doesPBKDF2PasswordMatch): SHA-1 HMAC,
-    ``iterations:salt-hex:hash-hex``, at least 1000 iterations."""
-    iterations, salt, digest = stored.split(":")
-    assert int(iterations) >= 1000 and salt == salt.lower() and digest == digest.lower()
-    derived = hashlib.pbkdf2_hmac("sha1", password.encode(), bytes.fromhex(salt), int(iterations),
-                                  dklen=len(bytes.fromhex(digest)))
-    return derived == bytes.fromhex(digest)
-
-
-def test_password_file_hashes_are_trinos_pbkdf2_and_stable():
-    first = pbkdf2_hash("trino-password-reader", "s3cret")
-    assert first == pbkdf2_hash("trino-password-reader", "s3cret"), "stable: an unchanged password restarts nothing"
-    assert first != pbkdf2_hash("trino-password-writer", "s3cret"), "two users with one password hash differently"
-    assert trino_verifies("s3cret", first) and not trino_verifies("wrong", first)
-    assert trino.password_file(native()) == "".join(
-        f"{name}:${{pbkdf2:trino-password-{name}}}\n" for name in ("platform", "writer", "reader"))
-
-
-def test_readers_reach_only_the_read_only_catalog_and_its_credentials_cannot_write():
-    spec = native()
-    assert trino.catalogs(spec) == {"fixture": ("rest-fixture", "writer"), "fixture_ro": ("rest-fixture", "reader")}
-    assert trino.access_rules(spec) == {"catalogs": [
-        {"user": "platform|writer", "catalog": "fixture", "allow": "all"},
-        {"user": "reader", "catalog": "fixture_ro", "allow": "read-only"},
-        {"catalog": "system", "allow": "read-only"},
-    ]}
-    from infra.services import ServiceContext
-
-    files = trino.catalog_files(ServiceContext(spec, "trino"))
-    assert "oauth2.token=${ENV:CATALOG_TOKEN_READER}" in files["fixture_ro.properties"]
-    assert "s3.aws-secret-key=${ENV:S3_SECRET_KEY_READER}" in files["fixture_ro.properties"]
-    assert "READER" not in files["fixture.properties"]
-    env = trino.secret_env(ServiceContext(spec, "trino"))
-    assert env["S3_SECRET_KEY_READER"] == "${secret:s3-secret-key-reader}"
-    assert env["S3_ACCESS_KEY_READER"] == "reader-access-key"
-    assert "S3_SECRET_KEY" not in env, "no engine gets the platform's admin key"
-
-
-def test_profiles_fill_each_identity_and_refuse_a_missing_value():
-    spec = native()
-    credentials = {"identities": {"reader": {"s3_access_key": "r", "s3_secret_key": "rs", "catalog_token": "rt",
-                                             "trino_user": "reader", "trino_password": "rp"}}}
-    filled = profiles.fill(profiles.pyiceberg(spec), credentials, "reader")
-    assert (filled["token"], filled["s3.access-key-id"], filled["s3.secret-access-key"]) == ("rt", "r", "rs")
-    assert filled["uri"].endswith(":8182")  # through the gate
-    with pytest.raises(KeyError, match="no credentials for identity 'writer'"):
-        profiles.fill(profiles.pyiceberg(spec), credentials, "writer")
-    with pytest.raises(KeyError, match="catalog_token"):
-        profiles.fill({"token": "{catalog_token}"}, {"identities": {"x": {}}}, "x")
-
-
-def test_every_iceberg_clients_profile_names_the_gates_token_endpoint():
-    """Iceberg Java refreshes even a static token, and PyIceberg fetches one for a credential: at the gate."""
-    from infra.services.context import Side, url
-
-    spec = native()
-    for side in (Side.EXTERNAL, Side.INTERNAL):
-        endpoint = profiles.catalog_uri(spec, side).rstrip("/") + "/v1/oauth/tokens"
-        assert profiles.pyiceberg(spec, side)["oauth2-server-uri"] == endpoint
-        assert profiles.spark(spec, side)["spark.sql.catalog.lab.oauth2-server-uri"] == endpoint
-        assert f"'oauth2-server-uri' = '{endpoint}'" in profiles.flink_sql(spec, side)
-        assert endpoint.startswith(url(spec, "catalog-gate", "http", side))  # the gate, not the fixture behind it
+def test_lab_gate_runs_in_the_operations_image_with_its_signing_key_only_in_its_environment(lab):
+    image = lab.named("operations-image")  # the one operations image, built once for every operations container
+    assert image.inputs["build"]["dockerfile"].endswith("docker/operations.Dockerfile")
+    assert image.inputs["imageName"] == "lakehouse/operations:0.3.0"
+    container = lab.named("catalog-gate")
+    assert container.inputs["command"] == ["python", "-m", "infra.operations.catalog_gate", "--config",
+                                           "/etc/lakehouse/catalog-gate.json"]
+    assert "CATALOG_GATE_SIGNING_KEY=lab-catalog-gate-access-token-signing-key" in reveal(container.inputs["envs"])
+    assert "signing" not in json.dumps(reveal(container.inputs["uploads"]))
+    assert SECRET_KEY in json.dumps(container.inputs["envs"]), "the key is a Pulumi secret"

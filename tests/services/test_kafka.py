@@ -1,0 +1,108 @@
+"""Kafka: one KRaft node on loopback natively, the image's variables on docker (the same server properties), MSK on aws;
+the programs under Pulumi mocks."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+from infra.services import ServiceContext
+from infra.services.kafka import config as kafka_config
+from infra.services.kafka import container as kafka_container
+from tests.support.aws_graph import the
+from tests.support.harness import ProgramRun
+from tests.support.rendered import envs, local_service, plain, properties
+
+
+def test_native_kafka_is_one_kraft_node_on_loopback_with_its_data_under_the_stack_state(native_run):
+    broker = local_service(native_run, "kafka")
+    argv = broker.inputs["argv"]
+    assert "-Xmx512m" in argv and argv[-2:][0] == "kafka.Kafka"
+    files = {Path(k).name: v for k, v in plain(broker.inputs["files"]).items()}
+    props = properties(files["server.properties"])
+    assert props["process.roles"] == "broker,controller"
+    for listener in props["listeners"].split(","):
+        assert "//127.0.0.1:" in listener, listener
+    assert props["log.dirs"].endswith("/native/kafka/data")
+    assert props["transaction.state.log.replication.factor"] == props["transaction.state.log.min.isr"] == "1"
+    assert props["auto.create.topics.enable"] == "false"
+    format_step = broker.inputs["setup"][0]
+    assert "kafka.tools.StorageTool" in format_step and "--ignore-formatted" in format_step
+    assert "--standalone" not in format_step  # refused with a static controller.quorum.voters
+    topics_step = broker.inputs["post_start"][0]
+    assert topics_step[2:4] == ["infra.targets.native.tasks", "create-topics"]
+    topics = {t["name"]: t for t in json.loads(topics_step[-1])}
+    assert set(topics) == {"orders", "bookshop.public.orders", "iceberg-control"}
+
+
+# -- docker --------------------------------------------------------------------------------------------------
+
+
+def image_properties(env: dict[str, str]) -> dict[str, str]:
+    """What the apache/kafka image writes from KAFKA_* variables (KafkaDockerWrapper's rule)."""
+    skip = {"KAFKA_VERSION", "KAFKA_HEAP_OPTS", "KAFKA_LOG4J_OPTS", "KAFKA_OPTS", "KAFKA_JMX_OPTS",
+            "KAFKA_JVM_PERFORMANCE_OPTS", "KAFKA_GC_LOG_OPTS", "KAFKA_LOG4J_ROOT_LOGLEVEL", "KAFKA_LOG4J_LOGGERS",
+            "KAFKA_TOOLS_LOG4J_LOGLEVEL", "KAFKA_JMX_HOSTNAME"}
+    return {k.removeprefix("KAFKA_").lower().replace("_", ".").replace("...", "-").replace("..", "_"): v
+            for k, v in env.items() if k.startswith("KAFKA_") and k not in skip}
+
+
+def test_lab_kafka_writes_to_its_volume_with_one_node_transactions(lab_streams):
+    broker = lab_streams.named("kafka")
+    env = envs(broker)
+    props = image_properties(env)
+    volume = broker.inputs["mounts"][0]
+    assert volume["type"] == "volume" and props["log.dirs"] == volume["target"] == "/var/lib/kafka/data"
+    assert props["transaction.state.log.replication.factor"] == "1"
+    assert props["transaction.state.log.min.isr"] == "1"
+    assert props["offsets.topic.replication.factor"] == "1"
+    assert props["share.coordinator.state.topic.replication.factor"] == "1"
+    cluster = env["CLUSTER_ID"]
+    assert len(cluster) == 22 and len(base64.urlsafe_b64decode(cluster + "==")) == 16
+    assert env["KAFKA_HEAP_OPTS"] == "-Xmx512m"
+    # The health check opens a socket: no second JVM inheriting the broker's heap.
+    assert broker.inputs["healthcheck"]["tests"] == ["CMD-SHELL", "bash -c 'exec 3<>/dev/tcp/127.0.0.1/9092'"]
+
+
+def test_the_images_variables_are_the_native_server_properties():
+    from infra.config import load_stack
+
+    spec = load_stack("lab")
+    ctx = ServiceContext(spec, "kafka")
+    props = kafka_config.broker_properties(ctx, "", "/data")
+    assert image_properties({kafka_container.image_env_name(k): v for k, v in props.items()}) == props
+    assert kafka_container.image_env_name("a_b-c.d") == "KAFKA_A__B___C_D"
+
+
+def test_lab_topics_job_creates_every_topic_with_a_small_heap(lab_streams):
+    job = lab_streams.named("kafka-topics")
+    script = job.inputs["command"][0]
+    for topic in ("orders", "bookshop.public.orders", "iceberg-control"):
+        assert f"--topic {topic} " in script
+    assert script.count("--if-not-exists") == 3
+    assert envs(job)["KAFKA_HEAP_OPTS"] == "-Xmx128m"
+    assert job.inputs["entrypoints"] == ["/bin/bash", "-c"]
+
+
+# -- aws -----------------------------------------------------------------------------------------------------
+
+
+def test_kafka_is_msk_with_debezium_on_msk_connect(streaming: ProgramRun) -> None:
+    cluster = the(streaming, "aws:msk/cluster:Cluster").inputs
+    assert cluster["numberOfBrokerNodes"] == 2
+    assert cluster["clientAuthentication"] == {"sasl": {"iam": True}, "unauthenticated": False}
+    assert len(cluster["brokerNodeGroupInfo"]["clientSubnets"]) == 2
+    connectors = {r.name: r.inputs for r in streaming.of_type("aws:mskconnect/connector:Connector")}
+    assert set(connectors) == {"lakehouse-bookshop-cdc", "lakehouse-bookshop-iceberg"}  # the stack's streams.connectors
+    cdc = connectors["lakehouse-bookshop-cdc"]["connectorConfiguration"]
+    assert cdc["connector.class"] == "io.debezium.connector.postgresql.PostgresConnector"
+    assert cdc["database.hostname"] == "postgres.lakehouse.internal"
+    assert cdc["publication.name"] == "bookshop_cdc" and cdc["publication.autocreate.mode"] == "disabled"
+    sink = connectors["lakehouse-bookshop-iceberg"]["connectorConfiguration"]
+    assert sink["iceberg.catalog.uri"] == "http://polaris.lakehouse.internal:8181/api/catalog"
+    assert sink["iceberg.catalog.credential"] == "root:${secretsmanager:lakehouse-polaris-root-secret:value}"
+    assert sink["iceberg.kafka.sasl.mechanism"] == "AWS_MSK_IAM"  # the sink's own control-topic clients
+    topics = {r.inputs["name"]: r.inputs for r in streaming.of_type("aws:msk/topic:Topic")}
+    assert set(topics) == {"orders", "bookshop.public.orders", "iceberg-control"}
+    assert {t["replicationFactor"] for t in topics.values()} == {2}

@@ -1,0 +1,277 @@
+"""Kafka Connect and the CDC source: what native and docker render for Connect and its connectors, the deployment steps,
+MSK Connect on aws, and the bookshop's seed.
+
+The programs run under Pulumi mocks (no engine, nothing deployed); the steps' providers are checked for what the
+engine's provider process needs (their own source, no repo); the bookshop's seed runs for real against a throwaway
+PostgreSQL where its server binaries exist."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from infra.services.kafka_connect import artifact as kafka_connect_artifact
+from infra.services.kafka_connect import cdc_source as kafka_connect_cdc_source
+from infra.services.kafka_connect import config as kafka_connect_config
+from tests.support.aws_graph import the
+from tests.support.harness import ProgramRun
+from tests.support.rendered import envs, local_service, plain, properties, secret_value
+
+CONNECTOR = "pulumi-python:dynamic/streams:Connector"
+
+
+SOURCE = "pulumi-python:dynamic/streams:PostgresSource"
+
+
+# -- native --------------------------------------------------------------------------------------------------
+
+
+def test_native_connect_runs_both_plugins_and_resolves_credentials_from_its_environment(native_run):
+    worker = local_service(native_run, "kafka-connect")
+    argv = worker.inputs["argv"]
+    assert argv[-2] == "org.apache.kafka.connect.cli.ConnectDistributed"
+    assert argv[-1].endswith("connect-distributed.properties")  # last: the sink reads it from sun.java.command
+    assert "-Xmx512m" in argv
+    files = {Path(k).name: v for k, v in plain(worker.inputs["files"]).items()}
+    props = properties(files["connect-distributed.properties"])
+    assert props["listeners"].startswith("http://127.0.0.1:")
+    assert props["plugin.discovery"] == "service_load"
+    assert props["offset.flush.interval.ms"] == "1000"
+    assert props["config.providers.env.class"] == kafka_connect_config.ENV_PROVIDER
+    assert props["plugin.path"].endswith("/plugins")
+    env = plain(worker.inputs["env"])
+    assert env["LAKEHOUSE_BOOKSHOP_CDC_PASSWORD"] == "lab-bookshop-cdc-password"
+    assert secret_value(worker.inputs["env"])  # the whole env is a secret in state
+
+
+def test_connectors_hold_no_secret_and_reference_the_workers_environment(native_run):
+    connectors = {r.inputs["name"]: r for r in native_run.of_type(CONNECTOR)}
+    assert set(connectors) == {"bookshop-cdc", "bookshop-iceberg"}
+    for resource in connectors.values():
+        text = json.dumps(resource.inputs["config"])
+        assert "lab-" not in text, text  # no lab password or key in a connector config
+        assert resource.inputs["connect_url"].startswith("http://127.0.0.1:")
+    cdc = connectors["bookshop-cdc"].inputs["config"]
+    assert cdc["database.password"] == "${env:LAKEHOUSE_BOOKSHOP_CDC_PASSWORD}"
+    assert cdc["publication.autocreate.mode"] == "disabled" and cdc["slot.drop.on.stop"] == "false"
+    assert connectors["bookshop-cdc"].inputs["reset_offsets_on_delete"] is True
+    sink = connectors["bookshop-iceberg"].inputs["config"]
+    assert sink["iceberg.control.commit.interval-ms"] == "10000"
+    assert sink["iceberg.control.commit.timeout-ms"] == "15000"
+    assert sink["iceberg.catalog.s3.secret-access-key"] == "${env:LAKEHOUSE_S3_SECRET_KEY}"
+    assert sink["transforms.dbz.type"] == kafka_connect_config.DEBEZIUM_TRANSFORM
+    assert connectors["bookshop-iceberg"].inputs["reset_offsets_on_delete"] is False
+
+
+def test_the_cdc_source_comes_after_postgres_and_before_its_connector(native_run):
+    source = native_run.of_type(SOURCE)[0]
+    assert set(source.depends_on) == {"kafka-connect", "postgres"}
+    cdc = next(r for r in native_run.of_type(CONNECTOR) if r.inputs["name"] == "bookshop-cdc")
+    assert {"bookshop-cdc-source", "postgres"} <= set(cdc.depends_on)
+    assert secret_value(source.inputs["password"]) == "lab-postgres-password"
+    assert secret_value(source.inputs["params"]) == {"cdc_password": "lab-bookshop-cdc-password"}
+    statements = source.inputs["apply"]
+    assert statements[-1].startswith("SELECT pg_create_logical_replication_slot('bookshop_debezium', 'pgoutput')")
+    assert any("REPLICA IDENTITY FULL" in s for s in statements)
+    assert source.inputs["teardown"][0].startswith("SELECT pg_drop_replication_slot")
+
+
+def test_outputs_carry_bootstrap_servers_connect_and_the_cdc_promise(native_run):
+    profiles = native_run.outputs["profiles"]
+    assert profiles["host"]["kafka"]["bootstrap.servers"].startswith("127.0.0.1:")
+    assert profiles["services"]["kafka"]["bootstrap.servers"].startswith("127.0.0.1:")
+    assert profiles["host"]["kafka_connect"]["url"].startswith("http://127.0.0.1:")
+    streams = native_run.outputs["streams"]
+    assert streams["cdc_visible_within_s"] == 60
+    assert [c["name"] for c in streams["connectors"]] == ["bookshop-cdc", "bookshop-iceberg"]
+
+
+# -- docker --------------------------------------------------------------------------------------------------
+
+
+def test_lab_connect_mounts_the_assembled_sink_next_to_the_images_debezium(lab_streams):
+    worker = lab_streams.named("kafka-connect")
+    assert worker.inputs["image"] == "sha256:kafka-connect-image"
+    mount = worker.inputs["volumes"][0]  # a Binds entry (infra/targets/docker.py: never the Mounts API for binds)
+    assert mount == {"hostPath": "/nonexistent/lakehouse-cache/kafka-connect",
+                     "containerPath": "/kafka/connect/iceberg-kafka-connect", "readOnly": True}
+    env = envs(worker)
+    assert env["CONNECT_PLUGIN_DISCOVERY"] == "service_load"
+    assert env["CONNECT_CONFIG_PROVIDERS_ENV_CLASS"] == kafka_connect_config.ENV_PROVIDER
+    assert env["OFFSET_FLUSH_INTERVAL_MS"] == "1000"
+    assert env["BOOTSTRAP_SERVERS"] == "kafka:9092"
+    assert "CONNECT_PLUGIN_PATH" not in env  # the image's /kafka/connect
+    assert secret_value(worker.inputs["envs"])
+    assert set(worker.depends_on) - {"book2-lab-state"} == {"kafka", "kafka-topics"}
+
+
+def test_lab_connectors_are_registered_through_the_published_port(lab_streams):
+    connectors = {r.inputs["name"]: r for r in lab_streams.of_type(CONNECTOR)}
+    assert {c.inputs["connect_url"] for c in connectors.values()} == {"http://localhost:8083"}
+    assert connectors["bookshop-cdc"].inputs["config"]["database.hostname"] == "postgres"
+    sink = connectors["bookshop-iceberg"].inputs["config"]
+    assert sink["iceberg.catalog.uri"] == "http://catalog-gate:8182"  # through the gate, as the writer identity
+    assert sink["iceberg.catalog.token"] == "${env:LAKEHOUSE_CATALOG_TOKEN_WRITER}"
+    source = lab_streams.of_type(SOURCE)[0]
+    assert (source.inputs["host"], source.inputs["port"]) == ("localhost", 5432)
+
+
+# -- the steps' providers ------------------------------------------------------------------------------------
+
+
+def test_serialized_step_providers_load_without_the_repository_on_the_path():
+    from pulumi.dynamic.dynamic import serialize_provider
+
+    from infra.services.kafka_connect import connectors, postgres_source
+
+    for provider in (connectors.ConnectorProvider(), postgres_source.PostgresSourceProvider()):
+        blob = serialize_provider(provider)
+        assert blob == serialize_provider(type(provider)()), "deterministic, or every up shows a diff"
+        code = ("import base64, sys, dill\n"
+                "p = dill.loads(base64.b64decode(sys.stdin.read()))\n"
+                "print(type(p).__name__)\n")
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        done = subprocess.run([sys.executable, "-c", code], input=blob, cwd="/", env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split() == [type(provider).__name__]
+        assert base64.b64decode(blob)[:50].count(b"infra.targets") == 0
+
+
+# -- aws: MSK Connect, the config provider, secret references, reloads (issue #13, item 13) ------------------
+
+
+# Kafka's ConfigTransformer.DEFAULT_PATTERN: ${provider:[path:]key}
+KAFKA_REFERENCE = re.compile(r"\$\{([^}]*?):(([^}]*?):)?([^}]*?)\}")
+
+
+def test_msk_connect_worker_names_a_provider_that_every_plugin_carries(streaming: ProgramRun) -> None:
+    workers = the(streaming, "aws:mskconnect/workerConfiguration:WorkerConfiguration").inputs
+    props = dict(line.split("=", 1) for line in workers["propertiesFileContent"].splitlines() if line)
+    assert props["config.providers"] == "secretsmanager"
+    assert props["config.providers.secretsmanager.class"] == kafka_connect_artifact.PROVIDER_CLASS
+    source = Path(kafka_connect_artifact.PROVIDER_SOURCE).read_text()
+    assert f"package {kafka_connect_artifact.PROVIDER_CLASS.rsplit('.', 1)[0]};" in source
+    assert f"class {kafka_connect_artifact.PROVIDER_CLASS.rsplit('.', 1)[1]} implements ConfigProvider" in source
+    for kind, plugin_dir in (("debezium-postgres", "debezium-connector-postgres"),
+                             ("iceberg-sink", "iceberg-kafka-connect")):
+        archive = streaming.named(f"lakehouse-{kind}-plugin").inputs["source"]
+        assert set(archive.assets) == {plugin_dir, kafka_connect_artifact.PROVIDER_DIR}, kind
+        assert archive.assets[kafka_connect_artifact.PROVIDER_DIR].path.endswith("/cloud-kafka-connect/secrets-provider")
+
+
+def test_msk_connectors_reference_secrets_by_name_and_never_reload(streaming: ProgramRun) -> None:
+    role = json.loads(next(r for r in streaming.of_type("aws:iam/rolePolicy:RolePolicy") if r.name == "lakehouse-connect").inputs["policy"])
+    readable = next(s["Resource"] for s in role["Statement"] if s["Sid"] == "ConnectorSecrets")
+    for connector in streaming.of_type("aws:mskconnect/connector:Connector"):
+        config = connector.inputs["connectorConfiguration"]
+        assert config["config.action.reload"] == "none", connector.name
+        for key, value in config.items():
+            for match in KAFKA_REFERENCE.finditer(value):
+                provider, path, name = match.group(1), match.group(3), match.group(4)
+                # Parsed as Kafka parses it: the path is the whole secret name, the key a JSON field.
+                assert provider == "secretsmanager" and path and ":" not in path, (connector.name, key, value)
+                assert name in ("password", "value")
+                assert any(arn.split(":secret:", 1)[1].startswith(path + "-") for arn in readable), path
+    assert "kafka-cluster:AlterTransactionalId" in json.dumps(role)  # the sink commits with transactions
+
+
+def test_msk_cdc_source_is_a_one_off_task_with_the_labs_statements(streaming: ProgramRun) -> None:
+    (task,) = [r for r in streaming.of_type("aws:ecs/taskDefinition:TaskDefinition")
+               if r.name == "lakehouse-bookshop-cdc-source"]
+    (container,) = json.loads(task.inputs["containerDefinitions"])
+    script = " ".join(container["command"])
+    assert "pg_create_logical_replication_slot('bookshop_debezium', 'pgoutput')" in script
+    assert "CREATE PUBLICATION bookshop_cdc FOR TABLE public.orders" in script
+    assert "bookshop_cdc WITH LOGIN" not in script  # Debezium logs in as RDS's master user on aws
+    assert [s["name"] for s in container["secrets"]] == ["PGPASSWORD"]
+    assert streaming.outputs["streams_jobs"]["bookshop-cdc-source"]["command"].startswith("aws ecs run-task")
+
+
+def test_secret_names_come_from_arns() -> None:
+    from infra.services.kafka_connect.aws import secret_name_of
+
+    assert secret_name_of("arn:aws:secretsmanager:eu-west-1:1:secret:rds!db-1a2b-AbCdEf") == "rds!db-1a2b"
+    assert secret_name_of("arn:aws:secretsmanager:eu-west-1:1:secret:lakehouse-polaris-root-secret-x1Y2z3") == \
+        "lakehouse-polaris-root-secret"
+
+
+# -- the bookshop's seed, for real ---------------------------------------------------------------------------
+
+
+SEED_MD5 = "72a7850a6c250344f21269e2b3e5f70e"  # md5 of the 60,000 rows as text, ordered by order_id
+
+
+def _postgres_bin() -> Path | None:
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    return found[-1].parent if found else None
+
+
+@pytest.mark.skipif(_postgres_bin() is None or os.geteuid() != 0, reason="needs PostgreSQL server binaries and root")
+def test_the_seed_is_sixty_thousand_deterministic_orders_and_the_setup_is_idempotent():
+    import pwd
+
+    import psycopg
+    from psycopg import sql
+
+    from infra.config import load_stack
+
+    bindir = _postgres_bin()
+    assert bindir is not None
+    user = pwd.getpwnam("postgres")
+    tmp_path = Path(tempfile.mkdtemp(prefix="lakehouse-seed-"))  # the postgres user must reach it (not pytest's 0700)
+    os.chown(tmp_path, user.pw_uid, user.pw_gid)
+    data = tmp_path / "pg"
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    as_pg = {"user": user.pw_uid, "group": user.pw_gid}
+    subprocess.run([str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8"],
+                   check=True, capture_output=True, **as_pg)
+    server = subprocess.Popen([str(bindir / "postgres"), "-D", str(data), "-c", "listen_addresses=127.0.0.1",
+                               "-p", str(port), "-c", f"unix_socket_directories={tmp_path}", "-c", "wal_level=logical"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **as_pg)
+    try:
+        for _ in range(100):
+            try:
+                conn = psycopg.connect(host="127.0.0.1", port=port, user="postgres", dbname="postgres",
+                                       autocommit=True)
+                break
+            except psycopg.OperationalError:
+                time.sleep(0.1)
+        with conn:
+            conn.execute("CREATE DATABASE bookshop")
+        source = load_stack("native").streams.sources()[0]
+        digests = []
+        for _ in range(2):  # the second run changes nothing
+            with psycopg.connect(host="127.0.0.1", port=port, user="postgres", dbname="bookshop",
+                                 autocommit=True) as db:
+                for statement in kafka_connect_cdc_source.source_statements(source):
+                    db.execute(sql.SQL(statement).format(cdc_password=sql.Literal("it's secret")))
+                digests.append(db.execute("SELECT count(*), md5(string_agg(o::text, E'\\n' ORDER BY order_id)) "
+                                          "FROM public.orders o").fetchone())
+                slots = db.execute("SELECT slot_name, plugin FROM pg_replication_slots").fetchall()
+        assert digests == [(60000, SEED_MD5)] * 2
+        assert slots == [("bookshop_debezium", "pgoutput")]
+        with psycopg.connect(host="127.0.0.1", port=port, user="postgres", dbname="bookshop", autocommit=True) as db:
+            for statement in kafka_connect_cdc_source.teardown_statements(source):
+                db.execute(statement)
+            left = db.execute("SELECT (SELECT count(*) FROM pg_replication_slots), (SELECT count(*) FROM "
+                              "pg_publication), (SELECT count(*) FROM pg_roles WHERE rolname = 'bookshop_cdc'), "
+                              "(SELECT count(*) FROM public.orders)").fetchone()
+        assert left == (0, 0, 0, 60000)  # the slot, publication and role go; the orders stay
+    finally:
+        server.terminate()
+        server.wait(30)
+        shutil.rmtree(tmp_path, ignore_errors=True)

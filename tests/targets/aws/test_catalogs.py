@@ -1,0 +1,74 @@
+"""The catalogs on aws (infra/targets/aws/catalogs.py) under Pulumi mocks: ECS services behind one internal load
+balancer, their setup jobs as one-off task definitions in the order CD runs them."""
+
+from __future__ import annotations
+
+from infra.config import load_platform
+from tests.support.aws_graph import container_of_task, containers, ecs_service, the
+from tests.support.harness import ProgramRun
+from tests.support.stacks import cloud_platform
+
+
+def test_catalogs_run_on_fargate_behind_an_internal_load_balancer(cloud: ProgramRun) -> None:
+    balancer = the(cloud, "aws:lb/loadBalancer:LoadBalancer").inputs
+    assert balancer["internal"] is True
+    assert balancer["loadBalancerType"] == "application"
+    groups = {r.name: r.inputs for r in cloud.of_type("aws:lb/targetGroup:TargetGroup")}
+    assert groups["lakehouse-polaris"]["healthCheck"]["path"] == "/q/health"
+    assert groups["lakehouse-polaris"]["healthCheck"]["port"] == "8182"
+    assert groups["lakehouse-lakekeeper"]["healthCheck"]["path"] == "/health"
+    assert groups["lakehouse-lakekeeper"]["healthCheck"]["port"] == "traffic-port"
+    rules = {r.name: r.inputs for r in cloud.of_type("aws:lb/listenerRule:ListenerRule")}
+    assert rules["lakehouse-polaris"]["conditions"] == [{"hostHeader": {"values": ["polaris.lakehouse.internal"]}}]
+    for name in ("polaris", "lakekeeper"):
+        service = ecs_service(cloud, name).inputs
+        assert service["launchType"] == "FARGATE"
+        assert service["desiredCount"] == 2
+        assert service["networkConfiguration"]["assignPublicIp"] is False
+        assert service["loadBalancers"][0]["targetGroupArn"].endswith(f"lakehouse-{name}")
+        assert service["deploymentCircuitBreaker"] == {"enable": True, "rollback": True}
+    images = {c["name"]: c["image"] for _, c in containers(cloud)}
+    spec = load_platform(cloud_platform())
+    for name in ("polaris", "lakekeeper", "polaris-bootstrap", "lakekeeper-migrate", "trino"):
+        assert images[name] == spec.services[name].image
+    memory = {c["name"]: c["memory"] for _, c in containers(cloud)}
+    assert memory["polaris"] == 1024 and memory["lakekeeper"] == 256  # the service budgets
+
+
+def test_jobs_are_one_off_task_definitions_in_order(cloud: ProgramRun) -> None:
+    jobs = cloud.outputs["catalog_jobs"]
+    # Each catalog's setup job (catalog, warehouse) after its server's bootstrap or migration.
+    assert sorted(jobs, key=lambda j: jobs[j]["order"]) == [
+        "postgres-init", "polaris-bootstrap", "polaris-catalog", "lakekeeper-migrate", "lakekeeper-warehouse"]
+    for job in jobs.values():
+        assert job["command"].startswith(f"aws ecs run-task --cluster lakehouse-cloud-catalog "
+                                         f"--task-definition {job['task_definition']}")
+    services = {r.inputs.get("name") for r in cloud.of_type("aws:ecs/service:Service")}
+    assert not services & set(jobs), "a job must not run as a long-lived service"
+
+
+def test_catalog_setup_jobs_name_the_vending_role_and_key_and_read_secrets_from_secrets_manager(
+        cloud: ProgramRun) -> None:
+    """Issue #13 item 4 on aws: the setup jobs get the ARNs Polaris and Lakekeeper must name, never a secret value."""
+    vending = "arn:aws:iam:eu-west-1:123456789012:lakehouse-credential-vending"
+    key = "arn:aws:kms:eu-west-1:123456789012:lakehouse-key"
+    catalog = container_of_task(cloud, "lakehouse-polaris-catalog")
+    assert catalog["image"] == "alpine/curl:8.21.0" and catalog["entryPoint"] == ["/bin/sh", "-c"]
+    env = {e["name"]: e["value"] for e in catalog["environment"]}
+    assert env == {"KMS_KEY_ARN": key, "POLARIS_CLIENT_ID": "root", "POLARIS_REALM": "POLARIS",
+                   "POLARIS_URL": "http://polaris.lakehouse.internal:8181", "VENDING_ROLE_ARN": vending}
+    assert catalog["secrets"] == [{"name": "POLARIS_CLIENT_SECRET",
+                                   "valueFrom": "arn:aws:secretsmanager:eu-west-1:123456789012:secret:lakehouse-polaris-root-secret-AbCdEf"}]
+    assert '\\"roleArn\\":\\"$(json_escape "$VENDING_ROLE_ARN")\\"' in catalog["command"][0]
+    warehouse = container_of_task(cloud, "lakehouse-lakekeeper-warehouse")
+    env = {e["name"]: e["value"] for e in warehouse["environment"]}
+    assert env == {"KMS_KEY_ARN": key, "LAKEKEEPER_URL": "http://lakekeeper.lakehouse.internal:8181",
+                   "VENDING_ROLE_ARN": vending}
+    assert warehouse["secrets"] == []
+    # The jobs run in the catalogs' group and reach the catalogs through the load balancer.
+    rules = cloud.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
+    assert any(r.inputs["securityGroupId"] == "lakehouse-lb-id" and r.inputs["referencedSecurityGroupId"]
+               == "lakehouse-catalogs-id" and r.inputs["fromPort"] == 8181 for r in rules)
+    egress = cloud.of_type("aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule")
+    assert any(r.inputs["securityGroupId"] == "lakehouse-catalogs-id" and r.inputs.get("referencedSecurityGroupId")
+               == "lakehouse-lb-id" and r.inputs["fromPort"] == 8181 for r in egress)

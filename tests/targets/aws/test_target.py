@@ -1,0 +1,45 @@
+"""The aws target as a whole (infra/targets/aws/target.py) under Pulumi mocks: the stack's outputs, and the run that
+stops before any resource when a secret is left at its lab default."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.harness import ProgramRun, run_program
+from tests.support.stacks import cloud_platform
+
+
+def test_stack_outputs(cloud: ProgramRun) -> None:
+    outputs = cloud.outputs
+    assert outputs["target"] == "aws"
+    assert outputs["catalog_urls"] == {"polaris": "http://polaris.lakehouse.internal:8181/api/catalog",
+                                       "lakekeeper": "http://lakekeeper.lakehouse.internal:8181/catalog"}
+    assert outputs["rds_endpoint"] == "lakehouse-catalog-db.abc123.eu-west-1.rds.amazonaws.com:5432"
+    assert outputs["replica_bucket"] == "lakehouse-warehouse-prod-replica"
+    assert outputs["service_namespace"] == "lakehouse.internal"
+    assert outputs["profiles"]["host"]["pyiceberg"]["uri"] == "http://polaris.lakehouse.internal:8181/api/catalog"
+    assert "s3.endpoint" not in outputs["profiles"]["host"]["pyiceberg"]
+    dns = {r.inputs["name"] for r in cloud.of_type("aws:servicediscovery/service:Service")}
+    assert dns == {"postgres", "polaris", "lakekeeper", "trino"}
+
+
+def test_cloud_refuses_lab_default_secrets():
+    """On aws no lab default may reach Secrets Manager: unset secrets stop the run with the fix."""
+    import pulumi
+
+    from tests.support.harness import RecordingMocks
+
+    mocks = RecordingMocks()
+    with pytest.raises(pulumi.RunError) as info:
+        run_program("cloud", cloud_platform(), extra_config={}, mocks=mocks)
+    message = str(info.value)
+    assert "lakehouse:polarisRootSecret: run `pulumi config set --secret lakehouse:polarisRootSecret <value>" in message
+    assert "lakehouse:lakekeeperEncryptionKey" in message
+    assert not [r for r in mocks.resources if not r.type.startswith("pulumi:")]
+
+
+def test_cloud_credentials_output_has_no_database_password(cloud):
+    creds = cloud.outputs["credentials"]
+    assert creds["secret"] is True
+    assert "postgres_password" not in creds["value"]
+    assert creds["value"]["polaris_root_secret"] == "test-polaris-root-secret"
