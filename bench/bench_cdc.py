@@ -17,12 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from infra.control import commands, isolated
 from infra.control.workspace import forget, outputs

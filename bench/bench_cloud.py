@@ -17,12 +17,10 @@ import time
 import warnings
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))  # the unit tier's mocks harness
-
-from harness import run_program
-
 from infra.config import CONFIG_KEY, read_stack_config
+from tests.support.harness import run_program  # the unit tier's mocks harness
+
+ROOT = Path(__file__).resolve().parents[1]
 
 TARGET_S = 5.0
 

@@ -44,8 +44,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing_proxy import ProxyProcess, breakdown
+from timing_proxy import ProxyProcess, breakdown  # bench/, this script's directory: first on sys.path
 
 from platform_tests.support import commits
 from platform_tests.support.fixture import postgres_fixture, throwaway_fixture

@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))  # the unit tier's mocks harness
 
 RUNS = 5
 
@@ -20,8 +19,8 @@ RUNS = 5
 def time_program() -> list[float]:
     """Each run is a fresh interpreter, so imports (pulumi, pulumi_docker, pydantic) are counted."""
     code = (
-        f"import sys,time; t=time.perf_counter(); sys.path[:0]=[{str(ROOT / 'tests')!r}];"
-        "from conftest import stack_platform; from harness import run_program;"
+        "import time; t=time.perf_counter();"
+        "from tests.support.stacks import stack_platform; from tests.support.harness import run_program;"
         "r=run_program('lab', stack_platform('lab')); assert len(r.resources)>30;"
         "print(time.perf_counter()-t)"
     )

@@ -19,15 +19,8 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))  # the unit tier's mocks harness and policy helpers
-
-from harness import run_program
-from policy_support import stack_platform, to_resources
 from pulumi_policy.policy import (
     PolicyCustomTimeouts,
     PolicyResource,
@@ -41,6 +34,8 @@ import policies.engine as pack
 from policies import config as pack_config
 from policies.registry import POLICIES, run_policy
 from policies.resources import Resource, StackContext
+from tests.support.harness import run_program  # the unit tier's mocks harness and policy helpers
+from tests.support.policy_support import stack_platform, to_resources
 
 BUDGET_S = 2.0
 

@@ -22,15 +22,12 @@ import http.client
 import json
 import os
 import statistics
-import sys
 import threading
 import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pyarrow as pa
 from prometheus_client.core import CollectorRegistry

@@ -17,19 +17,14 @@ XML's ``<property name="figure">``) carries it.
 from __future__ import annotations
 
 import os
-import sys
 import time
 import uuid
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from platform_tests.support import report  # noqa: E402
-from platform_tests.support.stack import OutputsError, Stack, read_outputs_file, read_stack_outputs  # noqa: E402
+from platform_tests.support import report
+from platform_tests.support.stack import OutputsError, Stack, read_outputs_file, read_stack_outputs
 
 LAYERS = ("storage", "catalog", "compute", "governance", "orchestration", "observability", "recovery")
 

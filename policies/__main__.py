@@ -11,16 +11,12 @@ secrets kept, the stack's contract, enforcement levels).
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
 PACK_NAME = "lakehouse-contracts"
 
 
 def main() -> None:
-    if str(ROOT) not in sys.path:  # the engine runs the pack as `python policies/`: make infra.*, policies.* importable
-        sys.path.insert(0, str(ROOT))
+    # The engine runs the pack as `python policies/` with the project's virtualenv (PulumiPolicy.yaml), where the
+    # project is installed editable: infra.* and policies.* import from there, with no sys.path entry.
     from pulumi_policy import EnforcementLevel, PolicyPack
 
     from policies.engine import STATE, build_policies, install_engine_hooks
