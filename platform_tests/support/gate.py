@@ -1,6 +1,6 @@
 """A catalog gate, and a REST fixture for it to front, as local processes on loopback.
 
-For the gate's tests (``tests/test_governance.py``, ``tests/test_gate_clients.py``) and its benchmark
+For the gate's tests (``tests/services/test_catalog_gate.py``, ``tests/services/test_catalog_gate_clients.py``) and its benchmark
 (``bench/bench_gate.py``). The gate runs as the native target runs it (``python -m
 infra.operations.catalog_gate --config <file>``, its signing key in its environment); its stderr is
 kept (``RunningGate.log``). The fixture runs as the native target runs the platform's (the cached
