@@ -88,7 +88,7 @@ class RecordingMocks(pulumi.runtime.Mocks):
     resources: list[Registered] = field(default_factory=list)
     job_results: dict[str, tuple[int | None, str]] = field(default_factory=dict)
 
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         urn = f"urn:pulumi:test::lakehouse-platform::{args.typ}::{args.name}"
         parent = getattr(args, "parent", None) or None
         self.resources.append(Registered(args.typ, args.name, dict(args.inputs), urn, parent))
@@ -103,9 +103,10 @@ class RecordingMocks(pulumi.runtime.Mocks):
         if args.typ.endswith(":SelfSignedCertificate"):  # what the provider issues on create
             cert, key = f"-----BEGIN CERTIFICATE-----\n{args.name}\n", f"-----BEGIN PRIVATE KEY-----\n{args.name}\n"
             outputs.update(cert_pem=cert, key_pem=key, pem=key + cert, not_after="2099-01-01T00:00:00+00:00")
-        return [f"{args.name}-id", outputs]
+        return f"{args.name}-id", outputs
 
-    def call(self, args: pulumi.runtime.MockCallArgs):
+    # Pulumi takes a plain dict as well as (result, failures) (runtime/mocks.py: isinstance(tup, dict)).
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:  # type: ignore[override]
         if args.token == "aws:index/getCallerIdentity:getCallerIdentity":
             return {"accountId": "123456789012", "arn": "arn:aws:iam::123456789012:user/test", "userId": "test"}
         if args.token == "aws:index/getRegion:getRegion":
@@ -214,7 +215,7 @@ def run_program(
     depends: dict[tuple[str, str], list[str]] = {}
     replaced_first: set[tuple[str, str]] = set()
 
-    def record_options(args: pulumi.ResourceTransformationArgs):
+    def record_options(args: pulumi.ResourceTransformationArgs) -> pulumi.ResourceTransformationResult | None:
         parent = args.opts.parent if args.opts else None
         parents[(args.type_, args.name)] = ((getattr(parent, "_name", None), getattr(parent, "_type", None))
                                             if parent is not None else (None, None))
