@@ -269,6 +269,29 @@ def test_aws_kafka_source_without_msk_is_refused():
         "aws.kafka_msk is false; set aws.kafka_msk: true, or use 'generator' or 'auto'"]
 
 
+
+def test_flink_on_msf_reads_msk_with_iam_when_kafka_is_msk(streaming: ProgramRun) -> None:
+    import json
+
+    from infra.config import load_platform
+    from infra.services import ServiceContext
+    from infra.services.resolver import cloud_recipes
+
+    run = streaming
+    [app] = run.of_type("aws:kinesisanalyticsv2/application:Application")
+    [group] = app.inputs["applicationConfiguration"]["environmentProperties"]["propertyGroups"]
+    props = group["propertyMap"]
+    assert props["source"] == "kafka" and props["kafka-topic"] == "orders"
+    assert props["kafka-bootstrap"] == "b-1.lakehouse-kafka.kafka.eu-west-1.amazonaws.com:9098"
+    assert props["kafka.sasl.mechanism"] == "AWS_MSK_IAM" and props["kafka.security.protocol"] == "SASL_SSL"
+    [policy] = [r for r in run.of_type("aws:iam/rolePolicy:RolePolicy") if r.name == "lakehouse-flink-application"]
+    statements = {s["Sid"]: s for s in json.loads(policy.inputs["policy"])["Statement"]}
+    # Only its own topic and consumer group (MSK ARNs: .../cluster/<name>/<uuid> -> .../topic/<name>/<uuid>/<topic>).
+    assert statements["KafkaTopic"]["Resource"].endswith("/orders")
+    assert statements["KafkaGroup"]["Resource"].endswith("/lakehouse-flink")
+    spec = load_platform(with_changes(kafka_msk=True))
+    assert cloud_recipes(spec)["flink-jobmanager"].key(ServiceContext(spec, "flink-jobmanager")).endswith(":kafka")
+
 def test_application_jar_merges_service_files_drops_signatures_and_is_reproducible(tmp_path):
     import zipfile
 
@@ -309,29 +332,3 @@ def test_every_native_health_check_records_as_given_so_a_second_up_changes_nothi
     for process in native_run.of_type("pulumi-python:dynamic/native:LocalService"):
         health = process.inputs["health"]
         assert adapter.validate_python(health).model_dump(exclude_none=True) == health, process.name
-
-
-# -- aws: Managed Service for Apache Flink reading MSK -------------------------------------------------------
-
-
-def test_flink_on_msf_reads_msk_with_iam_when_kafka_is_msk(streaming: ProgramRun) -> None:
-    import json
-
-    from infra.config import load_platform
-    from infra.services import ServiceContext
-    from infra.services.resolver import cloud_recipes
-
-    run = streaming
-    [app] = run.of_type("aws:kinesisanalyticsv2/application:Application")
-    [group] = app.inputs["applicationConfiguration"]["environmentProperties"]["propertyGroups"]
-    props = group["propertyMap"]
-    assert props["source"] == "kafka" and props["kafka-topic"] == "orders"
-    assert props["kafka-bootstrap"] == "b-1.lakehouse-kafka.kafka.eu-west-1.amazonaws.com:9098"
-    assert props["kafka.sasl.mechanism"] == "AWS_MSK_IAM" and props["kafka.security.protocol"] == "SASL_SSL"
-    [policy] = [r for r in run.of_type("aws:iam/rolePolicy:RolePolicy") if r.name == "lakehouse-flink-application"]
-    statements = {s["Sid"]: s for s in json.loads(policy.inputs["policy"])["Statement"]}
-    # Only its own topic and consumer group (MSK ARNs: .../cluster/<name>/<uuid> -> .../topic/<name>/<uuid>/<topic>).
-    assert statements["KafkaTopic"]["Resource"].endswith("/orders")
-    assert statements["KafkaGroup"]["Resource"].endswith("/lakehouse-flink")
-    spec = load_platform(with_changes(kafka_msk=True))
-    assert cloud_recipes(spec)["flink-jobmanager"].key(ServiceContext(spec, "flink-jobmanager")).endswith(":kafka")

@@ -29,8 +29,6 @@ from tests.support.harness import ProgramRun
 from tests.support.rendered import envs, local_service, plain, properties, secret_value
 
 CONNECTOR = "pulumi-python:dynamic/streams:Connector"
-
-
 SOURCE = "pulumi-python:dynamic/streams:PostgresSource"
 
 

@@ -18,10 +18,7 @@ def _streams(**changes) -> dict:
 
 
 SINK = {"kind": "iceberg-sink", "name": "sink1", "topics": ["bookshop.public.orders"], "table": "bookshop.t"}
-
-
 SOURCE_SPEC = {"kind": "debezium-postgres", "name": "src"}
-
 
 BAD = {
     "unknown plugin": (
