@@ -6,7 +6,7 @@ PY := .venv/bin/python
 STACK ?= native
 
 .PHONY: bootstrap venv pulumi artifacts up down smoke verify test unit lint docs lock review bench \
-	engine engine-stop engine-status lab-base lab-images lab-run
+	engine engine-stop engine-status lab-base lab-images lab-run lab-test
 
 ## bootstrap: project venv (hash-locked), Pulumi CLI + language host (Go module proxy), the stack's artifacts
 bootstrap: venv pulumi artifacts
@@ -84,9 +84,15 @@ lab-base: venv engine
 lab-images: venv engine
 	@$(DOCKER_ENV) $(PY) -m infra.lab --stack $(LAB_STACK) $(LAB_ARGS) images build
 
-## lab-run: the lab's containers from the program's own rendered inputs, to healthy (the CI stage of issue 19)
+## lab-run: the lab from the program with every resource made on the engine (no Pulumi provider needed), to
+## healthy, the smoke check and the engines probe against it, then destroyed
 lab-run: venv engine
-	@$(DOCKER_ENV) $(PY) -m infra.lab --stack $(LAB_STACK) $(LAB_ARGS) run
+	@$(DOCKER_ENV) $(PY) -m infra.lab --stack $(LAB_STACK) $(LAB_ARGS) run --probe
+
+## lab-test: the tests that need a Docker engine (marker lab): the run above, broken configs turning it red,
+## the probes' Docker seam. CI's lab stage, on built images without Polaris and Lakekeeper (no artifact)
+lab-test: venv engine
+	@$(DOCKER_ENV) $(PY) -m pytest tests -q -m lab -p no:randomly
 
 ## lock: regenerate requirements.lock (the whole tree) and docker/operations.lock (the operations image) from
 ## pyproject.toml, hash-pinned, with uv from PyPI

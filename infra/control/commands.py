@@ -111,6 +111,11 @@ def verify(pytest_args: list[str], stack: str = "verify") -> int:
 
 
 def smoke(stack: str) -> list[tuple[str, str, bool, str]]:
+    """The smoke check of a deployed stack (``smoke_checks`` on its outputs)."""
+    return smoke_checks(outputs(stack))
+
+
+def smoke_checks(out: dict[str, Any]) -> list[tuple[str, str, bool, str]]:
     """A short check that the core answers: store, catalog, engine, signals. (layer, check, ok, detail).
 
     Acts as the host profiles' identity (the writer), like the engines do; a client without a token is
@@ -120,7 +125,6 @@ def smoke(stack: str) -> list[tuple[str, str, bool, str]]:
 
     from infra.control import clients
 
-    out = outputs(stack)
     profiles = out["profiles"]["host"]
     results = []
     py = clients.profile(out, "pyiceberg")
@@ -246,7 +250,11 @@ def print_endpoints(stack: str) -> None:
 
 
 def smoke_report(stack: str) -> int:
-    results = smoke(stack)
+    return print_smoke(smoke(stack))
+
+
+def print_smoke(results: list[tuple[str, str, bool, str]]) -> int:
+    """The smoke check's table; 0 when every check passed."""
     table = Table(title="Smoke check")
     for column in ("layer", "check", "result", "detail"):
         table.add_column(column, overflow="fold")

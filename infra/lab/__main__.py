@@ -4,8 +4,11 @@
     [--stack lab] [--set KEY=VALUE]... images build  the operations image and, with lab.images: built, every
                                                      service image (make lab-images)
     [--stack lab] [--set KEY=VALUE]... images tags   the tag each service runs, without building
-    [--stack lab] [--set KEY=VALUE]... run [--keep]  the program's rendered containers, in its order, to healthy
-                                                     (make lab-run)
+    [--stack lab] [--set KEY=VALUE]... run [--keep] [--outputs F] [--probe]
+                                                     the program with every resource made on the engine (no
+                                                     Pulumi provider: infra/lab/runner.py), to healthy; with
+                                                     --probe the smoke check and the engines probe against it;
+                                                     then destroyed (make lab-run)
 
 The engine is DOCKER_HOST's (``eval "$(scripts/docker-engine.sh env)"``).
 """
@@ -20,6 +23,9 @@ from typing import Any
 
 from infra.paths import PROJECT_ROOT
 from infra.spec import PlatformSpec
+
+#: The stack a run deploys as: its own state directory and names, never a user's ``lab``.
+RUN_STACK = "lab-run"
 
 
 def _spec(stack: str, overrides: list[str]) -> tuple[dict[str, Any], PlatformSpec]:
@@ -37,6 +43,39 @@ def _spec(stack: str, overrides: list[str]) -> tuple[dict[str, Any], PlatformSpe
     return platform, load_platform(platform)
 
 
+def run(platform: dict[str, Any], client: Any, keep: bool, outputs_file: str | None, probe: bool) -> int:
+    """The lab from the program on the engine (``runner.deploy``, as stack ``lab-run``), optionally probed, then
+    destroyed unless ``keep``; non-zero when anything failed or was left in the engine."""
+    import tempfile
+    from pathlib import Path
+
+    from infra.control import commands
+    from infra.lab import runner
+
+    deployment = runner.deploy(RUN_STACK, runner.run_stack(platform), client)
+    failed = not deployment.report.ok
+    print(deployment.report.summary())
+    try:
+        with tempfile.TemporaryDirectory(prefix="lab-run-") as scratch:
+            path = Path(outputs_file) if outputs_file else Path(scratch) / "outputs.json"
+            path.write_text(json.dumps(deployment.outputs, indent=2))
+            path.chmod(0o600)  # it holds the stack's secrets, as `pulumi stack output --show-secrets` does
+            if probe and not failed:
+                (PROJECT_ROOT / "reports").mkdir(exist_ok=True)
+                failed |= commands.print_smoke(commands.smoke_checks(deployment.outputs)) != 0
+                failed |= subprocess.run(
+                    [sys.executable, "-m", "pytest", "platform_tests/test_engines.py", "--outputs", str(path),
+                     "-p", "no:cacheprovider", f"--junitxml={PROJECT_ROOT / 'reports' / 'lab-run-probes.xml'}"],
+                    cwd=PROJECT_ROOT, check=False).returncode != 0
+    finally:
+        if not keep:
+            problems = deployment.destroy()
+            left = deployment.left_in_engine()
+            print(f"==> destroyed; left in the engine: {', '.join(left) or 'nothing'}")
+            failed |= bool(problems or left)
+    return 1 if failed else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m infra.lab", description=__doc__.splitlines()[0])
     parser.add_argument("--stack", default="lab")
@@ -48,7 +87,10 @@ def main(argv: list[str] | None = None) -> int:
     images_parser.add_argument("action", choices=("build", "tags"))
     images_parser.add_argument("--only", action="append", help="build only these images (operations, trino, ...)")
     run_parser = sub.add_parser("run")
-    run_parser.add_argument("--keep", action="store_true", help="leave the containers running")
+    run_parser.add_argument("--keep", action="store_true", help="leave the lab running (destroy it by hand)")
+    run_parser.add_argument("--outputs", help="write the stack's outputs (secrets included) to this file")
+    run_parser.add_argument("--probe", action="store_true",
+                            help="then the smoke check and the engines probe against it (the CI stage)")
     args = parser.parse_args(argv)
     platform, spec = _spec(args.stack, args.set)
     if args.command == "base":
@@ -69,12 +111,8 @@ def main(argv: list[str] | None = None) -> int:
             took = driver.build_all(spec, artifacts, client, only=set(args.only) if args.only else None)
             print("==> built: " + (", ".join(f"{k} {v:.0f} s" for k, v in took.items()) or "nothing"))
             return 0
-        from infra.lab import runner
 
-        resources = runner.record(args.stack, runner.lab_ports(platform, runner.first_run_port()))
-        report = runner.up(resources, client, keep=args.keep)
-        print(report.summary())
-        return 0 if report.ok else 1
+        return run(platform, client, keep=args.keep, outputs_file=args.outputs, probe=args.probe)
     except images.ImageBuildError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -10,10 +10,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from infra.artifacts.stack import StackArtifacts
 from infra.lab import images
 from infra.paths import PROJECT_ROOT, state_root
 from infra.services import operations_support
-from infra.services.resolver import StackArtifacts
 from infra.spec import PlatformSpec
 
 

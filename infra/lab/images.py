@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from infra.artifacts.artifact import Artifact
+from infra.artifacts.stack import StackArtifacts
 from infra.services.built_image import BuiltImage, ImageBuildError, ImageContext, major
-from infra.services.resolver import StackArtifacts
 from infra.spec import PlatformSpec, Target
 
 TAG_PREFIX = "lakehouse-lab"

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from infra.artifacts.artifact import Artifact
 
 if TYPE_CHECKING:
-    from infra.services.resolver import StackArtifacts
+    from infra.artifacts.stack import StackArtifacts
 
 
 class ImageBuildError(RuntimeError):

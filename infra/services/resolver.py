@@ -8,30 +8,14 @@ two can never disagree. Tests pass a resolver of their own.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Protocol
 
 from infra.artifacts import cache, clients, java
 from infra.artifacts.artifact import Artifact, ArtifactError, ArtifactMissing
-from infra.artifacts.clients import DuckDBExtensions
+from infra.artifacts.stack import StackArtifacts
 from infra.services import ServiceContext, registry
 from infra.services.definition import ArtifactRecipe
 from infra.spec import PlatformSpec, Target
-
-
-@dataclass(frozen=True)
-class StackArtifacts:
-    """Everything a stack's target runs or mounts from the host, resolved."""
-
-    services: dict[str, Artifact] = field(default_factory=dict)
-    java: dict[int, Path] = field(default_factory=dict)
-    spark_jars: Artifact | None = None
-    duckdb: DuckDBExtensions | None = None
-    cloud: dict[str, Artifact] = field(default_factory=dict)  # service -> what the aws target uploads for it
-
-    def java_home(self, major: int) -> Path:
-        return self.java[major]
 
 
 class Resolver(Protocol):

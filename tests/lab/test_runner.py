@@ -1,10 +1,11 @@
-"""The lab's containers on a real Docker engine, from the program's own rendered inputs (issue 19's CI stage).
+"""The lab on a real Docker engine from the program itself (issue 19's CI stage): ``infra.lab.runner.deploy``.
 
 Marker ``lab``: runs only where an engine answers at DOCKER_HOST (``make engine``; ``eval "$(scripts/docker-engine.sh
-env)"``) and the stack's artifacts are in the cache. The program is evaluated under Pulumi mocks (only the
-provider is mocked: ``harness.run_program``), every ``docker:Container`` it registers is started with the Docker
-SDK for Python as rendered, in the program's order, and must reach what the program waits for: healthy, or exit 0.
-A deliberately broken config (a health check on a wrong port) must turn the run red.
+env)"``) and the stack's artifacts are in the cache. The program runs under mocks that make every resource for
+real as Pulumi registers it (containers with the Docker SDK exactly as rendered; the program's dynamic resources
+by their own providers); the smoke check and the engines probe then run against the stack's outputs, and
+destroy leaves nothing in the engine. A deliberately broken config (a health check on a wrong port, a missing
+variable) must turn the run red.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import os
 import pytest
 
 from infra.lab import runner
-from tests.support.harness import RecordingMocks, run_program
 from tests.support.stacks import stack_platform
 
 pytestmark = pytest.mark.lab
@@ -35,28 +35,12 @@ def engine():
 
 
 def built_lab(**services: dict) -> dict:
-    """The lab stack with built images (no registry here), without Polaris and Lakekeeper (no artifact)."""
+    """The lab stack with built images (no registry here), without Polaris and Lakekeeper (no artifact), as a
+    runner's stack (its own names and ports)."""
     platform = stack_platform("lab")
     platform["lab"] = {"images": "built"}
     platform["services"].update({"polaris": {"enabled": False}, "lakekeeper": {"enabled": False}, **services})
-    return runner.lab_ports(platform, runner.first_run_port())
-
-
-class RealCertificates(RecordingMocks):
-    """The harness's mocks, with the platform's TLS certificates issued for real (Trino serves HTTPS with one)."""
-
-    def new_resource(self, args):
-        resource_id, outputs = super().new_resource(args)
-        return resource_id, {**outputs, **runner.provider_outputs(args.typ, args.inputs)}
-
-
-def recorded(platform: dict) -> list[runner.Recorded]:
-    """What the program registers, as the runner starts it (the real artifact cache: the tags it built)."""
-    from infra.services.resolver import CacheResolver
-
-    mocks = RealCertificates()
-    run_program("lab", platform, mocks=mocks, resolver=CacheResolver())
-    return [runner.Recorded(r.type, r.name, runner.plain(r.inputs)) for r in mocks.resources]
+    return runner.run_stack(platform)
 
 
 @pytest.fixture(scope="module")
@@ -70,19 +54,57 @@ def images_built(engine):
     return engine
 
 
-def test_every_lab_container_starts_from_the_programs_inputs_to_healthy(images_built) -> None:
-    report = runner.up(recorded(built_lab()), images_built)
-    print(report.summary())
-    assert report.ok, report.summary()
-    names = {s.name for s in report.started}
-    assert {"seaweedfs", "postgres", "rest-fixture", "catalog-gate", "trino", "lakehouse-exporter", "prometheus",
-            "flink-jobmanager", "flink-taskmanager", "kafka", "kafka-connect", "maintenance-scheduler",
-            "catalog-backup"} <= names
+def deployed(platform: dict, client) -> runner.Deployment:
+    from infra.services.resolver import CacheResolver
+
+    return runner.deploy("lab-run", platform, client, resolver=CacheResolver())
 
 
-def test_a_broken_container_config_turns_the_run_red(images_built) -> None:
-    broken = built_lab(seaweedfs={"health": {"kind": "http", "port": "s3", "path": "/healthz", "ready_timeout_s": 15,
-                                             "command": ["CMD", "wget", "-qO-", "http://127.0.0.1:1/healthz"]}})
-    report = runner.up(recorded(broken), images_built)
-    assert not report.ok
-    assert report.started[-1].name == "seaweedfs" and "not healthy after 15 s" in report.started[-1].detail
+def test_the_lab_comes_up_from_the_program_answers_the_probes_and_goes_without_a_trace(
+        images_built, tmp_path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    from infra.control import commands
+    from infra.paths import state_root
+
+    deployment = deployed(built_lab(), images_built)
+    try:
+        print(deployment.report.summary())
+        assert deployment.report.ok, deployment.report.summary()
+        names = {s.name for s in deployment.report.started}
+        assert {"seaweedfs", "postgres", "rest-fixture", "catalog-gate", "trino", "lakehouse-exporter", "prometheus",
+                "flink-jobmanager", "flink-taskmanager", "kafka", "kafka-connect", "maintenance-scheduler",
+                "catalog-backup"} <= names
+        assert (state_root() / "lab-run").is_dir()  # claimed by the stack's LabState before any container
+        smoke = commands.smoke_checks(deployment.outputs)
+        assert all(ok for *_, ok, _ in smoke), smoke
+        outputs = tmp_path / "outputs.json"
+        outputs.write_text(json.dumps(deployment.outputs))
+        probe = subprocess.run([sys.executable, "-m", "pytest", "platform_tests/test_engines.py", "--outputs",
+                                str(outputs), "-p", "no:cacheprovider", "-q"], capture_output=True, text=True,
+                               check=False, timeout=900)
+        assert probe.returncode == 0, probe.stdout[-4000:] + probe.stderr[-2000:]
+    finally:
+        problems = deployment.destroy()
+    assert problems == [] and deployment.left_in_engine() == []
+    assert not (state_root() / "lab-run").exists()  # destroy keeps none of the stack's state
+
+
+@pytest.mark.parametrize(("services", "failing", "why"), [
+    ({"seaweedfs": {"health": {"kind": "http", "port": "s3", "path": "/healthz", "ready_timeout_s": 15,
+                               "command": ["CMD", "wget", "-qO-", "http://127.0.0.1:1/healthz"]}}},
+     "seaweedfs", "not healthy after 15 s"),
+    ({"seaweedfs-bucket": {"command": ["echo no bucket for you >&2; exit 3"]}},  # its entrypoint is sh -c
+     "seaweedfs-bucket", "exit 3"),
+])
+def test_a_broken_container_config_turns_the_run_red(images_built, services, failing, why) -> None:
+    deployment = deployed(built_lab(**services), images_built)
+    try:
+        assert not deployment.report.ok
+        assert deployment.report.started[-1].name == failing and why in deployment.report.started[-1].detail
+        assert "trino" not in {s.name for s in deployment.report.started}  # nothing after the failure is made
+    finally:
+        deployment.destroy()
+    assert deployment.left_in_engine() == []

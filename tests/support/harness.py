@@ -18,7 +18,8 @@ from pulumi.runtime import mocks as pulumi_mocks
 
 from infra.artifacts.artifact import Artifact
 from infra.artifacts.clients import DuckDBExtensions
-from infra.services.resolver import StackArtifacts, cloud_recipes, java_majors, recipe_of
+from infra.artifacts.stack import StackArtifacts
+from infra.services.resolver import cloud_recipes, java_majors, recipe_of
 from infra.spec import PlatformSpec, Target
 
 FAKE_CACHE = Path("/nonexistent/lakehouse-cache")

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from infra.artifacts.artifact import Artifact
+from infra.artifacts.stack import StackArtifacts
 from infra.services.built_image import BuiltImage, ImageContext
 from infra.services.flink.artifact import UTILS_JAR
 from infra.services.flink.config import JOBMANAGER, LOG4J_CONSOLE
-from infra.services.resolver import StackArtifacts
 
 
 def context(artifact: Artifact, stack: StackArtifacts) -> ImageContext:

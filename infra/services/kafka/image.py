@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from infra.artifacts.artifact import Artifact
+from infra.artifacts.stack import StackArtifacts
 from infra.services.built_image import BuiltImage, ImageContext
 from infra.services.kafka.config import KAFKA, LOG4J2
-from infra.services.resolver import StackArtifacts
 
 
 def context(artifact: Artifact, stack: StackArtifacts) -> ImageContext:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from infra.artifacts.artifact import Artifact
+from infra.artifacts.stack import StackArtifacts
 from infra.services.built_image import BuiltImage, ImageBuildError, ImageContext
-from infra.services.resolver import StackArtifacts
 
 
 def context(artifact: Artifact, stack: StackArtifacts) -> ImageContext:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from infra.artifacts.artifact import Artifact
+from infra.artifacts.stack import StackArtifacts
 from infra.services.built_image import BuiltImage, ImageBuildError, ImageContext
-from infra.services.resolver import StackArtifacts
 
 #: The JDK major the image carries (the native target's, found on the host).
 JAVA = 24

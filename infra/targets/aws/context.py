@@ -18,8 +18,8 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from infra.artifacts.stack import StackArtifacts
 from infra.layers import LayerComponent
-from infra.services.resolver import StackArtifacts
 from infra.spec import Layer, PlatformSpec
 from infra.targets.aws.common import layer_tags
 

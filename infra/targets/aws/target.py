@@ -22,12 +22,12 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from infra.artifacts.stack import StackArtifacts
 from infra.layers import LayerComponent
 from infra.services import registry
 from infra.services.context import Side, url
 from infra.services.definition import AwsPart
 from infra.services.postgres.aws import CatalogDatabase
-from infra.services.resolver import StackArtifacts
 from infra.services.trino.aws import TrinoCluster
 from infra.spec import Layer, PlatformSpec
 from infra.targets import Built
