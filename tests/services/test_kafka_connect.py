@@ -147,6 +147,62 @@ def test_serialized_step_providers_load_without_the_repository_on_the_path():
         assert base64.b64decode(blob)[:50].count(b"infra.targets") == 0
 
 
+def test_a_cdc_source_deleted_while_connect_answers_409_waits_it_out_then_deletes_its_offsets():
+    """CI saw ``DELETE /connectors/bookshop-cdc/offsets`` answer 409 "stale configuration" right after the stop
+    (the worker had not read its config topic up to the stop yet); the delete waits that out, and a 409 that
+    never settles comes back as Connect said it (the caller raises with it)."""
+    import http.server
+    import threading
+
+    from infra.services.kafka_connect import connectors
+
+    calls: list[str] = []
+    conflicts = {"n": 2}
+
+    class Connect(http.server.BaseHTTPRequestHandler):
+        def answer(self, status: int, body: object = None) -> None:
+            data = json.dumps(body).encode() if body is not None else b""
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_PUT(self) -> None:
+            calls.append(f"PUT {self.path}")
+            self.answer(202)
+
+        def do_GET(self) -> None:
+            calls.append(f"GET {self.path}")
+            self.answer(200, {"connector": {"state": "STOPPED"}})
+
+        def do_DELETE(self) -> None:
+            calls.append(f"DELETE {self.path}")
+            if self.path.endswith("/offsets") and conflicts["n"] > 0:
+                conflicts["n"] -= 1
+                return self.answer(409, {"error_code": 409, "message": "Cannot complete request momentarily due "
+                                         "to stale configuration (typically caused by a concurrent config change)"})
+            self.answer(200 if self.path.endswith("/offsets") else 204)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Connect)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        assert connectors.delete_connector(base, "bookshop-cdc", reset=True) == "deleted"
+        assert calls.count("DELETE /connectors/bookshop-cdc/offsets") == 3
+        assert calls[-1] == "DELETE /connectors/bookshop-cdc"
+        conflicts["n"] = 10**6
+        started = time.monotonic()
+        status, body = connectors.connect_call("DELETE", f"{base}/connectors/bookshop-cdc/offsets", settle_s=1.0)
+        assert (status, time.monotonic() - started >= 1.0) == (409, True)
+        assert "stale configuration" in body["message"]
+    finally:
+        server.shutdown()
+
+
 # -- aws: MSK Connect, the config provider, secret references, reloads (issue #13, item 13) ------------------
 
 

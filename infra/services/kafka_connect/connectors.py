@@ -27,14 +27,34 @@ from infra.by_value import is_unknown, plain, poll
 
 HTTP_TIMEOUT_S = 30.0
 POLL_S = 0.5
+CONFLICT = 409
+REBALANCE_SETTLE_S = 60.0
 
 
 class ConnectorError(Exception):
     """A connector could not be applied or removed; the message is for the operator (never holds a secret)."""
 
 
-def connect_call(method: str, url: str, body: Any = None) -> tuple[int, Any]:
-    """One Connect REST call: (status, JSON body or text). Never through a proxy: Connect is the platform's."""
+def connect_call(method: str, url: str, body: Any = None, settle_s: float = REBALANCE_SETTLE_S) -> tuple[int, Any]:
+    """One Connect REST call: (status, JSON body or text). Never through a proxy: Connect is the platform's.
+
+    A 409 is Connect saying "not now" (a rebalance, or a config topic the worker has not read up to: "stale
+    configuration", seen on a worker right after a connector was stopped); the call is made again every
+    ``POLL_S`` for ``settle_s`` at most, then its last answer is returned.
+    """
+    conflicts: list[tuple[int, Any]] = [(CONFLICT, None)]
+
+    def once() -> tuple[int, Any] | None:
+        answer = _call_once(method, url, body)
+        if answer[0] == CONFLICT:
+            conflicts[0] = answer
+            return None
+        return answer
+
+    return poll(once, settle_s, POLL_S) or conflicts[0]
+
+
+def _call_once(method: str, url: str, body: Any) -> tuple[int, Any]:
     with requests.Session() as session:
         session.trust_env = False
         response = session.request(method, url, json=body, timeout=HTTP_TIMEOUT_S,
