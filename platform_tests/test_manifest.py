@@ -2,12 +2,15 @@
 
 Each version is read from the thing itself: Trino's ``/v1/info`` and the Iceberg jars in its plugin
 directory, PostgreSQL's ``SHOW server_version``, SeaweedFS's master ``/dir/status``, the REST fixture's
-runtime jar on its process's classpath, Spark's version and its Iceberg runtime's
-``IcebergBuild.version()`` from the running JVM, PyIceberg's and DuckDB's (with its extensions).
+runtime jar on its process's classpath (or, a jar named without its version, the Iceberg build the jar
+records), Kafka's and Flink's jars on their processes' classpaths, Spark's version and its Iceberg runtime's
+``IcebergBuild.version()`` from the running JVM, PyIceberg's and DuckDB's (with its extensions). A service's
+processes and files are read through the target (``support.control``): natively by pid on this host, in the
+lab inside its container (its /proc, ``docker exec``, ``docker cp``).
 
 Each is compared with the pin in ``version_manifest`` and with what the target declares it runs
 (the spec's ``native_version``, the native artifacts it obtained; or ``native.versions`` when the
-target exports it). Rule: a version that differs from the pin but is what the target declares for
+target exports it; what this host's clients run: ``clients.obtained_versions``). Rule: a version that differs from the pin but is what the target declares for
 itself is a *deviation* (reported with its reason, not a failure); a version that differs from what
 the target declares is a failure.
 """
@@ -18,14 +21,15 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import psutil
 import pytest
 import requests
 
-from platform_tests.support import engines
+from platform_tests.support import control, engines
 from platform_tests.support.stack import Stack, fail
 
 # Marked compute (engine and service upgrades are certified there); a failure names the layer of the
@@ -71,8 +75,9 @@ def declared_versions(stack: Stack) -> dict[str, tuple[str, str]]:
     """``{component: (version, reason)}``: what the target declares it runs, where it says so.
 
     Sources, first wins: ``native.obtained_versions`` (+ ``native.notes`` for the reason) as the native
-    target exports them; the stack file's ``native_version`` / ``engines.duckdb_native``; the native
-    artifact cache's manifest (for outputs that predate ``obtained_versions``).
+    target exports them; ``clients.obtained_versions``, what this host's clients run on every target (DuckDB
+    1.4.4 where the chapter pins 1.5.5); the stack file's ``native_version`` / ``engines.duckdb_native``; the
+    native artifact cache's manifest (for outputs that predate ``obtained_versions``).
     """
     declared: dict[str, tuple[str, str]] = {}
     notes = stack.native.get("notes") or {}
@@ -81,8 +86,12 @@ def declared_versions(stack: Stack) -> dict[str, tuple[str, str]]:
         found = [n for n in notes.get(name, []) if "pin" in n or "newest" in n or "resolves" in n]
         return "; ".join(found) or default
 
-    for name, version in (stack.native.get("obtained_versions") or stack.native.get("versions") or {}).items():
+    native = stack.native.get("obtained_versions") or stack.native.get("versions") or {}
+    clients = stack.clients.get("obtained_versions") or {}
+    for name, version in [*native.items(), *clients.items()]:
         key = OBTAINED_ALIASES.get(name, name)
+        if key in declared:
+            continue
         if isinstance(version, dict):
             declared[key] = (str(version.get("version")), str(version.get("reason") or reason_for(name, "")))
         elif version:
@@ -121,34 +130,31 @@ def _http_json(url: str) -> dict:
     return response.json()
 
 
-def read_trino(stack: Stack) -> tuple[str | None, str, list[str]]:
+def read_trino(stack: Stack, ctl: control.ServiceControl | None) -> tuple[str | None, str, list[str]]:
     address = stack.endpoint("trino", "http")
     info = _http_json(f"http://{address}/v1/info")
     version = str(info.get("nodeVersion", {}).get("version"))
     jars: list[str] = []
-    home = trino_home(stack)
-    if home:
-        jars = sorted(p.name for p in (home / "plugin" / "iceberg").glob("org.apache.iceberg_iceberg-*.jar"))
+    home = trino_home(ctl) if ctl is not None else None
+    if ctl is not None and home:
+        jars = sorted(name for name in ctl.list_dir("trino", f"{home}/plugin/iceberg")
+                      if re.fullmatch(r"org\.apache\.iceberg_iceberg-.*\.jar", name))
     return version, f"GET http://{address}/v1/info", jars
 
 
-def trino_home(stack: Stack) -> Path | None:
-    record = stack.service_record("trino")
-    argv0 = record.get("argv0")
-    if argv0 and Path(argv0).name == "launcher" and (Path(argv0).parents[1] / "plugin").is_dir():
-        return Path(argv0).parents[1]
-    pid = record.get("pid")
-    try:
-        procs = [psutil.Process(int(pid))] if pid else []
-        procs += procs[0].children(recursive=True) if procs else []
-        for proc in procs:
-            for arg in proc.cmdline():
-                if "/lib/" in arg and "trino" in arg:
-                    home = Path(arg.split("/lib/", 1)[0])
-                    if (home / "plugin").is_dir():
-                        return home
-    except psutil.Error:
-        pass
+def trino_home(ctl: control.ServiceControl) -> str | None:
+    """Trino's installation (the directory with ``lib/`` and ``plugin/``), from its processes' classpath."""
+    candidates: list[str] = []
+    for process in ctl.processes("trino"):
+        for arg in re.split(r"[\s:=]+", process.args):
+            if "/lib/" in arg and "trino" in arg:
+                candidates.append(arg.rsplit("/lib/", 1)[0])
+    for home in dict.fromkeys(candidates):
+        try:
+            if "plugin" in ctl.list_dir("trino", home):
+                return home
+        except (control.ServiceControlError, OSError):
+            continue
     return None
 
 
@@ -193,36 +199,48 @@ def read_seaweedfs(stack: Stack) -> tuple[str | None, str]:
     raise RuntimeError("no master endpoint answering /dir/status and no weed binary in the outputs")
 
 
-def read_fixture(stack: Stack) -> tuple[str | None, str]:
-    pid = stack.service_record("rest-fixture").get("pid")
-    if not pid:
-        raise RuntimeError("no pid for rest-fixture in the outputs (the fixture reports no version over HTTP)")
-    # The recorded pid is the service's watchdog (native): the JVM is its child.
-    root = psutil.Process(int(pid))
-    cmdline = " ".join(arg for proc in (root, *root.children(recursive=True)) for arg in proc.cmdline())
-    match = re.search(r"iceberg-open-api-(\d+(?:\.\d+)+)\.jar", cmdline)
-    if not match:
-        raise RuntimeError(f"no iceberg-open-api jar on pid {pid}'s classpath")
-    return match.group(1), f"classpath of pid {pid} (iceberg-open-api-{match.group(1)}.jar)"
+def jar_build_version(jar: Path) -> str | None:
+    """The Iceberg build a jar was made from, as the jar records it (``iceberg-build.properties``)."""
+    with zipfile.ZipFile(jar) as archive:
+        text = archive.read("iceberg-build.properties").decode()
+    found = dict(line.split("=", 1) for line in text.splitlines() if "=" in line and not line.startswith("#"))
+    return found.get("git.build.version")
 
 
-def read_kafka(stack: Stack) -> tuple[str | None, str]:
+def read_fixture(ctl: control.ServiceControl) -> tuple[str | None, str]:
+    """The fixture's runtime jar on its process's classpath (the fixture reports no version over HTTP)."""
+    processes = ctl.processes("rest-fixture")
+    where = ctl.describe("rest-fixture")
+    match = re.search(r"iceberg-open-api-(\d+(?:\.\d+)+)\.jar", " ".join(p.args for p in processes))
+    if match:
+        return match.group(1), f"classpath of {where} (iceberg-open-api-{match.group(1)}.jar)"
+    # A jar named without its version (the images' iceberg-rest-adapter.jar): the Iceberg build it records.
+    for process in processes:
+        args = process.args.split()
+        if "-jar" in args[:-1]:
+            jar = args[args.index("-jar") + 1]
+            path = jar if jar.startswith("/") else f"{process.cwd.rstrip('/')}/{jar}"
+            with tempfile.TemporaryDirectory() as tmp:
+                version = jar_build_version(ctl.fetch_file("rest-fixture", path, Path(tmp) / "fixture.jar"))
+            return version, f"iceberg-build.properties of {path} (-jar of {where})"
+    raise RuntimeError(f"no iceberg-open-api jar and no -jar on the classpath of {where}")
+
+
+def read_kafka(ctl: control.ServiceControl) -> tuple[str | None, str]:
     """The broker's version from its process's classpath (kafka_2.13-<version>.jar): the broker has no HTTP API."""
-    pid = stack.service_record("kafka").get("pid")
-    if not pid:
-        raise RuntimeError("no pid for kafka in the outputs")
-    # The recorded pid is the service's watchdog: the JVM is its child.
-    root = psutil.Process(int(pid))
-    args = [arg for proc in (root, *root.children(recursive=True)) for arg in proc.cmdline()]
-    match = re.search(r"kafka_2\.13-(\d+(?:\.\d+)+)\.jar", " ".join(args))
+    args = " ".join(p.args for p in ctl.processes("kafka")).split()
+    where = ctl.describe("kafka")
+    pattern = r"kafka_2\.13-(\d+(?:\.\d+)+)\.jar"
+    match = re.search(pattern, " ".join(args))
     if not match:  # a wildcard classpath: the jar is in the directory it names
         for arg in args:
-            if arg.endswith("/*"):
-                jars = sorted(Path(arg[:-2]).glob("kafka_2.13-*.jar"))
-                match = re.search(r"kafka_2\.13-(\d+(?:\.\d+)+)\.jar", jars[0].name) if jars else None
+            for entry in arg.strip("'\"").split(":"):
+                if entry.endswith("/*"):
+                    jars = [n for n in ctl.list_dir("kafka", entry[:-2]) if re.fullmatch(pattern, n)]
+                    match = match or (re.search(pattern, jars[0]) if jars else None)
     if not match:
-        raise RuntimeError(f"no kafka_2.13 jar on pid {pid}'s classpath")
-    return match.group(1), f"classpath of pid {pid} (kafka_2.13-{match.group(1)}.jar)"
+        raise RuntimeError(f"no kafka_2.13 jar on the classpath of {where}")
+    return match.group(1), f"classpath of {where} (kafka_2.13-{match.group(1)}.jar)"
 
 
 def read_connect(stack: Stack) -> dict[str, tuple[str | None, str]]:
@@ -241,17 +259,15 @@ def read_connect(stack: Stack) -> dict[str, tuple[str | None, str]]:
     return found
 
 
-def read_flink(stack: Stack) -> tuple[str | None, str, str | None]:
+def read_flink(stack: Stack, ctl: control.ServiceControl | None) -> tuple[str | None, str, str | None]:
     """Flink's version from its REST API (``GET /config``), and the Iceberg runtime on the job manager's classpath."""
     rest = (stack.host_profiles.get("flink") or {}).get("rest")
     if not rest:
         raise RuntimeError("profiles.host.flink has no REST address")
     version = _http_json(f"{rest}/config").get("flink-version")
     iceberg = None
-    pid = stack.service_record("flink-jobmanager").get("pid")
-    if pid:
-        root = psutil.Process(int(pid))  # the watchdog: the JVM is its child
-        cmdline = " ".join(arg for proc in (root, *root.children(recursive=True)) for arg in proc.cmdline())
+    if ctl is not None:
+        cmdline = " ".join(p.args for p in ctl.processes("flink-jobmanager"))
         match = re.search(r"iceberg-flink-runtime-[0-9.]+-(\d+(?:\.\d+)+)\.jar", cmdline)
         iceberg = match.group(1) if match else None
     return version, f"GET {rest}/config", iceberg
@@ -299,9 +315,14 @@ def test_version_manifest_matches_the_pins(stack: Stack, figure, say):
         return result
 
     enabled = set((stack.outputs.get("endpoints") or {}).keys())
+    # What runs inside a service (its processes, its files), read through the target where this host can.
+    ctl, no_control = control.control_or_none(stack)
+    if ctl is None:
+        notes.append(f"the services' processes are not readable from here ({no_control}): the fixture's and "
+                     "Kafka's versions, Trino's and Flink's Iceberg jars are not read")
     trino_jars: list[str] = []
     if "trino" in enabled:
-        result = add("trino", layer_of(stack, "trino"), lambda: read_trino(stack))
+        result = add("trino", layer_of(stack, "trino"), lambda: read_trino(stack, ctl))
         trino_jars = result[2] if result else []
     if "postgres" in enabled:
         add("postgres", layer_of(stack, "postgres"), lambda: read_postgres(stack))
@@ -309,10 +330,10 @@ def test_version_manifest_matches_the_pins(stack: Stack, figure, say):
         add("seaweedfs", layer_of(stack, "seaweedfs"), lambda: read_seaweedfs(stack))
     if "prometheus" in enabled:
         add("prometheus", layer_of(stack, "prometheus"), lambda: read_prometheus(stack))
-    if "rest-fixture" in enabled and stack.target == "native":
-        add("rest-fixture", layer_of(stack, "rest-fixture"), lambda: read_fixture(stack))
-    if "kafka" in enabled and stack.target == "native":
-        add("kafka", layer_of(stack, "kafka"), lambda: read_kafka(stack))
+    if "rest-fixture" in enabled and ctl is not None:
+        add("rest-fixture", layer_of(stack, "rest-fixture"), lambda: read_fixture(ctl))
+    if "kafka" in enabled and ctl is not None:
+        add("kafka", layer_of(stack, "kafka"), lambda: read_kafka(ctl))
     if "kafka-connect" in enabled:
         try:
             for key, (running, source) in read_connect(stack).items():
@@ -321,7 +342,7 @@ def test_version_manifest_matches_the_pins(stack: Stack, figure, say):
             readings.append(Reading("kafka-connect", layer_of(stack, "kafka-connect"), None, pins.get("kafka-connect"),
                                     status="unread", detail=str(exc)[:300]))
     if "flink-jobmanager" in enabled and (stack.host_profiles.get("flink") or {}).get("rest"):
-        result = add("flink-jobmanager", layer_of(stack, "flink-jobmanager"), lambda: read_flink(stack))
+        result = add("flink-jobmanager", layer_of(stack, "flink-jobmanager"), lambda: read_flink(stack, ctl))
         if result and result[2]:
             readings.append(Reading("iceberg in flink-jobmanager", "compute", result[2],
                                     pins.get("iceberg in flink-jobmanager"),
