@@ -72,7 +72,9 @@ def main(argv: list[str] | None = None) -> int:
         from infra.lab import runner
 
         resources = runner.record(args.stack, runner.lab_ports(platform, runner.first_run_port()))
-        report = runner.up(resources, client, keep=args.keep)
+        from infra.paths import state_root
+
+        report = runner.up(resources, client, keep=args.keep, state_dir=state_root() / args.stack)
         print(report.summary())
         return 0 if report.ok else 1
     except images.LabImageError as exc:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import tarfile
 import time
 from collections.abc import Callable, Mapping
@@ -320,14 +321,22 @@ class Runner:
 
 
 def up(resources: list[Recorded], client: Any, keep: bool = False, say: Callable[[str], None] = print,
-       timeout_scale: float = 1.0) -> Report:
-    """Start every recorded container in order, to healthy; remove them afterwards unless ``keep``."""
+       timeout_scale: float = 1.0, state_dir: Path | None = None) -> Report:
+    """Start every recorded container in order, to healthy; remove them afterwards unless ``keep``.
+
+    ``state_dir``: the stack's state directory the containers bind-mount. A run that found none removes the one
+    it made with its containers: left behind, it is a half-kept state the stack's own ``pulumi up`` refuses
+    (``infra.targets.lab_state``).
+    """
+    made_state = state_dir is not None and not state_dir.exists()
     runner = Runner(resources, client, say)
     try:
         return runner.run(timeout_scale)
     finally:
         if not keep:
             runner.remove()
+            if made_state and state_dir is not None:
+                shutil.rmtree(state_dir, ignore_errors=True)
 
 
 def first_run_port(env: Mapping[str, str] = os.environ) -> int:
