@@ -64,10 +64,21 @@ class LabImage:
     artifact_of: str  # the service whose native artifact it is built from
     scripts: tuple[str, ...]  # files of docker/lab/ the context carries
     context: Callable[[Artifact, StackArtifacts], Context]
+    #: Built from Debian's package of the artifact's major (apt at build time), not from its files: the image runs
+    #: that major at whatever point release the mirror has then.
+    package_major: bool = False
 
     @property
     def dockerfile(self) -> Path:
         return LAB_DOCKERFILES / f"{self.key}.Dockerfile"
+
+    def runs(self, artifact: Artifact) -> tuple[str, list[str]]:
+        """What a container of this image runs, as far as the artifact says: (version, why it is not the pin)."""
+        if not self.package_major:
+            return artifact.version, list(artifact.notes)
+        major = _major(artifact.version)
+        return major, [*artifact.notes, f"the image installs Debian's package of major {major} at build time "
+                                        f"(its point release is the mirror's then; this host's is {artifact.version})"]
 
 
 def _major(version: str) -> str:
@@ -130,7 +141,7 @@ def _kafka_connect(artifact: Artifact, stack: StackArtifacts) -> Context:
 
 IMAGES: dict[str, LabImage] = {image.key: image for image in (
     LabImage("seaweedfs", "seaweedfs", (), _seaweedfs),
-    LabImage("postgres", "postgres", ("postgres-entrypoint.sh",), _postgres),
+    LabImage("postgres", "postgres", ("postgres-entrypoint.sh",), _postgres, package_major=True),
     LabImage("rest-fixture", "rest-fixture", (), _rest_fixture),
     LabImage("trino", "trino", ("trino-run.sh", "trino-health-check.sh"), _trino),
     LabImage("prometheus", "prometheus", (), _prometheus),

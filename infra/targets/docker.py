@@ -200,8 +200,11 @@ class DockerTarget:
                 found[name] = {"image": image, "kind": "platform" if image in self.platform_images else "upstream",
                                "version": service.version}
             else:
-                artifact = self.artifacts.services[lab_images.IMAGES[lab_images.SERVICE_IMAGES[name]].artifact_of]
-                found[name] = {"image": tag, "kind": "built", "version": artifact.version, "pin": service.version}
+                built = lab_images.IMAGES[lab_images.SERVICE_IMAGES[name]]
+                version, notes = built.runs(self.artifacts.services[built.artifact_of])
+                # ``notes``: why what it runs is not the pin, where it is not (the version manifest's deviation).
+                found[name] = {"image": tag, "kind": "built", "version": version, "pin": service.version,
+                               "notes": "; ".join(notes)}
         return found
 
     def _platform_image(self, name: str, dockerfile: str, opts: pulumi.ResourceOptions) -> docker.Image:
