@@ -39,8 +39,8 @@ from pathlib import Path
 
 import pyarrow as pa
 import requests
-from infra.control.isolated import first_port_of
 
+from infra.control.isolated import first_port_of
 from infra.paths import state_root
 from platform_tests.support import gate as support_gate
 
