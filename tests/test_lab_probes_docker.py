@@ -82,7 +82,7 @@ def test_stop_start_and_restart_through_docker(lab_service):
 
 
 def test_a_crash_is_healed_by_the_restart_policy_and_docker_kill_is_not(lab_service):
-    ctl, container = lab_service
+    ctl, _ = lab_service
     ctl.can_crash("svc")
     victim = ctl.crash("svc")
     deadline = time.monotonic() + 30
