@@ -185,12 +185,11 @@ def created_tables(stack: Stack, request: pytest.FixtureRequest):
     # A purge deletes what the table's snapshots reference; the files of commits that never landed (a retried
     # 409's data, manifests and metadata.json) stay. Left on storage, a later rebuild from storage (the recovery
     # drill, on a stack probed before) registers the table again, unreadable: every object under it goes too.
-    from platform_tests.support.fixture import delete_prefix
+    from platform_tests.support.fixture import delete_prefix, table_prefix
 
     for location in locations:
-        bucket, _, key = location.removeprefix("s3://").partition("/")
-        if key.strip("/"):
-            delete_prefix(stack, bucket, key.rstrip("/") + "/")
+        if (found := table_prefix(location)) is not None:
+            delete_prefix(stack, *found)
 
 
 @pytest.fixture

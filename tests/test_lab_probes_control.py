@@ -22,6 +22,7 @@ import pytest
 from infra.control import services
 from infra.operations import recovery
 from infra.targets.native import watchdog
+from platform_tests.support.fixture import table_prefix
 from platform_tests.support.stack import Stack
 from platform_tests.support.versions import declared_versions, read_fixture
 
@@ -143,3 +144,13 @@ def test_a_restored_catalog_file_belongs_to_its_directorys_owner(tmp_path: Path)
     recovery.place_sqlite_backup(backup, directory / "fixture.db", None)
     placed = (directory / "fixture.db").stat()
     assert (placed.st_uid, placed.st_gid) == (1000, 1000)
+
+
+def test_a_probe_run_clears_exactly_its_tables_locations():
+    # After a purge, everything under a table's location goes (the files of commits that never landed), and
+    # nothing of a sibling whose name starts the same.
+    assert table_prefix("s3://warehouse/probe_1/orders") == ("warehouse", "probe_1/orders/")
+    assert table_prefix("s3://warehouse/probe_1/orders/") == ("warehouse", "probe_1/orders/")
+    assert table_prefix("s3://bucket/polaris/ns/t-0a1b") == ("bucket", "polaris/ns/t-0a1b/")
+    assert table_prefix("s3://warehouse/") is None and table_prefix("s3://warehouse") is None  # never a bucket
+    assert table_prefix("file:///tmp/warehouse/t") is None

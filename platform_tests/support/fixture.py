@@ -131,6 +131,14 @@ def postgres_fixture(stack: Stack, tag: str) -> Iterator[RunningFixture]:
         yield fixture
 
 
+def table_prefix(location: str) -> tuple[str, str] | None:
+    """``(bucket, key prefix)`` of everything under a table's ``s3://`` location: the prefix ends with ``/``, so a
+    sibling whose name starts the same (``orders`` and ``orders_cdc``) is not under it; None for a bucket root."""
+    bucket, _, key = location.removeprefix("s3://").partition("/")
+    key = key.strip("/")
+    return (bucket, f"{key}/") if location.startswith("s3://") and bucket and key else None
+
+
 def delete_prefix(stack: Stack, bucket: str, prefix: str) -> int:
     """Delete every object under ``prefix`` (bounded: a control run writes a few hundred)."""
     s3 = stack.s3()
