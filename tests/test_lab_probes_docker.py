@@ -117,3 +117,29 @@ def test_memory_processes_and_files_are_read_inside_the_container(lab_service, t
     assert copied.read_text() == "git.build.version=1.10.1\n"
     with pytest.raises(services.ServiceControlError, match="exited"):
         ctl.list_dir("svc", "/no/such/dir")
+
+
+def test_what_an_image_build_leaves_is_found_and_nothing_of_a_stack(client, tmp_path: Path):
+    """pulumi-docker builds the platform's image with the classic builder and no ``Remove``: one intermediate
+    container per step stays, through ``destroy`` too. ``make up``/``make down`` remove exactly those."""
+    from infra.control.docker_stack import build_leftovers
+
+    base = load_platform(stack_platform("lab")).lab.base_image
+    tag = f"lakehouse-probe/leftovers:{uuid.uuid4().hex[:8]}"
+    (tmp_path / "Dockerfile").write_text(f"FROM {base}\nRUN echo {tag} > /one\nENV X=1\nRUN cat /one > /two\n")
+    for _ in client.api.build(path=str(tmp_path), tag=tag, rm=False, nocache=True, decode=True):
+        pass  # as the provider asks: nothing removed
+    layers = [entry["Id"] for entry in client.api.history(tag)]
+    own = client.containers.create(tag, ["true"], labels={"lakehouse.layer": "catalog"})  # a stack's, stopped
+    stray = client.containers.create(tag, ["true"])  # a container of the image itself
+    try:
+        left = build_leftovers(client, tag)
+        assert len(left) == 3 and {c.attrs["Image"] for c in left} <= set(layers[1:])  # one per step
+        for container in left:
+            container.remove(v=True)
+        assert build_leftovers(client, tag) == []
+        assert {c.id for c in client.containers.list(all=True)} >= {own.id, stray.id}
+    finally:
+        own.remove()
+        stray.remove()
+        client.images.remove(tag, noprune=False)

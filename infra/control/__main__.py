@@ -94,6 +94,16 @@ def operations(args: argparse.Namespace, top: argparse.ArgumentParser) -> int:
     return ops.cmd_tables(config, creds)
 
 
+def _remove_build_leftovers(stack: str) -> None:
+    """The lab: what building its own image left in the engine goes too (``docker_stack.build_leftovers``)."""
+    if docker_stack.is_docker(stack):
+        from infra.config import load_stack
+
+        removed = docker_stack.remove_build_leftovers(load_stack(stack))
+        if removed:
+            commands.console.print(f"==> removed {len(removed)} intermediate container(s) the image build left")
+
+
 def main(argv: list[str] | None = None) -> int:
     top = parser()
     args, extra = top.parse_known_args(argv)
@@ -121,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "up":
             seconds = commands.up(args.stack)
             commands.console.print(f"==> stack {args.stack} up in {seconds:.1f} s")
+            _remove_build_leftovers(args.stack)
             commands.print_endpoints(args.stack)
             from infra import review
 
@@ -128,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
             return commands.smoke_report(args.stack)
         if args.command == "down":
             commands.down(args.stack)
+            _remove_build_leftovers(args.stack)
             return 0
         if args.command == "verify":
             return commands.verify(extra, args.stack)

@@ -12,9 +12,11 @@ this module: only an engine and the plugin.
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
 import os
 from collections.abc import Callable, MutableMapping
+from typing import Any
 
 from pulumi import automation as auto
 
@@ -106,6 +108,39 @@ def build_images(spec: PlatformSpec, say: Callable[[str], None] = print) -> dict
         return driver.build_all(spec, artifacts, docker_client(), say=say, only=set(images.plan(spec, artifacts)))
     except (images.LabImageError, ArtifactError) as exc:
         raise NotReady(str(exc)) from None
+
+
+def build_leftovers(client: Any, image: str) -> list[Any]:
+    """The classic builder's intermediate containers of ``image``: not running, made from a layer of its history.
+
+    pulumi-docker builds the platform's own image (``docker.Image``, classic builder) without asking the engine to
+    remove them (its provider/image.go sets no ``Remove`` in ``ImageBuildOptions``), so each build step leaves one
+    behind, through ``destroy`` too. A container of the image itself, or one that carries the platform's labels (a
+    stack's own, stopped), is never one of them.
+    """
+    errors = importlib.import_module("docker.errors")
+    try:
+        layers = [entry["Id"] for entry in client.api.history(image)]
+    except errors.ImageNotFound:
+        return []
+    intermediate = {layer for layer in layers[1:] if layer.startswith("sha256:")}
+    return [c for c in client.containers.list(all=True, filters={"status": ["created", "exited"]})
+            if c.attrs.get("Image") in intermediate and not any(k.startswith("lakehouse.") for k in c.labels)]
+
+
+def remove_build_leftovers(spec: PlatformSpec, client: Any = None) -> list[str]:
+    """Remove what building the stack's images left in the engine (``build_leftovers`` of each service's image: the
+    platform's own, which the program builds; a pulled image has no local layers); the names removed."""
+    from infra.control.services import docker_client
+
+    client = client or docker_client()
+    images = {service.image for service in spec.enabled_services().values()}
+    removed = []
+    for image in sorted(images):
+        for container in build_leftovers(client, image):
+            container.remove(v=True)
+            removed.append(container.name)
+    return removed
 
 
 def prepare(stack: str, workspace: auto.LocalWorkspace, say: Callable[[str], None] = print) -> None:
