@@ -21,20 +21,24 @@ pulumi:
 artifacts: venv
 	@$(PY) -m infra.control artifacts --stack $(STACK)
 
-## up: the native platform on 127.0.0.1 via a real `pulumi up`, then endpoints, ownership, smoke check
+## up: the native platform on 127.0.0.1 via a real `pulumi up`, then endpoints, ownership, smoke check;
+## STACK=lab: the lab on DOCKER_HOST's engine (else the project's own, `make engine`): the provider plugin checked,
+## with lab.images: built the service images built where missing, then `pulumi up`, endpoints, smoke check
 up: bootstrap
 	@$(PY) -m infra.control up --stack $(STACK)
 
-## down: destroy the native platform; no process is left running (data directories are kept)
+## down: destroy the native platform; no process is left running (data directories are kept);
+## STACK=lab: every container, volume and the network, and the stack's state directory
 down: venv
 	@$(PY) -m infra.control down --stack $(STACK)
 
 smoke: venv
 	@$(PY) -m infra.control smoke --stack $(STACK)
 
-## verify: the post-deploy probes against an isolated native stack (its own ports and state), JUnit in reports/
+## verify: the post-deploy probes against an isolated native stack (its own ports and state), JUnit in reports/;
+## STACK=lab: against the deployed lab (make up STACK=lab first)
 verify: bootstrap
-	$(PY) -m infra.control verify
+	$(PY) -m infra.control verify --stack $(STACK)
 
 ## test: every unit test, the toolchain and end-to-end tests, then the probes on an isolated stack
 test: bootstrap

@@ -1,30 +1,30 @@
-"""Faults the native platform must survive: a SIGKILL of the catalog mid-commit, a stopped store.
+"""Faults the platform must survive: a SIGKILL of the catalog mid-commit, a stopped store.
 
-1. kill -9 of the catalog while writers commit (catalog). The service's watchdog restarts it by itself
-   (no `pulumi up`); writers retry what a real client retries — a 409, or a connection error after
+1. kill -9 of the catalog while writers commit (catalog). Its supervisor restarts it by itself (no
+   `pulumi up`): natively the service's watchdog, in the lab the engine's restart policy (the container's
+   main process killed by its host pid: a crash to the engine); writers retry what a real client retries — a 409, or a connection error after
    checking whether their commit landed (every commit carries an id in its snapshot summary, so a
    retry is never a duplicate). Afterwards every acknowledged commit is in the snapshot log, every
    batch is in the table exactly once, the table reads back whole, and no client saw a 5xx.
 2. The store stopped (storage): a commit fails with a clear error naming the store, the catalog
-   pointer does not move, and once the store is back (`pulumi up`) the table reads back unchanged.
+   pointer does not move, and once the store is back (natively `pulumi up`, in the lab `docker start`) the
+   table reads back unchanged.
 
-Native only: the probe stops processes by their recorded pids (stack outputs + the watchdog's status).
+Both act through ``support.control``: natively on processes by their recorded pids (stack outputs + the
+watchdog's status), in the lab on containers through Docker (``docker stop``/``docker start``).
 """
 
 from __future__ import annotations
 
-import os
-import signal
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
 import requests
 import tenacity
 
-from platform_tests.support import commits
+from platform_tests.support import commits, control
 from platform_tests.support.stack import Stack, fail
 
 CATALOG = "rest-fixture"
@@ -32,17 +32,9 @@ STORE = "seaweedfs"
 WRITERS = 4
 RUN_S = 30.0
 KILL_AFTER_S = 6.0
-HEAL_BOUND_S = 60.0  # the watchdog's first backoff (1 s) + the fixture's JVM start, with margin for a busy host
+# The supervisor's first backoff (the watchdog's 1 s, the engine's 100 ms) + the fixture's JVM start, with margin.
+HEAL_BOUND_S = 60.0
 COMMIT_ID = "lakehouse.probe.commit-id"
-
-
-def _watchdog_status(stack: Stack, service: str) -> dict:
-    from infra.targets.native import watchdog
-
-    data_dir = stack.service_record(service).get("data_dir")
-    if stack.target != "native" or not data_dir:
-        pytest.skip(f"the fault probes stop native processes by pid; target {stack.target} has no {service} record")
-    return watchdog.read_status(data_dir)
 
 
 @dataclass
@@ -166,10 +158,14 @@ def _reconcile(catalog, ident: str, commit_id: str) -> int | None:
 
 @pytest.mark.catalog
 def test_kill_9_of_the_catalog_mid_commit_loses_no_acknowledged_commit(stack: Stack, created_tables, figure, say):
-    before = _watchdog_status(stack, CATALOG)
-    victim = int(before.get("pid") or 0)
-    if not victim:
-        fail(stack, "catalog", f"{CATALOG} has no running service process to kill", before)
+    ctl = control.control(stack)
+    try:
+        ctl.can_crash(CATALOG)
+    except control.Unsupported as exc:
+        pytest.skip(str(exc))
+    except control.ServiceControlError as exc:
+        fail(stack, "catalog", f"{CATALOG} has no running service process to kill", str(exc))
+    before = ctl.instance(CATALOG)
     ident = f"faults_{stack.run_id}.kill9"
     _new_table(stack, ident, created_tables)
 
@@ -179,26 +175,28 @@ def test_kill_9_of_the_catalog_mid_commit_loses_no_acknowledged_commit(stack: St
         thread.start()
     time.sleep(KILL_AFTER_S)
     acknowledged_at_kill = len(tally.acknowledged)
-    os.kill(victim, signal.SIGKILL)
+    victim = ctl.crash(CATALOG)
     killed_at = time.monotonic()
     healed_in = None
     while time.monotonic() - killed_at < HEAL_BOUND_S:
-        status = _watchdog_status(stack, CATALOG)
-        if status.get("pid") not in (None, 0, victim) and _answers(stack):
+        now = ctl.instance(CATALOG)
+        if now.running and not now.same_as(victim) and _answers(stack):
             healed_in = time.monotonic() - killed_at
             break
         time.sleep(0.2)
     for thread in threads:
         thread.join(RUN_S + HEAL_BOUND_S + 60)
-    after = _watchdog_status(stack, CATALOG)
-    say(f"== kill -9 of {CATALOG} (pid {victim}) after {acknowledged_at_kill} commits; healed by its watchdog in "
-        f"{healed_in if healed_in is None else round(healed_in, 1)} s (restarts {before.get('restarts', 0)} -> "
-        f"{after.get('restarts')}); {len(tally.acknowledged)} commits acknowledged, {tally.conflicts} 409s, "
+    after = ctl.instance(CATALOG)
+    supervisor = "its watchdog" if ctl.target == "native" else "the engine's restart policy"
+    say(f"== kill -9 of {CATALOG} ({victim.ident}, pid {victim.detail.get('pid')}) after {acknowledged_at_kill} "
+        f"commits; healed by {supervisor} in {healed_in if healed_in is None else round(healed_in, 1)} s "
+        f"(restarts {before.restarts or 0} -> {after.restarts}); {len(tally.acknowledged)} commits acknowledged, "
+        f"{tally.conflicts} 409s, "
         f"{tally.connection_errors} lost answers retried ({tally.reconciled} had landed), statuses "
         f"{dict(sorted(tally.statuses.items()))}")
     if healed_in is None:
         fail(stack, "catalog", f"{CATALOG} did not come back by itself within {HEAL_BOUND_S:.0f} s of a SIGKILL",
-             {"watchdog before": before, "watchdog after": after})
+             {"before": str(before), "after": str(after), "supervisor": after.detail})
     outcome = commits.Outcome(table=ident, commits=tally.acknowledged, errors=tally.errors)
     # The gate's 502s while the catalog was down are the lost answers the writers retried; any other 5xx,
     # or any 5xx once the catalog answered again, is a finding.
@@ -235,12 +233,7 @@ def _answers(stack: Stack) -> bool:
 @pytest.mark.storage
 def test_a_commit_with_the_store_stopped_fails_clearly_and_the_pointer_does_not_move(stack: Stack, created_tables,
                                                                                   figure, say):
-    from infra.control import commands
-    from infra.targets.native import local_service
-
-    _watchdog_status(stack, STORE)
-    if not stack.name:
-        pytest.skip("the store is brought back with `pulumi up`: run the probes with --stack")
+    ctl = control.control(stack, starts_again=True)
     ident = f"faults_{stack.run_id}.store"
     catalog, table = _new_table(stack, ident, created_tables)
     table.append(commits._rows("before", 0, 100))
@@ -248,10 +241,8 @@ def test_a_commit_with_the_store_stopped_fails_clearly_and_the_pointer_does_not_
 
     # The writer has loaded its table (as a running job has) before the store stops.
     writer = stack.catalog(**{"s3.connect-timeout": "5", "s3.request-timeout": "10"}).load_table(ident)
-    data_dir = Path(stack.service_record(STORE)["data_dir"])
-    record = local_service.ProcessRecord.from_pid_file(data_dir / local_service.PID_FILE_NAME)
-    assert record is not None, f"{STORE} has no pid file in {data_dir}"
-    local_service.stop_process_tree(record, grace_s=30.0)  # SIGTERM: the watchdog stops it and does not restart
+    # Natively SIGTERM of its tree (the watchdog stops and does not restart it); in the lab `docker stop`.
+    ctl.stop(STORE)
     try:
         started = time.monotonic()
         error = None
@@ -262,7 +253,7 @@ def test_a_commit_with_the_store_stopped_fails_clearly_and_the_pointer_does_not_
         seconds = time.monotonic() - started
         say(f"== with {STORE} stopped, a commit failed after {seconds:.1f} s: {str(error)[:300]}")
     finally:
-        commands.up(stack.name, quiet=True)  # the store comes back through the deployment, healthy
+        back_s = ctl.start(STORE)  # back through the target (natively `pulumi up`, the lab `docker start`), healthy
     if error is None:
         fail(stack, "storage", "a commit was acknowledged while the store was stopped", {"table": ident})
     if not any(word in error.lower() for word in ("connect", "refused", "unreachable", "timed out", "timeout")):
@@ -272,6 +263,7 @@ def test_a_commit_with_the_store_stopped_fails_clearly_and_the_pointer_does_not_
         fail(stack, "storage", "the catalog pointer moved although the commit could not write its files",
              {"before": pointer, "after": moved})
     rows = stack.catalog().load_table(ident).scan().to_arrow().num_rows
-    figure(f"store stopped: the commit failed in {seconds:.1f} s naming the store; pointer unmoved; {rows} rows after")
+    figure(f"store stopped: the commit failed in {seconds:.1f} s naming the store; pointer unmoved; {rows} rows after "
+           f"it was back ({back_s:.0f} s)")
     if rows != 100:
         fail(stack, "storage", f"after the store came back the table holds {rows} rows, not 100", {"table": ident})

@@ -2,12 +2,15 @@
 
 Each version is read from the thing itself: Trino's ``/v1/info`` and the Iceberg jars in its plugin
 directory, PostgreSQL's ``SHOW server_version``, SeaweedFS's master ``/dir/status``, the REST fixture's
-runtime jar on its process's classpath, Spark's version and its Iceberg runtime's
-``IcebergBuild.version()`` from the running JVM, PyIceberg's and DuckDB's (with its extensions).
+runtime jar on its process's classpath (or, a jar named without its version, the Iceberg build the jar
+records), Kafka's and Flink's jars on their processes' classpaths, Spark's version and its Iceberg runtime's
+``IcebergBuild.version()`` from the running JVM, PyIceberg's and DuckDB's (with its extensions). A service's
+processes and files are read through the target (``support.control``): natively by pid on this host, in the
+lab inside its container (its /proc, ``docker exec``, ``docker cp``).
 
 Each is compared with the pin in ``version_manifest`` and with what the target declares it runs
 (the spec's ``native_version``, the native artifacts it obtained; or ``native.versions`` when the
-target exports it). Rule: a version that differs from the pin but is what the target declares for
+target exports it; what this host's clients run: ``clients.obtained_versions``). Rule: a version that differs from the pin but is what the target declares for
 itself is a *deviation* (reported with its reason, not a failure); a version that differs from what
 the target declares is a failure.
 """
@@ -21,12 +24,12 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-import psutil
 import pytest
 import requests
 
-from platform_tests.support import engines
+from platform_tests.support import control, engines
 from platform_tests.support.stack import Stack, fail
+from platform_tests.support.versions import declared_versions, read_fixture, read_kafka, trino_home
 
 # Marked compute (engine and service upgrades are certified there); a failure names the layer of the
 # component whose version is wrong.
@@ -60,58 +63,7 @@ def first_version(text: str) -> str | None:
 
 
 # --------------------------------------------------------------------------------------------------
-# what the target declares for itself
-# --------------------------------------------------------------------------------------------------
-
-
-OBTAINED_ALIASES = {"iceberg-spark-runtime": "iceberg"}  # native.obtained_versions key -> manifest name
-
-
-def declared_versions(stack: Stack) -> dict[str, tuple[str, str]]:
-    """``{component: (version, reason)}``: what the target declares it runs, where it says so.
-
-    Sources, first wins: ``native.obtained_versions`` (+ ``native.notes`` for the reason) as the native
-    target exports them; the stack file's ``native_version`` / ``engines.duckdb_native``; the native
-    artifact cache's manifest (for outputs that predate ``obtained_versions``).
-    """
-    declared: dict[str, tuple[str, str]] = {}
-    notes = stack.native.get("notes") or {}
-
-    def reason_for(name: str, default: str) -> str:
-        found = [n for n in notes.get(name, []) if "pin" in n or "newest" in n or "resolves" in n]
-        return "; ".join(found) or default
-
-    for name, version in (stack.native.get("obtained_versions") or stack.native.get("versions") or {}).items():
-        key = OBTAINED_ALIASES.get(name, name)
-        if isinstance(version, dict):
-            declared[key] = (str(version.get("version")), str(version.get("reason") or reason_for(name, "")))
-        elif version:
-            declared[key] = (str(version), reason_for(name, "obtained by the native target"))
-    if stack.target != "native":
-        return declared
-    try:
-        from infra.config import load_stack
-
-        spec = load_stack(stack.name or "native")
-        for name, svc in spec.enabled_services().items():
-            if svc.native_version and svc.native_version != svc.version:
-                version, reason = declared.get(name, (svc.native_version, ""))
-                declared[name] = (version, reason if "pin" in reason else
-                                  f"native_version {svc.native_version} in the spec; pin {svc.version} elsewhere")
-        if spec.engines.duckdb != spec.engines.duckdb_native:
-            version, _ = declared.get("duckdb", (spec.engines.duckdb_native, ""))
-            declared["duckdb"] = (version, f"engines.duckdb_native: newest DuckDB with extensions on PyPI; "
-                                           f"{spec.engines.duckdb} elsewhere")
-    except Exception:  # noqa: BLE001 - no stack file (outputs from elsewhere): the artifacts still tell
-        pass
-    for name, entry in (stack.native.get("artifacts") or {}).items():
-        if name not in declared and entry.get("version"):
-            declared[name] = (entry["version"], "native artifact: obtained version")
-    return declared
-
-
-# --------------------------------------------------------------------------------------------------
-# reading the running versions
+# reading the running versions (what the target declares, and the readers through it: support.versions)
 # --------------------------------------------------------------------------------------------------
 
 
@@ -121,35 +73,16 @@ def _http_json(url: str) -> dict:
     return response.json()
 
 
-def read_trino(stack: Stack) -> tuple[str | None, str, list[str]]:
+def read_trino(stack: Stack, ctl: control.ServiceControl | None) -> tuple[str | None, str, list[str]]:
     address = stack.endpoint("trino", "http")
     info = _http_json(f"http://{address}/v1/info")
     version = str(info.get("nodeVersion", {}).get("version"))
     jars: list[str] = []
-    home = trino_home(stack)
-    if home:
-        jars = sorted(p.name for p in (home / "plugin" / "iceberg").glob("org.apache.iceberg_iceberg-*.jar"))
+    home = trino_home(ctl) if ctl is not None else None
+    if ctl is not None and home:
+        jars = sorted(name for name in ctl.list_dir("trino", f"{home}/plugin/iceberg")
+                      if re.fullmatch(r"org\.apache\.iceberg_iceberg-.*\.jar", name))
     return version, f"GET http://{address}/v1/info", jars
-
-
-def trino_home(stack: Stack) -> Path | None:
-    record = stack.service_record("trino")
-    argv0 = record.get("argv0")
-    if argv0 and Path(argv0).name == "launcher" and (Path(argv0).parents[1] / "plugin").is_dir():
-        return Path(argv0).parents[1]
-    pid = record.get("pid")
-    try:
-        procs = [psutil.Process(int(pid))] if pid else []
-        procs += procs[0].children(recursive=True) if procs else []
-        for proc in procs:
-            for arg in proc.cmdline():
-                if "/lib/" in arg and "trino" in arg:
-                    home = Path(arg.split("/lib/", 1)[0])
-                    if (home / "plugin").is_dir():
-                        return home
-    except psutil.Error:
-        pass
-    return None
 
 
 def read_postgres(stack: Stack) -> tuple[str | None, str]:
@@ -193,38 +126,6 @@ def read_seaweedfs(stack: Stack) -> tuple[str | None, str]:
     raise RuntimeError("no master endpoint answering /dir/status and no weed binary in the outputs")
 
 
-def read_fixture(stack: Stack) -> tuple[str | None, str]:
-    pid = stack.service_record("rest-fixture").get("pid")
-    if not pid:
-        raise RuntimeError("no pid for rest-fixture in the outputs (the fixture reports no version over HTTP)")
-    # The recorded pid is the service's watchdog (native): the JVM is its child.
-    root = psutil.Process(int(pid))
-    cmdline = " ".join(arg for proc in (root, *root.children(recursive=True)) for arg in proc.cmdline())
-    match = re.search(r"iceberg-open-api-(\d+(?:\.\d+)+)\.jar", cmdline)
-    if not match:
-        raise RuntimeError(f"no iceberg-open-api jar on pid {pid}'s classpath")
-    return match.group(1), f"classpath of pid {pid} (iceberg-open-api-{match.group(1)}.jar)"
-
-
-def read_kafka(stack: Stack) -> tuple[str | None, str]:
-    """The broker's version from its process's classpath (kafka_2.13-<version>.jar): the broker has no HTTP API."""
-    pid = stack.service_record("kafka").get("pid")
-    if not pid:
-        raise RuntimeError("no pid for kafka in the outputs")
-    # The recorded pid is the service's watchdog: the JVM is its child.
-    root = psutil.Process(int(pid))
-    args = [arg for proc in (root, *root.children(recursive=True)) for arg in proc.cmdline()]
-    match = re.search(r"kafka_2\.13-(\d+(?:\.\d+)+)\.jar", " ".join(args))
-    if not match:  # a wildcard classpath: the jar is in the directory it names
-        for arg in args:
-            if arg.endswith("/*"):
-                jars = sorted(Path(arg[:-2]).glob("kafka_2.13-*.jar"))
-                match = re.search(r"kafka_2\.13-(\d+(?:\.\d+)+)\.jar", jars[0].name) if jars else None
-    if not match:
-        raise RuntimeError(f"no kafka_2.13 jar on pid {pid}'s classpath")
-    return match.group(1), f"classpath of pid {pid} (kafka_2.13-{match.group(1)}.jar)"
-
-
 def read_connect(stack: Stack) -> dict[str, tuple[str | None, str]]:
     """The worker's Kafka Connect version (``GET /``) and each plugin's (``GET /connector-plugins``)."""
     base = (stack.host_profiles.get("kafka_connect") or {}).get("url")
@@ -241,17 +142,15 @@ def read_connect(stack: Stack) -> dict[str, tuple[str | None, str]]:
     return found
 
 
-def read_flink(stack: Stack) -> tuple[str | None, str, str | None]:
+def read_flink(stack: Stack, ctl: control.ServiceControl | None) -> tuple[str | None, str, str | None]:
     """Flink's version from its REST API (``GET /config``), and the Iceberg runtime on the job manager's classpath."""
     rest = (stack.host_profiles.get("flink") or {}).get("rest")
     if not rest:
         raise RuntimeError("profiles.host.flink has no REST address")
     version = _http_json(f"{rest}/config").get("flink-version")
     iceberg = None
-    pid = stack.service_record("flink-jobmanager").get("pid")
-    if pid:
-        root = psutil.Process(int(pid))  # the watchdog: the JVM is its child
-        cmdline = " ".join(arg for proc in (root, *root.children(recursive=True)) for arg in proc.cmdline())
+    if ctl is not None:
+        cmdline = " ".join(p.args for p in ctl.processes("flink-jobmanager"))
         match = re.search(r"iceberg-flink-runtime-[0-9.]+-(\d+(?:\.\d+)+)\.jar", cmdline)
         iceberg = match.group(1) if match else None
     return version, f"GET {rest}/config", iceberg
@@ -299,9 +198,14 @@ def test_version_manifest_matches_the_pins(stack: Stack, figure, say):
         return result
 
     enabled = set((stack.outputs.get("endpoints") or {}).keys())
+    # What runs inside a service (its processes, its files), read through the target where this host can.
+    ctl, no_control = control.control_or_none(stack)
+    if ctl is None:
+        notes.append(f"the services' processes are not readable from here ({no_control}): the fixture's and "
+                     "Kafka's versions, Trino's and Flink's Iceberg jars are not read")
     trino_jars: list[str] = []
     if "trino" in enabled:
-        result = add("trino", layer_of(stack, "trino"), lambda: read_trino(stack))
+        result = add("trino", layer_of(stack, "trino"), lambda: read_trino(stack, ctl))
         trino_jars = result[2] if result else []
     if "postgres" in enabled:
         add("postgres", layer_of(stack, "postgres"), lambda: read_postgres(stack))
@@ -309,10 +213,10 @@ def test_version_manifest_matches_the_pins(stack: Stack, figure, say):
         add("seaweedfs", layer_of(stack, "seaweedfs"), lambda: read_seaweedfs(stack))
     if "prometheus" in enabled:
         add("prometheus", layer_of(stack, "prometheus"), lambda: read_prometheus(stack))
-    if "rest-fixture" in enabled and stack.target == "native":
-        add("rest-fixture", layer_of(stack, "rest-fixture"), lambda: read_fixture(stack))
-    if "kafka" in enabled and stack.target == "native":
-        add("kafka", layer_of(stack, "kafka"), lambda: read_kafka(stack))
+    if "rest-fixture" in enabled and ctl is not None:
+        add("rest-fixture", layer_of(stack, "rest-fixture"), lambda: read_fixture(ctl))
+    if "kafka" in enabled and ctl is not None:
+        add("kafka", layer_of(stack, "kafka"), lambda: read_kafka(ctl))
     if "kafka-connect" in enabled:
         try:
             for key, (running, source) in read_connect(stack).items():
@@ -321,7 +225,7 @@ def test_version_manifest_matches_the_pins(stack: Stack, figure, say):
             readings.append(Reading("kafka-connect", layer_of(stack, "kafka-connect"), None, pins.get("kafka-connect"),
                                     status="unread", detail=str(exc)[:300]))
     if "flink-jobmanager" in enabled and (stack.host_profiles.get("flink") or {}).get("rest"):
-        result = add("flink-jobmanager", layer_of(stack, "flink-jobmanager"), lambda: read_flink(stack))
+        result = add("flink-jobmanager", layer_of(stack, "flink-jobmanager"), lambda: read_flink(stack, ctl))
         if result and result[2]:
             readings.append(Reading("iceberg in flink-jobmanager", "compute", result[2],
                                     pins.get("iceberg in flink-jobmanager"),

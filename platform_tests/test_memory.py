@@ -1,8 +1,10 @@
 """Probe 6 — resident memory of each service after the probes, against its budget (observability).
 
-Resident set size of every service process (``native.services[*].pid``) plus all its children, read
-with psutil once the other probes have run, compared with the service's memory budget. Like the
-chapter's table, it is one instant on a platform that has just been worked, not a peak under load.
+Read through the target (``support.control``) once the other probes have run: natively the resident set
+size of every service process (``native.services[*].pid``) plus all its children (psutil); in the lab each
+server container's memory as ``docker stats`` shows it (the cgroup's usage less its inactive file cache; the
+engine also holds the container to its budget, its memory limit). Compared with the service's memory budget.
+Like the chapter's table, it is one instant on a platform that has just been worked, not a peak under load.
 The Spark driver of this probe run is shown for scale (no budget: it is a client, not a service).
 """
 
@@ -11,7 +13,7 @@ from __future__ import annotations
 import psutil
 import pytest
 
-from platform_tests.support import engines
+from platform_tests.support import control, engines
 from platform_tests.support.stack import Stack, fail
 
 pytestmark = [pytest.mark.observability]
@@ -38,28 +40,28 @@ def human(size: int) -> str:
 
 def test_resident_memory_within_budget(stack: Stack, figure, say):
     stack.reload()  # a restart earlier in the run changed pids
-    services = stack.native.get("services") or {}
+    ctl = control.control(stack)
+    services = ctl.services()
     if not services:
-        pytest.skip(f"target {stack.target}: no service pids in the outputs (memory is the orchestrator's metric "
-                    "there: docker stats / CloudWatch)")
+        pytest.skip(f"target {stack.target}: no running services in the outputs")
     roles = {name: (svc or {}).get("version", "") for row in stack.outputs.get("ownership") or []
              for name, svc in (row.get("services") or {}).items()}
     layers = {name: row["layer"] for row in stack.outputs.get("ownership") or [] for name in (row.get("services") or {})}
     rows, over, gone = [], [], []
     total = 0
-    for name, record in services.items():
-        pid, budget = record.get("pid"), record.get("memory_budget_bytes")
+    for name, budget in services.items():
         try:
-            rss, count = tree_rss(int(pid))
-        except (psutil.Error, TypeError, ValueError) as exc:
-            gone.append({"service": name, "pid": pid, "error": f"{type(exc).__name__}: {exc}"})
+            memory = ctl.memory(name)
+        except (control.ServiceControlError, psutil.Error) as exc:
+            gone.append({"service": name, "where": ctl.describe(name), "error": f"{type(exc).__name__}: {exc}"})
             continue
+        rss, count = memory.bytes, memory.processes
         total += rss
         share = rss / budget if budget else None
         rows.append((name, roles.get(name, ""), rss, count, budget, share))
         if budget and rss > budget:
-            over.append({"service": name, "layer": layers.get(name, "?"), "pid": pid, "rss": human(rss),
-                         "processes": count, "budget": human(budget)})
+            over.append({"service": name, "where": ctl.describe(name), "layer": layers.get(name, "?"), "rss": human(rss),
+                         "processes": count, "budget": human(budget), "measured": memory.source})
     driver = engines.spark_driver_pid()
     say("| Service | Pin | Resident memory | Processes | Budget | Of budget |")
     say("|---|---|---|---|---|---|")
@@ -77,6 +79,6 @@ def test_resident_memory_within_budget(stack: Stack, figure, say):
         f"{n} {human(r)}/{human(b) if b else '-'}" for n, _, r, _, b, _ in rows))
     if gone:
         layer = layers.get(gone[0]["service"], "compute")
-        fail(stack, layer, f"{len(gone)} service process(es) in the outputs are not running", gone)
+        fail(stack, layer, f"{len(gone)} service(s) in the outputs are not running", gone)
     if over:
         fail(stack, over[0]["layer"], f"{len(over)} service(s) hold more resident memory than their budget", over)

@@ -5,7 +5,8 @@
    a valid archive (``pg_restore --list``), and the newest scheduled backup is younger than the
    recovery point objective.
 2. Drill (a), the chapter's exercise 2: the catalog's database is lost entirely (catalog stopped,
-   file deleted, catalog started on an empty database: every table is gone from it). Restore from
+   file deleted, catalog started on an empty database: every table is gone from it; natively by its pid
+   and ``pulumi up``, in the lab ``docker stop``/``docker start``, the file in the bind-mounted state). Restore from
    the latest backup (``python -m infra.control recovery restore``): the backup's pointers, rolled
    forward from storage. Every table the catalog had reads back with its row count and snapshot;
    the recovery time is measured against ``recovery.rto_minutes``, the recovery point (the commits
@@ -24,6 +25,7 @@ import time
 import pyarrow as pa
 import pytest
 
+from platform_tests.support import control
 from platform_tests.support import operations as ops
 from platform_tests.support.stack import Stack, fail
 
@@ -32,12 +34,15 @@ pytestmark = [pytest.mark.recovery]
 STATE: dict = {}  # what drill (a) leaves for drill (b): the truth before the first loss
 
 
-def _needs_backups(stack: Stack) -> dict:
+def _needs_backups(stack: Stack, drill: bool = False) -> dict:
+    """The operations output with its backups; a drill also needs to stop and start the catalog here."""
     operations = ops.operations(stack)
     if not operations.get("backups"):
         pytest.skip("this stack takes no catalog backups here (aws: AWS Backup; or catalog-backup disabled)")
-    if stack.target != "native" or not stack.name:
-        pytest.skip("the drill loses and restores the catalog through the native target (needs --stack)")
+    if drill:
+        # Skips, saying why, where the catalog cannot be stopped and started here (natively: needs --stack, for
+        # `pulumi up`; the lab starts its container with Docker, from an outputs file as well).
+        control.control(stack, starts_again=True)
     return operations
 
 
@@ -123,7 +128,7 @@ def _compare(truth: dict, tables: dict, streaming: set[str] = frozenset()) -> li
 
 
 def test_drill_restore_from_the_latest_backup(stack: Stack, created_tables, figure, say):
-    operations = _needs_backups(stack)
+    operations = _needs_backups(stack, drill=True)
     from pyiceberg.schema import Schema
     from pyiceberg.table import StaticTable
     from pyiceberg.types import LongType, NestedField
@@ -157,7 +162,7 @@ def test_drill_restore_from_the_latest_backup(stack: Stack, created_tables, figu
     if lost_view:
         fail(stack, "recovery", "the drill did not lose the catalog's database", {"namespaces": lost_view, **loss})
 
-    restore = ops.cli(stack, "recovery", "restore", with_stack=True)
+    restore = ops.cli(stack, "recovery", "restore", with_stack=bool(stack.name))
     stack.reload()
     report = restore.output if isinstance(restore.output, dict) else {}
     if restore.returncode != 0 or not report:
@@ -196,7 +201,7 @@ def test_drill_restore_from_the_latest_backup(stack: Stack, created_tables, figu
 
 
 def test_drill_rebuild_from_storage_without_a_backup(stack: Stack, figure, say):
-    operations = _needs_backups(stack)
+    operations = _needs_backups(stack, drill=True)
     objectives = operations["recovery"]
     truth = STATE.get("truth") or ops.catalog_truth(stack.catalog())
     loss = ops.lose_catalog_database(stack)

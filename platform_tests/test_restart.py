@@ -2,9 +2,10 @@
 
 Before: every table's metadata location and current snapshot (a table a live writer commits to,
 like the streaming job's, may move on meanwhile: intact when its new metadata descends from the old).
-Then the catalog service is restarted through the target (native: ``python -m infra.control restart rest-fixture --stack <stack>``,
-which stops it by its recorded pid and lets ``pulumi up`` start it again and wait for health; or the
-command given with ``--restart-command``; otherwise the probe skips and says why). While it restarts, ``/v1/config`` is polled to measure the
+Then the catalog service is restarted through the target (``support.control``: natively stopped by its
+recorded pid, then ``pulumi up`` starts it again and waits for health; in the lab ``docker restart`` of its
+container, then its health check; or the command given with ``--restart-command``; where the target has no
+restart here the probe skips and says why). While it restarts, ``/v1/config`` is polled to measure the
 outage. After: every table resolves to the same metadata file and snapshot, the probe's tables still
 read the same row counts, and a short burst of concurrent commits (~8 s) gets no 5xx.
 """
@@ -13,15 +14,13 @@ from __future__ import annotations
 
 import shlex
 import subprocess
-import sys
 import threading
 import time
 
-import psutil
 import pytest
 import requests
 
-from platform_tests.support import commits
+from platform_tests.support import commits, control
 from platform_tests.support.stack import ROOT, Stack, fail
 
 pytestmark = [pytest.mark.catalog]
@@ -30,21 +29,11 @@ SERVICE = "rest-fixture"
 RESTART_TIMEOUT_S = 600
 MAX_TABLES = 500
 POST_RESTART_COMMIT_S = 8.0
-# The target's restart: stop the service by its recorded pid, `pulumi up` starts it and waits for health.
-NATIVE_RESTART = ("infra.control", "restart")
 
 
-def restart_argv(stack: Stack, template: str | None, service: str) -> list[str] | None:
-    """The command restarting ``service``, or None when this target cannot be restarted by the probe."""
-    name = stack.name or ""
-    if template:
-        return shlex.split(template.format(service=service, stack=name))
-    # The target's helper runs `pulumi up` on a named stack: only when the outputs came from that stack
-    # (--stack), never guessed for an outputs file.
-    if stack.target == "native" and stack.name:
-        module, verb = NATIVE_RESTART
-        return [sys.executable, "-m", module, verb, service, "--stack", name]
-    return None
+def restart_argv(stack: Stack, template: str, service: str) -> list[str]:
+    """The ``--restart-command`` restarting ``service``, with ``{service}`` and ``{stack}`` substituted."""
+    return shlex.split(template.format(service=service, stack=stack.name or ""))
 
 
 def descends(table, metadata_location: str, snapshot_id: int | None) -> bool:
@@ -118,17 +107,6 @@ class Outage:
             self.down_total += time.monotonic() - self.down_since
 
 
-def same_process_alive(pid: int, create_time: float | None) -> bool:
-    """Whether ``pid`` is still the process it was (a zombie, or a reused pid, is not)."""
-    try:
-        proc = psutil.Process(pid)
-        if proc.status() == psutil.STATUS_ZOMBIE:
-            return False
-        return create_time is None or abs(proc.create_time() - create_time) < 0.01
-    except psutil.Error:
-        return False
-
-
 def wait_healthy(uri: str, timeout_s: float = 120, headers: dict[str, str] | None = None) -> bool:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -141,39 +119,42 @@ def wait_healthy(uri: str, timeout_s: float = 120, headers: dict[str, str] | Non
     return False
 
 
+def restart(stack: Stack, template: str | None, ctl: control.ServiceControl | None) -> tuple[bool, object]:
+    """Restart the catalog: the ``--restart-command``, else through the target; (succeeded, evidence)."""
+    if template:
+        argv = restart_argv(stack, template, SERVICE)
+        done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=RESTART_TIMEOUT_S)
+        return done.returncode == 0, {"command": argv, "exit": done.returncode, "stdout": done.stdout[-1500:],
+                                      "stderr": done.stderr[-1500:]}
+    assert ctl is not None
+    try:
+        return True, {"restarted": ctl.describe(SERVICE), "seconds": round(ctl.restart(SERVICE), 1)}
+    except control.ServiceControlError as exc:
+        return False, {"restarted": ctl.describe(SERVICE), "error": str(exc)[-1500:]}
+
+
 def test_catalog_survives_a_restart_with_every_table_intact(stack: Stack, created_tables, figure, say, request):
-    argv = restart_argv(stack, request.config.getoption("--restart-command"), SERVICE)
-    if argv is None:
-        pytest.skip(f"target {stack.target}: the probe cannot restart {SERVICE} here (on native it uses "
-                    "python -m infra.control restart; elsewhere pass --restart-command)")
+    template = request.config.getoption("--restart-command")
+    ctl = control.control(stack, starts_again=True) if not template else control.control_or_none(stack)[0]
     uri = (stack.host_profiles.get("pyiceberg") or {}).get("uri", "")
     catalog = stack.catalog()
     before = catalog_state(catalog)
     counts_before = {ident: catalog.load_table(ident).scan().to_arrow().num_rows
                      for ident in created_tables if ident in before}
-    old_pid = stack.service_record(SERVICE).get("pid")
-    old_ctime = None
-    if old_pid:
-        try:
-            old_ctime = psutil.Process(int(old_pid)).create_time()
-        except psutil.Error:
-            old_ctime = None
+    old = ctl.instance(SERVICE) if ctl else None
 
     started = time.monotonic()
     headers = stack.catalog_headers()
     with Outage(uri, headers) as outage:
-        done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=RESTART_TIMEOUT_S)
+        ok, evidence = restart(stack, template, ctl)
         healthy = wait_healthy(uri, headers=headers)
     seconds = time.monotonic() - started
-    if done.returncode != 0 or not healthy:
-        fail(stack, "catalog", f"restarting {SERVICE} failed (exit {done.returncode}, healthy={healthy})",
-             {"command": argv, "stdout": done.stdout[-1500:], "stderr": done.stderr[-1500:]})
+    if not ok or not healthy:
+        fail(stack, "catalog", f"restarting {SERVICE} failed (healthy={healthy})", evidence)
     stack.reload()
-    new_pid = stack.service_record(SERVICE).get("pid")
-    restarted = old_pid is not None and not same_process_alive(int(old_pid), old_ctime)
-    if old_pid is not None and not restarted:
-        fail(stack, "catalog", f"the restart command returned but {SERVICE} pid {old_pid} is the same process",
-             {"command": argv, "stdout": done.stdout[-800:]})
+    new = ctl.instance(SERVICE) if ctl else None
+    if old is not None and new is not None and new.same_as(old):
+        fail(stack, "catalog", f"the restart returned but {SERVICE} is the same instance ({old})", evidence)
 
     catalog = stack.catalog()
     after = catalog_state(catalog)
@@ -186,7 +167,8 @@ def test_catalog_survives_a_restart_with_every_table_intact(stack: Stack, create
     advanced = {ident for ident in moved if descends(catalog.load_table(ident), *before[ident])}
     changed = {ident: moved[ident] for ident in moved if ident not in advanced}
     counts_after = {ident: catalog.load_table(ident).scan().to_arrow().num_rows for ident in counts_before}
-    say(f"== {SERVICE} restarted (pid {old_pid} -> {new_pid}) in {seconds:.1f}s; catalog unanswered "
+    say(f"== {SERVICE} restarted ({old.ident if old else '?'} -> {new.ident if new else '?'}, started "
+        f"{new.started if new else '?'}) in {seconds:.1f}s; catalog unanswered "
         f"{outage.down_total:.1f}s ({outage.failed_polls}/{outage.polls} polls)")
     say(f"== {len(before)} tables before, {len(after)} after; {len(lost)} lost, {len(changed)} changed, "
         f"{len(advanced)} advanced by a live writer ({', '.join(sorted(advanced)) or 'none'}); row counts {counts_after}")

@@ -10,18 +10,16 @@ scheduler writes) bring the small files down and resolve it; the one-minute tabl
 TableStale fires in Prometheus within its bound (``for`` + a scrape + an evaluation after the promise
 runs out); a new commit resolves it.
 
-Catalog down, two ways: the catalog's process is stopped by its recorded pid (connections are refused),
-and the catalog hangs (SIGSTOP: connections are accepted and never answered, so every probe waits out
-its timeout). Either way CatalogDown must fire within ``observability.catalog_down_bound_s`` (the
-exporter's probe interval + its request timeout + a scrape + an evaluation + the rule's ``for``), and
-resolve once the catalog is back (started again through the target; SIGCONT).
+Catalog down, two ways: the catalog is stopped (natively its process by the recorded pid, in the lab
+``docker stop``: connections are refused), and the catalog hangs (natively SIGSTOP, in the lab ``docker
+pause``: connections are accepted and never answered, so every probe waits out its timeout). Either way
+CatalogDown must fire within ``observability.catalog_down_bound_s`` (the exporter's probe interval + its
+request timeout + a scrape + an evaluation + the rule's ``for``), and resolve once the catalog is back
+(started again through the target: ``pulumi up`` | ``docker start``; SIGCONT | ``docker unpause``).
 """
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -29,8 +27,9 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from platform_tests.support import signals
-from platform_tests.support.stack import ROOT, Stack, fail
+from platform_tests.support import control, signals
+from platform_tests.support import operations as ops
+from platform_tests.support.stack import Stack, fail
 
 pytestmark = [pytest.mark.observability]
 
@@ -63,7 +62,7 @@ def maintain(stack: Stack, identity: str, job: str, ident: str, statements: list
     """Run one maintenance job on demand through Trino, recorded in the stack's run record: (status, detail)."""
     from infra.operations import runs
 
-    record = runs.runs_db(Path(stack.native["state_dir"]))
+    record = Path(ops.operations(stack)["runs_db"])  # the stack's run record, as this host reaches it
     run = runs.start(record, runs.Run(job=job, target=ident, trigger="on-demand", engine="trino"))
     namespace, table = ident.split(".", 1)
     cursor = stack.trino_connection(identity=identity).cursor()
@@ -81,8 +80,9 @@ def maintain(stack: Stack, identity: str, job: str, ident: str, statements: list
 
 def test_freshness_and_table_health_signals_fire_and_recover(stack: Stack, created_tables, figure, say):
     prometheus, exporter, obs = endpoints(stack)
-    if stack.target != "native" or not stack.native.get("state_dir"):
-        pytest.skip("the probe records its maintenance runs in the native stack's run record")
+    if not ops.operations(stack).get("runs_db"):
+        pytest.skip("the stack's run record is not on this host (operations.runs_db): the probe records its "
+                    "maintenance runs there")
     refresh, scrape, stale_for = obs["refresh_interval_s"], obs["scrape_interval_s"], obs["table_stale_for_s"]
     admin = platform_identity(stack)
     namespace = f"probe_{stack.run_id}_sig"
@@ -168,44 +168,41 @@ def test_freshness_and_table_health_signals_fire_and_recover(stack: Stack, creat
 
 def test_catalog_down_is_noticed_and_resolves(stack: Stack, figure, say):
     prometheus, exporter, obs = endpoints(stack)
-    if stack.target != "native" or not stack.name:
-        pytest.skip("the probe stops the catalog by its recorded pid and starts it through the target (native, --stack)")
-    from infra.targets.native import local_service
-
+    ctl = control.control(stack, starts_again=True)
     service = catalog_name = obs.get("catalog", "rest-fixture")
-    record = local_service.ProcessRecord.from_pid_file(Path(stack.service_record(service)["data_dir"])
-                                                       / local_service.PID_FILE_NAME)
-    if record is None:
-        pytest.skip(f"{service} has no pid file: is the stack up?")
+    if not ctl.instance(service).running:
+        pytest.skip(f"{ctl.describe(service)} is not running: is the stack up?")
     if signals.alert_state(prometheus, "CatalogDown") is not None:
         fail(stack, "observability", "CatalogDown is already active before the catalog is stopped",
              [a.__dict__ for a in signals.alerts(prometheus)])
     bound = obs["catalog_down_bound_s"] + SLACK_S
     check, seen = _catalog_down_watch(prometheus, exporter)
     stopped_at = time.monotonic()
-    local_service.stop_process_tree(record, grace_s=30.0)
+    ctl.stop(service)
     try:
         fired, _ = signals.wait_for(check, bound + 30, interval_s=0.5)
         noticed = time.monotonic() - stopped_at
         up_metric = signals.metric(exporter, "lakehouse_catalog_up")
     finally:
         started = time.monotonic()
-        done = subprocess.run([sys.executable, "-m", "infra.control", "start", "--stack", stack.name], cwd=ROOT,
-                              capture_output=True, text=True, timeout=600)
+        start_error = ""
+        try:
+            ctl.start(service)  # through the target: natively `pulumi up`, in the lab `docker start`, to healthy
+        except Exception as exc:  # noqa: BLE001 - reported as the finding below
+            start_error = f"{type(exc).__name__}: {exc}"
         restart_s = time.monotonic() - started
     stack.reload()
     resolved, waited = signals.wait_for(lambda: signals.alert_state(prometheus, "CatalogDown") is None,
                                         obs["catalog_down_bound_s"] + 30)
     state = f"firing after {noticed:.0f}s" if fired else f"NOT firing after {noticed:.0f}s"
-    say(f"== {service} stopped: CatalogDown {state} (bound {bound:.0f}s: declared "
+    say(f"== {ctl.describe(service)} stopped: CatalogDown {state} (bound {bound:.0f}s: declared "
         f"{obs['catalog_down_bound_s']}s + {SLACK_S:.0f}s slack; exporter said lakehouse_catalog_up {up_metric}); "
         f"started again in {restart_s:.0f}s, resolved {waited:.0f}s later")
     figure(f"stopped catalog: CatalogDown fired {noticed:.1f}s after the stop (exporter 0 at "
            f"{seen.get('exporter_says_down_s', float('nan')):.1f}s; bound {bound:.0f}s); resolved {waited:.0f}s "
            f"after it was back ({restart_s:.0f}s restart)")
-    if done.returncode != 0:
-        fail(stack, "catalog", f"starting {service} again through the target failed",
-             {"stdout": done.stdout[-1500:], "stderr": done.stderr[-1500:]})
+    if start_error:
+        fail(stack, "catalog", f"starting {service} again through the target failed", start_error[-3000:])
     if not fired or noticed > bound:
         fail(stack, "observability", f"CatalogDown did not fire within {bound:.0f}s of the catalog stopping",
              {"fired": fired, "seconds": round(noticed, 1), "catalog": catalog_name, "lakehouse_catalog_up": up_metric,
@@ -231,48 +228,37 @@ def _catalog_down_watch(prometheus: str, exporter: str) -> tuple[Any, dict[str, 
 
 
 def test_a_hung_catalog_is_noticed_and_resolves(stack: Stack, figure, say):
-    """The catalog process stopped with SIGSTOP: the port accepts, nothing answers, every probe waits out its
-    timeout. SIGCONT comes in a ``finally``, whatever happens."""
-    import psutil
-
-    from infra.targets.native import watchdog
-
+    """The catalog hangs (natively SIGSTOP of its processes, in the lab ``docker pause``): the port accepts, nothing
+    answers, every probe waits out its timeout. SIGCONT (``docker unpause``) comes in a ``finally``, whatever happens."""
     prometheus, exporter, obs = endpoints(stack)
-    if stack.target != "native" or not stack.name:
-        pytest.skip("the probe stops the catalog's process by its recorded pid (native, --stack)")
+    ctl = control.control(stack)
     service = obs.get("catalog", "rest-fixture")
-    pid = watchdog.read_status(stack.service_record(service)["data_dir"]).get("pid")
-    if not pid:
-        pytest.skip(f"{service} has no running process in its watchdog's status: is the stack up?")
+    if not ctl.instance(service).running:
+        pytest.skip(f"{ctl.describe(service)} is not running: is the stack up?")
     if signals.alert_state(prometheus, "CatalogDown") is not None:
         fail(stack, "observability", "CatalogDown is already active before the catalog hangs",
              [a.__dict__ for a in signals.alerts(prometheus)])
     terms = obs.get("catalog_down_terms_s") or {}
     bound = obs["catalog_down_bound_s"] + SLACK_S
-    processes = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
     check, seen = _catalog_down_watch(prometheus, exporter)
     hung_at = time.monotonic()
-    for process in processes:
-        process.send_signal(signal.SIGSTOP)
+    hung = ctl.pause(service)
     try:
         fired, _ = signals.wait_for(check, bound + 30, interval_s=0.5)
         noticed = time.monotonic() - hung_at
     finally:
-        for process in processes:
-            try:
-                process.send_signal(signal.SIGCONT)
-            except psutil.NoSuchProcess:
-                pass
+        ctl.unpause(service)
     resolved, waited = signals.wait_for(lambda: signals.alert_state(prometheus, "CatalogDown") is None,
                                         obs["catalog_down_bound_s"] + 30)
-    say(f"== {service} hung (SIGSTOP of pids {[p.pid for p in processes]}): exporter said lakehouse_catalog_up 0 "
+    how = "SIGSTOP" if ctl.target == "native" else "docker pause"
+    say(f"== {service} hung ({how} of {', '.join(hung)}): exporter said lakehouse_catalog_up 0 "
         f"after {seen.get('exporter_says_down_s', float('nan')):.1f}s, CatalogDown pending after "
         f"{seen.get('pending_s', float('nan')):.1f}s, {'firing' if fired else 'NOT firing'} after {noticed:.1f}s "
         f"(bound {bound:.0f}s: {' + '.join(f'{k} {v}' for k, v in terms.items())} + {SLACK_S:.0f}s slack); "
-        f"resolved {waited:.0f}s after SIGCONT")
-    figure(f"hung catalog: CatalogDown fired {noticed:.1f}s after SIGSTOP (exporter 0 at "
+        f"resolved {waited:.0f}s after it went on")
+    figure(f"hung catalog: CatalogDown fired {noticed:.1f}s after {how} (exporter 0 at "
            f"{seen.get('exporter_says_down_s', float('nan')):.1f}s; bound {bound:.0f}s); resolved {waited:.0f}s "
-           "after SIGCONT")
+           "after it went on")
     if not fired or noticed > bound:
         fail(stack, "observability", f"CatalogDown did not fire within {bound:.0f}s of the catalog hanging",
              {"fired": bool(fired), "seconds": round(noticed, 1), **seen, "terms": terms,

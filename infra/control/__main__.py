@@ -1,7 +1,8 @@
 """``python -m infra.control``: the operator's commands, against a stack.
 
     up | down | start | smoke | outputs | verify | env [--shell]     the stack itself (``make up`` runs ``up``)
-    stop SERVICE | restart SERVICE                                  one service (native: by its recorded pid)
+    stop SERVICE | start SERVICE | restart SERVICE                  one service (native: by its recorded pid and
+                                                                    pulumi up; the lab: docker stop/start/restart)
     artifacts [--only NAME]                                         obtain what the stack runs (``make artifacts``)
     maintenance run JOB [--table T] [--older-than 10s] | list       maintenance on demand, the jobs
     runs [--job J] [--limit N]                                      the run record
@@ -22,8 +23,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from infra.control import commands
-from infra.control.workspace import outputs, pulumi_env
+from infra.control import commands, docker_stack, services
+from infra.control.workspace import outputs, pulumi_env, workspace
 
 
 def parser() -> argparse.ArgumentParser:
@@ -38,10 +39,12 @@ def parser() -> argparse.ArgumentParser:
 
     for name, help_text in (("up", "pulumi up, then endpoints, ownership and a smoke check"),
                             ("down", "pulumi destroy"), ("outputs", "the stack outputs as JSON"),
-                            ("start", "start whatever is not running, restart nothing else"),
                             ("smoke", "the smoke check")):
         command(name, help_text)
-    command("verify", "the probes against an isolated stack (extra arguments go to pytest)")
+    command("start", "start whatever is not running (pulumi up), restart nothing else; with SERVICE, that stopped "
+                     "service (the lab: docker start)").add_argument("service", nargs="?")
+    command("verify", "the probes (extra arguments go to pytest): against an isolated copy of the native stack, or "
+                      "the deployed lab (--stack lab)")
     command("env", "the Pulumi environment").add_argument("--shell", action="store_true", help="as export lines")
     for name in ("stop", "restart"):
         command(name, f"{name} one service").add_argument("service")
@@ -91,6 +94,16 @@ def operations(args: argparse.Namespace, top: argparse.ArgumentParser) -> int:
     return ops.cmd_tables(config, creds)
 
 
+def _remove_build_leftovers(stack: str) -> None:
+    """The lab: what building its own image left in the engine goes too (``docker_stack.build_leftovers``)."""
+    if docker_stack.is_docker(stack):
+        from infra.config import load_stack
+
+        removed = docker_stack.remove_build_leftovers(load_stack(stack))
+        if removed:
+            commands.console.print(f"==> removed {len(removed)} intermediate container(s) the image build left")
+
+
 def main(argv: list[str] | None = None) -> int:
     top = parser()
     args, extra = top.parse_known_args(argv)
@@ -108,9 +121,17 @@ def main(argv: list[str] | None = None) -> int:
             return fetch(args.stack, args.only)
         if args.command in ("maintenance", "runs", "recovery", "tables"):
             return operations(args, top)
+        if args.command in ("up", "down") and docker_stack.is_docker(args.stack):
+            # The lab: an engine that answers, the provider plugin, and (lab.images: built) the service images.
+            if args.command == "up":
+                docker_stack.prepare(args.stack, workspace(args.stack), commands.console.print)
+            else:
+                commands.console.print(f"==> engine: {docker_stack.engine()}")
+                commands.console.print(f"==> provider: {docker_stack.ensure_provider(workspace(args.stack))}")
         if args.command == "up":
             seconds = commands.up(args.stack)
             commands.console.print(f"==> stack {args.stack} up in {seconds:.1f} s")
+            _remove_build_leftovers(args.stack)
             commands.print_endpoints(args.stack)
             from infra import review
 
@@ -118,15 +139,21 @@ def main(argv: list[str] | None = None) -> int:
             return commands.smoke_report(args.stack)
         if args.command == "down":
             commands.down(args.stack)
+            _remove_build_leftovers(args.stack)
             return 0
         if args.command == "verify":
-            return commands.verify(extra)
+            return commands.verify(extra, args.stack)
         if args.command == "outputs":
             print(json.dumps(outputs(args.stack), indent=2))
             return 0
         if args.command == "stop":
-            pids = commands.stop(args.service, args.stack)
-            commands.console.print(f"==> {args.service} stopped (pids {pids}); `python -m infra.control up` starts it")
+            seconds = commands.stop(args.service, args.stack)
+            commands.console.print(f"==> {args.service} stopped in {seconds:.1f} s; `python -m infra.control start "
+                                   f"{args.service} --stack {args.stack}` starts it again")
+            return 0
+        if args.command == "start" and args.service:
+            seconds = commands.start(args.service, args.stack)
+            commands.console.print(f"==> {args.service} started and healthy in {seconds:.1f} s")
             return 0
         if args.command == "start":
             seconds = commands.up(args.stack, quiet=True)  # starts whatever is not running, restarts nothing else
@@ -137,8 +164,8 @@ def main(argv: list[str] | None = None) -> int:
             commands.console.print(f"==> {args.service} restarted and healthy in {seconds:.1f} s")
             return 0
         return commands.smoke_report(args.stack)
-    except commands.StackCommandFailed as exc:
-        commands.console.print(f"[red]error:[/red] {exc}", markup=False, highlight=False)
+    except (commands.StackCommandFailed, docker_stack.NotReady, services.ServiceControlError) as exc:
+        commands.console.print(f"error: {exc}", markup=False, highlight=False, style="red")
         return 1
 
 

@@ -6,14 +6,13 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 from pulumi import automation as auto
 from rich.console import Console
 from rich.table import Table
 
-from infra.control import isolated
+from infra.control import docker_stack, isolated, services
 from infra.control.workspace import forget, outputs, pulumi_env, select
 from infra.paths import PROJECT_ROOT
 
@@ -62,52 +61,52 @@ def refresh(stack: str, quiet: bool = True) -> float:
 
 
 def restart(service: str, stack: str) -> float:
-    """Stop one service's process by its recorded pid, then let ``pulumi up`` start it again.
+    """The restart the target provides (``infra.control.services``); seconds until healthy.
 
-    This is the restart the target provides to probes: Pulumi notices the dead process and restarts
-    only that service, waiting for its health check. Returns seconds until healthy.
+    Natively: the service's process stopped by its recorded pid, then ``pulumi up`` notices it is not running and
+    starts only it, waiting for its health check. In the lab: ``docker restart`` of its container, to healthy.
     """
-    from infra.targets.native import local_service
-
-    data_dir = Path(outputs(stack)["native"]["services"][service]["data_dir"])
-    record = local_service.ProcessRecord.from_pid_file(data_dir / local_service.PID_FILE_NAME)
-    if record is None:
-        raise SystemExit(f"{service}: no pid file in {data_dir}; is the stack up?")
-    local_service.stop_process_tree(record, grace_s=30.0)
-    return up(stack, quiet=True)
+    return services.for_outputs(outputs(stack), stack).restart(service)
 
 
-def stop(service: str, stack: str) -> list[int]:
-    """Stop one service's process (and its watchdog) by its recorded pid; nothing restarts it until ``up``.
+def stop(service: str, stack: str) -> float:
+    """Stop one service (natively its process and watchdog by the recorded pid; in the lab ``docker stop``);
+    nothing starts it again until ``start``. Seconds taken."""
+    return services.for_outputs(outputs(stack), stack).stop(service)
 
-    What the probes use to take a service away on purpose (e.g. the catalog, to see CatalogDown fire).
+
+def start(service: str, stack: str) -> float:
+    """Start one stopped service again (natively ``pulumi up``; in the lab ``docker start``), to healthy."""
+    return services.for_outputs(outputs(stack), stack).start(service)
+
+
+def verify(pytest_args: list[str], stack: str = "native") -> int:
+    """The probe suite, JUnit XML in reports/probes.xml for CD; its exit code.
+
+    A docker stack (the lab) is probed as deployed (``make up STACK=lab`` first). Otherwise an isolated copy of
+    the native stack (``verify``: its own ports and state) is deployed, probed and destroyed whatever happens.
     """
-    from infra.targets.native import local_service
-
-    data_dir = Path(outputs(stack)["native"]["services"][service]["data_dir"])
-    record = local_service.ProcessRecord.from_pid_file(data_dir / local_service.PID_FILE_NAME)
-    if record is None:
-        raise SystemExit(f"{service}: no pid file in {data_dir}; is the stack up?")
-    return local_service.stop_process_tree(record, grace_s=30.0)
-
-
-def verify(pytest_args: list[str], stack: str = "verify") -> int:
-    """Deploy an isolated copy of the native stack, run the probes against it, destroy it.
-
-    The exit code is the probe suite's; the stack is destroyed whatever happens. JUnit XML goes to
-    reports/probes.xml for CD.
-    """
-    isolated.isolated_stack(stack)
     (PROJECT_ROOT / "reports").mkdir(exist_ok=True)
+    if docker_stack.is_docker(stack):
+        docker_stack.point_at_engine()
+        if not outputs(stack):
+            raise StackCommandFailed(f"stack {stack} has no outputs: deploy it first (make up STACK={stack})")
+        return _probes(stack, pytest_args)
+    copy = "verify"
+    isolated.isolated_stack(copy)
     try:
-        console.print(f"==> stack {stack} up in {up(stack, quiet=True):.1f} s")
-        argv = [sys.executable, "-m", "pytest", "platform_tests", "--stack", stack, "-p", "no:cacheprovider",
-                f"--junitxml={PROJECT_ROOT / 'reports' / 'probes.xml'}", *pytest_args]
-        return subprocess.run(argv, cwd=PROJECT_ROOT, env={**os.environ, **pulumi_env(stack)}, check=False).returncode
+        console.print(f"==> stack {copy} up in {up(copy, quiet=True):.1f} s")
+        return _probes(copy, pytest_args)
     finally:
-        down(stack, quiet=True)
-        forget(stack)
-        isolated.remove_stack_file(stack)
+        down(copy, quiet=True)
+        forget(copy)
+        isolated.remove_stack_file(copy)
+
+
+def _probes(stack: str, pytest_args: list[str]) -> int:
+    argv = [sys.executable, "-m", "pytest", "platform_tests", "--stack", stack, "-p", "no:cacheprovider",
+            f"--junitxml={PROJECT_ROOT / 'reports' / 'probes.xml'}", *pytest_args]
+    return subprocess.run(argv, cwd=PROJECT_ROOT, env={**os.environ, **pulumi_env(stack)}, check=False).returncode
 
 
 def smoke(stack: str) -> list[tuple[str, str, bool, str]]:
@@ -240,12 +239,15 @@ def flink_smoke(profile: dict[str, Any], jobs: dict[str, Any]) -> tuple[str, str
 def print_endpoints(stack: str) -> None:
     out = outputs(stack)
     table = Table(title=f"Endpoints: stack {stack}")
-    for column in ("service", "port", "address (host side)", "pid"):
+    docker = out.get("docker") or {}
+    for column in ("service", "port", "address (host side)", "container" if docker else "pid"):
         table.add_column(column)
-    pids = {name: info.get("pid") for name, info in out.get("native", {}).get("services", {}).items()}
+    runs = {name: info.get("pid") for name, info in out.get("native", {}).get("services", {}).items()}
+    runs.update({name: info.get("name") for name, info in (docker.get("containers") or {}).items()})
     for service, ports in out["endpoints"].items():
         for port, addr in ports.items():
-            table.add_row(service, port, addr.get("external", addr["internal"]), str(pids.get(service, "")))
+            shown = addr.get("external") or (addr["internal"] if not docker else "(not published)")
+            table.add_row(service, port, shown, str(runs.get(service, "")))
     console.print(table)
 
 

@@ -1,10 +1,11 @@
-"""The recovery procedures as one command each, on a deployed native stack (``python -m infra.control recovery``).
+"""The recovery procedures as one command each, on a deployed stack (``python -m infra.control recovery``).
 
 ``restore`` and ``rebuild`` (see ``recovery``) time every step, so the report is the drill's
 evidence: the recovery time (loss handled to every table read back) and what the backup alone
 would have lost (its age, the commits rolled forward from storage). The catalog is stopped and
-started the way the target does it: its process tree stopped by the pid record, then
-``pulumi up`` (which restarts exactly what is not running and waits for its health check).
+started the way the target does it (``infra.control.services``): natively its process tree stopped by
+the pid record, then ``pulumi up`` (which restarts exactly what is not running and waits for its health
+check); in the lab ``docker stop`` and ``docker start`` of its container.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from infra.control import services
 from infra.operations import backup as backups
 from infra.operations import recovery
 from infra.operations.config import Credentials, OperationsConfig, load_catalog, s3_client
@@ -41,31 +43,38 @@ def tables_location(config: OperationsConfig) -> str:
     return config.catalog.tables_location
 
 
+def _control(outputs: Mapping[str, Any], stack: str | None = None) -> services.ServiceControl:
+    try:
+        return services.for_outputs(outputs, stack)
+    except services.ServiceControlError as exc:
+        raise ProcedureError(str(exc)) from None
+
+
 def stop_service(outputs: Mapping[str, Any], service: str) -> float:
-    """Stop a native service's whole process tree by its pid record; seconds taken."""
-    from infra.targets.native import local_service
-
-    started = time.perf_counter()
-    record_of = (outputs.get("native") or {}).get("services", {}).get(service)
-    if not record_of:
-        raise ProcedureError(f"{service} is not a native service of this stack")
-    record = local_service.ProcessRecord.from_pid_file(Path(record_of["data_dir"]) / local_service.PID_FILE_NAME)
-    if record is not None:
-        local_service.stop_process_tree(record, grace_s=30.0)
-    return time.perf_counter() - started
+    """Stop a service the way its target does (native: its process tree by the pid record; the lab: ``docker
+    stop``); nothing starts it again until it is started. Seconds taken."""
+    try:
+        return _control(outputs).stop(service)
+    except services.ServiceControlError as exc:
+        raise ProcedureError(str(exc)) from None
 
 
-def _native(config: OperationsConfig) -> None:
-    if config.target != "native":
-        raise ProcedureError(f"this command restores native stacks; on {config.target} follow README, Recovery "
-                             "(docker: stop the fixture's container, same file steps; aws: AWS Backup restore)")
+def _on_this_host(config: OperationsConfig) -> None:
+    if config.target not in ("native", "docker"):
+        raise ProcedureError(f"this command restores a catalog whose database file is on this host (native, docker); "
+                             f"on {config.target} follow README, Recovery (aws: AWS Backup restore)")
 
 
 def restore(stack: str, outputs: Mapping[str, Any], config: OperationsConfig, creds: Credentials, *,
             backup_file: str | None = None, roll: bool = True,
             start: Callable[[str], float] | None = None) -> dict[str, Any]:
-    """Restore the default catalog from its newest verified backup (or ``backup_file``), roll forward, read back."""
-    _native(config)
+    """Restore the default catalog from its newest verified backup (or ``backup_file``), roll forward, read back.
+
+    The catalog is stopped and started again as its target does it (``infra.control.services``): natively by its
+    pid record and ``pulumi up``; in the lab ``docker stop``/``docker start`` of its container, whose database is
+    the file in the stack's bind-mounted state directory.
+    """
+    _on_this_host(config)
     assert config.backups is not None
     source = _catalog_source(config)
     began = time.perf_counter()
@@ -95,7 +104,7 @@ def restore(stack: str, outputs: Mapping[str, Any], config: OperationsConfig, cr
         offline = recovery.roll_forward_offline(Path(source.path), stored)
         steps["roll_forward_offline_s"] = time.perf_counter() - t
     t = time.perf_counter()
-    steps["start_s"] = (start or _pulumi_up)(stack)
+    steps["start_s"] = start(stack) if start is not None else _start(outputs, stack, source.name)
     catalog = recovery.wait_for_catalog(lambda: load_catalog(config, creds, "restore"))
     steps["catalog_answers_s"] = time.perf_counter() - t
     t = time.perf_counter()
@@ -176,7 +185,9 @@ def _safe_tables(catalog: Any) -> list[str]:
     return catalog_tables(catalog)
 
 
-def _pulumi_up(stack: str) -> float:
-    from infra.control.commands import up
-
-    return up(stack, quiet=True)
+def _start(outputs: Mapping[str, Any], stack: str, service: str) -> float:
+    """Start the catalog again as its target does (native: ``pulumi up``; the lab: ``docker start``, to healthy)."""
+    try:
+        return _control(outputs, stack).start(service)
+    except services.ServiceControlError as exc:
+        raise ProcedureError(str(exc)) from None

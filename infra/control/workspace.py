@@ -21,6 +21,7 @@ LAB_PASSPHRASE = "lakehouse-native-lab"  # noqa: S105 - the documented lab passp
 # Provider packages installed in the venv that a native stack never uses and that no registry here
 # can supply: the language host must not make the engine ask for them (tools/pulumi-language-python/plugins.go).
 NATIVE_SKIP_PLUGINS = "aws,docker"
+DOCKER_SKIP_PLUGINS = "aws"
 
 
 def pulumi_env(stack: str | None = None) -> dict[str, str]:
@@ -38,16 +39,19 @@ def pulumi_env(stack: str | None = None) -> dict[str, str]:
     }
     if "PULUMI_CONFIG_PASSPHRASE" not in os.environ and not os.environ.get("PULUMI_CONFIG_PASSPHRASE_FILE"):
         env["PULUMI_CONFIG_PASSPHRASE"] = LAB_PASSPHRASE
-    if stack is not None and _is_native(stack):
-        env.setdefault("PULUMI_PYTHON_SKIP_PLUGINS", os.environ.get("PULUMI_PYTHON_SKIP_PLUGINS", NATIVE_SKIP_PLUGINS))
+    skip = _skip_plugins(stack) if stack is not None else None
+    if skip is not None:
+        env.setdefault("PULUMI_PYTHON_SKIP_PLUGINS", os.environ.get("PULUMI_PYTHON_SKIP_PLUGINS", skip))
     return env
 
 
-def _is_native(stack: str) -> bool:
+def _skip_plugins(stack: str) -> str | None:
+    """The provider packages the stack's target never uses (native: aws and docker; the lab: aws)."""
     try:
-        return load_stack(stack).target is Target.NATIVE
+        target = load_stack(stack).target
     except ConfigError:
-        return False  # Pulumi itself reports the stack's problem
+        return None  # Pulumi itself reports the stack's problem
+    return {Target.NATIVE: NATIVE_SKIP_PLUGINS, Target.DOCKER: DOCKER_SKIP_PLUGINS}.get(target)
 
 
 def workspace(stack: str | None = None) -> auto.LocalWorkspace:

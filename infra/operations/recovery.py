@@ -180,7 +180,9 @@ def place_sqlite_backup(backup_file: Path, database: Path, expected_sha256: str 
     """Put a verified SQLite backup where the (stopped) catalog expects its database.
 
     A leftover ``-journal`` (or ``-wal``/``-shm``) of the lost database would be replayed onto the
-    restored file by SQLite at the next open, so they are removed first.
+    restored file by SQLite at the next open, so they are removed first. The file belongs to whoever owns its
+    directory: in the lab that is the catalog container's user, who must write it (a root-owned copy would leave
+    the catalog read-only).
     """
     from infra.operations.backup import sha256_file
 
@@ -191,6 +193,9 @@ def place_sqlite_backup(backup_file: Path, database: Path, expected_sha256: str 
         Path(f"{database}{suffix}").unlink(missing_ok=True)
     staging = database.with_name(database.name + ".restoring")
     shutil.copyfile(backup_file, staging)
+    owner = database.parent.stat()
+    if os.geteuid() == 0 and (owner.st_uid, owner.st_gid) != (0, 0):
+        os.chown(staging, owner.st_uid, owner.st_gid)
     os.replace(staging, database)
 
 

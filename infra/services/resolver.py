@@ -60,6 +60,12 @@ def java_majors(spec: PlatformSpec) -> set[int]:
     return {m for m in majors if m} | {java.JAVA_FOR_JVM_SERVICES}
 
 
+def host_clients_apply(spec: PlatformSpec) -> bool:
+    """Whether the stack's clients on this host (Spark, DuckDB) load what the resolver finds: natively and in the
+    lab, where the engines the probes and users run are this host's (on aws they run in the cloud)."""
+    return spec.target in (Target.NATIVE, Target.DOCKER)
+
+
 class CacheResolver:
     """Looks every artifact up in the cache; never downloads, builds or installs (the program's resolver)."""
 
@@ -84,7 +90,7 @@ class CacheResolver:
             else:
                 cloud[name] = found_cloud
         spark_jars = duckdb = None
-        if spec.target is Target.NATIVE:
+        if host_clients_apply(spec):
             spark_jars = cache.lookup(clients.spark_jars_key(spec.engines))
             if spark_jars is None:
                 missing.append(f"spark-jars ({clients.spark_jars_key(spec.engines)}, from Maven Central)")
@@ -132,7 +138,7 @@ class FetchingResolver:
             cloud[name] = recipe.fetch(ServiceContext(spec, name))
             self.timings[name] = time.monotonic() - started
         spark_jars = duckdb = None
-        if spec.target is Target.NATIVE and (not self.only or "spark-jars" in self.only):
+        if host_clients_apply(spec) and (not self.only or "spark-jars" in self.only):
             started = time.monotonic()
             spark_jars = clients.fetch_spark_jars(spec.engines)
             self.timings["spark-jars"] = time.monotonic() - started

@@ -27,9 +27,11 @@ from typing import Any, TypeVar
 import pulumi
 import pulumi_docker as docker
 
+from infra.artifacts.artifact import ArtifactError
 from infra.lab import images as lab_images
 from infra.layers import LayerComponent, layer_labels
 from infra.operations.config import OperationsConfig
+from infra.outputs import host_clients
 from infra.paths import PROJECT_ROOT, state_root
 from infra.services import ServiceContext, registry
 from infra.services.catalogs import gate_of
@@ -38,7 +40,7 @@ from infra.services.plans import ContainerHost, ContainerPlan, StepHost
 from infra.services.resolver import Resolver
 from infra.services.secrets import render
 from infra.spec import Layer, PlatformSpec, ServiceSpec
-from infra.targets import Built, declared_tables, dependencies
+from infra.targets import Built, TargetNotReady, declared_tables, dependencies
 from infra.targets.deploy_steps import build_steps, export_steps
 from infra.targets.lab_state import LabState
 
@@ -105,6 +107,11 @@ def healthcheck(service: ServiceSpec) -> docker.ContainerHealthcheckArgs:
     )
 
 
+def restart_policy(service: ServiceSpec) -> str:
+    """The engine's restart policy of a service's container: the lab's supervision of a crashed server."""
+    return "no" if service.kind == "job" or service.restart.max_restarts == 0 else "unless-stopped"
+
+
 class DockerTarget:
     """Builds the lab on a Docker engine: the network in governance, each service in its own layer."""
 
@@ -112,7 +119,11 @@ class DockerTarget:
         self.spec = spec
         self.secrets = secrets
         self.state_dir = state_root() / pulumi.get_stack()
-        self.artifacts = resolver.resolve(spec)  # host files containers mount (looked up, never fetched)
+        try:
+            # Host files containers mount, and what the host's clients load (looked up, never fetched).
+            self.artifacts = resolver.resolve(spec)
+        except ArtifactError as exc:
+            raise TargetNotReady(f"the lab cannot be built here:\n  - {exc}") from None
         # lab.images: built: service -> the tag its image was built under (python -m infra.lab images build);
         # computed from the cache, never built here.
         self.built_tags = lab_images.built_tags(spec, self.artifacts)
@@ -159,7 +170,22 @@ class DockerTarget:
             built.layer(Layer.ORCHESTRATION)["tables"] = {ident: t.result for ident, t in tables.items()}
         built.outputs["operations"] = self.operations().model_dump(mode="json")
         built.outputs["lab_images"] = self.lab_images()
+        built.outputs["docker"] = self.docker_output(network)
+        if (clients := host_clients(self.spec, self.artifacts)) is not None:
+            built.outputs["clients"] = clients
         return built
+
+    def docker_output(self, network: docker.Network) -> pulumi.Output[dict[str, Any]]:
+        """Where the lab runs, for those who act on it through Docker (the probes, the operator's commands):
+        each service's container (name, id, kind, memory budget, restart policy), the network, the state dir."""
+        containers = {
+            name: {"name": container.name, "id": container.id, "kind": self.spec.services[name].kind,
+                   "memory_budget_bytes": self.spec.services[name].memory_bytes,
+                   "restart": restart_policy(self.spec.services[name])}
+            for name, container in self.containers.items() if name in self.spec.services
+        }
+        return pulumi.Output.from_input({"network": network.name, "state_dir": str(self.state_dir),
+                                         "containers": containers})
 
     def lab_images(self) -> dict[str, dict[str, str]]:
         """What image each container runs and what it is: the pin, or (built) the artifact it was built from."""
@@ -174,8 +200,11 @@ class DockerTarget:
                 found[name] = {"image": image, "kind": "platform" if image in self.platform_images else "upstream",
                                "version": service.version}
             else:
-                artifact = self.artifacts.services[lab_images.images()[lab_images.service_images()[name]].artifact_of]
-                found[name] = {"image": tag, "kind": "built", "version": artifact.version, "pin": service.version}
+                built = lab_images.images()[lab_images.service_images()[name]]
+                version, notes = built.runs(self.artifacts.services[built.artifact_of])
+                # ``notes``: why what it runs is not the pin, where it is not (the version manifest's deviation).
+                found[name] = {"image": tag, "kind": "built", "version": version, "pin": service.version,
+                               "notes": "; ".join(notes)}
         return found
 
     def _platform_image(self, name: str, dockerfile: str, opts: pulumi.ResourceOptions) -> docker.Image:
@@ -226,7 +255,11 @@ class DockerTarget:
         """The operations config as the host sees the lab (published ports, the bind-mounted state)."""
         from infra.services.operations_config import host_paths, operations_config
 
-        return operations_config(self.spec, self.state_dir.name, host_paths(self.spec, str(self.state_dir)),
+        # The host's PostgreSQL client tools where they are the server's own (built images run the native
+        # artifact's major); upstream's server is another major than any client here: PATH's, if any.
+        postgres = self.artifacts.services.get("postgres") if self.spec.runs_native_artifacts else None
+        return operations_config(self.spec, self.state_dir.name,
+                                 host_paths(self.spec, str(self.state_dir), str(postgres.path) if postgres else None),
                                  Side.EXTERNAL)
 
     def _service(self, component: LayerComponent, network: docker.Network, name: str) -> docker.Container:
@@ -296,7 +329,7 @@ class DockerTarget:
             labels=labels,
             user=plan.user,
             # The engine restarts a crashed server with its own growing delay; max_restarts 0 means never.
-            restart="no" if is_job or service.restart.max_restarts == 0 else "unless-stopped",
+            restart=restart_policy(service),
             must_run=not is_job,
             attach=is_job,  # jobs: create waits until the job has run to completion
             logs=is_job,  # ... and keeps its output (container_logs), for the error when it fails

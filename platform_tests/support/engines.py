@@ -1,7 +1,7 @@
 """The four engines as the probes drive them: Spark, PyIceberg, DuckDB, Trino — each from the profiles.
 
 Spark runs as ``local[1]`` with an explicit driver heap and exactly the two Iceberg jars the target
-provides (``native.spark_jars``); its catalog ``lab`` is configured from ``profiles.host.spark`` plus
+provides (``clients.spark_jars``); its catalog ``lab`` is configured from ``profiles.host.spark`` plus
 the credentials. DuckDB loads its extensions from the packages' paths (no download) and runs the
 profile's SECRET/ATTACH statements.
 """

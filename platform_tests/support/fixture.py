@@ -1,5 +1,6 @@
 """A throwaway REST fixture for control experiments (e.g. Book 1's in-memory SQLite URI).
 
+A process on this host, next to the stack's store (natively on loopback; the lab's published port).
 Started exactly as the native target starts the platform's fixture: the cached fixture runtime jar
 plus the loopback launcher (``artifacts.ensure_rest_fixture``: classpath + main class) on a JDK >= 17,
 configured through ``CATALOG_*`` variables, through ``local_service`` (detached, pid + create_time
@@ -51,10 +52,22 @@ def throwaway_fixture(stack: Stack, jdbc_uri: str, heap: str = "-Xmx256m",
     from infra.targets.native import local_service as ls
 
     native = stack.outputs.get("native") or {}
-    if "rest-fixture" not in native.get("artifacts", {}):
+    if "rest-fixture" in native.get("artifacts", {}):
+        fixture = native["artifacts"]["rest-fixture"]
+        java_bin = Path(native["java_home"]) / "bin" / "java"
+    elif stack.target == "docker":
+        # The lab's store is published on this host: the control runs the fixture build the native target runs,
+        # from this host's artifact cache (the lab's built fixture image is made of it), as a local process.
+        from platform_tests.support.gate import fixture_runtime
+
+        runtime = fixture_runtime()
+        if runtime is None:
+            pytest.skip("the control fixture runs the fixture build from this host's artifact cache, which has none "
+                        "(make artifacts), or no JDK >= 17 is found")
+        fixture = {"classpath": list(runtime.classpath), "main_class": runtime.main_class}
+        java_bin = runtime.java
+    else:
         pytest.skip("the control fixture runs the stack's own fixture build: a native stack with rest-fixture")
-    fixture = native["artifacts"]["rest-fixture"]
-    java = Path(native["java_home"])
     props = stack.host_profiles.get("pyiceberg") or {}
     creds = stack.credentials
     port = free_port()
@@ -66,7 +79,7 @@ def throwaway_fixture(stack: Stack, jdbc_uri: str, heap: str = "-Xmx256m",
         env = {key: value.replace("{work}", work) for key, value in (extra_env or {}).items()}
         spec = ls.ServiceInputs(
             service="probe-control-fixture",
-            argv=[str(java / "bin" / "java"), heap, "-XX:+ExitOnOutOfMemoryError",
+            argv=[str(java_bin), heap, "-XX:+ExitOnOutOfMemoryError",
                   "-cp", ":".join(fixture["classpath"]), str(fixture["main_class"])],
             cwd=work, data_dir=str(Path(work) / "data"), log_file=str(Path(work) / "fixture.log"),
             env={
@@ -107,15 +120,23 @@ def postgres_fixture(stack: Stack, tag: str) -> Iterator[RunningFixture]:
     from infra.services.placeholders import secret
     from infra.services.rest_fixture import config as rest_fixture
 
-    if "postgres" not in (stack.native.get("artifacts") or {}):
-        pytest.skip("the fixture on PostgreSQL needs the platform's PostgreSQL (a native stack with postgres)")
-    pg = stack.outputs["endpoints"]["postgres"]["pg"]["internal"]
+    pg = stack.endpoint("postgres", "pg")  # as this host reaches it (the lab: its published port)
+    if pg is None or (stack.target == "native" and "postgres" not in (stack.native.get("artifacts") or {})):
+        pytest.skip("the fixture on PostgreSQL needs the platform's PostgreSQL, reachable from this host")
     pgpass = rest_fixture.pgpass_line().replace(secret("postgres-password"), stack.credentials["postgres_password"])
     env = {"PGPASSFILE": "{work}/pgpass", "CATALOG_CLIENTS": str(rest_fixture.POSTGRES_CLIENTS),
            "CATALOG_CATALOG_NAME": f"run_{tag.replace('-', '_')}"}
     with throwaway_fixture(stack, rest_fixture.postgres_jdbc_uri(pg), heap="-Xmx384m", extra_env=env, tag=tag,
                            files={"{work}/pgpass": pgpass}) as fixture:
         yield fixture
+
+
+def table_prefix(location: str) -> tuple[str, str] | None:
+    """``(bucket, key prefix)`` of everything under a table's ``s3://`` location: the prefix ends with ``/``, so a
+    sibling whose name starts the same (``orders`` and ``orders_cdc``) is not under it; None for a bucket root."""
+    bucket, _, key = location.removeprefix("s3://").partition("/")
+    key = key.strip("/")
+    return (bucket, f"{key}/") if location.startswith("s3://") and bucket and key else None
 
 
 def delete_prefix(stack: Stack, bucket: str, prefix: str) -> int:

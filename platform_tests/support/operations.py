@@ -133,20 +133,23 @@ def catalog_truth(catalog: Any) -> dict[str, dict[str, Any]]:
 
 
 def lose_catalog_database(stack: Stack) -> dict[str, Any]:
-    """The incident: the catalog's database is gone. Stop the catalog, delete its database, start it again (empty)."""
-    from infra.control.commands import up
-    from infra.control.procedures import stop_service
+    """The incident: the catalog's database is gone. Stop the catalog, delete its database, start it again (empty).
+
+    Through the target (``support.control``): natively by its pid record, then ``pulumi up``; in the lab ``docker
+    stop``, the file deleted from the stack's bind-mounted state directory, ``docker start``.
+    """
+    from platform_tests.support.control import control
 
     ops = operations(stack)
     source = next(s for s in ops["backups"]["sqlite"] if s["name"] == ops["catalog"]["service"])
     database = Path(source["path"])
+    ctl = control(stack, starts_again=True)
     started = time.perf_counter()
-    stop_s = stop_service(stack.outputs, source["name"])
+    stop_s = ctl.stop(source["name"])
     removed = [str(p) for p in (database, Path(f"{database}-journal"), Path(f"{database}-wal")) if p.exists()]
     for path in removed:
         Path(path).unlink()
-    assert stack.name, "losing the catalog needs --stack (Pulumi starts it again)"
-    up_s = up(stack.name, quiet=True)
+    up_s = ctl.start(source["name"])
     stack.reload()
     return {"database": str(database), "removed": removed, "stop_s": round(stop_s, 2), "up_s": round(up_s, 1),
             "lost_at": time.time(), "seconds": round(time.perf_counter() - started, 1)}

@@ -1,6 +1,6 @@
 """The deployed stack as the probes see it: its outputs, and clients built from them.
 
-Everything a probe reaches (endpoints, credentials, profiles, pids) comes from the stack outputs:
+Everything a probe reaches (endpoints, credentials, profiles, pids, containers) comes from the stack outputs:
 ``pulumi stack output --json --show-secrets --stack X`` or an outputs JSON file. Nothing here knows
 a port or a password of its own.
 """
@@ -69,6 +69,16 @@ class Stack:
         return self.outputs.get("native") or {}
 
     @property
+    def clients(self) -> dict[str, Any]:
+        """What the engines on this host load, on every target where they run here (``clients``)."""
+        return self.outputs.get("clients") or {}
+
+    @property
+    def docker(self) -> dict[str, Any]:
+        """The lab's containers, network and state dir (``docker``), for acting on it through Docker."""
+        return self.outputs.get("docker") or {}
+
+    @property
     def credentials(self) -> dict[str, str]:
         return self.outputs.get("credentials") or {}
 
@@ -96,9 +106,11 @@ class Stack:
             (r.get("owner", "?") for r in self.outputs.get("ownership") or [] if r.get("layer") == layer), "?")
 
     def endpoint(self, service: str, port: str) -> str | None:
-        """``host:port`` of a service port as a host-side client reaches it (external, else internal)."""
+        """``host:port`` of a service port as a host-side client reaches it: its external address (natively the
+        internal one is on 127.0.0.1 too). None where the host cannot reach it (a lab port that is not published:
+        the internal name resolves only on the lab's network)."""
         entry = ((self.outputs.get("endpoints") or {}).get(service) or {}).get(port) or {}
-        return entry.get("external") or entry.get("internal")
+        return entry.get("external") or (entry.get("internal") if self.target == "native" else None)
 
     def service_record(self, service: str) -> dict[str, Any]:
         return (self.native.get("services") or {}).get(service) or {}
@@ -197,7 +209,7 @@ class Stack:
 
     def duckdb_statements(self, read_only: bool | None = None, identity: str | None = None) -> list[str]:
         """Extension LOADs (package paths, no download) then the profile's SECRET/ATTACH as ``identity``."""
-        statements = list(self.native.get("duckdb_extensions") or [])
+        statements = list(self.clients.get("duckdb_extensions") or self.native.get("duckdb_extensions") or [])
         if not statements:
             from infra.artifacts.clients import duckdb_extensions
 
@@ -241,10 +253,10 @@ class Stack:
             return None
 
     def spark_jars(self) -> list[str]:
-        jars = list(self.native.get("spark_jars") or [])
+        jars = list(self.clients.get("spark_jars") or self.native.get("spark_jars") or [])
         if not jars:
-            raise OutputsError("native.spark_jars is missing from the stack outputs: Spark needs the Iceberg runtime "
-                               "jars the native target resolved (make artifacts)")
+            raise OutputsError("clients.spark_jars is missing from the stack outputs: Spark needs the Iceberg runtime "
+                               "jars the target resolved for this host (make artifacts STACK=<stack>)")
         return jars
 
 

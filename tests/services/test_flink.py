@@ -92,7 +92,9 @@ def test_the_lineage_follows_table_and_source_not_tuning():
     assert lineage(table="streams.other") != flink_config.lineage(base)
     assert lineage(source="generator") == flink_config.lineage(base)  # the native stack's own choice
     assert lineage(source="auto") != flink_config.lineage(base)  # auto reads the orders topic: Kafka is on natively
-    lab = load_platform(stack_platform("lab"))
+    lab_auto = stack_platform("lab")
+    lab_auto["flink"] = {"job": {"source": "auto"}}
+    lab = load_platform(lab_auto)
     assert flink_config.job_source(lab) == "kafka" and flink_config.lineage(lab) != flink_config.lineage(base)
 
 

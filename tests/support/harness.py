@@ -19,8 +19,8 @@ from pulumi.runtime import mocks as pulumi_mocks
 from infra.artifacts.artifact import Artifact
 from infra.artifacts.clients import DuckDBExtensions
 from infra.artifacts.stack import StackArtifacts
-from infra.services.resolver import cloud_recipes, java_majors, recipe_of
-from infra.spec import PlatformSpec, Target
+from infra.services.resolver import cloud_recipes, host_clients_apply, java_majors, recipe_of
+from infra.spec import PlatformSpec
 
 FAKE_CACHE = Path("/nonexistent/lakehouse-cache")
 
@@ -41,7 +41,7 @@ class FakeResolver:
     def resolve(self, spec: PlatformSpec) -> StackArtifacts:
         services = {name: fake_artifact(name) for name in spec.enabled_services() if recipe_of(spec, name)}
         self.asked += list(services)
-        native = spec.target is Target.NATIVE
+        native = host_clients_apply(spec)  # the clients on this host: natively and in the lab
         return StackArtifacts(
             services=services,
             java={major: Path(f"/usr/lib/jvm/fake-{major}") for major in java_majors(spec)},

@@ -25,7 +25,7 @@ DEFAULT = {
     "version": support.APSCHEDULER_VERSION,
     # pg_dump of the server's major: the operations image is built with it (its PG_MAJOR build argument).
     "image": support.OPERATIONS_IMAGE,
-    "ports": {"http": {"internal": 8791}},
+    "ports": {"http": {"internal": 8791, "external": 8791}},  # host side: the probes read its /jobs
     "health": {"kind": "http", "port": "http", "path": "/healthz",
                "command": support.container_health_command(8791), "start_period_s": 300, "ready_timeout_s": 600},
     "memory": "128MiB",

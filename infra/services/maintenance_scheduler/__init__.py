@@ -23,7 +23,7 @@ DEFAULT = {
     "role": "runs the spec's maintenance on its cron schedules through Trino, records every run",
     "version": support.APSCHEDULER_VERSION,
     "image": support.OPERATIONS_IMAGE,
-    "ports": {"http": {"internal": 8790}},
+    "ports": {"http": {"internal": 8790, "external": 8790}},  # host side: the probes read its /jobs
     "health": {"kind": "http", "port": "http", "path": "/healthz",
                "command": support.container_health_command(8790), "start_period_s": 300, "ready_timeout_s": 600},
     "memory": "256MiB",

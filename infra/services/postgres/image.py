@@ -13,4 +13,4 @@ def context(artifact: Artifact, stack: StackArtifacts) -> ImageContext:
     return ImageContext(args={"PG_MAJOR": major(artifact.version)})  # apt owns its files: the Dockerfile installs it
 
 
-IMAGE = BuiltImage("postgres", "postgres", Path(__file__).with_name("lab"), context)
+IMAGE = BuiltImage("postgres", "postgres", Path(__file__).with_name("lab"), context, package_major=True)

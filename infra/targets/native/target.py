@@ -18,6 +18,7 @@ import pulumi
 from infra.artifacts.artifact import ArtifactError
 from infra.layers import LayerComponent, layer_labels
 from infra.operations.config import OperationsConfig
+from infra.outputs import host_clients
 from infra.paths import PROJECT_ROOT, state_root
 from infra.services import ServiceContext, registry
 from infra.services.catalogs import gate_of
@@ -208,6 +209,8 @@ class NativeTarget:
             obtained["duckdb"] = found.duckdb.duckdb_version
             native["duckdb_extensions"] = found.duckdb.load_statements()
         outputs: dict[str, Any] = {"native": native}
+        if (clients := host_clients(self.spec, found)) is not None:
+            outputs["clients"] = clients  # the target-independent form of spark_jars, duckdb_extensions, versions
         if self.operations is not None:
             outputs["operations"] = self.operations.model_dump(mode="json")
         return outputs

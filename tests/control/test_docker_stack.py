@@ -1,0 +1,55 @@
+"""``make up|verify|down STACK=lab``: what a docker stack needs on this host before Pulumi runs (issue 19, item 2).
+
+The engine a command talks to (``DOCKER_HOST``, else the project's own where it runs), which stacks are docker
+stacks, and the provider plugin: present in the project's Pulumi home, or a message saying how to install a binary
+where the plugin registry is not reachable (toolchain tier: the project's Pulumi CLI, a Pulumi home of its own).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pulumi import automation as auto
+
+from infra.control import docker_stack
+from infra.paths import PROJECT_ROOT, TOOLS_DIR
+
+
+def test_commands_use_docker_host_else_the_projects_own_engine(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("LAKEHOUSE_STATE_DIR", str(tmp_path))
+    assert docker_stack.point_at_engine({}) == "unix:///var/run/docker.sock"  # no engine of the project's: the default
+    (tmp_path / "docker").mkdir()
+    (tmp_path / "docker" / "docker.sock").touch()
+    env: dict[str, str] = {}
+    assert docker_stack.point_at_engine(env) == f"unix://{tmp_path}/docker/docker.sock"
+    assert env == {"DOCKER_HOST": f"unix://{tmp_path}/docker/docker.sock", "DOCKER_BUILDKIT": "0"}
+    mine = {"DOCKER_HOST": "tcp://127.0.0.1:2375"}
+    assert docker_stack.point_at_engine(mine) == "tcp://127.0.0.1:2375" and mine == {"DOCKER_HOST": "tcp://127.0.0.1:2375"}
+
+
+def test_only_the_lab_is_a_docker_stack():
+    assert docker_stack.is_docker("lab")
+    assert not docker_stack.is_docker("native") and not docker_stack.is_docker("cloud")
+    assert not docker_stack.is_docker("no-such-stack")
+
+
+@pytest.mark.toolchain
+def test_a_missing_provider_plugin_says_how_to_install_a_binary(tmp_path: Path):
+    if not (TOOLS_DIR / "bin" / "pulumi").exists():
+        pytest.skip("the project's Pulumi CLI is not built (make pulumi)")
+    from infra.control.workspace import pulumi_env
+
+    env = {**pulumi_env("lab"), "PULUMI_HOME": str(tmp_path / "home"),
+           "PULUMI_BACKEND_URL": f"file://{tmp_path / 'state'}"}
+    workspace = auto.LocalWorkspace(work_dir=str(PROJECT_ROOT), env_vars=env,
+                                    pulumi_command=auto.PulumiCommand(root=str(TOOLS_DIR), skip_version_check=True))
+    try:
+        found = docker_stack.ensure_provider(workspace)
+    except docker_stack.NotReady as exc:
+        message = str(exc)
+        version = docker_stack.provider_version()
+        assert f"pulumi plugin install resource docker {version} --file" in message
+        assert str(tmp_path / "home") in message and "installed: none" in message
+    else:  # the plugin registry is reachable from this host: it was installed
+        assert found.endswith("installed from the plugin registry")
