@@ -1,6 +1,6 @@
 """The service-control seam (``infra.control.services``) natively, on real processes, and what the probes read
 through it (issue 19, item 2); the lab's implementation runs against a real engine in
-``test_lab_probes_docker.py`` (marker lab).
+``tests/lab/test_service_control.py`` (marker lab).
 """
 
 from __future__ import annotations
