@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pulumi
 
@@ -11,9 +11,6 @@ from infra.services.context import ServiceContext, Side, address, url
 from infra.services.flink import config as flink_config
 from infra.services.trino import config as trino_config
 from infra.spec import LAYER_NAMES, Layer, PlatformSpec, Target
-
-if TYPE_CHECKING:
-    from infra.services.resolver import StackArtifacts
 
 
 def endpoints(spec: PlatformSpec) -> dict[str, dict[str, dict[str, str]]]:
@@ -190,34 +187,3 @@ def profiles(spec: PlatformSpec) -> dict[str, Any]:
     if spec.target is Target.NATIVE:
         result["note"] = "127.0.0.1 on both sides (local processes)"
     return result
-
-
-def host_clients(spec: PlatformSpec, artifacts: StackArtifacts) -> dict[str, Any] | None:
-    """What the engines on this host load (``clients``): the same on every target whose clients run here.
-
-    ``spark_jars`` (Spark's ``spark.jars``: Iceberg's runtime and AWS bundle, from the artifact cache),
-    ``duckdb_extensions`` (DuckDB's LOAD statements, from the ``duckdb-ext-*`` packages) and
-    ``obtained_versions``: what each of them is, with the reason wherever that is not the stack's pin, so the
-    version manifest reports it as the target's declared deviation (DuckDB 1.4.4 against the chapter's 1.5.5).
-    None where no client runs on this host (aws).
-    """
-    if artifacts.spark_jars is None and artifacts.duckdb is None:
-        return None
-    found: dict[str, Any] = {}
-    obtained: dict[str, dict[str, str]] = {}
-    if artifacts.spark_jars is not None:
-        jars = artifacts.spark_jars
-        found["spark_jars"] = [str(p) for p in jars.classpath]
-        obtained["iceberg-spark-runtime"] = {
-            "version": jars.version,
-            "reason": "; ".join(jars.notes) or f"iceberg-spark-runtime {jars.version} from Maven Central"}
-    if artifacts.duckdb is not None:
-        duck = artifacts.duckdb
-        found["duckdb_extensions"] = duck.load_statements()
-        reason = f"DuckDB {duck.duckdb_version} on this host"
-        if duck.duckdb_version != spec.engines.duckdb:
-            reason = (f"engines.duckdb_native: newest DuckDB with extensions on PyPI (duckdb-ext-* "
-                      f"{duck.duckdb_version}); {spec.engines.duckdb} elsewhere")
-        obtained["duckdb"] = {"version": duck.duckdb_version, "reason": reason}
-    found["obtained_versions"] = obtained
-    return found

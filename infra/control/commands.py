@@ -5,59 +5,23 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from typing import Any
 
-from pulumi import automation as auto
 from rich.console import Console
 from rich.table import Table
 
 from infra.control import docker_stack, isolated, services
-from infra.control.workspace import forget, outputs, pulumi_env, select
+from infra.control.workspace import (
+    StackCommandFailed,
+    down,
+    forget,
+    outputs,
+    pulumi_env,
+    up,
+)
 from infra.paths import PROJECT_ROOT
 
 console = Console()
-
-
-class StackCommandFailed(RuntimeError):
-    """A Pulumi command failed; the message carries the end of its output."""
-
-
-def _run(stack: str, what: str, quiet: bool, **kwargs: Any) -> float:
-    """Run ``up``/``destroy``/``refresh``/``preview`` on a stack; seconds taken."""
-    handle = select(stack)
-    started = time.perf_counter()
-    on_output = None if quiet else (lambda line: print(line, flush=True))
-    try:
-        getattr(handle, what)(on_output=on_output, color="never", **kwargs)
-    except auto.CommandError as exc:
-        raise StackCommandFailed(f"pulumi {what} --stack {stack} failed:\n{diagnostics(str(exc))}") from None
-    return time.perf_counter() - started
-
-
-def diagnostics(output: str, limit: int = 6000) -> str:
-    """What a failed Pulumi command said went wrong: its ``Diagnostics:`` section (else its output's end)."""
-    start = output.find("Diagnostics:")
-    if start == -1:
-        return output[-limit:]
-    end = output.find("\nOutputs:", start)
-    if end == -1:
-        end = output.find("\nResources:", start)
-    return output[start:end if end != -1 else None][:limit]
-
-
-def up(stack: str, quiet: bool = False) -> float:
-    """``pulumi up`` on the stack (created on first use); the wall time in seconds."""
-    return _run(stack, "up", quiet)
-
-
-def down(stack: str, quiet: bool = False) -> float:
-    """``pulumi destroy``: every process stopped; data directories are kept."""
-    return _run(stack, "destroy", quiet)
-
-
-def refresh(stack: str, quiet: bool = True) -> float:
-    return _run(stack, "refresh", quiet)
 
 
 def restart(service: str, stack: str) -> float:

@@ -97,16 +97,19 @@ def build_images(spec: PlatformSpec, say: Callable[[str], None] = print) -> dict
     """With ``lab.images: built``: every service image the engine lacks (``python -m infra.lab images build``, which
     skips a tag it has); seconds per image built. The operations image is left to the program (``docker.Image``)."""
     from infra.artifacts.artifact import ArtifactError
+    from infra.control import image_builds
     from infra.control.services import docker_client
-    from infra.lab import driver, images
+    from infra.services.built_image import ImageBuildError
     from infra.services.resolver import CacheResolver
+    from infra.targets import lab_images
 
-    if not images.built(spec):
+    if not lab_images.built(spec):
         return {}
     try:
         artifacts = CacheResolver().resolve(spec)
-        return driver.build_all(spec, artifacts, docker_client(), say=say, only=set(images.plan(spec, artifacts)))
-    except (images.ImageBuildError, ArtifactError) as exc:
+        wanted = set(lab_images.plan(spec, artifacts))
+        return image_builds.build_all(spec, artifacts, docker_client(), say=say, only=wanted)
+    except (ImageBuildError, ArtifactError) as exc:
         raise NotReady(str(exc)) from None
 
 

@@ -210,7 +210,7 @@ class NativeServices:
         if not self.stack:
             raise Unsupported(f"natively {service} is started again by `pulumi up` on its stack: name the stack "
                               "(--stack), not an outputs file")
-        from infra.control.commands import up
+        from infra.control.workspace import up
 
         return up(self.stack, quiet=True)
 

@@ -9,6 +9,7 @@ passphrase unless one is set.
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 from pulumi import automation as auto
@@ -78,3 +79,44 @@ def forget(stack: str) -> None:
     ws = workspace(stack)
     if any(summary.name == stack for summary in ws.list_stacks()):
         ws.remove_stack(stack, force=True)
+
+
+class StackCommandFailed(RuntimeError):
+    """A Pulumi command failed; the message carries the end of its output."""
+
+
+def run(stack: str, what: str, quiet: bool, **kwargs: Any) -> float:
+    """Run ``up``/``destroy``/``refresh``/``preview`` on a stack; seconds taken."""
+    handle = select(stack)
+    started = time.perf_counter()
+    on_output = None if quiet else (lambda line: print(line, flush=True))
+    try:
+        getattr(handle, what)(on_output=on_output, color="never", **kwargs)
+    except auto.CommandError as exc:
+        raise StackCommandFailed(f"pulumi {what} --stack {stack} failed:\n{diagnostics(str(exc))}") from None
+    return time.perf_counter() - started
+
+
+def diagnostics(output: str, limit: int = 6000) -> str:
+    """What a failed Pulumi command said went wrong: its ``Diagnostics:`` section (else its output's end)."""
+    start = output.find("Diagnostics:")
+    if start == -1:
+        return output[-limit:]
+    end = output.find("\nOutputs:", start)
+    if end == -1:
+        end = output.find("\nResources:", start)
+    return output[start:end if end != -1 else None][:limit]
+
+
+def up(stack: str, quiet: bool = False) -> float:
+    """``pulumi up`` on the stack (created on first use); the wall time in seconds."""
+    return run(stack, "up", quiet)
+
+
+def down(stack: str, quiet: bool = False) -> float:
+    """``pulumi destroy``: every process stopped; data directories are kept."""
+    return run(stack, "destroy", quiet)
+
+
+def refresh(stack: str, quiet: bool = True) -> float:
+    return run(stack, "refresh", quiet)

@@ -96,24 +96,25 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "base":
         return subprocess.run(["bash", str(PROJECT_ROOT / "scripts" / "lab-base.sh"), spec.lab.base_image],
                               check=False).returncode
-    from infra.lab import images
+    from infra.control import image_builds
+    from infra.services.built_image import ImageBuildError
     from infra.services.resolver import CacheResolver
+    from infra.targets import lab_images
 
     try:
         artifacts = CacheResolver().resolve(spec)
         if args.command == "images" and args.action == "tags":
-            print(json.dumps(images.built_tags(spec, artifacts), indent=2))
+            print(json.dumps(lab_images.built_tags(spec, artifacts), indent=2))
             return 0
-        client = images.engine()
+        client = image_builds.engine()
         if args.command == "images":
-            from infra.lab import driver
 
-            took = driver.build_all(spec, artifacts, client, only=set(args.only) if args.only else None)
+            took = image_builds.build_all(spec, artifacts, client, only=set(args.only) if args.only else None)
             print("==> built: " + (", ".join(f"{k} {v:.0f} s" for k, v in took.items()) or "nothing"))
             return 0
 
         return run(platform, client, keep=args.keep, outputs_file=args.outputs, probe=args.probe)
-    except images.ImageBuildError as exc:
+    except ImageBuildError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

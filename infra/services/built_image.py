@@ -3,7 +3,8 @@
 A service package that has one keeps it whole: ``lab/Dockerfile`` and the helper scripts it copies, beside an
 ``image`` module declaring a ``BuiltImage`` (the artifact it is built from, and what else its build context
 holds). Its definition names the image (``ServiceDefinition.lab_image``), as do its jobs, which run their
-service's image. ``infra.lab.images`` builds them; the docker target runs the tags.
+service's image. ``infra.targets.lab_images`` plans their tags, ``infra.control.image_builds`` builds them; the
+docker target runs the tags.
 """
 
 from __future__ import annotations

@@ -28,10 +28,9 @@ import pulumi
 import pulumi_docker as docker
 
 from infra.artifacts.artifact import ArtifactError
-from infra.lab import images as lab_images
+from infra.artifacts.stack import host_clients
 from infra.layers import LayerComponent, layer_labels
 from infra.operations.config import OperationsConfig
-from infra.outputs import host_clients
 from infra.paths import PROJECT_ROOT, state_root
 from infra.services import ServiceContext, registry
 from infra.services.catalogs import gate_of
@@ -40,7 +39,7 @@ from infra.services.plans import ContainerHost, ContainerPlan, StepHost
 from infra.services.resolver import Resolver
 from infra.services.secrets import render
 from infra.spec import Layer, PlatformSpec, ServiceSpec
-from infra.targets import Built, TargetNotReady, declared_tables, dependencies
+from infra.targets import Built, TargetNotReady, declared_tables, dependencies, lab_images
 from infra.targets.deploy_steps import build_steps, export_steps
 from infra.targets.lab_state import LabState
 

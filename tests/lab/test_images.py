@@ -15,7 +15,6 @@ import pytest
 
 from infra.artifacts.artifact import Artifact
 from infra.config import ConfigError, load_platform
-from infra.lab import images
 from infra.lab.runner import plain
 from infra.paths import PROJECT_ROOT
 from infra.services import operations_support as support
@@ -28,6 +27,7 @@ from infra.services.rest_fixture import config as rest_fixture_config
 from infra.services.rest_fixture import container as rest_fixture_container
 from infra.services.trino import aws as trino_aws
 from infra.services.trino import config as trino_config
+from infra.targets import lab_images as images
 from tests.support.harness import FakeResolver, ProgramRun, run_program
 from tests.support.stacks import stack_platform
 

@@ -24,9 +24,9 @@ pytestmark = pytest.mark.lab
 def engine():
     if not os.environ.get("DOCKER_HOST"):
         pytest.skip("no DOCKER_HOST: start an engine with `make engine` and eval \"$(scripts/docker-engine.sh env)\"")
-    from infra.lab import images
+    from infra.control import image_builds
 
-    client = images.engine()
+    client = image_builds.engine()
     try:
         client.ping()
     except Exception as exc:  # noqa: BLE001 - any failure to reach it means: no engine here
@@ -46,11 +46,11 @@ def built_lab(**services: dict) -> dict:
 @pytest.fixture(scope="module")
 def images_built(engine):
     from infra.config import load_platform
-    from infra.lab import driver
+    from infra.control import image_builds
     from infra.services.resolver import CacheResolver
 
     spec = load_platform(built_lab())
-    driver.build_all(spec, CacheResolver().resolve(spec), engine)  # cached: only what the engine lacks
+    image_builds.build_all(spec, CacheResolver().resolve(spec), engine)  # cached: only what the engine lacks
     return engine
 
 

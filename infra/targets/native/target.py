@@ -16,9 +16,9 @@ from typing import Any
 import pulumi
 
 from infra.artifacts.artifact import ArtifactError
+from infra.artifacts.stack import host_clients
 from infra.layers import LayerComponent, layer_labels
 from infra.operations.config import OperationsConfig
-from infra.outputs import host_clients
 from infra.paths import PROJECT_ROOT, state_root
 from infra.services import ServiceContext, registry
 from infra.services.catalogs import gate_of

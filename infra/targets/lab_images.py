@@ -12,19 +12,18 @@ without touching the engine (``built_tags``) and the build driver skips an image
 Polaris and Lakekeeper have no artifact: in built mode they run their upstream images, and only when those
 are present in the engine already (``refusals``; checked by the build driver, never by evaluating the program).
 
-The builds use the engine's own build API (the classic builder: what DOCKER_BUILDKIT=0 selects), through the
-Docker SDK for Python; they trust the host's extra CA certificates and pass its proxy settings.
+This module plans (pure: what the program and the build driver agree on); ``infra.control.image_builds``
+stages and builds, through the engine's own build API (the classic builder: what DOCKER_BUILDKIT=0 selects),
+trusting the host's extra CA certificates and passing its proxy settings.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import shutil
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from infra.artifacts.artifact import Artifact
 from infra.artifacts.stack import StackArtifacts
@@ -169,61 +168,3 @@ def _operations_service(spec: PlatformSpec, name: str) -> bool:
     from infra.services import operations_support
 
     return spec.services[name].image == operations_support.OPERATIONS_IMAGE
-
-
-# -- staging and building (the build driver; never the program) --------------------------------------
-
-
-def _link(source: Path, target: Path) -> None:
-    """A hard link of ``source`` (symlinks followed), else a copy: the context holds real files."""
-    real = source.resolve()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.link(real, target)
-    except OSError:
-        shutil.copy2(real, target)
-
-
-def stage(build: Build, into: Path) -> Path:
-    """The build context of one image in ``into`` (replaced): Dockerfile, scripts, artifact files, texts."""
-    shutil.rmtree(into, ignore_errors=True)
-    into.mkdir(parents=True)
-    shutil.copy2(build.image.dockerfile, into / "Dockerfile")
-    for script in build.image.scripts:
-        shutil.copy2(script, into / script.name)
-    for name, source in build.context.files.items():
-        _link(source, into / name)
-    for name, tree in build.context.trees.items():
-        for path in _files_under(tree):
-            _link(path, into / name / path.relative_to(tree))
-    for name, text in build.context.texts.items():
-        (into / name).parent.mkdir(parents=True, exist_ok=True)
-        (into / name).write_text(text)
-    return into
-
-
-def _files_under(tree: Path) -> Iterator[Path]:
-    for root, _, names in os.walk(tree, followlinks=True):
-        for name in names:
-            yield Path(root) / name
-
-
-def engine() -> Any:
-    """A client of DOCKER_HOST's engine (the Docker SDK for Python; imported by name: the repository's docker/
-    directory would shadow it for type checkers)."""
-    import importlib
-
-    return importlib.import_module("docker").from_env(timeout=600)
-
-
-def build_image(client: Any, path: Path, dockerfile: str, tag: str, args: Mapping[str, str],
-                say: Callable[[str], None]) -> None:
-    """One classic-builder build through the engine's API, its steps printed as they run."""
-    stream = client.api.build(path=str(path), dockerfile=dockerfile, tag=tag, buildargs={**args, **proxy_args()},
-                              rm=True, forcerm=True, decode=True)
-    for chunk in stream:
-        if "error" in chunk:
-            raise ImageBuildError(f"building {tag} failed: {chunk['error'].strip()}")
-        line = (chunk.get("stream") or "").rstrip()
-        if line.startswith(("Step ", "Successfully")):
-            say(f"  {tag}: {line}")
