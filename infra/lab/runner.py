@@ -16,6 +16,7 @@ all, newest first (the dynamic resources' own ``delete``: the job's savepoint, t
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import io
 import json
@@ -334,6 +335,7 @@ def deploy(stack: str, platform: dict[str, Any], client: Any, resolver: Any = No
            say: Callable[[str], None] = print, timeout_scale: float = 1.0) -> Deployment:
     """Run the program for ``stack`` with every resource made for real on ``client``'s engine (see the module)."""
     from pulumi.runtime import mocks as pulumi_mocks
+    from pulumi.runtime.settings import SETTINGS
     from pulumi.runtime.stack import run_pulumi_func
     from pulumi.runtime.sync_await import _sync_await
 
@@ -341,19 +343,36 @@ def deploy(stack: str, platform: dict[str, Any], client: Any, resolver: Any = No
 
     engine = Engine(client, say, timeout_scale)
     pulumi.runtime.set_all_config({"lakehouse:platform": json.dumps(platform)}, [])
+    # A run the program stopped leaves its pending registrations and its exception in the runtime (and their
+    # tasks in the event loop): the next run in this process starts from none of them, in a loop of its own
+    # (set before the mocks, which make the stack's futures in it), as pulumi's own ``mocks.test`` does.
+    asyncio.set_event_loop(asyncio.new_event_loop())
     pulumi_mocks.set_mocks(EngineMocks(engine), project="lakehouse-platform", stack=stack, preview=False)
+    SETTINGS.rpc_manager.clear()
+    SETTINGS.outputs.clear()
     exported: dict[str, Any] = {}
     original_export = pulumi.export
     pulumi.export = exported.__setitem__  # type: ignore[assignment]
-    try:
+    try:  # whatever escapes (an interrupt, a bug here) takes down what was made: a run never leaves half a lab
         def body() -> None:
             program.main(resolver=resolver, check_ports=False)
 
         try:
             _sync_await(run_pulumi_func(body))
         except Exception as exc:  # noqa: BLE001 - the program refused to go on (a job gate): said in the report
-            engine.report.error = engine.report.error or f"the program stopped: {exc}"
-        outputs = {key: _resolve(value) for key, value in exported.items()}
+            if engine.report.ok:  # else it stopped at the failure already said (a gate of what was not made)
+                engine.report.error = f"the program stopped: {exc}"
+        outputs: dict[str, Any] = {}
+        for key, value in exported.items():
+            try:
+                outputs[key] = _resolve(value)
+            except Exception as exc:  # noqa: BLE001 - as pulumi up: an output of what was never made has no value
+                outputs[key] = None
+                if engine.report.ok and not engine.report.error:
+                    engine.report.error = f"output {key}: {type(exc).__name__}: {exc}"
+    except BaseException:
+        engine.remove()
+        raise
     finally:
         pulumi.export = original_export
     engine.report.seconds = time.monotonic() - engine.began
