@@ -96,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "base":
         return subprocess.run(["bash", str(PROJECT_ROOT / "scripts" / "lab-base.sh"), spec.lab.base_image],
                               check=False).returncode
+    from infra.artifacts.artifact import ArtifactError
     from infra.control import image_builds
     from infra.services.built_image import ImageBuildError
     from infra.services.resolver import CacheResolver
@@ -108,13 +109,11 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         client = image_builds.engine()
         if args.command == "images":
-
             took = image_builds.build_all(spec, artifacts, client, only=set(args.only) if args.only else None)
             print("==> built: " + (", ".join(f"{k} {v:.0f} s" for k, v in took.items()) or "nothing"))
             return 0
-
         return run(platform, client, keep=args.keep, outputs_file=args.outputs, probe=args.probe)
-    except ImageBuildError as exc:
+    except (ImageBuildError, ArtifactError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

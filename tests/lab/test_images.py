@@ -308,3 +308,12 @@ def test_the_fixture_context_is_its_jar_and_driver() -> None:
     assert {k: v.name for k, v in build.context.files.items()} == {
         "iceberg-rest-adapter.jar": "iceberg-open-api-1.10.1.jar", "postgresql.jar": "postgresql-42.7.8.jar"}
     assert isinstance(build.artifact, Artifact)
+
+
+def test_the_lab_cli_says_what_is_missing_from_the_cache_without_a_traceback(tmp_path, monkeypatch, capsys) -> None:
+    from infra.lab.__main__ import main
+
+    monkeypatch.setenv("LAKEHOUSE_CACHE", str(tmp_path))  # an empty cache: nothing resolves
+    assert main(["--stack", "lab", "--set", "lab.images=built", "images", "tags"]) == 2
+    said = capsys.readouterr().err
+    assert said.startswith("error: artifacts missing from the cache") and "make artifacts STACK=" in said
