@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from infra.control import clients, commands, isolated
-from infra.control.workspace import forget, outputs, select
+from infra.control.workspace import forget, outputs, refresh, select
 from infra.paths import PROJECT_ROOT, state_root
 
 STACK = "e2e"
@@ -118,7 +118,7 @@ def test_refresh_notices_a_dead_service_and_up_restarts_only_it(deployed):
     victim.kill()  # by its recorded pid: the service dies behind Pulumi's back
     victim.wait(timeout=10)
 
-    commands.refresh(STACK)
+    refresh(STACK)
     dead = _resource_state("postgres")
     assert dead["alive"] is False and dead["pid"] == 0
 
