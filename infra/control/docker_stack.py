@@ -106,9 +106,7 @@ def build_images(spec: PlatformSpec, say: Callable[[str], None] = print) -> dict
     if not lab_images.built(spec):
         return {}
     try:
-        artifacts = CacheResolver().resolve(spec)
-        wanted = set(lab_images.plan(spec, artifacts))
-        return image_builds.build_all(spec, artifacts, docker_client(), say=say, only=wanted)
+        return image_builds.build_all(spec, CacheResolver().resolve(spec), docker_client(), say=say, operations=False)
     except (ImageBuildError, ArtifactError) as exc:
         raise NotReady(str(exc)) from None
 

@@ -56,14 +56,6 @@ def _files_under(tree: Path) -> Iterator[Path]:
             yield Path(root) / name
 
 
-def engine() -> Any:
-    """A client of DOCKER_HOST's engine (the Docker SDK for Python; imported by name: the repository's docker/
-    directory would shadow it for type checkers)."""
-    import importlib
-
-    return importlib.import_module("docker").from_env(timeout=600)
-
-
 def build_image(client: Any, path: Path, dockerfile: str, tag: str, args: Mapping[str, str],
                 say: Callable[[str], None]) -> None:
     """One classic-builder build through the engine's API, its steps printed as they run."""
@@ -101,11 +93,12 @@ def check(spec: PlatformSpec, client: Any) -> None:
 
 
 def build_all(spec: PlatformSpec, artifacts: StackArtifacts, client: Any, say: Callable[[str], None] = print,
-              only: set[str] | None = None) -> dict[str, float]:
-    """The operations image, then each built lab image whose tag the engine lacks; seconds per image built."""
+              only: set[str] | None = None, operations: bool = True) -> dict[str, float]:
+    """The operations image (unless not ``operations``: a stack's ``docker.Image`` builds it), then each built lab
+    image whose tag the engine lacks (those in ``only``, when given); seconds per image built."""
     check(spec, client)
     took: dict[str, float] = {}
-    if only is None or "operations" in only:
+    if operations and (only is None or "operations" in only):
         tag = operations_support.OPERATIONS_IMAGE
         say(f"==> {tag}: building from the repository ({operations_support.OPERATIONS_DOCKERFILE}; layers cached)")
         started = time.monotonic()

@@ -98,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
                               check=False).returncode
     from infra.artifacts.artifact import ArtifactError
     from infra.control import image_builds
+    from infra.control.services import docker_client
     from infra.services.built_image import ImageBuildError
     from infra.services.resolver import CacheResolver
     from infra.targets import lab_images
@@ -107,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "images" and args.action == "tags":
             print(json.dumps(lab_images.built_tags(spec, artifacts), indent=2))
             return 0
-        client = image_builds.engine()
+        client = docker_client()
         if args.command == "images":
             took = image_builds.build_all(spec, artifacts, client, only=set(args.only) if args.only else None)
             print("==> built: " + (", ".join(f"{k} {v:.0f} s" for k, v in took.items()) or "nothing"))

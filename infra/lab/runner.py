@@ -33,6 +33,8 @@ from typing import Any
 import dill
 import pulumi
 
+from infra.by_value import plain
+
 CONTAINER = "docker:index/container:Container"
 NETWORK = "docker:index/network:Network"
 VOLUME = "docker:index/volume:Volume"
@@ -40,23 +42,8 @@ REMOTE_IMAGE = "docker:index/remoteImage:RemoteImage"
 BUILT_IMAGE = "docker:index/image:Image"
 DYNAMIC = "pulumi-python:dynamic"
 DYNAMIC_PROVIDER = "__provider"  # the serialized provider among a dynamic resource's inputs (Pulumi's key)
-SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"  # noqa: S105 - Pulumi's wire signature of a secret value
-SECRET_KEY = "4dabf18193072939515e22adb298388d"  # noqa: S105 - the key it sits under
 #: Label every container, network and volume the runner makes carries (so a run removes only its own).
 RUN_LABEL = "lakehouse.lab-run"
-
-
-def plain(value: Any) -> Any:
-    """A recorded input with every secret unwrapped (the runner hands the container the value itself)."""
-    if isinstance(value, dict):
-        if value.get(SECRET_KEY) == SECRET_SIG:
-            return plain(value.get("value"))
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    if isinstance(value, float) and value.is_integer():
-        return int(value)  # the mocks' wire form carries every number as a float
-    return value
 
 
 def lab_ports(platform: dict[str, Any], first_port: int) -> dict[str, Any]:
@@ -297,7 +284,7 @@ class EngineMocks(pulumi.runtime.Mocks):
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         inputs = plain(dict(args.inputs))
         with self.lock:
-            if not self.engine.report.ok or self.engine.report.error:
+            if not self.engine.report.ok:
                 return f"{args.name}-id", inputs
             try:
                 return self.engine.make(args.typ, args.name, inputs)
@@ -368,7 +355,7 @@ def deploy(stack: str, platform: dict[str, Any], client: Any, resolver: Any = No
                 outputs[key] = _resolve(value)
             except Exception as exc:  # noqa: BLE001 - as pulumi up: an output of what was never made has no value
                 outputs[key] = None
-                if engine.report.ok and not engine.report.error:
+                if engine.report.ok:
                     engine.report.error = f"output {key}: {type(exc).__name__}: {exc}"
     except BaseException:
         engine.remove()

@@ -97,6 +97,8 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from yarl import URL
 
+from infra.operations.config import ENV_GATE_SIGNING_KEY
+
 #: Requests a reader may make: reads, plus POSTs that change nothing (scan metrics reports, scan planning).
 READ_ONLY_POST = re.compile(r"^/v1/(?:[^/]+/)?namespaces/[^/]+/tables/[^/]+/(?:metrics|plan(?:/[^/]+)?|tasks)$")
 READ_METHODS = frozenset({"GET", "HEAD"})
@@ -126,7 +128,7 @@ ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"  # noqa: S10
 #: Subject token types the gate exchanges: its tokens are access tokens, and JWTs.
 SUBJECT_TOKEN_TYPES = frozenset({ACCESS_TOKEN_TYPE, "urn:ietf:params:oauth:token-type:jwt"})
 ISSUER = "lakehouse-catalog-gate"
-SIGNING_KEY_ENV = "CATALOG_GATE_SIGNING_KEY"
+SIGNING_KEY_ENV = ENV_GATE_SIGNING_KEY
 #: HS256 wants a key at least as long as its hash (RFC 7518 section 3.2).
 MIN_SIGNING_KEY_BYTES = 32
 #: The largest form the token endpoint reads (a credential or a token is well under a kilobyte).

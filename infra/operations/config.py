@@ -28,6 +28,8 @@ ENV_S3_SECRET_KEY = "LAKEHOUSE_S3_SECRET_KEY"  # noqa: S105 - names of variables
 ENV_PG_PASSWORD = "PGPASSWORD"  # noqa: S105 - read by pg_dump and pg_restore themselves
 #: Where a maintenance task finds its job when its command names none (EventBridge's per-schedule override on aws).
 ENV_MAINTENANCE_JOB = "MAINTENANCE_JOB"
+#: Where the catalog gate finds the key it signs its access tokens with (its environment, never its config file).
+ENV_GATE_SIGNING_KEY = "CATALOG_GATE_SIGNING_KEY"
 ENV_SECRET_PREFIX = "LAKEHOUSE_SECRET_"  # noqa: S105 - LAKEHOUSE_SECRET_POLARIS_ROOT_SECRET -> {polaris_root_secret}
 _PLACEHOLDER = re.compile(r"\{([a-z0-9_]+)\}")
 _ENV_REFERENCE = re.compile(r"\$\{ENV:" + ENV_SECRET_PREFIX + r"([A-Z0-9_]+)\}")

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from infra.artifacts.artifact import Artifact
+from infra.by_value import plain
 from infra.config import ConfigError, load_platform
-from infra.lab.runner import plain
 from infra.paths import PROJECT_ROOT
 from infra.services import operations_support as support
 from infra.services import postgres, trino

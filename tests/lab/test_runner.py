@@ -24,9 +24,9 @@ pytestmark = pytest.mark.lab
 def engine():
     if not os.environ.get("DOCKER_HOST"):
         pytest.skip("no DOCKER_HOST: start an engine with `make engine` and eval \"$(scripts/docker-engine.sh env)\"")
-    from infra.control import image_builds
+    from infra.control.services import docker_client
 
-    client = image_builds.engine()
+    client = docker_client()
     try:
         client.ping()
     except Exception as exc:  # noqa: BLE001 - any failure to reach it means: no engine here

@@ -10,6 +10,7 @@ import http.server
 import json
 import re
 import socket
+import subprocess
 import sys
 import threading
 import urllib.error
@@ -22,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from infra.operations import catalog_gate
+from infra.paths import PROJECT_ROOT
 from platform_tests.support import gate as support_gate
 from tests.support.harness import SECRET_KEY
 from tests.support.rendered import reveal, uploads
@@ -453,3 +455,15 @@ def test_lab_gate_runs_in_the_operations_image_with_its_signing_key_only_in_its_
     assert "CATALOG_GATE_SIGNING_KEY=lab-catalog-gate-access-token-signing-key" in reveal(container.inputs["envs"])
     assert "signing" not in json.dumps(reveal(container.inputs["uploads"]))
     assert SECRET_KEY in json.dumps(container.inputs["envs"]), "the key is a Pulumi secret"
+
+
+def test_evaluating_the_program_loads_none_of_the_gates_server_libraries():
+    """The program only names the gate's signing-key variable: aiohttp, uvloop, jwt and the rest are the gate's."""
+    code = ("import sys\n"
+            "from tests.support.harness import run_program\n"
+            "from tests.support.stacks import stack_platform\n"
+            "run_program('lab', stack_platform('lab'))\n"
+            "print(sorted(m for m in ('aiohttp', 'uvloop', 'jwt', 'prometheus_client', 'yarl') if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[-2] == "[]"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from infra.operations.config import ENV_GATE_SIGNING_KEY
 from infra.paths import PROJECT_ROOT
 from infra.services.context import ServiceContext
 from infra.services.definition import SecretSpec
@@ -35,6 +36,4 @@ def gate_config(ctx: ServiceContext, listen_host: str) -> str:
 
 def signing_env() -> dict[str, str]:
     """The signing key, in the gate's environment (never its config file)."""
-    from infra.operations.catalog_gate import SIGNING_KEY_ENV  # the gate's own name for it
-
-    return {SIGNING_KEY_ENV: secret(SIGNING_KEY.name)}
+    return {ENV_GATE_SIGNING_KEY: secret(SIGNING_KEY.name)}
