@@ -242,13 +242,13 @@ class Exporter:
         """Record whether a signal source (the run record, the catalog's table list) could be read."""
         text = None if error is None else f"{type(error).__name__}: {error}"[:500]
         with self.lock:
-            changed = self.source_errors.get(source, "unknown") != text
+            previous = self.source_errors.get(source)
             self.source_errors[source] = text
-        if changed and text is not None:
+        if text is not None and text != previous:
             sys.stderr.write(f"[exporter] signal source {source} failed: {text}\n")
-            sys.stderr.flush()
-        elif changed and source in self.source_errors:
-            sys.stderr.write(f"[exporter] signal source {source} read\n")
+        elif text is None and previous is not None:  # it failed before: say it reads again
+            sys.stderr.write(f"[exporter] signal source {source} read again\n")
+        sys.stderr.flush()
 
     # -- catalog ---------------------------------------------------------------------------------
 

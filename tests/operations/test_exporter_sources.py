@@ -35,3 +35,16 @@ def test_a_run_record_readable_again_comes_back_up(tmp_path, capsys) -> None:
     exporter.probe_once()
     assert source_up(exporter, "runs") == 1
     assert len(exporter.last_runs) == 1
+
+
+def test_a_source_read_fine_from_the_start_logs_nothing_and_a_recovery_is_said_once(tmp_path, capsys) -> None:
+    exporter = make(UNREACHABLE, tmp_path)
+    exporter.source_read("runs")
+    exporter.source_read("runs")
+    assert "signal source runs" not in capsys.readouterr().err
+    exporter.source_read("runs", OSError("gone"))
+    exporter.source_read("runs")
+    exporter.source_read("runs")
+    said = capsys.readouterr().err
+    assert said.count("signal source runs failed: OSError: gone") == 1
+    assert said.count("signal source runs read again") == 1
