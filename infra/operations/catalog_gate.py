@@ -97,7 +97,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from yarl import URL
 
-from infra.operations.config import ENV_GATE_SIGNING_KEY
+from infra.operations.config import ENV_GATE_SIGNING_KEY, TOKEN_PATH
 
 #: Requests a reader may make: reads, plus POSTs that change nothing (scan metrics reports, scan planning).
 READ_ONLY_POST = re.compile(r"^/v1/(?:[^/]+/)?namespaces/[^/]+/tables/[^/]+/(?:metrics|plan(?:/[^/]+)?|tasks)$")
@@ -121,7 +121,6 @@ HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy
                         "trailers", "transfer-encoding", "upgrade", "authorization", "host", "content-length",
                         "expect"})  # the gate met a 100-continue expectation itself; the body goes whole
 # The OAuth2 names of the Iceberg REST spec (RFC 6749, RFC 8693): names, not secrets.
-TOKEN_PATH = "/v1/oauth/tokens"  # noqa: S105
 CLIENT_CREDENTIALS = "client_credentials"
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"  # noqa: S105
 ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"  # noqa: S105

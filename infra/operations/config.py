@@ -30,6 +30,8 @@ ENV_PG_PASSWORD = "PGPASSWORD"  # noqa: S105 - read by pg_dump and pg_restore th
 ENV_MAINTENANCE_JOB = "MAINTENANCE_JOB"
 #: Where the catalog gate finds the key it signs its access tokens with (its environment, never its config file).
 ENV_GATE_SIGNING_KEY = "CATALOG_GATE_SIGNING_KEY"
+#: The Iceberg REST spec's token endpoint, which the gate answers itself and the clients' profiles name.
+TOKEN_PATH = "/v1/oauth/tokens"  # noqa: S105 - a path, not a credential
 ENV_SECRET_PREFIX = "LAKEHOUSE_SECRET_"  # noqa: S105 - LAKEHOUSE_SECRET_POLARIS_ROOT_SECRET -> {polaris_root_secret}
 _PLACEHOLDER = re.compile(r"\{([a-z0-9_]+)\}")
 _ENV_REFERENCE = re.compile(r"\$\{ENV:" + ENV_SECRET_PREFIX + r"([A-Z0-9_]+)\}")

@@ -99,6 +99,12 @@ def operation_secrets(spec: PlatformSpec) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def maintenance_job_ids(spec: PlatformSpec) -> list[str]:
+    """Each ``maintenance`` entry's job id: its action, suffixed with its index where the action is listed twice."""
+    return [job.action if sum(j.action == job.action for j in spec.maintenance) == 1 else f"{job.action}-{index}"
+            for index, job in enumerate(spec.maintenance)]
+
+
 def operations_config(spec: PlatformSpec, stack: str, paths: Paths, side: Side = Side.EXTERNAL) -> OperationsConfig:
     """Everything the operating layers' processes and commands read, for one point of view."""
     enabled = spec.enabled_services()
@@ -114,11 +120,9 @@ def operations_config(spec: PlatformSpec, stack: str, paths: Paths, side: Side =
                             http_scheme=client["http_scheme"],
                             password=env_reference(f"trino-password-{identity}"),
                             certificate=env_reference(f"{client['certificate']}-cert"))
-    jobs = [MaintenanceJobConfig(id=f"{job.action}" if sum(j.action == job.action for j in spec.maintenance) == 1
-                                 else f"{job.action}-{index}",
-                                 action=job.action, schedule=job.schedule, older_than_days=job.older_than_days,
-                                 scope=job.scope)
-            for index, job in enumerate(spec.maintenance)]
+    jobs = [MaintenanceJobConfig(id=job_id, action=job.action, schedule=job.schedule,
+                                 older_than_days=job.older_than_days, scope=job.scope)
+            for job_id, job in zip(maintenance_job_ids(spec), spec.maintenance, strict=True)]
     backups = None
     if spec.target is not Target.AWS:
         postgres = None

@@ -32,9 +32,7 @@ OPERATIONS_DOCKERFILE = "docker/operations.Dockerfile"
 OPERATIONS_LOCK = PROJECT_ROOT / "docker" / "operations.lock"
 #: The image's user (docker/operations.Dockerfile): every operations container runs as it.
 OPERATIONS_USER = "10001:10001"
-# The container's view: the code (in the image), its config, and the stack's state at the same relative
-# paths as on the host.
-CONTAINER_CODE = "/opt/lakehouse"
+# The container's view: its config, and the stack's state at the same relative paths as on the host.
 CONTAINER_CONFIG = f"/etc/lakehouse/{CONFIG_FILE}"
 CONTAINER_STATE = "/var/lib/lakehouse"
 #: The state the operations write (the run record and its locks, the backups): owned by ``OPERATIONS_USER``.

@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from infra.operations.config import TOKEN_PATH
 from infra.services import ServiceContext, registry
 from infra.services.catalogs import catalog_url, gate_of
 from infra.services.context import Side, url
@@ -107,7 +108,7 @@ def client_properties(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[st
     props = {k: SECRET_TOKEN.sub(lambda m: "{" + m.group(1).replace("-", "_") + "}", v) for k, v in props.items()}
     if gated(spec):
         props["token"] = "{catalog_token}"  # noqa: S105 - a placeholder the client fills
-        props["oauth2-server-uri"] = f"{catalog_uri(spec, side).rstrip('/')}/v1/oauth/tokens"
+        props["oauth2-server-uri"] = f"{catalog_uri(spec, side).rstrip('/')}{TOKEN_PATH}"
     return props
 
 

@@ -33,6 +33,7 @@ from infra.layers import LayerComponent, layer_labels
 from infra.operations.config import OperationsConfig
 from infra.paths import PROJECT_ROOT, state_root
 from infra.services import ServiceContext, registry
+from infra.services.built_image import ImageBuildError
 from infra.services.catalogs import gate_of
 from infra.services.context import Side
 from infra.services.plans import ContainerHost, ContainerPlan, StepHost
@@ -121,11 +122,11 @@ class DockerTarget:
         try:
             # Host files containers mount, and what the host's clients load (looked up, never fetched).
             self.artifacts = resolver.resolve(spec)
-        except ArtifactError as exc:
+            # lab.images: built: service -> the build of its image (python -m infra.lab images build): its tag
+            # computed from the cache, never built here.
+            self.builds = lab_images.service_builds(spec, self.artifacts)
+        except (ArtifactError, ImageBuildError) as exc:
             raise TargetNotReady(f"the lab cannot be built here:\n  - {exc}") from None
-        # lab.images: built: service -> the tag its image was built under (python -m infra.lab images build);
-        # computed from the cache, never built here.
-        self.built_tags = lab_images.built_tags(spec, self.artifacts)
         self.platform_images: dict[str, docker.Image] = {}  # image name -> the one build of it (operations)
         self.containers: dict[str, docker.Container] = {}
         self.job_gates: dict[str, pulumi.Output[str]] = {}  # job -> its checked outcome ("exit 0")
@@ -193,16 +194,15 @@ class DockerTarget:
             if name not in self.spec.services:
                 continue  # a job the target added (a bind mount's owner): the service's own image
             service = self.spec.services[name]
-            tag = self.built_tags.get(name)
-            if tag is None:
+            build = self.builds.get(name)
+            if build is None:
                 image = service.image
                 found[name] = {"image": image, "kind": "platform" if image in self.platform_images else "upstream",
                                "version": service.version}
             else:
-                built = lab_images.images()[lab_images.service_images()[name]]
-                version, notes = built.runs(self.artifacts.services[built.artifact_of])
+                version, notes = build.image.runs(build.artifact)
                 # ``notes``: why what it runs is not the pin, where it is not (the version manifest's deviation).
-                found[name] = {"image": tag, "kind": "built", "version": version, "pin": service.version,
+                found[name] = {"image": build.tag, "kind": "built", "version": version, "pin": service.version,
                                "notes": "; ".join(notes)}
         return found
 
@@ -272,9 +272,9 @@ class DockerTarget:
         labels = self._labels(docker.ContainerLabelArgs, service.layer, name)
 
         image_ref: pulumi.Input[str]
-        if name in self.built_tags:
+        if name in self.builds:
             # lab.images: built: the image the build driver made from the native artifact (a local tag, kept).
-            image_ref = docker.RemoteImage(f"{name}-image", name=self.built_tags[name], keep_locally=True,
+            image_ref = docker.RemoteImage(f"{name}-image", name=self.builds[name].tag, keep_locally=True,
                                            opts=child).image_id
         elif plan.build_dockerfile:
             # The platform's own image (the operations image), built here from this repository, once.

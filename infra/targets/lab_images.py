@@ -99,6 +99,7 @@ def plan(spec: PlatformSpec, artifacts: StackArtifacts) -> dict[str, Build]:
         return {}
     by_service, by_key = service_images(), images()
     wanted = {by_service[name] for name in spec.enabled_services() if name in by_service}
+    base = base_args(spec)  # the host's CA certificates, read once
     builds: dict[str, Build] = {}
     for key in sorted(wanted):
         image = by_key[key]
@@ -108,18 +109,23 @@ def plan(spec: PlatformSpec, artifacts: StackArtifacts) -> dict[str, Build]:
                                 f"(lab.images: built builds it from the native artifact); run `make artifacts "
                                 f"STACK=<stack>`")
         context = image.context(artifact, artifacts)
-        args = {**base_args(spec), **context.args}
+        args = {**base, **context.args}
         builds[key] = Build(image, tag_of(image, artifact, context, args), artifact, context, args)
     return builds
 
 
-def built_tags(spec: PlatformSpec, artifacts: StackArtifacts) -> dict[str, str]:
-    """service -> the tag of the built image it runs (empty unless ``lab.images: built``)."""
+def service_builds(spec: PlatformSpec, artifacts: StackArtifacts) -> dict[str, Build]:
+    """service -> the build of the image it runs (empty unless ``lab.images: built``)."""
     builds = plan(spec, artifacts)
     if not builds:
         return {}
     by_service = service_images()
-    return {name: builds[by_service[name]].tag for name in spec.enabled_services() if name in by_service}
+    return {name: builds[by_service[name]] for name in spec.enabled_services() if name in by_service}
+
+
+def built_tags(spec: PlatformSpec, artifacts: StackArtifacts) -> dict[str, str]:
+    """service -> the tag of the built image it runs (empty unless ``lab.images: built``)."""
+    return {name: build.tag for name, build in service_builds(spec, artifacts).items()}
 
 
 def tag_of(image: BuiltImage, artifact: Artifact, context: ImageContext, args: Mapping[str, str]) -> str:

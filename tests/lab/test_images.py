@@ -302,6 +302,19 @@ def test_an_image_built_from_no_artifact_says_which() -> None:
         images.plan(spec, artifacts)
 
 
+def test_a_lab_whose_image_cannot_be_planned_stops_the_program_with_the_reason_not_a_traceback() -> None:
+    import pulumi
+
+    class NoTrino(BuiltResolver):
+        def resolve(self, spec):
+            found = super().resolve(spec)
+            del found.services["trino"]
+            return found
+
+    with pytest.raises(pulumi.RunError, match=r"the lab cannot be built here:\n  - services\.trino: no artifact"):
+        run_program("lab", built_platform(), resolver=NoTrino())
+
+
 def test_the_fixture_context_is_its_jar_and_driver() -> None:
     spec = load_platform(built_platform())
     build = images.plan(spec, BuiltResolver().resolve(spec))["rest-fixture"]

@@ -22,7 +22,7 @@ from infra.operations.config import ENV_MAINTENANCE_JOB
 from infra.services import operations_support as support
 from infra.services.context import Side
 from infra.services.maintenance_scheduler.config import NAME
-from infra.services.operations_config import host_paths, operation_secrets, operations_config
+from infra.services.operations_config import host_paths, maintenance_job_ids, operation_secrets, operations_config
 from infra.spec import Layer, MaintenanceJob, PlatformSpec, eventbridge_cron
 from infra.targets.aws import governance as gov_module
 from infra.targets.aws.alarms import Alarm
@@ -53,11 +53,6 @@ def task_command(spec: PlatformSpec, stack: str) -> tuple[list[str], list[str]]:
     config = operations_config(spec, stack, host_paths(spec, TASK_STATE), Side.INTERNAL)
     return files_then_exec({TASK_CONFIG: config.dump()},
                            ["python", "-m", "infra.operations", "maintenance", "run", "--config", TASK_CONFIG])
-
-
-def job_ids(spec: PlatformSpec) -> list[str]:
-    """Each maintenance job's id, as the rendered operations config names it (one per ``maintenance`` entry)."""
-    return [job.id for job in operations_config(spec, "", host_paths(spec, TASK_STATE), Side.INTERNAL).maintenance]
 
 
 class MaintenanceSchedules(AwsComponent):
@@ -110,11 +105,10 @@ class MaintenanceSchedules(AwsComponent):
         self.group = aws.scheduler.ScheduleGroup(f"{spec.name}-maintenance",
                                                  name=f"{spec.name}-{pulumi.get_stack()}-maintenance",
                                                  tags=tags, opts=opts)
-        self.schedules = [self._schedule(foundation, index, job, job_id)
-                          for index, (job, job_id) in enumerate(zip(spec.maintenance, job_ids(spec), strict=True))]
+        jobs = list(zip(spec.maintenance, maintenance_job_ids(spec), strict=True))
+        self.schedules = [self._schedule(foundation, index, job, job_id) for index, (job, job_id) in enumerate(jobs)]
         self.described = [{"job": job_id, "action": job.action, "cron": job.schedule,
-                           "expression": eventbridge_cron(job.schedule)}
-                          for job, job_id in zip(spec.maintenance, job_ids(spec), strict=True)]
+                           "expression": eventbridge_cron(job.schedule)} for job, job_id in jobs]
         self.register_outputs({"schedule_group": self.group.name})
 
     def _schedule(self, foundation: Foundation, index: int, job: MaintenanceJob,

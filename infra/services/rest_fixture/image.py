@@ -7,13 +7,14 @@ from pathlib import Path
 from infra.artifacts.artifact import Artifact
 from infra.artifacts.stack import StackArtifacts
 from infra.services.built_image import BuiltImage, ImageBuildError, ImageContext
+from infra.services.rest_fixture.container import BUILT_IMAGE_DRIVER, IMAGE_JAR
 
 
 def context(artifact: Artifact, stack: StackArtifacts) -> ImageContext:
     driver = next((p for p in artifact.classpath if p.name.startswith("postgresql-")), None)
     if driver is None:
         raise ImageBuildError(f"the rest-fixture artifact ({artifact.path}) has no PostgreSQL driver on its classpath")
-    return ImageContext(files={"iceberg-rest-adapter.jar": artifact.path, "postgresql.jar": driver})
+    return ImageContext(files={IMAGE_JAR: artifact.path, BUILT_IMAGE_DRIVER: driver})
 
 
 IMAGE = BuiltImage("rest-fixture", "rest-fixture", Path(__file__).with_name("lab"), context)

@@ -22,7 +22,7 @@ from __future__ import annotations
 from infra.services.definition import ArtifactRecipe, AwsPart, CertificateSpec, Lazy, ServiceDefinition
 from infra.services.trino import container, image, native
 from infra.services.trino.artifact import artifact_key, fetch_server
-from infra.services.trino.config import NAME, PASSWORD_DB, SHARED_SECRET, TLS, tls_hosts
+from infra.services.trino.config import JAVA, NAME, PASSWORD_DB, SHARED_SECRET, TLS, tls_hosts
 from infra.spec import Layer
 
 DEFAULT = {
@@ -45,9 +45,6 @@ DEFAULT = {
     # catalogs lazily, and on aws the store is S3 itself.
 }
 
-
-#: Java major Trino 476+ needs.
-JAVA = 24
 
 
 SERVICES = (

@@ -18,6 +18,8 @@ from infra.services.registry import registry
 from infra.spec import PlatformSpec, Target, parse_size
 
 NAME = "trino"
+#: Java major Trino 476+ needs (natively, and the JDK its built lab image carries).
+JAVA = 24
 
 
 #: The Trino catalog a gated catalog's readers get: ``<engine name>_ro``.

@@ -7,9 +7,7 @@ from pathlib import Path
 from infra.artifacts.artifact import Artifact
 from infra.artifacts.stack import StackArtifacts
 from infra.services.built_image import BuiltImage, ImageBuildError, ImageContext
-
-#: The JDK major the image carries (the native target's, found on the host).
-JAVA = 24
+from infra.services.trino.config import JAVA
 
 
 def context(artifact: Artifact, stack: StackArtifacts) -> ImageContext:
