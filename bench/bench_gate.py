@@ -53,10 +53,6 @@ def quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def ms(seconds: float) -> str:
-    return f"{seconds * 1000:8.2f}"
-
-
 def netstat() -> dict[str, int]:
     """TcpExt counters of /proc/net/netstat (system-wide)."""
     lines = Path("/proc/net/netstat").read_text().splitlines()

@@ -8,7 +8,7 @@
 #           the iptables rules and chains added since start (DOCKER, DOCKER-USER, DOCKER-ISOLATION-*, the
 #           MASQUERADE rules), the FORWARD policy, the bridges it made (docker0, br-*), ip_forward.
 #   status  whether our engine runs, and what is recorded.
-#   env     the lines that point a shell at it: eval "$(scripts/docker-engine.sh env)".
+#   env     the lines that point a shell at it, when it runs: eval "$(scripts/docker-engine.sh env)".
 #
 # <state> is the project's state root (LAKEHOUSE_STATE_DIR, else infra.paths.state_root()). Clients reach the
 # engine with DOCKER_HOST=unix://<state>/docker/docker.sock. Builds use the classic builder (DOCKER_BUILDKIT=0):
@@ -168,9 +168,14 @@ status() {
 }
 
 env_lines() {
-  echo "export DOCKER_HOST=$host"
-  echo "export DOCKER_BUILDKIT=0"
-  echo "# point a shell at it: eval \"\$(scripts/docker-engine.sh env)\""
+  # Only our own engine is pointed at: where `start` found another answering, DOCKER_HOST stays as it is.
+  if our_pid >/dev/null; then
+    echo "export DOCKER_HOST=$host"
+    echo "export DOCKER_BUILDKIT=0"
+    echo "# point a shell at it: eval \"\$(scripts/docker-engine.sh env)\""
+  else
+    echo "# no engine of the project's runs: DOCKER_HOST stays ${DOCKER_HOST:-unset (the default socket)}"
+  fi
 }
 
 case "${1:-}" in

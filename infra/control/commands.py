@@ -52,7 +52,7 @@ def verify(pytest_args: list[str], stack: str = "native") -> int:
     """
     (PROJECT_ROOT / "reports").mkdir(exist_ok=True)
     if docker_stack.is_docker(stack):
-        docker_stack.point_at_engine()
+        services.point_at_engine()
         if not outputs(stack):
             raise StackCommandFailed(f"stack {stack} has no outputs: deploy it first (make up STACK={stack})")
         return _probes(stack, pytest_args)

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
-import os
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable
 from typing import Any
 
 from pulumi import automation as auto
 
 from infra.config import ConfigError, load_stack
-from infra.paths import state_root
+from infra.control.services import docker_client, point_at_engine
 from infra.spec import PlatformSpec, Target
 
 #: The provider plugin's name, as `pulumi plugin install resource <name>` takes it.
@@ -40,24 +39,8 @@ def is_docker(stack: str) -> bool:
         return False
 
 
-def project_engine_socket() -> str:
-    """The socket of the project's own engine (``make engine``: scripts/docker-engine.sh)."""
-    return str(state_root() / "docker" / "docker.sock")
-
-
-def point_at_engine(environ: MutableMapping[str, str] = os.environ) -> str:
-    """``DOCKER_HOST`` as it stands, or (unset, and the project's own engine's socket exists) that engine's; the
-    classic builder, as the engine script sets it. What the provider plugin and the SDK then talk to."""
-    if not environ.get("DOCKER_HOST") and os.path.exists(project_engine_socket()):
-        environ["DOCKER_HOST"] = f"unix://{project_engine_socket()}"
-        environ.setdefault("DOCKER_BUILDKIT", "0")
-    return environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
-
-
 def engine() -> str:
     """The engine answers (``docker info`` through the SDK): ``Docker <version> at <host>``; else ``NotReady``."""
-    from infra.control.services import docker_client
-
     host = point_at_engine()
     try:
         info = docker_client(timeout_s=30).info()
@@ -98,7 +81,6 @@ def build_images(spec: PlatformSpec, say: Callable[[str], None] = print) -> dict
     skips a tag it has); seconds per image built. The operations image is left to the program (``docker.Image``)."""
     from infra.artifacts.artifact import ArtifactError
     from infra.control import image_builds
-    from infra.control.services import docker_client
     from infra.services.built_image import ImageBuildError
     from infra.services.resolver import CacheResolver
     from infra.targets import lab_images
@@ -132,7 +114,6 @@ def build_leftovers(client: Any, image: str) -> list[Any]:
 def remove_build_leftovers(spec: PlatformSpec, client: Any = None) -> list[str]:
     """Remove what building the stack's images left in the engine (``build_leftovers`` of each service's image: the
     platform's own, which the program builds; a pulled image has no local layers); the names removed."""
-    from infra.control.services import docker_client
 
     client = client or docker_client()
     images = {service.image for service in spec.enabled_services().values()}

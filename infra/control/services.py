@@ -31,10 +31,12 @@ import shutil
 import signal
 import tarfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
+
+from infra.paths import state_root
 
 #: How long a stopped service gets to exit before it is killed (the native stop and ``docker stop`` alike).
 STOP_GRACE_S = 30
@@ -300,9 +302,24 @@ class NativeServices:
 # ------------------------------------------------------------------------------------------------
 
 
+def project_engine_socket() -> str:
+    """The socket of the project's own engine (``make engine``: scripts/docker-engine.sh)."""
+    return str(state_root() / "docker" / "docker.sock")
+
+
+def point_at_engine(environ: MutableMapping[str, str] = os.environ) -> str:
+    """``DOCKER_HOST`` as it stands, or (unset, and the project's own engine's socket exists) that engine's; the
+    classic builder, as the engine script sets it. What the provider plugin and the SDK then talk to."""
+    if not environ.get("DOCKER_HOST") and os.path.exists(project_engine_socket()):
+        environ["DOCKER_HOST"] = f"unix://{project_engine_socket()}"
+        environ.setdefault("DOCKER_BUILDKIT", "0")
+    return environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+
+
 def docker_client(timeout_s: int = 600) -> Any:
-    """A client of ``DOCKER_HOST``'s engine (imported by name: the repository's docker/ directory would shadow the
-    SDK for type checkers)."""
+    """A client of the engine ``point_at_engine`` finds (the SDK imported by name: the repository's docker/
+    directory would shadow it for type checkers)."""
+    point_at_engine()
     return importlib.import_module("docker").from_env(timeout=timeout_s)
 
 

@@ -23,10 +23,6 @@ __all__ = ["Instance", "Memory", "ProcessLine", "ServiceControl", "ServiceContro
 def control_or_none(stack: Stack, starts_again: bool = False) -> tuple[ServiceControl | None, str]:
     """The stack's service control, or (None, why not). ``starts_again``: the probe starts a stopped service again,
     which natively is ``pulumi up`` on the stack named by ``--stack``."""
-    if stack.target == "docker":
-        from infra.control import docker_stack
-
-        docker_stack.point_at_engine()  # DOCKER_HOST, else the project's own engine where it runs
     try:
         found = services.for_outputs(stack.outputs, stack.name)
     except ServiceControlError as exc:

@@ -17,7 +17,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -33,12 +32,6 @@ from infra.paths import PROJECT_ROOT
 SIGNING_KEY = "test-gate-signing-key-0123456789abcdef"
 GATE_MODULE = "infra.operations.catalog_gate"
 LISTENING = re.compile(r"listening on ([0-9.]+):(\d+)")
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def identities(tokens: Mapping[str, str], roles: Mapping[str, str] | None = None) -> list[dict[str, str]]:

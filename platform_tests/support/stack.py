@@ -74,11 +74,6 @@ class Stack:
         return self.outputs.get("clients") or {}
 
     @property
-    def docker(self) -> dict[str, Any]:
-        """The lab's containers, network and state dir (``docker``), for acting on it through Docker."""
-        return self.outputs.get("docker") or {}
-
-    @property
     def credentials(self) -> dict[str, str]:
         return self.outputs.get("credentials") or {}
 

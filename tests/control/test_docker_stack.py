@@ -12,20 +12,20 @@ from pathlib import Path
 import pytest
 from pulumi import automation as auto
 
-from infra.control import docker_stack
+from infra.control import docker_stack, services
 from infra.paths import PROJECT_ROOT, TOOLS_DIR
 
 
 def test_commands_use_docker_host_else_the_projects_own_engine(tmp_path: Path, monkeypatch):
     monkeypatch.setenv("LAKEHOUSE_STATE_DIR", str(tmp_path))
-    assert docker_stack.point_at_engine({}) == "unix:///var/run/docker.sock"  # no engine of the project's: the default
+    assert services.point_at_engine({}) == "unix:///var/run/docker.sock"  # no engine of the project's: the default
     (tmp_path / "docker").mkdir()
     (tmp_path / "docker" / "docker.sock").touch()
     env: dict[str, str] = {}
-    assert docker_stack.point_at_engine(env) == f"unix://{tmp_path}/docker/docker.sock"
+    assert services.point_at_engine(env) == f"unix://{tmp_path}/docker/docker.sock"
     assert env == {"DOCKER_HOST": f"unix://{tmp_path}/docker/docker.sock", "DOCKER_BUILDKIT": "0"}
     mine = {"DOCKER_HOST": "tcp://127.0.0.1:2375"}
-    assert docker_stack.point_at_engine(mine) == "tcp://127.0.0.1:2375" and mine == {"DOCKER_HOST": "tcp://127.0.0.1:2375"}
+    assert services.point_at_engine(mine) == "tcp://127.0.0.1:2375" and mine == {"DOCKER_HOST": "tcp://127.0.0.1:2375"}
 
 
 def test_only_the_lab_is_a_docker_stack():

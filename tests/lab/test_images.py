@@ -29,7 +29,7 @@ from infra.services.trino import aws as trino_aws
 from infra.services.trino import config as trino_config
 from infra.targets import lab_images as images
 from tests.support.harness import FakeResolver, ProgramRun, run_program
-from tests.support.stacks import stack_platform
+from tests.support.stacks import built_lab_platform, stack_platform
 
 CONTAINER = "docker:index/container:Container"
 REMOTE_IMAGE = "docker:index/remoteImage:RemoteImage"
@@ -56,22 +56,12 @@ class BuiltResolver(FakeResolver):
         return found
 
 
-def built_platform(**services: dict) -> dict:
-    platform = stack_platform("lab")
-    platform["lab"] = {"images": "built"}
-    platform.setdefault("services", {}).update({"polaris": {"enabled": False}, "lakekeeper": {"enabled": False},
-                                                **services})
-    return platform
+built_platform = built_lab_platform
 
 
 @pytest.fixture(scope="module")
 def built_run() -> ProgramRun:
     return run_program("lab", built_platform(), resolver=BuiltResolver())
-
-
-@pytest.fixture(scope="module")
-def upstream_run() -> ProgramRun:
-    return run_program("lab", stack_platform("lab"))
 
 
 def containers(run: ProgramRun) -> dict:
@@ -86,8 +76,8 @@ def started_commands(container) -> str:
 
 
 @pytest.mark.parametrize("mode", ["upstream", "built"])
-def test_the_four_operations_services_run_one_image_built_once_as_one_user(mode, upstream_run, built_run) -> None:
-    run = upstream_run if mode == "upstream" else built_run
+def test_the_four_operations_services_run_one_image_built_once_as_one_user(mode, lab_run, built_run) -> None:
+    run = lab_run if mode == "upstream" else built_run
     (image,) = run.of_type(BUILT_IMAGE)
     assert image.inputs["imageName"] == support.OPERATIONS_IMAGE
     assert image.inputs["build"]["dockerfile"].endswith(support.OPERATIONS_DOCKERFILE)
@@ -104,20 +94,20 @@ def test_the_four_operations_services_run_one_image_built_once_as_one_user(mode,
         assert not found[name].inputs.get("mounts"), name  # no volume of installed packages
 
 
-def test_no_container_installs_anything_when_it_starts(upstream_run, built_run) -> None:
-    for run in (upstream_run, built_run):
+def test_no_container_installs_anything_when_it_starts(lab_run, built_run) -> None:
+    for run in (lab_run, built_run):
         for container in run.of_type(CONTAINER):
             assert not INSTALLS.search(started_commands(container)), container.name
 
 
-def test_the_gate_runs_its_module_from_the_image(upstream_run) -> None:
-    gate = containers(upstream_run)["catalog-gate"]
+def test_the_gate_runs_its_module_from_the_image(lab_run) -> None:
+    gate = containers(lab_run)["catalog-gate"]
     assert gate.inputs["command"][:3] == ["python", "-m", "infra.operations.catalog_gate"]
     assert all(not u.get("source") for u in plain(gate.inputs["uploads"]))  # no code uploaded: the image has it
 
 
-def test_the_state_the_operations_write_is_handed_to_their_user_before_they_start(upstream_run) -> None:
-    found = containers(upstream_run)
+def test_the_state_the_operations_write_is_handed_to_their_user_before_they_start(lab_run) -> None:
+    found = containers(lab_run)
     for name, written in (("lakehouse-exporter", ["/var/lib/lakehouse/operations"]),
                           ("maintenance-scheduler", ["/var/lib/lakehouse/operations", "/var/lib/lakehouse/backups"]),
                           ("catalog-backup", ["/var/lib/lakehouse/operations", "/var/lib/lakehouse/backups"])):
@@ -185,18 +175,18 @@ def test_built_mode_says_what_each_image_is(built_run) -> None:
     assert load_platform(stack_platform("lab")).pin_of("trino") == "483"
 
 
-def test_built_mode_renders_for_the_version_it_runs(built_run, upstream_run) -> None:
+def test_built_mode_renders_for_the_version_it_runs(built_run, lab_run) -> None:
     """Trino 476 names the S3 switch fs.native-s3.enabled (483: fs.s3.enabled): one renderer, both kinds."""
     def catalog(run) -> str:
         uploads = {u["file"]: u["content"] for u in plain(containers(run)["trino"].inputs["uploads"])}
         return uploads["/etc/trino/catalog/fixture.properties"]
 
     assert "fs.native-s3.enabled=true" in catalog(built_run)
-    assert "fs.s3.enabled=true" in catalog(upstream_run)
+    assert "fs.s3.enabled=true" in catalog(lab_run)
 
 
-def test_built_images_carry_what_the_upstream_ones_get_at_start(built_run, upstream_run) -> None:
-    built, upstream = containers(built_run), containers(upstream_run)
+def test_built_images_carry_what_the_upstream_ones_get_at_start(built_run, lab_run) -> None:
+    built, upstream = containers(built_run), containers(lab_run)
     assert upstream["flink-jobmanager"].inputs.get("uploads") and not built["flink-jobmanager"].inputs.get("uploads")
     assert any(v.get("readOnly") for v in upstream["kafka-connect"].inputs.get("volumes") or [])
     assert not built["kafka-connect"].inputs.get("volumes")

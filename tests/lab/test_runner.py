@@ -10,37 +10,17 @@ variable) must turn the run red.
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from infra.lab import runner
-from tests.support.stacks import stack_platform
+from tests.support.stacks import built_lab_platform
 
 pytestmark = pytest.mark.lab
 
 
-@pytest.fixture(scope="module")
-def engine():
-    if not os.environ.get("DOCKER_HOST"):
-        pytest.skip("no DOCKER_HOST: start an engine with `make engine` and eval \"$(scripts/docker-engine.sh env)\"")
-    from infra.control.services import docker_client
-
-    client = docker_client()
-    try:
-        client.ping()
-    except Exception as exc:  # noqa: BLE001 - any failure to reach it means: no engine here
-        pytest.skip(f"no engine answers at {os.environ['DOCKER_HOST']}: {exc}")
-    return client
-
-
 def built_lab(**services: dict) -> dict:
-    """The lab stack with built images (no registry here), without Polaris and Lakekeeper (no artifact), as a
-    runner's stack (its own names and ports)."""
-    platform = stack_platform("lab")
-    platform["lab"] = {"images": "built"}
-    platform["services"].update({"polaris": {"enabled": False}, "lakekeeper": {"enabled": False}, **services})
-    return runner.run_stack(platform)
+    """CI's built lab as a runner's stack (its own names and ports)."""
+    return runner.run_stack(built_lab_platform(**services))
 
 
 @pytest.fixture(scope="module")

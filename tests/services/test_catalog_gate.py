@@ -25,6 +25,7 @@ import pytest
 from infra.operations import catalog_gate
 from infra.paths import PROJECT_ROOT
 from platform_tests.support import gate as support_gate
+from platform_tests.support.fixture import free_port
 from tests.support.harness import SECRET_KEY
 from tests.support.rendered import reveal, uploads
 from tests.support.stacks import native_spec
@@ -71,12 +72,6 @@ def serving(server) -> Iterator[int]:
     finally:
         server.shutdown()
         server.server_close()
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 TOKENS = {"platform": "t-platform", "writer": "t-writer", "reader": "t-reader"}
@@ -167,7 +162,7 @@ def test_gate_forwards_writers_and_the_platform_unchanged(shared_gate):
 
 
 def test_gate_says_502_when_the_catalog_is_down_and_counts_what_it_decided():
-    with gate(upstream_port=_free_port()) as url:
+    with gate(upstream_port=free_port()) as url:
         status, body = call(f"{url}/v1/config", token=TOKENS["writer"])
         assert status == 502 and body["error"]["type"] == "ServiceUnavailableException"
         call(f"{url}/v1/config")  # unauthenticated

@@ -22,6 +22,7 @@ import pyarrow as pa
 import pytest
 
 from platform_tests.support import gate as support_gate
+from platform_tests.support.fixture import free_port
 
 pytestmark = pytest.mark.toolchain
 
@@ -43,7 +44,7 @@ def stack(tmp_path_factory) -> Iterator[tuple[support_gate.RunningFixture, suppo
     if runtime is None:
         pytest.skip("no REST fixture build in the artifact cache (make artifacts) or no JDK 17")
     work = tmp_path_factory.mktemp("gate-clients")
-    with support_gate.rest_fixture(runtime, work, support_gate.free_port()) as fixture, \
+    with support_gate.rest_fixture(runtime, work, free_port()) as fixture, \
             support_gate.running_gate({"upstream": fixture.uri, "identities": support_gate.identities(TOKENS),
                                         "token_lifetime_s": TOKEN_LIFETIME_S}) as gate:
         yield fixture, gate

@@ -5,8 +5,6 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import yaml
-
 from infra.config import CONFIG_KEY, load_platform, read_stack_config
 from infra.paths import PROJECT_ROOT
 from infra.spec import PlatformSpec
@@ -19,8 +17,17 @@ def stack_platform(stack: str) -> dict[str, Any]:
 
 def cloud_platform() -> dict[str, Any]:
     """Pulumi.cloud.yaml's ``lakehouse:platform`` object (a fresh copy)."""
-    document = yaml.safe_load((PROJECT_ROOT / "Pulumi.cloud.yaml").read_text())
-    return copy.deepcopy(document["config"]["lakehouse:platform"])
+    return stack_platform("cloud")
+
+
+def built_lab_platform(**services: dict[str, Any]) -> dict[str, Any]:
+    """The lab stack with built images (no registry here) and without Polaris and Lakekeeper (no artifact to
+    build them from): what CI's lab stage runs; ``services`` overrides entries of its ``services``."""
+    platform = stack_platform("lab")
+    platform["lab"] = {"images": "built"}
+    platform.setdefault("services", {}).update({"polaris": {"enabled": False}, "lakekeeper": {"enabled": False},
+                                                **services})
+    return platform
 
 
 def with_changes(**aws_changes: Any) -> dict[str, Any]:

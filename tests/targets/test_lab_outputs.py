@@ -16,7 +16,7 @@ from infra.control.workspace import pulumi_env
 from platform_tests.support.stack import Stack
 from platform_tests.support.versions import declared_versions
 from tests.support.harness import FakeResolver, fake_artifact, run_program
-from tests.support.stacks import stack_platform
+from tests.support.stacks import built_lab_platform, stack_platform
 
 CONTAINER = "docker:index/container:Container"
 LAB_SERVICES = {"seaweedfs", "postgres", "rest-fixture", "catalog-gate", "trino", "maintenance-scheduler",
@@ -129,10 +129,7 @@ class CacheShapedResolver(FakeResolver):
 
 
 def test_built_images_hand_the_host_the_servers_own_postgres_tools_and_say_what_they_run():
-    platform = stack_platform("lab")
-    platform["lab"] = {"images": "built"}
-    platform.setdefault("services", {}).update({"polaris": {"enabled": False}, "lakekeeper": {"enabled": False}})
-    run = run_program("lab", platform, resolver=CacheShapedResolver())
+    run = run_program("lab", built_lab_platform(), resolver=CacheShapedResolver())
     assert run.outputs["operations"]["backups"]["postgres"]["bindir"] == str(fake_artifact("postgres").path)
     # The manifest probe takes what a built image runs as the lab's declared version (18.6 pinned): the server is
     # Debian's postgresql-15 package as apt has it at build time (15.20 measured; this host's artifact is 15.18).
