@@ -11,11 +11,6 @@ from tests.support.harness import ProgramRun, cached_run
 from tests.support.stacks import cloud_platform, cloud_with_tables_platform, stack_platform, with_changes
 
 
-@pytest.fixture
-def lab_platform() -> dict:
-    return stack_platform("lab")
-
-
 @pytest.fixture(scope="module")
 def lab_run() -> ProgramRun:
     """The lab program evaluated once under mocks (docker provider mocked: no engine here)."""

@@ -10,9 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.harness import ProgramRun, cached_run
 from tests.support.job_scripts import Answer, FakeApi
-from tests.support.stacks import stack_platform
 
 
 @pytest.fixture
@@ -52,9 +50,3 @@ def serve() -> Iterator[Callable[[Callable[[str, str, dict[str, str], bytes], An
     for server in servers:
         server.shutdown()
         server.server_close()
-
-
-@pytest.fixture(scope="module")
-def lab_streams() -> ProgramRun:
-    """The lab program (its Kafka, Connect and connectors), evaluated once under mocks."""
-    return cached_run("lab", stack_platform("lab"))

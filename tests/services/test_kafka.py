@@ -48,8 +48,8 @@ def image_properties(env: dict[str, str]) -> dict[str, str]:
             for k, v in env.items() if k.startswith("KAFKA_") and k not in skip}
 
 
-def test_lab_kafka_writes_to_its_volume_with_one_node_transactions(lab_streams):
-    broker = lab_streams.named("kafka")
+def test_lab_kafka_writes_to_its_volume_with_one_node_transactions(lab_run):
+    broker = lab_run.named("kafka")
     env = envs(broker)
     props = image_properties(env)
     volume = broker.inputs["mounts"][0]
@@ -75,8 +75,8 @@ def test_the_images_variables_are_the_native_server_properties():
     assert kafka_container.image_env_name("a_b-c.d") == "KAFKA_A__B___C_D"
 
 
-def test_lab_topics_job_creates_every_topic_with_a_small_heap(lab_streams):
-    job = lab_streams.named("kafka-topics")
+def test_lab_topics_job_creates_every_topic_with_a_small_heap(lab_run):
+    job = lab_run.named("kafka-topics")
     script = job.inputs["command"][0]
     for topic in ("orders", "bookshop.public.orders", "iceberg-control"):
         assert f"--topic {topic} " in script

@@ -98,8 +98,8 @@ def test_outputs_carry_bootstrap_servers_connect_and_the_cdc_promise(native_run)
 # -- docker --------------------------------------------------------------------------------------------------
 
 
-def test_lab_connect_mounts_the_assembled_sink_next_to_the_images_debezium(lab_streams):
-    worker = lab_streams.named("kafka-connect")
+def test_lab_connect_mounts_the_assembled_sink_next_to_the_images_debezium(lab_run):
+    worker = lab_run.named("kafka-connect")
     assert worker.inputs["image"] == "sha256:kafka-connect-image"
     mount = worker.inputs["volumes"][0]  # a Binds entry (infra/targets/docker.py: never the Mounts API for binds)
     assert mount == {"hostPath": "/nonexistent/lakehouse-cache/kafka-connect",
@@ -114,14 +114,14 @@ def test_lab_connect_mounts_the_assembled_sink_next_to_the_images_debezium(lab_s
     assert set(worker.depends_on) - {"book2-lab-state"} == {"kafka", "kafka-topics"}
 
 
-def test_lab_connectors_are_registered_through_the_published_port(lab_streams):
-    connectors = {r.inputs["name"]: r for r in lab_streams.of_type(CONNECTOR)}
+def test_lab_connectors_are_registered_through_the_published_port(lab_run):
+    connectors = {r.inputs["name"]: r for r in lab_run.of_type(CONNECTOR)}
     assert {c.inputs["connect_url"] for c in connectors.values()} == {"http://localhost:8083"}
     assert connectors["bookshop-cdc"].inputs["config"]["database.hostname"] == "postgres"
     sink = connectors["bookshop-iceberg"].inputs["config"]
     assert sink["iceberg.catalog.uri"] == "http://catalog-gate:8182"  # through the gate, as the writer identity
     assert sink["iceberg.catalog.token"] == "${env:LAKEHOUSE_CATALOG_TOKEN_WRITER}"
-    source = lab_streams.of_type(SOURCE)[0]
+    source = lab_run.of_type(SOURCE)[0]
     assert (source.inputs["host"], source.inputs["port"]) == ("localhost", 5432)
 
 

@@ -11,7 +11,8 @@ import pytest
 from infra.operations.config import OperationsConfig
 from infra.paths import state_root
 from infra.services import operations_support as support
-from tests.support.harness import SECRET_SIG, ProgramRun, cached_run
+from tests.support.harness import ProgramRun, cached_run
+from tests.support.rendered import is_secret, plain
 from tests.support.stacks import stack_platform
 
 LOCAL_SERVICE = "pulumi-python:dynamic/native:LocalService"
@@ -34,20 +35,9 @@ def lab_with_tables() -> ProgramRun:
     return cached_run("lab", platform)
 
 
-def _plain(value: Any) -> Any:
-    """A mock input with Pulumi's secret wrapper removed: (value, was it secret)."""
-    if isinstance(value, dict) and value.get("4dabf18193072939515e22adb298388d") == SECRET_SIG:
-        return value["value"]
-    return value
-
-
-def _is_secret(value: Any) -> bool:
-    return isinstance(value, dict) and value.get("4dabf18193072939515e22adb298388d") == SECRET_SIG
-
-
 def _config_file(service: Any) -> OperationsConfig:
-    files = _plain(service.inputs["files"])
-    (body,) = [_plain(v) for k, v in files.items() if k.endswith("/operations.json")]
+    files = plain(service.inputs["files"])
+    (body,) = [plain(v) for k, v in files.items() if k.endswith("/operations.json")]
     return OperationsConfig.model_validate_json(body)
 
 
@@ -61,8 +51,8 @@ def test_each_declared_table_is_a_deployment_step_after_the_catalog(native_run: 
     assert "table-shop.orders" in customers.depends_on  # one at a time
     assert orders.parent == "lakehouse-orchestration"
     assert orders.inputs["labels"]["lakehouse.layer"] == "orchestration"
-    assert _is_secret(orders.inputs["catalog"])  # it carries the S3 key pair
-    catalog = _plain(orders.inputs["catalog"])
+    assert is_secret(orders.inputs["catalog"])  # it carries the S3 key pair
+    catalog = plain(orders.inputs["catalog"])
     assert catalog["uri"].startswith("http://127.0.0.1:") and catalog["s3.secret-access-key"] == "lab-secret-key"
 
 
@@ -95,7 +85,7 @@ def test_the_scheduler_and_the_backups_are_native_services_with_their_config(nat
     assert plan.postgres is not None and plan.postgres.databases == ["polaris", "lakekeeper"]
     assert plan.postgres.bindir == "/nonexistent/lakehouse-cache/postgres"  # the platform PostgreSQL's pg_dump
     env = backups.inputs["env"]
-    assert _is_secret(env) and _plain(_plain(env)["PGPASSWORD"]) == "lab-postgres-password"
+    assert is_secret(env) and plain(plain(env)["PGPASSWORD"]) == "lab-postgres-password"
 
 
 def test_the_outputs_carry_tables_recovery_objectives_and_operations(native_run: ProgramRun) -> None:
@@ -136,7 +126,7 @@ def test_the_lab_runs_both_from_the_operations_image_with_nothing_installed_at_s
     assert backup_config.backups.postgres is not None and backup_config.backups.postgres.host == "postgres"
     (table,) = lab_with_tables.of_type(DECLARED_TABLE)
     assert table.inputs["table"]["namespace"] == "sales" and "rest-fixture" in table.depends_on
-    assert _plain(table.inputs["catalog"])["uri"] == "http://localhost:8182"
+    assert plain(table.inputs["catalog"])["uri"] == "http://localhost:8182"
 
 
 def test_the_operations_lock_is_the_projects_own_pins() -> None:

@@ -13,7 +13,6 @@ import pulumi_aws as aws
 from infra.spec import LAYER_NAMES
 from tests.support.harness import ProgramRun, Registered
 
-SECRET_MARKER = "4dabf18193072939515e22adb298388d"  # key Pulumi's wire format puts next to SECRET_SIG
 LAYER_COMPONENTS = {f"lakehouse-{layer}": layer for layer in LAYER_NAMES}
 ALL_RUNS = ["cloud", "five_workers_no_spark", "streaming"]  # the fixtures of tests/conftest.py
 BUCKET = "aws:s3/bucket:Bucket"

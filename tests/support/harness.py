@@ -21,6 +21,7 @@ from infra.artifacts.clients import DuckDBExtensions
 from infra.artifacts.stack import StackArtifacts
 from infra.services.resolver import cloud_recipes, host_clients_apply, java_majors, recipe_of
 from infra.spec import PlatformSpec
+from policies import wire
 
 FAKE_CACHE = Path("/nonexistent/lakehouse-cache")
 
@@ -60,8 +61,8 @@ CLOUD_SECRETS = {
     "lakehouse:trinoPasswordWriter": "test-trino-password-writer",
     "lakehouse:trinoPasswordReader": "test-trino-password-reader",
 }
-SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"  # Pulumi's wire signature of a secret value
-SECRET_KEY = "4dabf18193072939515e22adb298388d"  # the key Pulumi's wire format puts next to SECRET_SIG
+SECRET_KEY = wire.SIG_KEY  # the key Pulumi's wire format puts next to SECRET_SIG
+SECRET_SIG = wire.SECRET_SIG  # Pulumi's wire signature of a secret value
 
 
 @dataclass

@@ -5,31 +5,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.support.harness import SECRET_KEY, SECRET_SIG, ProgramRun, Registered
+from policies import wire
+from tests.support.harness import ProgramRun, Registered
 
 LOCAL_SERVICE = "pulumi-python:dynamic/native:LocalService"
 
 
+#: ``value`` with every secret in it, at any depth, unwrapped; whether a value is a secret in the wire form.
+reveal, is_secret = wire.reveal, wire.is_secret
+
+
 def secret_value(value: Any) -> Any:
     """The value inside a Pulumi secret; fails if ``value`` is not one."""
-    assert isinstance(value, dict) and value.get(SECRET_KEY) == SECRET_SIG, f"not a secret: {value!r}"
+    assert is_secret(value), f"not a secret: {value!r}"
     return value["value"]
 
 
 def plain(value: Any) -> Any:
     """The value inside a Pulumi secret, or ``value`` itself when it is not one."""
-    return value["value"] if isinstance(value, dict) and value.get(SECRET_KEY) == SECRET_SIG else value
-
-
-def reveal(value: Any) -> Any:
-    """``value`` with every secret in it, at any depth, unwrapped."""
-    if isinstance(value, dict) and SECRET_KEY in value:
-        return reveal(value["value"])
-    if isinstance(value, dict):
-        return {k: reveal(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [reveal(v) for v in value]
-    return value
+    return wire.outer(value)[0]
 
 
 def properties(text: str) -> dict[str, str]:

@@ -15,19 +15,11 @@ from infra.services import registry
 from infra.services.context import ServiceContext
 from infra.services.plans import ContainerHost
 from infra.targets.docker import AFTER_JOB_LABEL, JobFailed, job_outcome
-from tests.support.harness import SECRET_SIG, ProgramRun, RecordingMocks, cached_run, fake_artifact, run_program
+from tests.support.harness import ProgramRun, RecordingMocks, cached_run, fake_artifact, run_program
+from tests.support.rendered import envs
 from tests.support.stacks import stack_platform
 
 CONTAINER = "docker:index/container:Container"
-SECRET_KEY = "4dabf18193072939515e22adb298388d"
-
-
-def envs(container) -> dict[str, str]:
-    """A container's environment (secret or not) as a mapping."""
-    value = container.inputs.get("envs") or []
-    if isinstance(value, dict) and value.get(SECRET_KEY) == SECRET_SIG:
-        value = value["value"]
-    return dict(e.split("=", 1) for e in value)
 
 
 def labels(container) -> dict[str, str]:

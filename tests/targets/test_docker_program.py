@@ -4,32 +4,17 @@ from __future__ import annotations
 
 from infra.config import load_platform
 from infra.spec import LAYER_NAMES
-from tests.support.harness import SECRET_SIG, run_program
+from tests.support.harness import run_program
+from tests.support.rendered import is_secret, reveal
 from tests.support.stacks import stack_platform
 
 BIND_OWNER = "-bind-owner"  # the jobs the docker target adds (infra/targets/docker.py: _bind_owner)
 CONTAINER = "docker:index/container:Container"
 LABELLED = {CONTAINER, "docker:index/network:Network", "docker:index/volume:Volume"}
-SECRET_KEY = "4dabf18193072939515e22adb298388d"
 
 
 def _labels(resource) -> dict[str, str]:
     return {item["label"]: item["value"] for item in resource.inputs.get("labels", [])}
-
-
-def _is_secret(value) -> bool:
-    return isinstance(value, dict) and value.get(SECRET_KEY) == SECRET_SIG
-
-
-def _reveal(value):
-    """A value with Pulumi's secret wrappers removed (the mocks record inputs in wire form)."""
-    if _is_secret(value):
-        return _reveal(value["value"])
-    if isinstance(value, dict):
-        return {k: _reveal(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_reveal(v) for v in value]
-    return value
 
 
 def test_all_seven_layers_are_components_with_tokens(lab_run):
@@ -110,7 +95,7 @@ def test_every_server_container_has_health_check_and_memory_limit(lab_run):
 
 def test_trino_catalog_files_point_at_internal_addresses(lab_run):
     trino = lab_run.named("trino")
-    uploads = {u["file"]: u["content"] for u in _reveal(trino.inputs["uploads"])}
+    uploads = {u["file"]: u["content"] for u in reveal(trino.inputs["uploads"])}
     fixture = uploads["/etc/trino/catalog/fixture.properties"]
     # Through the catalog gate, as the writer identity; the read-only twin as the reader.
     assert "iceberg.rest-catalog.uri=http://catalog-gate:8182\n" in fixture
@@ -122,7 +107,7 @@ def test_trino_catalog_files_point_at_internal_addresses(lab_run):
     assert "iceberg.rest-catalog.oauth2.token=${ENV:CATALOG_TOKEN_READER}" in read_only
     assert "uri=http://polaris:8181/api/catalog" in uploads["/etc/trino/catalog/polaris.properties"]
     assert "uri=http://lakekeeper:8181/catalog" in uploads["/etc/trino/catalog/lakekeeper.properties"]
-    assert _is_secret(trino.inputs["envs"])
+    assert is_secret(trino.inputs["envs"])
 
 
 def test_host_profiles_use_external_addresses(lab_run):
@@ -146,12 +131,12 @@ def test_credentials_are_secret_everywhere(lab_run):
     for container in lab_run.of_type(CONTAINER):
         for key in ("envs", "command"):
             value = container.inputs.get(key)
-            if value and not _is_secret(value):
+            if value and not is_secret(value):
                 assert "lab-secret-key" not in repr(value), f"{container.name}.{key} holds a plain secret"
         uploads = container.inputs.get("uploads") or []
-        if not _is_secret(uploads):  # a list holding any secret content is secret as a whole
+        if not is_secret(uploads):  # a list holding any secret content is secret as a whole
             assert "lab-secret-key" not in repr(uploads), container.name
-    assert _is_secret(lab_run.named("seaweedfs").inputs["uploads"])  # its s3.json holds the keys
+    assert is_secret(lab_run.named("seaweedfs").inputs["uploads"])  # its s3.json holds the keys
 
 
 def test_published_ports_bind_loopback_only(lab_run):
@@ -170,7 +155,7 @@ def test_small_lab_is_one_edit_away():
                      "trino", "lakehouse-exporter", "prometheus", "maintenance-scheduler", "catalog-backup",
                      *(f"{n}{BIND_OWNER}" for n in ("lakehouse-exporter", "maintenance-scheduler", "catalog-backup"))}
     trino = run.named("trino")
-    files = {u["file"] for u in _reveal(trino.inputs["uploads"])}
+    files = {u["file"] for u in reveal(trino.inputs["uploads"])}
     assert "/etc/trino/catalog/polaris.properties" not in files
 
 
@@ -191,7 +176,7 @@ def test_version_manifest_output_lists_pins(lab_run):
 
 def _env(container) -> dict[str, str]:
     envs = container.inputs["envs"]
-    return dict(e.split("=", 1) for e in (envs["value"] if _is_secret(envs) else envs))
+    return dict(e.split("=", 1) for e in (envs["value"] if is_secret(envs) else envs))
 
 
 def _entrypoint_properties(flink_properties: str) -> dict[str, str]:
@@ -262,7 +247,7 @@ def test_flink_checkpoints_on_a_bind_mount_owned_by_the_image_user(lab_run):
         assert props["execution.checkpointing.storage"] == "filesystem"
         env = _env(container)
         assert env["AWS_ACCESS_KEY_ID"] == "lab-access-key" and env["AWS_SECRET_ACCESS_KEY"] == "lab-secret-key"
-        assert _is_secret(container.inputs["envs"])
+        assert is_secret(container.inputs["envs"])
 
 
 def test_flink_job_is_submitted_through_the_published_rest_port_with_internal_addresses(lab_run):

@@ -13,7 +13,7 @@ from typing import Any
 import pulumi
 import pytest
 
-from tests.support.harness import CLOUD_SECRETS, SECRET_SIG, ProgramRun, RecordingMocks, run_program
+from tests.support.harness import CLOUD_SECRETS, SECRET_KEY, SECRET_SIG, ProgramRun, RecordingMocks, run_program
 from tests.support.stacks import stack_platform
 
 ROLE = {"roleArn": "arn:aws:iam::123456789012:role/lakehouse-deploy", "sessionName": "cd-pipeline",
@@ -39,7 +39,7 @@ def provider(run: ProgramRun) -> dict[str, Any]:
 
 def plain(value: Any) -> Any:
     """A provider input as the provider reads it: secrets unwrapped, what is not a string JSON-decoded."""
-    if isinstance(value, dict) and value.get("4dabf18193072939515e22adb298388d") == SECRET_SIG:
+    if isinstance(value, dict) and value.get(SECRET_KEY) == SECRET_SIG:
         value = value["value"]
     try:
         return json.loads(value)  # lists, objects, booleans and numbers travel as JSON text
@@ -81,7 +81,7 @@ def test_a_secret_aws_key_stays_secret() -> None:
     inputs = provider(run_with({"aws:assumeRoleWithWebIdentity": json.dumps(web_identity)},
                                secret=("aws:assumeRoleWithWebIdentity",)))
     wrapped = inputs["assumeRoleWithWebIdentity"]
-    assert isinstance(wrapped, dict) and wrapped["4dabf18193072939515e22adb298388d"] == SECRET_SIG
+    assert isinstance(wrapped, dict) and wrapped[SECRET_KEY] == SECRET_SIG
     assert plain(wrapped) == web_identity
 
 
