@@ -24,6 +24,20 @@ def parse_size(value: str) -> int:
     return int(float(match.group(1)) * _UNITS[match.group(2)])
 
 
+def pinned_image(value: str) -> str:
+    """``value`` when it names an image by an explicit tag (a registry with a port allowed, a digest optional);
+    else ``ValueError`` saying what is missing. Services' images and the lab's base image alike."""
+    name, _, digest = value.partition("@")
+    last = name.rsplit("/", 1)[-1]
+    if ":" not in last:
+        raise ValueError(f"image {value!r} has no tag; pin a version such as {value}:1.2.3")
+    if last.rsplit(":", 1)[1] in ("latest", ""):
+        raise ValueError(f"image {value!r} uses 'latest'; pin an explicit version tag")
+    if digest and not re.fullmatch(r"sha256:[0-9a-f]{64}", digest):
+        raise ValueError(f"image {value!r} has a malformed digest; use @sha256:<64 hex digits>")
+    return value
+
+
 class Target(str, Enum):
     """Where one declaration is deployed."""
 

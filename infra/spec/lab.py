@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
 from pydantic import Field, field_validator
 
-from infra.spec.base import Strict
+from infra.spec.base import Strict, pinned_image
 
 #: Debian bookworm, slim, as docker-library/official-images tags it (library/debian: bookworm-20260202-slim,
 #: Debian 12.13). `make lab-base` debootstraps an image under this name where no registry is reachable.
 DEFAULT_BASE_IMAGE = "debian:bookworm-20260202-slim"
-
-_IMAGE = re.compile(r"^[a-z0-9][a-z0-9._/-]*:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}(@sha256:[0-9a-f]{64})?$")
-
 
 class LabSpec(Strict):
     """The lab's images: which kind, on which base."""
@@ -33,8 +29,7 @@ class LabSpec(Strict):
     @field_validator("base_image")
     @classmethod
     def _pinned(cls, value: str) -> str:
-        if not _IMAGE.match(value):
-            raise ValueError(f"{value!r} is not an image name with a tag (e.g. {DEFAULT_BASE_IMAGE})")
-        if value.partition("@")[0].rsplit(":", 1)[1] == "latest":
-            raise ValueError(f"{value!r} uses 'latest'; pin an explicit tag such as {DEFAULT_BASE_IMAGE}")
-        return value
+        try:
+            return pinned_image(value)
+        except ValueError as exc:
+            raise ValueError(f"{value!r} is not an image name with a tag (e.g. {DEFAULT_BASE_IMAGE}): {exc}") from None

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from infra.spec.base import SIZE_HELP, Strict, parse_size
+from infra.spec.base import SIZE_HELP, Strict, parse_size, pinned_image
 from infra.spec.layers import Layer
 
 # Environment variable names that hold credentials: their values belong in secret config.
@@ -132,15 +132,7 @@ class ServiceSpec(Strict):
     @field_validator("image")
     @classmethod
     def _image_pinned(cls, value: str) -> str:
-        name, _, digest = value.partition("@")
-        last = name.rsplit("/", 1)[-1]
-        if ":" not in last:
-            raise ValueError(f"image {value!r} has no tag; pin a version such as {value}:1.2.3")
-        if last.rsplit(":", 1)[1] in ("latest", ""):
-            raise ValueError(f"image {value!r} uses 'latest'; pin an explicit version tag")
-        if digest and not re.fullmatch(r"sha256:[0-9a-f]{64}", digest):
-            raise ValueError(f"image {value!r} has a malformed digest; use @sha256:<64 hex digits>")
-        return value
+        return pinned_image(value)
 
     @field_validator("memory", "heap")
     @classmethod

@@ -320,3 +320,11 @@ def test_the_lab_cli_says_what_is_missing_from_the_cache_without_a_traceback(tmp
     assert main(["--stack", "lab", "--set", "lab.images=built", "images", "tags"]) == 2
     said = capsys.readouterr().err
     assert said.startswith("error: artifacts missing from the cache") and "make artifacts STACK=" in said
+
+
+def test_a_base_image_from_a_registry_with_a_port_is_accepted_as_a_services_image_is() -> None:
+    """The lab's base image is checked as every service's image is: a local mirror's name is a pinned image."""
+    spec = load_platform({**stack_platform("lab"), "lab": {"base_image": "localhost:5000/debian:bookworm-slim"}})
+    assert spec.lab.base_image == "localhost:5000/debian:bookworm-slim"
+    with pytest.raises(ConfigError, match=r"lab\.base_image: .*'debian:latest' uses 'latest'"):
+        load_platform({**stack_platform("lab"), "lab": {"base_image": "debian:latest"}}, source="Pulumi.lab.yaml")
