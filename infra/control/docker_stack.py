@@ -83,9 +83,8 @@ def build_images(spec: PlatformSpec, say: Callable[[str], None] = print) -> dict
     from infra.control import image_builds
     from infra.services.built_image import ImageBuildError
     from infra.services.resolver import CacheResolver
-    from infra.targets import lab_images
 
-    if not lab_images.built(spec):
+    if not spec.lab_built:
         return {}
     try:
         return image_builds.build_all(spec, CacheResolver().resolve(spec), docker_client(), say=say, operations=False)

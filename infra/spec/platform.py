@@ -113,7 +113,7 @@ class PlatformSpec(Strict):
 
     @model_validator(mode="after")
     def _lab_on_docker(self) -> PlatformSpec:
-        if self.lab.images == "built" and self.target is not Target.DOCKER:
+        if self.lab_built and self.target is not Target.DOCKER:
             raise ValueError(f"lab.images: 'built' makes the lab's container images; the {self.target.value} target "
                              "runs none of them: remove lab.images or use upstream")
         return self
@@ -437,9 +437,14 @@ class PlatformSpec(Strict):
         )
 
     @property
+    def lab_built(self) -> bool:
+        """Whether the lab runs images built here (``lab.images: built``; the model allows it on docker only)."""
+        return self.lab.images == "built"
+
+    @property
     def runs_native_artifacts(self) -> bool:
         """Whether this stack's services run the native target's artifacts: natively, or in the lab's built images."""
-        return self.target is Target.NATIVE or (self.target is Target.DOCKER and self.lab.images == "built")
+        return self.target is Target.NATIVE or self.lab_built
 
     def pin_of(self, service: str) -> str:
         """The version this stack's target runs for a service (native and built images run the artifacts, aws its

@@ -51,11 +51,6 @@ def service_images() -> dict[str, str]:
     return {d.name: d.lab_image.key for d in registry() if d.lab_image is not None}
 
 
-def built(spec: PlatformSpec) -> bool:
-    """Whether the stack runs the lab's built images."""
-    return spec.target is Target.DOCKER and spec.lab.images == "built"
-
-
 def host_ca_certificates(directory: Path = HOST_CA_DIR) -> str:
     """The host's extra CA certificates (PEM, concatenated), for the CA_CERTIFICATES build argument."""
     if not directory.is_dir():
@@ -75,7 +70,7 @@ def proxy_args() -> dict[str, str]:
 
 def operations_args(spec: PlatformSpec, artifacts: StackArtifacts) -> dict[str, str]:
     """Build arguments of the operations image: its base, the CA, and the lab server's PostgreSQL major."""
-    if built(spec) and "postgres" in artifacts.services:
+    if spec.lab_built and "postgres" in artifacts.services:
         pg_major = major(artifacts.services["postgres"].version)  # what the built server runs (Debian's)
     else:
         pg_major = major(spec.services["postgres"].version)
@@ -95,7 +90,7 @@ class Build:
 
 def plan(spec: PlatformSpec, artifacts: StackArtifacts) -> dict[str, Build]:
     """image key -> its build, for every lab image an enabled service of the stack runs (built mode only)."""
-    if not built(spec):
+    if not spec.lab_built:
         return {}
     by_service, by_key = service_images(), images()
     wanted = {by_service[name] for name in spec.enabled_services() if name in by_service}
@@ -148,7 +143,7 @@ def refusals(spec: PlatformSpec, present: Callable[[str], bool]) -> list[str]:
     """In built mode, every enabled service with no artifact whose upstream image the engine lacks, with why."""
     from infra.services import registry
 
-    if not built(spec):
+    if not spec.lab_built:
         return []
     problems = []
     for name, service in spec.enabled_services().items():

@@ -32,7 +32,7 @@ def _container(ctx: ServiceContext, host: ContainerHost, role: str) -> Container
     """The upstream image gets the locked jars uploaded into its lib/; the lab's built image has them already."""
     assert host.artifact is not None
     ext = host.artifact.path / "ext"
-    built = ctx.spec.lab.images == "built"
+    built = ctx.spec.lab_built
     return ContainerPlan(
         command=[role],
         env={"FLINK_PROPERTIES": flink_properties(ctx, role), **aws_env(ctx.spec)},

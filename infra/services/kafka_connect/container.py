@@ -32,6 +32,6 @@ def server(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
     # The image sets plugin.path itself (its entrypoint falls back to /kafka/connect).
     env = {image_env_name(k): v for k, v in props.items() if k != "plugin.path"}
     env.update({"HEAP_OPTS": " ".join(jvm_flags(ctx)[:2]), **secret_env(ctx)})
-    if ctx.spec.lab.images == "built":  # the lab's built image carries both plugin directories
+    if ctx.spec.lab_built:  # the lab's built image carries both plugin directories
         return ContainerPlan(env=env)
     return ContainerPlan(env=env, host_mounts={str(host.artifact.path): f"{PLUGIN_DIR_IN_IMAGE}/iceberg-kafka-connect"})

@@ -40,7 +40,7 @@ def server(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
         # built image carries the driver there already.
         env["PGPASSFILE"] = f"{IMAGE_DIR}/{PGPASS}"
         plan.uploads = {f"{IMAGE_DIR}/{PGPASS}": pgpass_line()}
-        if ctx.spec.lab.images == "built":
+        if ctx.spec.lab_built:
             driver = f"{IMAGE_DIR}/{BUILT_IMAGE_DRIVER}"
         else:
             driver = f"{IMAGE_DIR}/{POSTGRES_DRIVER.filename}"
