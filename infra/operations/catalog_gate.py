@@ -127,7 +127,6 @@ ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"  # noqa: S10
 #: Subject token types the gate exchanges: its tokens are access tokens, and JWTs.
 SUBJECT_TOKEN_TYPES = frozenset({ACCESS_TOKEN_TYPE, "urn:ietf:params:oauth:token-type:jwt"})
 ISSUER = "lakehouse-catalog-gate"
-SIGNING_KEY_ENV = ENV_GATE_SIGNING_KEY
 #: HS256 wants a key at least as long as its hash (RFC 7518 section 3.2).
 MIN_SIGNING_KEY_BYTES = 32
 #: The largest form the token endpoint reads (a credential or a token is well under a kilobyte).
@@ -250,11 +249,11 @@ def load_config(data: Mapping[str, Any], source: str = "config") -> GateConfig:
 
 def signing_key_from(env: Mapping[str, str]) -> bytes:
     """The key the gate signs its access tokens with (``CATALOG_GATE_SIGNING_KEY``)."""
-    value = env.get(SIGNING_KEY_ENV, "")
+    value = env.get(ENV_GATE_SIGNING_KEY, "")
     if len(value.encode()) < MIN_SIGNING_KEY_BYTES:
         state = "is not set" if not value else f"has {len(value.encode())} bytes"
         raise ConfigError("environment", [
-            f"{SIGNING_KEY_ENV} {state}: the gate signs the access tokens it issues with it (platform secret "
+            f"{ENV_GATE_SIGNING_KEY} {state}: the gate signs the access tokens it issues with it (platform secret "
             f"catalog-gate-signing-key, stack config lakehouse:catalogGateSigningKey); it needs at least "
             f"{MIN_SIGNING_KEY_BYTES} bytes, e.g. `openssl rand -hex 32`"])
     return value.encode()
