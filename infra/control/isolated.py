@@ -18,8 +18,9 @@ from infra.config import CONFIG_KEY, load_stack, read_stack_config
 from infra.paths import PROJECT_ROOT, state_root
 
 #: The isolated stacks, in the order of their blocks of ports.
-#: ``bench-gate`` is no stack: the gate benchmark's fixture and gate take ports of its block.
-STACKS = ("verify", "e2e", "preview", "bench", "bench-commits", "probe-faults", "bench-gate")
+#: ``bench-gate`` is no stack: the gate benchmark's fixture and gate take ports of its block. ``upgrade`` is the
+#: upgrade test's stack (deployed by the previous release), ``bumps`` the version-bump test's.
+STACKS = ("verify", "e2e", "preview", "bench", "bench-commits", "probe-faults", "bench-gate", "upgrade", "bumps")
 BLOCK_SIZE = 100
 DEFAULT_PORT_BASE = 26000
 
