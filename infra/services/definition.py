@@ -230,6 +230,9 @@ NativeRenderer = Callable[[ServiceContext, NativeHost], NativePlan]
 EcsRenderer = Callable[[ServiceContext], EcsPlan]
 StepsRenderer = Callable[[ServiceContext, StepHost], list[StepPlan]]
 SpecCheck = Callable[[PlatformSpec], list[str]]  # "key.path: what is wrong" lines (empty: fine)
+#: Why this change of the service cannot be made in place on the data it already holds on this host (what its
+#: data directory records against what the stack now runs), with the documented procedure; None: in place.
+InPlaceCheck = Callable[[ServiceContext, NativeHost], str | None]
 
 
 @dataclass(frozen=True)
@@ -283,6 +286,10 @@ class ServiceDefinition:
     #: Capabilities it offers the other services (``infra.services.capabilities``): they reach "the store" or
     #: "the database" through the registry (``Registry.provider``), never by this service's name.
     provides: tuple[Capability, ...] = ()
+    #: Natively, what refuses a change its data cannot survive in place (a PostgreSQL major, a Flink job graph whose
+    #: savepoints no longer restore): read from its data on this host when the program starts, so ``pulumi preview``
+    #: and ``pulumi up`` stop before any resource is touched, with the procedure (docs/operations/upgrades.md).
+    in_place: InPlaceCheck | None = None
 
     def runs_on(self, target: Target) -> bool:
         """Whether a target has a way to run this service (a renderer, a fold or a managed service)."""

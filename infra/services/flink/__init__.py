@@ -121,7 +121,7 @@ SERVICES = (
     ),
     ServiceDefinition(
         name=JOB, default=JOB_DEFAULT, job_of=JOBMANAGER, summary="the streaming writer (orders -> Iceberg)",
-        steps=steps.steps, artifact=DIST, lab_artifact=DIST,
+        steps=steps.steps, artifact=DIST, lab_artifact=DIST, in_place=steps.in_place,
         managed={Target.AWS: f"the {MSF} application runs the same job classes"},
     ),
 )

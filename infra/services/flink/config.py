@@ -28,6 +28,10 @@ MSF = "Amazon Managed Service for Apache Flink"
 
 
 JOB_MAIN = "lakehouse.jobs.OrdersToIceberg"
+#: The version of OrdersToIceberg's job graph and state: raise it with a change of the job whose savepoints the
+#: previous graph's cannot restore (an operator's uid or state type, the SQL of the insert). A deployed lineage of
+#: another version is refused in preview (``steps.in_place``), never restored into a graph that drops its state.
+JOB_STATE_VERSION = 1
 
 
 ENTRYPOINTS = {"jobmanager": "org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint",

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -56,7 +57,11 @@ POLL_S = 1.0
 SUBMIT_KEYS = ("program_args", "jar_digest", "jar_path", "entry_class", "parallelism", "checkpoint_dir",
                "savepoint_dir", "restore", "rest_url")
 REPLACE_KEYS = ("job_name",)
-RECORD_ONLY_KEYS = ("ready_timeout_s", "stop_timeout_s", "host_paths", "labels")
+RECORD_ONLY_KEYS = ("ready_timeout_s", "stop_timeout_s", "host_paths", "labels", "state_version")
+#: Beside a lineage's savepoints: the job graph version (``state_version``) whose state the lineage holds. The
+#: program reads it before a deployment (``infra.services.flink.steps.in_place``) to refuse a graph that cannot
+#: restore that state.
+GRAPH_MARKER = "job-graph.json"
 INPUT_KEYS = REPLACE_KEYS + SUBMIT_KEYS + RECORD_ONLY_KEYS
 
 
@@ -289,6 +294,8 @@ class JobInputs(BaseModel):
     savepoint_dir: str
     host_paths: dict[str, str] = {}
     restore: Literal["latest", "none"] = "latest"
+    # The job graph's version: savepoints of one version restore into the same version only (declared with the job).
+    state_version: Annotated[int, Field(ge=1)] = 1
     ready_timeout_s: Annotated[float, Field(gt=0)] = 240.0
     stop_timeout_s: Annotated[float, Field(gt=0)] = 120.0
     labels: dict[str, str] = {}
@@ -312,6 +319,29 @@ def _now() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
+def record_graph(spec: JobInputs) -> None:
+    """Write the lineage's ``GRAPH_MARKER``: the graph version whose state it now holds (what a refusal reads)."""
+    local = to_host(spec.savepoint_dir, spec.host_paths)
+    if local is None:
+        return  # a savepoint directory this host cannot see (aws): nothing to read it from either
+    local.mkdir(parents=True, exist_ok=True)
+    marker = {"state_version": spec.state_version, "job_name": spec.job_name, "jar_digest": spec.jar_digest,
+              "recorded_at": _now()}
+    (local / GRAPH_MARKER).write_text(json.dumps(marker) + "\n")
+
+
+def recorded_graph(savepoint_dir: Path) -> int | None:
+    """The graph version a lineage's state belongs to: its marker, else 1 (jobs before markers) when the lineage
+    holds any state, else None (nothing to restore)."""
+    try:
+        return int(json.loads((savepoint_dir / GRAPH_MARKER).read_text())["state_version"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    has_state = any(savepoint_dir.glob("savepoint-*/_metadata")) or any(
+        savepoint_dir.parent.parent.glob(f"checkpoints/{savepoint_dir.name}/*/chk-*/_metadata"))
+    return 1 if has_state else None
+
+
 def submit(spec: JobInputs, restore_from: str | None) -> tuple[str, str]:
     """Upload (or reuse) the jar and run the job; wait until it runs. (job id, jar id). Cancels on failure."""
     rest = FlinkRest(spec.rest_url)
@@ -323,6 +353,7 @@ def submit(spec: JobInputs, restore_from: str | None) -> tuple[str, str]:
         with contextlib.suppress(FlinkJobError):
             rest.cancel(job_id, wait_s=30.0)
         raise
+    record_graph(spec)
     return job_id, jar_id
 
 
@@ -479,6 +510,7 @@ class FlinkJob(pulumi.dynamic.Resource, module="flink", name="FlinkJob"):
         parallelism: pulumi.Input[int] = 1,
         host_paths: pulumi.Input[Mapping[str, str]] | None = None,
         restore: pulumi.Input[str] = "latest",
+        state_version: pulumi.Input[int] = 1,
         ready_timeout_s: pulumi.Input[float] = 240.0,
         stop_timeout_s: pulumi.Input[float] = 120.0,
         labels: pulumi.Input[Mapping[str, str]] | None = None,
@@ -488,7 +520,8 @@ class FlinkJob(pulumi.dynamic.Resource, module="flink", name="FlinkJob"):
             "rest_url": rest_url, "job_name": job_name, "jar_path": jar_path, "jar_digest": jar_digest,
             "entry_class": entry_class, "program_args": program_args, "parallelism": parallelism,
             "checkpoint_dir": checkpoint_dir, "savepoint_dir": savepoint_dir, "host_paths": host_paths or {},
-            "restore": restore, "ready_timeout_s": ready_timeout_s, "stop_timeout_s": stop_timeout_s,
+            "restore": restore, "state_version": state_version, "ready_timeout_s": ready_timeout_s,
+            "stop_timeout_s": stop_timeout_s,
             "labels": labels or {},
             # Outputs only.
             "job_id": None, "jar_id": None, "state": None, "restored_from": None, "submitted_at": None,

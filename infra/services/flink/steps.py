@@ -5,10 +5,10 @@ from __future__ import annotations
 from infra.services.catalogs import catalog_path
 from infra.services.context import ServiceContext, Side, url
 from infra.services.flink.artifact import JOB_JAR
-from infra.services.flink.config import JOB_MAIN, JOBMANAGER, job_args, job_source, lineage
+from infra.services.flink.config import JOB_MAIN, JOB_STATE_VERSION, JOBMANAGER, job_args, job_source, lineage
 from infra.services.flink.container import LAB_STATE, LAB_STATE_HOST_DIR
 from infra.services.flink.native import native_state_dir
-from infra.services.plans import StepHost, StepPlan
+from infra.services.plans import NativeHost, StepHost, StepPlan
 from infra.spec import Target
 
 
@@ -44,9 +44,39 @@ def steps(ctx: ServiceContext, host: StepHost) -> list[StepPlan]:
             "savepoint_dir": f"{state_uri}/savepoints/{lineage(spec)}",
             "host_paths": {state_uri: str(local)},
             "restore": job.restore,
+            "state_version": JOB_STATE_VERSION,
             "labels": layer_labels(spec, ctx.service.layer, ctx.name),
         },
         after=tuple(waits_for),
         outputs=("job_id", "state", "restored_from", "job_name", "jar_path", "entry_class"),
         export="jobs",
     )]
+
+
+#: Where the runbook says how to change the job's graph (the refusal names it).
+GRAPH_CHANGE_DOC = "docs/operations/upgrades.md#flink"
+
+
+def in_place(ctx: ServiceContext, host: NativeHost) -> str | None:
+    """Refuse a job graph whose savepoints the deployed lineage's state cannot restore into (natively).
+
+    The job resumes from its lineage's newest savepoint or checkpoint with ``allowNonRestoredState`` off, so a
+    graph of another ``JOB_STATE_VERSION`` would fail to start after its predecessor was stopped, or (were state
+    dropped) write its rows again. ``flink.job.restore: none`` is the operator saying the new graph starts without
+    that state.
+    """
+    from infra.services.flink.job import recorded_graph
+
+    assert host.state_dir is not None
+    if ctx.spec.flink.job.restore != "latest":
+        return None
+    savepoints = native_state_dir(host.state_dir) / "savepoints" / lineage(ctx.spec)
+    deployed = recorded_graph(savepoints)
+    if deployed is None or deployed == JOB_STATE_VERSION:
+        return None
+    return (f"services.{ctx.name}: the job's lineage {lineage(ctx.spec)} holds state of job graph version "
+            f"{deployed} ({savepoints}); this release's job is version {JOB_STATE_VERSION}, which cannot restore it. "
+            f"Either stay on the release that runs version {deployed}, or start the new graph without that state: "
+            f"set flink.job.restore: none (the next pulumi up stops the job with a final savepoint, which commits "
+            f"what it wrote, then submits the new graph fresh; with the generator source also give the job a new "
+            f"flink.job.table, or its order ids start over). See {GRAPH_CHANGE_DOC}.")

@@ -33,7 +33,7 @@ SERVICES = (
         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_server, source="Debian apt (postgresql-N)"),
         secrets=(SecretSpec("postgres-password", "postgresPassword", "lab-postgres-password",
                             managed_on={Target.AWS: "RDS keeps the master password in Secrets Manager"}),),
-        provides=(DATABASE,),
+        provides=(DATABASE,), in_place=native.in_place,
     ),
 )
 

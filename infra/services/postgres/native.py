@@ -17,12 +17,45 @@ from infra.services.postgres.config import (
 # The server refuses to run as root; natively it runs as the Debian package's system user.
 NATIVE_USER = "postgres"
 
+#: Where the runbook says how to make a major upgrade (the refusal names it).
+MAJOR_UPGRADE_DOC = "docs/operations/upgrades.md#postgresql"
+
+
+def data_dir(home: Path) -> Path:
+    """The cluster's directory under the service's home (initdb wants an empty one; the home also holds .pid)."""
+    return home / "data"
+
+
+def in_place(ctx: ServiceContext, host: NativeHost) -> str | None:
+    """Refuse a server of another major than the cluster on disk: its data directory is not readable by it.
+
+    A minor version (15.18 -> 15.20) is in place: the same data directory, the server restarted on the new
+    binaries. A major one needs ``pg_upgrade`` or a dump and restore, and Debezium's replication slot does
+    not survive either (the CDC source snapshots again): the operator's procedure, never a side effect of
+    ``pulumi up``. The cluster's major is ``PG_VERSION`` in its data directory (PostgreSQL writes it at initdb).
+    """
+    if host.artifact is None:
+        return None
+    try:
+        on_disk = (data_dir(host.home) / "PG_VERSION").read_text().strip()
+    except OSError:
+        return None  # no cluster yet (initdb makes it), or none this process may read
+    runs = host.artifact.version.split(".")[0]
+    if on_disk == runs:
+        return None
+    return (f"services.{ctx.name}: the cluster in {data_dir(host.home)} is PostgreSQL {on_disk}; this stack now runs "
+            f"PostgreSQL {host.artifact.version} (pin {ctx.service.version}). A major upgrade cannot be made in place: "
+            f"the data directory needs pg_upgrade or a dump and restore, and Debezium's replication slot does not "
+            f"survive it. Keep this stack on PostgreSQL {on_disk} for now, then follow {MAJOR_UPGRADE_DOC} "
+            "(pg_dump every database with the platform's backups, pulumi destroy, move the data directory aside, "
+            "pulumi up on the new major, restore, let Debezium snapshot again).")
+
 
 def server(ctx: ServiceContext, host: NativeHost) -> NativePlan:
     """initdb once (password auth), then the postmaster on 127.0.0.1 with logical WAL."""
     assert host.artifact is not None
     bindir = host.artifact.path
-    data = host.home / "data"  # initdb wants an empty directory; the home also holds .pid
+    data = data_dir(host.home)
     port = ctx.listen_port("pg")
     pwfile = host.home / "pwfile"
     sql = host.home / "create-databases.sql"

@@ -76,7 +76,21 @@ class NativeTarget:
             problems.append(str(exc))
         if problems:
             raise TargetNotReady("the native platform cannot start:\n" + "\n".join(f"  - {p}" for p in problems))
+        # Like the ports, the data on this host is the host's business: the unit tier (check_ports=False) skips both.
+        refused = self.not_in_place() if check_ports else []
+        if refused:
+            raise TargetNotReady("a change that cannot be made in place is refused; nothing was changed:\n"
+                                 + "\n".join(f"  - {r}" for r in refused))
         self.processes: dict[str, LocalService] = {}
+
+    def not_in_place(self) -> list[str]:
+        """Every enabled service's refusal of a change its data on this host cannot survive (``in_place``)."""
+        refused = []
+        for name in self.spec.enabled_services():
+            check = registry()[name].in_place
+            if check is not None and (why := check(ServiceContext(self.spec, name), self.host(name))):
+                refused.append(why)
+        return refused
 
     def host(self, name: str) -> NativeHost:
         definition = registry()[name]
