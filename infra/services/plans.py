@@ -48,6 +48,7 @@ class NativePlan:
     files: dict[str, str] = field(default_factory=dict)  # absolute path -> content
     setup: list[list[str]] = field(default_factory=list)  # once, before the first start
     post_start: list[list[str]] = field(default_factory=list)  # after every healthy start
+    pre_stop: list[list[str]] = field(default_factory=list)  # before the process stops for an update (best effort)
     run_as_user: str | None = None
     ulimit_nofile: int | None = None
     stop_grace_s: float = 15.0

@@ -15,11 +15,13 @@ from infra.services.flink.artifact import DIST_JAR, UTILS_JAR
 from infra.services.flink.config import (
     ENTRYPOINTS,
     JAVA17_OPTS,
+    JOB,
     JOBMANAGER,
     LOG4J_CONSOLE,
     RESOURCE_PARAMS,
     aws_env,
     flink_config,
+    lineage,
 )
 from infra.services.plans import NativeHost, NativePlan
 
@@ -72,7 +74,16 @@ def _native(ctx: ServiceContext, host: NativeHost, role: str) -> NativePlan:
                str(conf / "log4j-console.properties"): LOG4J_CONSOLE},
         health=health,
         stop_grace_s=30.0,
+        pre_stop=_drain(ctx, host, state),
     )
+
+
+def _drain(ctx: ServiceContext, host: NativeHost, state: Path) -> list[list[str]]:
+    """Before either manager stops for an update: the job stopped with a savepoint (``infra.services.flink.drain``)."""
+    if JOB not in ctx.spec.enabled_services():
+        return []
+    return [[host.python, "-m", "infra.services.flink.drain", ctx.url(JOBMANAGER, "rest"), ctx.spec.flink.job.name,
+             f"file://{state}/savepoints/{lineage(ctx.spec)}", "120"]]
 
 
 def jobmanager(ctx: ServiceContext, host: NativeHost) -> NativePlan:

@@ -158,7 +158,7 @@ RESTART_KEYS = (
 # Inputs that define which service this is; a change is a replacement.
 REPLACE_KEYS = ("service", "data_dir")
 # Inputs that are only recorded.
-RECORD_ONLY_KEYS = ("health_timeout_s", "stop_grace_s", "setup", "labels", "memory_budget_bytes")
+RECORD_ONLY_KEYS = ("health_timeout_s", "stop_grace_s", "setup", "labels", "memory_budget_bytes", "pre_stop")
 INPUT_KEYS = REPLACE_KEYS + RESTART_KEYS + RECORD_ONLY_KEYS
 
 HEALTH_KINDS = ("http", "tcp", "command")
@@ -250,6 +250,8 @@ class ServiceInputs(BaseModel):
     ports: list[Annotated[int, Field(ge=1, le=65535)]] = []
     setup: list[Argv] = []
     post_start: list[Argv] = []
+    # Run before the process stops for an update (drain it: Flink's managers stop the job with a savepoint first).
+    pre_stop: list[Argv] = []
     health_timeout_s: Annotated[float, Field(gt=0)] = 60.0
     stop_grace_s: Annotated[float, Field(ge=0)] = 10.0
     # The signal that asks the service to stop cleanly (PostgreSQL: SIGINT, its fast shutdown).
@@ -791,6 +793,17 @@ def run_post_start(spec: ServiceInputs) -> None:
         _run_steps(spec, spec.post_start, "post-start")
 
 
+def run_pre_stop(spec: ServiceInputs) -> None:
+    """Run the ``pre_stop`` steps before the running process is stopped for an update; best effort: a failing
+    step is logged and the update goes on (the service is going down either way)."""
+    if not spec.pre_stop:
+        return
+    try:
+        _run_steps(spec, spec.pre_stop, "pre-stop")
+    except LocalServiceError as exc:
+        _log_event(spec.log_file, f"pre-stop failed, stopping anyway: {str(exc).splitlines()[0]}")
+
+
 def _watchdog_config(spec: ServiceInputs, ids: UserIds | None) -> Path:
     """The watchdog's config (argv may hold secrets: 0600 inside the 0700 data dir; env stays in the environ)."""
     config = {
@@ -1080,6 +1093,8 @@ class LocalServiceProvider(pulumi.dynamic.ResourceProvider):
             assert record is not None
             return pulumi.dynamic.UpdateResult(_outputs(new_spec, record, str(olds.get("started_at", ""))))
         old_spec = ServiceInputs.from_props(olds)
+        if process_matches(record):
+            run_pre_stop(new_spec)
         stop_service(old_spec, record)
         remove_files(set(old_spec.files) - set(new_spec.files))
         new_record = start_service(new_spec)
@@ -1150,6 +1165,7 @@ class LocalService(pulumi.dynamic.Resource, module="native", name="LocalService"
         stop_signal: pulumi.Input[str] = "SIGTERM",
         setup: pulumi.Input[Sequence[Sequence[pulumi.Input[str]]]] | None = None,
         post_start: pulumi.Input[Sequence[Sequence[pulumi.Input[str]]]] | None = None,
+        pre_stop: pulumi.Input[Sequence[Sequence[pulumi.Input[str]]]] | None = None,
         run_as_user: pulumi.Input[str] | None = None,
         ulimit_nofile: pulumi.Input[int] | None = None,
         restart_policy: pulumi.Input[Mapping[str, Any]] | None = None,
@@ -1172,6 +1188,7 @@ class LocalService(pulumi.dynamic.Resource, module="native", name="LocalService"
             "stop_signal": stop_signal,
             "setup": setup or [],
             "post_start": post_start or [],
+            "pre_stop": pre_stop or [],
             "run_as_user": run_as_user,
             "ulimit_nofile": ulimit_nofile,
             "restart_policy": restart_policy or RestartPolicy().model_dump(),

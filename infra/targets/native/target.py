@@ -176,6 +176,7 @@ class NativeTarget:
             stop_signal=plan.stop_signal,
             setup=plan.setup,
             post_start=plan.post_start,
+            pre_stop=plan.pre_stop,
             run_as_user=plan.run_as_user,
             ulimit_nofile=plan.ulimit_nofile,
             restart_policy=service.restart.model_dump(),

@@ -680,3 +680,24 @@ def test_the_service_stops_with_its_stop_signal_and_never_outlives_its_watchdog(
     started = time.monotonic()
     harness.provider.delete("pg-like", again)
     assert got.read_text() == "SIGINT\nSIGINT\n" and time.monotonic() - started < 4, "stopped by SIGINT, not SIGKILL"
+
+
+def test_pre_stop_runs_while_the_old_process_still_serves_and_a_failure_does_not_block(harness: Harness) -> None:
+    """An update's restart first runs ``pre_stop`` (Flink's managers drain the job with a savepoint), with the old
+    process still answering; a failing step is logged and the update goes on. A change of ``pre_stop`` alone is
+    recorded without a restart."""
+    port = free_port()
+    seen = harness.root / "seen.txt"
+    drain = [PY, "-c", "import sys, urllib.request; open(sys.argv[2], 'w').write(str(urllib.request.urlopen("
+             "sys.argv[1], timeout=5).status))", f"http://127.0.0.1:{port}/status.json", str(seen)]
+    props = harness.props(port=port, pre_stop=[drain])
+    outs = harness.create(props)
+    assert not seen.exists()  # never on create
+    recorded = harness.update(outs, {**props, "pre_stop": [drain, [PY, "-c", "pass"]]})
+    assert recorded["pid"] == outs["pid"] and not seen.exists()
+    news = {**props, "env": {"GREETING": "bonjour"}, "pre_stop": [[PY, "-c", "raise SystemExit(3)"], drain]}
+    restarted = harness.update(recorded, news)
+    assert restarted["pid"] != outs["pid"] and not seen.exists()  # the first step failed: the rest skipped, logged
+    assert "pre-stop failed, stopping anyway" in Path(props["log_file"]).read_text()
+    again = harness.update(restarted, {**news, "env": {"GREETING": "hallo"}, "pre_stop": [drain]})
+    assert again["pid"] != restarted["pid"] and seen.read_text() == "200"  # it reached the old process
