@@ -22,6 +22,9 @@ from infra.spec import PlatformSpec
 #: Flink release -> the PyPI sdist that is its distribution (``deps/lib``, ``deps/bin``), sha256 pinned.
 #: PyPI serves apache-flink-libraries as an sdist only; the sha256 is the one PyPI's JSON API publishes.
 DISTRIBUTIONS = {
+    # The version before the pin: the version-bump test (tests/e2e/test_bumps.py) moves the cluster from it.
+    "2.1.2": pypi.PinnedSdist("apache-flink-libraries", "2.1.2",
+                              "fc03d1879a0a8230df9f9cbca13aef89a0d39fc89acda431b27af41c9f25f40b"),
     "2.1.3": pypi.PinnedSdist("apache-flink-libraries", "2.1.3",
                               "b48d3944755b9303f99d205ea1a9bcb798fc563a872c782393fb466f16d4f91c"),
 }
