@@ -47,7 +47,7 @@ import pulumi.dynamic
 import requests
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from infra.by_value import is_unknown, known, poll
+from infra.by_value import code_changed, is_unknown, known, poll
 
 ACTIVE_STATES = frozenset({"CREATED", "INITIALIZING", "RUNNING", "RESTARTING", "FAILING", "CANCELLING",
                            "RECONCILING"})
@@ -415,7 +415,7 @@ class FlinkJobProvider(pulumi.dynamic.ResourceProvider):
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         from infra.by_value import provider_by_value  # pickling runs in the program only
 
-        return provider_by_value(__file__, type(self).__name__)
+        return provider_by_value(type(self))
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.CheckResult:
         failures = []
@@ -438,7 +438,7 @@ class FlinkJobProvider(pulumi.dynamic.ResourceProvider):
         changed = [k for k in INPUT_KEYS
                    if is_unknown(news.get(k)) or old.get(k, defaults.get(k)) != new.get(k, defaults.get(k))]
         lost = live_state(olds) not in ACTIVE_STATES  # a lost job is resubmitted by the next `pulumi up`
-        return pulumi.dynamic.DiffResult(changes=bool(changed) or lost,
+        return pulumi.dynamic.DiffResult(changes=bool(changed) or lost or code_changed(olds, news),
                                          replaces=[k for k in changed if k in REPLACE_KEYS],
                                          stables=[], delete_before_replace=True)
 

@@ -23,7 +23,7 @@ import pulumi
 import pulumi.dynamic
 import requests
 
-from infra.by_value import is_unknown, plain, poll
+from infra.by_value import code_changed, is_unknown, plain, poll
 
 HTTP_TIMEOUT_S = 30.0
 POLL_S = 0.5
@@ -179,6 +179,21 @@ def delete_connector(base: str, name: str, reset: bool = False) -> str:
 CONNECTOR_INPUTS = ("name", "connect_url", "config", "running_timeout_s", "reset_offsets_on_delete")
 
 
+def _changes(olds: Mapping[str, Any], news: Mapping[str, Any]) -> list[str]:
+    """The inputs that changed, and ``config`` when the worker's connector is not the declared one."""
+    old, new = plain(olds), plain(news)
+    changed = [k for k in CONNECTOR_INPUTS if is_unknown(news.get(k)) or old.get(k) != new.get(k)]
+    if not changed and not is_unknown(news.get("config")):
+        # Converge on the worker's real state: a connector removed or edited by hand is a change.
+        try:
+            live = stored_config(new["connect_url"], new["name"])
+            if live != {**{str(k): str(v) for k, v in new["config"].items()}, "name": new["name"]}:
+                changed.append("config")
+        except (requests.RequestException, ConnectorError):
+            pass  # unreachable worker: the inputs decide
+    return changed
+
+
 class ConnectorProvider(pulumi.dynamic.ResourceProvider):
     """Create/update/delete of one Connect connector (contract: module docstring)."""
 
@@ -187,7 +202,7 @@ class ConnectorProvider(pulumi.dynamic.ResourceProvider):
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         from infra.by_value import provider_by_value  # pickling runs in the program only
 
-        return provider_by_value(__file__, type(self).__name__)
+        return provider_by_value(type(self))
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.CheckResult:
         failures = []
@@ -205,21 +220,15 @@ class ConnectorProvider(pulumi.dynamic.ResourceProvider):
         return pulumi.dynamic.CreateResult(p["name"], {**p, "last_action": action})
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.DiffResult:
-        old, new = plain(olds), plain(news)
-        changed = [k for k in CONNECTOR_INPUTS if is_unknown(news.get(k)) or old.get(k) != new.get(k)]
-        if not changed and not is_unknown(news.get("config")):
-            # Converge on the worker's real state: a connector removed or edited by hand is a change.
-            try:
-                live = stored_config(new["connect_url"], new["name"])
-                if live != {**{str(k): str(v) for k, v in new["config"].items()}, "name": new["name"]}:
-                    changed.append("config")
-            except (requests.RequestException, ConnectorError):
-                pass  # unreachable worker: the inputs decide
-        return pulumi.dynamic.DiffResult(changes=bool(changed), replaces=["name"] if "name" in changed else [],
+        changed = _changes(olds, news)
+        return pulumi.dynamic.DiffResult(changes=bool(changed) or code_changed(olds, news),
+                                         replaces=["name"] if "name" in changed else [],
                                          stables=[], delete_before_replace=True)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.UpdateResult:
         p = plain(news)
+        if not _changes(olds, news):  # only the provider's code changed: recorded, the worker left alone
+            return pulumi.dynamic.UpdateResult({**p, "last_action": plain(olds).get("last_action", "")})
         action = apply_connector(p["connect_url"], p["name"], p["config"], float(p.get("running_timeout_s", 180)))
         return pulumi.dynamic.UpdateResult({**p, "last_action": action})
 
