@@ -70,9 +70,10 @@ def env_reference(secret_name: str) -> str:
 
 
 def operations_identity(spec: PlatformSpec) -> str:
-    """Who the operations act as at the gate and in Trino: the platform's own identity (maintenance is the
-    platform's), the writer where the stack declares no platform identity."""
-    return spec.platform_identity or spec.governance.writer
+    """Who the operations act as at the gate, in Trino and at the store: ``governance.maintenance``, the least
+    identity that does maintenance's job (the spec refuses the platform's own, and one that cannot write where
+    maintenance runs)."""
+    return spec.governance.maintenance
 
 
 def catalog_properties(spec: PlatformSpec, side: Side) -> dict[str, str]:
@@ -116,7 +117,8 @@ def operations_config(spec: PlatformSpec, stack: str, paths: Paths, side: Side =
     if "trino" in enabled:
         client = trino_config.client_profile(spec, side)
         identity = operations_identity(spec)
-        trino = TrinoAccess(host=client["host"], port=client["port"], catalog=role.engine_name, user=identity,
+        own_catalog = trino_config.catalog_of(spec, catalog_name, identity) or role.engine_name
+        trino = TrinoAccess(host=client["host"], port=client["port"], catalog=own_catalog, user=identity,
                             http_scheme=client["http_scheme"],
                             password=env_reference(f"trino-password-{identity}"),
                             certificate=env_reference(f"{client['certificate']}-cert"))
