@@ -2,8 +2,9 @@
 
 Prints, per layer: owner, change control, promise, what "down" means for everyone else, and the
 layer's services with their pins; then the declared tables with their owners, freshness promises
-and the maintenance that applies (with its schedule), and the recovery promise in figures.
-``--diff OTHER`` shows what differs between two stacks. Exits 2 with the config errors (no
+and the maintenance that applies (with its schedule), who may read, write and manage each namespace
+(``infra.grants``), and the recovery promise in figures. ``--diff OTHER`` shows what differs between two
+stacks, each changed grant included. Exits 2 with the config errors (no
 traceback) when a stack's config is invalid.
 """
 
@@ -17,6 +18,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from infra import grants
 from infra.config import ConfigError, load_stack
 from infra.outputs import ownership, recovery, tables
 from infra.paths import PROJECT_ROOT
@@ -63,7 +65,28 @@ def render_markdown(stack: str, spec: PlatformSpec) -> str:
                        f"{_maintenance_text(t['maintenance'])} | {', '.join(t['partition_by']) or '-'} |\n"
                        for t in declared)
         out += f"\n{_undeclared_text(spec)}\n"
+    out += ("\n### Grants (who may, per namespace)\n\n| Namespace | read | write | manage |\n|---|---|---|---|\n"
+            + "".join(f"| {r['namespace']} | {_names(r['read'])} | {_names(r['write'])} | {_names(r['manage'])} |\n"
+                      for r in grants.grants_table(spec)))
+    out += "".join(f"\n- {flag}" for flag in grants.flags(spec)) + ("\n" if grants.flags(spec) else "")
     return out + f"\n**Recovery**: {_recovery_text(spec)}\n"
+
+
+def _names(identities: list[str]) -> str:
+    return ", ".join(identities) or "-"
+
+
+def render_grants(console: Console, stack: str, spec: PlatformSpec) -> None:
+    """Who may read, write and manage each namespace; what to read twice; where it is enforced."""
+    table = Table(title=f"Grants: stack {stack} (who may, per namespace)", show_lines=True)
+    for column in ("Namespace", "read", "write", "manage"):
+        table.add_column(column, overflow="fold")
+    for r in grants.grants_table(spec):
+        table.add_row(r["namespace"], _names(r["read"]), _names(r["write"]), _names(r["manage"]))
+    console.print(table)
+    for flag in grants.flags(spec):
+        console.print(f"! {flag}")
+    console.print("Enforced by: " + ("; ".join(grants.enforced_by(spec)) or "nothing on this stack"))
 
 
 def render_table(console: Console, stack: str, spec: PlatformSpec) -> None:
@@ -84,6 +107,7 @@ def render_table(console: Console, stack: str, spec: PlatformSpec) -> None:
                             _maintenance_text(t["maintenance"]), ", ".join(t["partition_by"]) or "-")
         console.print(listing)
         console.print(_undeclared_text(spec))
+    render_grants(console, stack, spec)
     console.print(f"Recovery: {_recovery_text(spec)}")
 
 
@@ -119,6 +143,7 @@ def diff(left: PlatformSpec, right: PlatformSpec) -> list[dict[str, str]]:
         for key in ("owner", "freshness_minutes", "maintenance", "columns", "partition_by"):
             if lt[key] != rt[key]:
                 changes.append({"what": f"tables.{name}.{key}", "left": str(lt[key]), "right": str(rt[key])})
+    changes += grants.grant_changes(left, right)
     right_recovery = recovery(right)
     for key, promised in recovery(left).items():
         if promised != right_recovery.get(key):
@@ -160,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.format == "json":
         print(json.dumps({"stack": args.stack, "target": spec.target.value, "layers": ownership(spec),
-                          "tables": tables(spec), "recovery": recovery(spec)}, indent=2))
+                          "tables": tables(spec), "grants": grants.grants_table(spec), "flags": grants.flags(spec),
+                          "recovery": recovery(spec)}, indent=2))
     elif args.format == "markdown":
         print(render_markdown(args.stack, spec))
     else:

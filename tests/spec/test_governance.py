@@ -96,13 +96,16 @@ def test_a_named_namespace_replaces_every_namespace_and_nested_namespaces_follow
 
 
 def test_a_team_owning_a_table_it_cannot_write_is_found_for_the_review():
-    spec = native_spec()
-    assert spec.owners_without_writer() == [("shop.orders", "bookshop data engineering", "shop"),
-                                            ("shop.customers", "bookshop data engineering", "shop")]
-    spec = load_platform(platform_with(
-        ("bookshop", identity("bookshop", ["Read", "Write", "List"], {"shop": ["read", "write"]},
-                              team="bookshop data engineering"))))
-    assert spec.owners_without_writer() == []
+    assert native_spec().owners_without_writer() == []  # identities.writer.team is the tables' owner
+    platform = stack_platform("native")
+    del platform["identities"]["writer"]["team"]
+    assert load_platform(platform).owners_without_writer() == [
+        ("shop.orders", "bookshop data engineering", "shop"), ("shop.customers", "bookshop data engineering", "shop")]
+    platform["identities"]["bookshop"] = identity("bookshop", ["Read", "List"], team="bookshop data engineering")
+    assert len(load_platform(platform).owners_without_writer()) == 2  # the team's identity only reads
+    platform["identities"]["bookshop"] = identity("bookshop", ["Read", "Write", "List"], {"shop": ["read", "write"]},
+                                                  team="bookshop data engineering")
+    assert load_platform(platform).owners_without_writer() == []
 
 
 E = f"{P}.identities.etl"

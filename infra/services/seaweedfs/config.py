@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
+from infra.services.catalogs import table_prefixes
 from infra.services.context import ServiceContext
 from infra.services.placeholders import secret
-from infra.services.registry import registry
 from infra.spec import PlatformSpec
 
 NAME = "seaweedfs"
@@ -23,25 +23,6 @@ IMAGE = "chrislusf/seaweedfs:4.45@sha256:fc9f76fa993ad69966ffeb2f65d0318fcae39c6
 
 #: The SeaweedFS actions each grant action needs at the store (``Tagging`` only where the identity's actions hold it).
 STORE_ACTIONS = {"read": ("Read", "List"), "write": ("Write", "Tagging")}
-
-
-def table_prefixes(spec: PlatformSpec) -> list[str]:
-    """Key prefixes of the warehouse bucket under which catalogs lay tables out as ``<namespace>/<table>/``.
-
-    One per enabled catalog that lays its tables out by name (``CatalogRole.tables_location``): the REST
-    fixture at the bucket's root, Polaris under ``polaris/``. Lakekeeper lays them out by uuid: a namespace's
-    files cannot be named there, so only ``*`` grants reach them.
-    """
-    prefixes = []
-    for name, definition in registry().catalogs().items():
-        role = definition.catalog
-        if name not in spec.enabled_services() or role is None:
-            continue
-        location = role.tables_location(spec)
-        bucket, _, prefix = (location or "").removeprefix("s3://").partition("/")
-        if location and bucket == spec.storage.bucket:
-            prefixes.append(prefix)
-    return list(dict.fromkeys(prefixes))
 
 
 def store_actions(spec: PlatformSpec, name: str) -> list[str]:
@@ -80,9 +61,9 @@ def wider_than_grants(spec: PlatformSpec, name: str) -> dict[str, list[str]]:
     if "Admin" in identity.actions:
         return {}
     access = spec.access_of(name)
-    wider = {}
+    wider: dict[str, list[str]] = {}
     for namespace, actions in access.items():
-        extra = [a for a in access["*"] if a in STORE_ACTIONS and a not in actions]
+        extra: list[str] = [a for a in access["*"] if a in STORE_ACTIONS and a not in actions]
         if namespace != "*" and extra:
             wider[namespace] = extra
     return wider
