@@ -43,7 +43,7 @@ def serving(argv: list[str], port: int, path: str) -> Iterator[None]:
         deadline = time.monotonic() + 60
         while True:
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2):  # noqa: S310 - loopback
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2):
                     break
             except OSError:
                 if process.poll() is not None or time.monotonic() > deadline:
