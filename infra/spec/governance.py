@@ -2,8 +2,9 @@
 decides (governance).
 
 Every identity of ``PlatformSpec.identities`` is one principal everywhere it is checked: an S3 identity
-of the lab store (an IAM role on aws), a bearer token at the catalog gate, a Trino user with its own
-password (and, where a catalog authenticates its own principals, a principal of that catalog). Its
+of the lab store (an IAM role on aws), a bearer token at the catalog gate, and a principal of its own at
+every service that declares per-identity secrets (a Trino user with its own password; where a catalog
+authenticates its own principals, a principal of that catalog). Its
 *role* follows from its store actions: ``Admin`` is the platform's own identity, ``Write`` a writer,
 anything else a reader.
 
@@ -62,6 +63,12 @@ _ACCESS_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{2,127}$")
 _CONFIG_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,99}$")
 
 
+def _check_config_key(value: str) -> None:
+    if not _CONFIG_KEY.match(value):
+        raise ValueError(f"{value!r} is not a stack config key: letters, digits, '_' and '-', starting with a "
+                         "letter, named without the 'lakehouse:' namespace (the platform adds it)")
+
+
 def top_level(namespace: str | Iterable[str]) -> str:
     """The namespace a grant names for ``namespace``: its first level (``shop`` for ``shop.eu`` or ``[shop, eu]``)."""
     if isinstance(namespace, str):
@@ -106,7 +113,8 @@ def config_key_suffix(name: str) -> str:
 
 class IdentitySpec(Strict):
     """One principal of the platform: an S3 identity of the lab store (an IAM role on aws), a catalog
-    bearer token and a Trino user, all with the same rights: its ``grants``.
+    bearer token and a principal at every service that declares per-identity secrets (a Trino user),
+    all with the same rights: its ``grants``.
 
     Its access key and each of its stack config keys are its own: two identities sharing one would
     share a credential, and whichever the store or the catalog gate reads last would hold both rights.
@@ -131,9 +139,11 @@ class IdentitySpec(Strict):
     catalog_token_config_key: str | None = Field(
         default=None, description="Stack config key (secret) of the identity's catalog bearer token; "
                                   "default catalogToken<Name>; a lab default applies when unset (not on aws).")
-    trino_password_config_key: str | None = Field(
-        default=None, description="Stack config key (secret) of the identity's Trino password; "
-                                  "default trinoPassword<Name>; a lab default applies when unset (not on aws).")
+    secret_keys: dict[str, str] = Field(
+        default_factory=dict,
+        description="Stack config keys (secret) of the identity's own credential at each service that declares one, "
+                    "by kind (e.g. trino-password: the identity's Trino password); default <kind in camelCase>"
+                    "<Name> (trinoPasswordReader); a lab default applies when unset (not on aws).")
 
     @field_validator("access_key")
     @classmethod
@@ -158,12 +168,21 @@ class IdentitySpec(Strict):
             raise ValueError("an empty team names nobody: name the team, or leave team unset")
         return value.strip() if value is not None else None
 
-    @field_validator("secret_config_key", "catalog_token_config_key", "trino_password_config_key")
+    @field_validator("secret_config_key", "catalog_token_config_key")
     @classmethod
     def _config_key(cls, value: str | None) -> str | None:
-        if value is not None and not _CONFIG_KEY.match(value):
-            raise ValueError(f"{value!r} is not a stack config key: letters, digits, '_' and '-', starting with a "
-                             "letter, named without the 'lakehouse:' namespace (the platform adds it)")
+        if value is not None:
+            _check_config_key(value)
+        return value
+
+    @field_validator("secret_keys")
+    @classmethod
+    def _secret_keys(cls, value: dict[str, str]) -> dict[str, str]:
+        for kind, key in value.items():
+            try:
+                _check_config_key(key)
+            except ValueError as exc:
+                raise ValueError(f"{kind}: {exc}") from None
         return value
 
     @model_validator(mode="after")
@@ -213,16 +232,22 @@ def catalog_token_key(name: str, identity: IdentitySpec) -> str:
     return identity.catalog_token_config_key or f"catalogToken{config_key_suffix(name)}"
 
 
-def trino_password_key(name: str, identity: IdentitySpec) -> str:
-    """The stack config key of an identity's Trino password (``trinoPassword<Name>`` unless it names one)."""
-    return identity.trino_password_config_key or f"trinoPassword{config_key_suffix(name)}"
+def identity_secret_key(name: str, identity: IdentitySpec, kind: str, prefix: str) -> str:
+    """The stack config key of an identity's secret of one kind (a service's ``IdentitySecret``):
+    ``<prefix><Name>`` (``trinoPasswordReader``) unless the identity names one under ``secret_keys``."""
+    return identity.secret_keys.get(kind) or f"{prefix}{config_key_suffix(name)}"
 
 
-def identity_config_keys(name: str, identity: IdentitySpec) -> dict[str, str]:
-    """Each stack config key an identity's secrets are read from, by the field that names it (or defaults it)."""
-    return {"secret_config_key": identity.secret_config_key,
-            "catalog_token_config_key": catalog_token_key(name, identity),
-            "trino_password_config_key": trino_password_key(name, identity)}
+def identity_config_keys(name: str, identity: IdentitySpec, kinds: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Each stack config key an identity's secrets are read from, by the field that names it (or defaults it).
+
+    ``kinds`` are the services' per-identity secrets (kind -> config key prefix, from the registry).
+    """
+    keys = {"secret_config_key": identity.secret_config_key,
+            "catalog_token_config_key": catalog_token_key(name, identity)}
+    for kind, prefix in (kinds or {}).items():
+        keys[f"secret_keys.{kind}"] = identity_secret_key(name, identity, kind, prefix)
+    return keys
 
 
 class GovernanceSpec(Strict):
