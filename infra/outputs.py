@@ -158,6 +158,14 @@ def tables(spec: PlatformSpec) -> list[dict[str, Any]]:
     } for table in spec.tables]
 
 
+def grants(spec: PlatformSpec) -> dict[str, dict[str, list[str]]]:
+    """identity -> namespace -> what it may do there (``PlatformSpec.access_of``: each known namespace and ``*``).
+
+    The same answer every enforcer was rendered from; CD and the governance probe read it (no secret in it).
+    """
+    return {name: {ns: list(actions) for ns, actions in spec.access_of(name).items()} for name in spec.identities}
+
+
 def recovery(spec: PlatformSpec) -> dict[str, Any]:
     """The recovery promise as figures, and how this target keeps it (checked by the recovery drill)."""
     promise = spec.recovery
