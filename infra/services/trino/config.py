@@ -128,9 +128,10 @@ def catalogs(spec: PlatformSpec) -> dict[str, tuple[str, str]]:
 
     A gated catalog (whose gate checks each identity's token) is one Trino catalog per identity, each with
     that identity's token and store keys: whatever Trino's own rules let through (table procedures above
-    all, which file-based rules do not gate), the gate and the store still decide as that identity. An
-    ungated catalog is one Trino catalog with the writer identity's credentials, and a reader gets none
-    rather than one that could write.
+    all, which file-based rules do not gate), the gate and the store still decide as that identity. The
+    platform's identity has none: its store key is the store's admin key, which no engine holds; in Trino
+    it acts as the writer (``holder_of``). An ungated catalog is one Trino catalog with the writer
+    identity's credentials, and a reader gets none rather than one that could write.
     """
     found: dict[str, tuple[str, str]] = {}
     for name, definition in registry().catalogs().items():
@@ -140,10 +141,24 @@ def catalogs(spec: PlatformSpec) -> dict[str, tuple[str, str]]:
         engine_name = definition.catalog.engine_name
         if gate_of(spec, name):
             for identity in spec.identities:
-                found[trino_catalog_name(spec, engine_name, identity)] = (name, identity)
+                if spec.role_of_identity(identity) != "platform":
+                    found[trino_catalog_name(spec, engine_name, identity)] = (name, identity)
         else:
             found[engine_name] = (name, spec.governance.writer)
     return found
+
+
+def holder_of(spec: PlatformSpec, user: str) -> str:
+    """Whose credentials a Trino user's catalogs hold: its own, the writer's for the platform's identity."""
+    return spec.governance.writer if spec.role_of_identity(user) == "platform" else user
+
+
+def catalogs_of_users(spec: PlatformSpec) -> dict[str, list[str]]:
+    """Trino user (every identity) -> the Trino catalogs it reaches: those holding its holder's credentials."""
+    held: dict[str, list[str]] = {name: [] for name in spec.identities}
+    for trino_catalog, (_, holder) in catalogs(spec).items():
+        held[holder].append(trino_catalog)
+    return {user: held[holder_of(spec, user)] for user in spec.identities}
 
 
 def catalog_name_problems(spec: PlatformSpec) -> list[str]:
@@ -155,7 +170,7 @@ def catalog_name_problems(spec: PlatformSpec) -> list[str]:
     for name, definition in registry().catalogs().items():
         if name not in spec.enabled_services() or not gate_of(spec, name) or definition.catalog is None:
             continue
-        for identity in spec.identities:
+        for identity in (i for i in spec.identities if spec.role_of_identity(i) != "platform"):
             trino_catalog = trino_catalog_name(spec, definition.catalog.engine_name, identity)
             if trino_catalog in seen:
                 problems.append(f"identities.{identity}: its Trino catalog {trino_catalog!r} would be the one of "
@@ -200,23 +215,21 @@ def schema_pattern(namespace: str) -> str:
 def access_rules(spec: PlatformSpec) -> dict[str, list[dict[str, Any]]]:
     """File-based access control from the grants (``PlatformSpec.access_of``, the one decision).
 
-    Each user reaches only the catalogs holding its own credentials: all of them if it may write anywhere,
+    Each user reaches only the catalogs holding its own credentials (the platform's identity: the writer's,
+    with the writer's grants, which are what those catalogs can do): all of them if it may write anywhere,
     read-only otherwise. Per schema, the first matching rule wins, so each known namespace's rule comes
     before the ``*`` one: manage makes the user the schema's owner (CREATE TABLE, DROP SCHEMA) and the tables'
     (``OWNERSHIP``: ALTER, DROP); write adds INSERT, DELETE and UPDATE to SELECT; read is SELECT; nothing is
     no privilege (the schema is not even shown). A user no rule names reaches no catalog (fails closed).
     """
-    by_identity: dict[str, list[str]] = {name: [] for name in spec.identities}
-    for trino_catalog, (_, holder) in catalogs(spec).items():
-        by_identity[holder].append(trino_catalog)
     catalog_rules: list[dict[str, Any]] = []
     schema_rules: list[dict[str, Any]] = []
     table_rules: list[dict[str, Any]] = []
-    for name, reachable in by_identity.items():
+    for user, reachable in catalogs_of_users(spec).items():
         if not reachable:
             continue
-        user, pattern = name, "|".join(reachable)
-        access = spec.access_of(name)
+        pattern = "|".join(reachable)
+        access = spec.access_of(holder_of(spec, user))
         writes = any("write" in actions for actions in access.values())
         catalog_rules.append({"user": user, "catalog": pattern, "allow": "all" if writes else "read-only"})
         for namespace, actions in access.items():
@@ -339,9 +352,7 @@ def etc_files(ctx: ServiceContext, etc: str, role: Literal["single", "coordinato
 def client_profile(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, Any]:
     """Where a Trino client connects (HTTPS, password), and the catalogs each identity reaches there (its own)."""
     host, port = url(spec, "trino", "https", side).removeprefix("http://").rsplit(":", 1)
-    by_identity: dict[str, list[str]] = {name: [] for name in spec.identities}
-    for trino_catalog, (_, holder) in catalogs(spec).items():
-        by_identity[holder].append(trino_catalog)
+    by_identity = catalogs_of_users(spec)
     return {"host": host, "port": int(port), "http_scheme": "https", "user": "{trino_user}",
             "password": "{trino_password}", "certificate": TLS,
             "catalogs": by_identity[spec.governance.writer], "catalogs_by_identity": by_identity}
