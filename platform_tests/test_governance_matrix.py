@@ -11,7 +11,8 @@ PyIceberg, Spark, Trino (the identity's own catalog) and DuckDB:
 
 and with the identity's own store keys, a get of one of the table's data files (read) and a put under the table's
 location (write). What is expected is what the grants say; an attempt counts as refused only when its error says
-so (a store 403, the gate's 401/403, Trino's access control), and a listing that simply does not show the table.
+so (a store 403, the gate's 401/403, Trino's access control), a listing that simply does not show the table, and,
+on a namespace the identity may not read, an engine saying it does not exist (the gate's listing hid it).
 Every refused attempt of an identity on a namespace runs before any allowed one, between two looks (as the
 platform's identity) at the table's metadata file, snapshots, the namespace's tables and every store object under
 it: a refusal must leave all of them as they were.
@@ -49,6 +50,9 @@ ENGINES = ("pyiceberg", "spark", "trino", "duckdb")
 TABLE_ACTIONS = ("load", "list", "commit", "create", "drop")
 #: An engine that cannot do an action at all (not a refusal): what its error says.
 NOT_SUPPORTED = ("Not implemented", "not implemented", "NotImplemented", "not supported", "Not supported")
+#: What an engine says of a namespace the gate's listing hid from the identity (DuckDB resolves names from the
+#: listing it read when it attached): a refusal only where the identity may not read the namespace.
+HIDDEN = ("does not exist", "NoSuchNamespace", "NoSuchTable")
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.string())])
 
 
@@ -83,14 +87,20 @@ def expected(grants: dict[str, dict[str, list[str]]], identity: str, action: str
     return "allowed" if NEEDS[action] in listed else "denied"
 
 
-def run(action: Callable[[], Any]) -> tuple[str, str]:
-    """(observed, detail) of one attempt: allowed, denied (a refusal), n/a (the engine cannot) or error."""
+def run(action: Callable[[], Any], hidden: bool = False) -> tuple[str, str]:
+    """(observed, detail) of one attempt: allowed, denied (a refusal), n/a (the engine cannot) or error.
+
+    ``hidden``: the identity may not read the namespace, so the gate's listing hides it and an engine that
+    resolves names from that listing says it does not exist: a refusal too.
+    """
     try:
         result = action()
     except Exception as exc:  # noqa: BLE001 - the outcome is the evidence
         text = describe(exc)
         if any(marker in text for marker in REFUSAL):
             return "denied", short(exc)
+        if hidden and any(marker in text for marker in HIDDEN):
+            return "denied", f"hidden: {short(exc)}"
         if any(marker in text for marker in NOT_SUPPORTED):
             return "n/a", short(exc)
         return "error", short(exc)
@@ -297,7 +307,8 @@ def test_every_identity_may_do_exactly_what_its_grants_say_through_every_engine_
                         continue
                     for engine in ENGINES:
                         table = f"made_{tag}_{engine}" if action == "create" else TABLE
-                        observed, detail = run(tries.attempt(engine, identity, action, namespace, table))
+                        observed, detail = run(tries.attempt(engine, identity, action, namespace, table),
+                                               hidden=want["load"] == "denied")
                         matrix.outcomes.append(Outcome(identity, namespace, action, engine, "denied", observed,
                                                        detail))
                 for action in ("store get", "store put"):
