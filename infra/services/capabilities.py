@@ -14,6 +14,7 @@ order a stack may override, and which the review prints); see ``docs/adr/0009-se
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
@@ -51,5 +52,33 @@ METRICS = Capability(
 DATABASE_USER = "postgres"  # a PostgreSQL role, not the service
 #: The secret holding ``DATABASE_USER``'s password.
 DATABASE_PASSWORD = "postgres-password"  # noqa: S105 - the name of a secret, not its value
+
+
+
+class BrokerOnAws(Protocol):
+    """What the ``BROKER`` provider's aws part offers the others (Amazon MSK)."""
+
+    cluster: Any  # the cluster (its ``arn``)
+    bootstrap_brokers: Any  # IAM-authenticated bootstrap brokers (an Output)
+    topics: list[Any]  # the platform's topics, made before any client
+
+
+class MetricsOnAws(Protocol):
+    """What the ``METRICS`` provider's aws part offers the others (an Amazon Managed Prometheus workspace)."""
+
+    workspace: Any  # its ``arn`` and ``id``
+
+
+class DatabaseOnAws(Protocol):
+    """What the ``DATABASE`` provider's aws part offers the others (RDS PostgreSQL)."""
+
+    database: Any  # the instance (its ``arn``), which the recovery layer backs up
+
+
+class SqlEngineOnAws(Protocol):
+    """What the ``SQL_ENGINE`` provider's aws part offers the others (Trino on ECS)."""
+
+    coordinator: Any  # the coordinator's ECS service, which the declared tables' task waits for
+
 
 ALL: tuple[Capability, ...] = (STORE, WAREHOUSE_BUCKET, DATABASE, BROKER, SQL_ENGINE, METRICS)

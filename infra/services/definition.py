@@ -81,8 +81,9 @@ class AwsPart:
     build: Callable[[Any], Any]
     enabled: Callable[[PlatformSpec], bool]
     log_sources: Callable[[PlatformSpec], dict[str, str | None]] | None = None
-    #: Parts of the same layer built before this one when the stack has them (it reads their components).
-    after: tuple[str, ...] = ()
+    #: Parts of the same layer built before this one when the stack has them (it reads their components): a part's
+    #: name, or a capability (the part of the service that provides it).
+    after: tuple[str | Capability, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -225,6 +226,17 @@ class ProbeHooks:
     engine: Callable[..., Any] | None = None
 
 
+@dataclass(frozen=True)
+class Metrics:
+    """Where a service serves its metrics: the ``observability.<key>`` stack output, and (``scraped``) a job of
+    the metrics store (the ``METRICS`` capability's provider) named after the service."""
+
+    key: str  # its key in the observability output, e.g. exporter
+    path: str = "/metrics"
+    port: str = "http"
+    scraped: bool = True  # the metrics store scrapes it (the store itself: False, it scrapes itself)
+
+
 ContainerRenderer = Callable[[ServiceContext, ContainerHost], ContainerPlan]
 NativeRenderer = Callable[[ServiceContext, NativeHost], NativePlan]
 EcsRenderer = Callable[[ServiceContext], EcsPlan]
@@ -283,6 +295,18 @@ class ServiceDefinition:
     #: Capabilities it offers the other services (``infra.services.capabilities``): they reach "the store" or
     #: "the database" through the registry (``Registry.provider``), never by this service's name.
     provides: tuple[Capability, ...] = ()
+    #: Where it serves metrics (the observability output, the metrics store's scrape jobs).
+    metrics: Metrics | None = None
+    #: Stack outputs it contributes (output key -> value; a mapping is merged into the platform's output of
+    #: that key), asked on every stack whether or not it is enabled (empty: nothing here), e.g. ``streams``.
+    stack_outputs: Callable[[PlatformSpec], Mapping[str, Any]] | None = None
+    #: How messages name it to a person ("Trino"); its name when empty.
+    title: str = ""
+
+    @property
+    def display_name(self) -> str:
+        """How messages name it to a person: its title, else its name."""
+        return self.title or self.name
 
     def runs_on(self, target: Target) -> bool:
         """Whether a target has a way to run this service (a renderer, a fold or a managed service)."""

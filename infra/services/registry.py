@@ -13,6 +13,7 @@ import functools
 import importlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from infra.services.capabilities import Capability
 from infra.services.definition import AwsPart, IdentitySecret, ServiceDefinition
@@ -93,6 +94,17 @@ class Registry:
         enabled = spec.enabled_services()
         return next((name for name in self.providers(capability) if name in enabled), None)
 
+    def contributed_outputs(self, spec: PlatformSpec) -> dict[str, Any]:
+        """The stack outputs the services contribute (``ServiceDefinition.stack_outputs``), merged by key."""
+        found: dict[str, Any] = {}
+        for definition in self:
+            for key, value in (definition.stack_outputs(spec) if definition.stack_outputs else {}).items():
+                if isinstance(value, Mapping) and isinstance(found.get(key), Mapping):
+                    found[key] = {**found[key], **value}
+                else:
+                    found[key] = value
+        return found
+
     def identity_secrets(self) -> dict[str, tuple[str, IdentitySecret]]:
         """kind -> (the service declaring it, the per-identity secret), for every ``IdentitySecret``."""
         return {item.kind: (d.name, item) for d in self for item in d.identity_secrets}
@@ -105,9 +117,10 @@ class Registry:
         def visit(part: AwsPart) -> None:
             if part.name in ordered:
                 return
-            for name in part.after:
-                if name in enabled:
-                    visit(enabled[name])
+            for before in part.after:
+                for name in self.providers(before) if isinstance(before, Capability) else (before,):
+                    if name in enabled:
+                        visit(enabled[name])
             ordered[part.name] = part
 
         for part in enabled.values():

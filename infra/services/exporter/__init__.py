@@ -14,7 +14,8 @@ ECS task (the same image, pushed by the deploying pipeline).
 from __future__ import annotations
 
 from infra.services import operations_support as support
-from infra.services.definition import AwsPart, Lazy, ServiceDefinition
+from infra.services.capabilities import METRICS
+from infra.services.definition import AwsPart, Lazy, Metrics, ServiceDefinition
 from infra.services.exporter import container, native
 from infra.services.exporter.config import NAME
 from infra.spec import Layer, Target
@@ -36,7 +37,7 @@ SERVICES = (
     ServiceDefinition(
         name=NAME, default=DEFAULT, summary="table and service signals for Prometheus (reads as the reader)",
         container=container.server, native=native.server, ecs=Lazy("infra.services.exporter.aws:ecs"),
-        unavailable={},
+        unavailable={}, metrics=Metrics("exporter"),
     ),
 )
 
@@ -45,6 +46,6 @@ __all__ = ["NAME", "SERVICES", "Target", "exporter_config", "retention_days"]
 
 AWS_PARTS = (
     AwsPart(name=NAME, layer=Layer.OBSERVABILITY, build=Lazy("infra.services.exporter.aws:build"),
-            enabled=lambda spec: NAME in spec.enabled_services(), after=("prometheus",),
+            enabled=lambda spec: NAME in spec.enabled_services(), after=(METRICS,),
             log_sources=Lazy("infra.services.exporter.aws:log_sources")),
 )

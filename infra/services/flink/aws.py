@@ -15,9 +15,9 @@ import pulumi
 import pulumi_aws as aws
 
 from infra.services import profiles
+from infra.services.capabilities import BROKER, BrokerOnAws
 from infra.services.context import ServiceContext, Side
 from infra.services.flink.config import JOB, JOBMANAGER, MSF_RUNTIME, catalog_secret_env, job_args, job_source
-from infra.services.kafka.aws import MskCluster
 from infra.services.placeholders import SECRET_TOKEN
 from infra.spec import Layer, PlatformSpec
 from infra.targets.aws import governance as gov_module
@@ -137,7 +137,7 @@ class FlinkApplication(AwsComponent):
             ]
         kafka_bootstrap = None
         if job_source(spec) == "kafka":
-            msk = foundation.part(MskCluster)
+            msk: BrokerOnAws | None = foundation.provider(BROKER)
             assert msk is not None, "a Kafka source on aws reads Amazon MSK (aws.kafka_msk)"
             kafka_bootstrap = msk.bootstrap_brokers
             cluster = msk.cluster.arn

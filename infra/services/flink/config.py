@@ -256,6 +256,11 @@ def job_summary(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, Any
 MSF_RUNTIME = "FLINK-1_20"
 
 
+def service_profiles(spec: PlatformSpec) -> dict[str, Any]:
+    """What services next to Flink read (the ``profiles.services`` output): its REST API and job, its catalog DDL."""
+    return {"flink": profile(spec, Side.INTERNAL), "flink_sql": profiles.flink_sql(spec)}
+
+
 def profile(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, Any]:
     """Where Flink's REST API is from one side (submit, status, cancel), and what its streaming job does."""
     summary = job_summary(spec, side)

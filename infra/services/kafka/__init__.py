@@ -23,10 +23,10 @@ milliseconds; ``status`` is one of placed, paid, shipped, delivered, cancelled (
 from __future__ import annotations
 
 from infra.services.capabilities import BROKER
-from infra.services.definition import ArtifactRecipe, AwsPart, Lazy, ServiceDefinition
+from infra.services.definition import ArtifactRecipe, AwsPart, ClientProfile, Lazy, ServiceDefinition
 from infra.services.kafka import container, image, native
 from infra.services.kafka.artifact import artifact_key, fetch_kafka
-from infra.services.kafka.config import KAFKA, TOPICS_JOB
+from infra.services.kafka.config import KAFKA, TOPICS_JOB, host_profile, service_profiles
 from infra.spec import Layer, Target
 
 KAFKA_DEFAULT = {
@@ -66,7 +66,9 @@ SERVICES = (
         container=container.server, native=native.server, java=17,
         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_kafka, source="Maven Central (jar lock kafka-runtime)"),
         unavailable={Target.AWS: "on aws Kafka runs as Amazon MSK: set aws.kafka_msk: true instead"},
-        provides=(BROKER,),
+        provides=(BROKER,), title="Kafka",
+        # Two listeners: PLAINTEXT for the platform's services, HOST for clients on the host.
+        profile=ClientProfile("kafka", host=host_profile, services=service_profiles),
     ),
     ServiceDefinition(
         lab_image=image.IMAGE,  # with lab.images: built

@@ -7,11 +7,22 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+from typing import Any
 
-from infra.services.context import ServiceContext, Side
+from infra.services.context import ServiceContext, Side, address
 from infra.spec import PlatformSpec, TopicSpec, parse_size
 
 KAFKA = "kafka"
+
+
+def host_profile(spec: PlatformSpec) -> dict[str, str]:
+    """Where clients on the host reach the broker (its HOST listener)."""
+    return {"bootstrap.servers": address(spec, KAFKA, "host", Side.EXTERNAL)}
+
+
+def service_profiles(spec: PlatformSpec) -> dict[str, Any]:
+    """Where the platform's services reach the broker (its PLAINTEXT listener), the ``profiles.services`` output."""
+    return {"kafka": {"bootstrap.servers": address(spec, KAFKA, "broker", Side.INTERNAL)}}
 
 
 TOPICS_JOB = "kafka-topics"

@@ -20,7 +20,8 @@ is removed (or streams are turned off). PostgreSQL itself only creates the empty
 from __future__ import annotations
 
 from infra.services import kafka
-from infra.services.definition import ArtifactRecipe, AwsPart, Lazy, ServiceDefinition
+from infra.services.capabilities import BROKER
+from infra.services.definition import ArtifactRecipe, AwsPart, ClientProfile, Lazy, ServiceDefinition
 from infra.services.kafka_connect import container, image, native, steps
 from infra.services.kafka_connect.artifact import (
     artifact_key,
@@ -32,6 +33,7 @@ from infra.services.kafka_connect.artifact import (
     msk_key,
 )
 from infra.services.kafka_connect.config import CDC_SECRET, CONNECT
+from infra.services.kafka_connect.outputs import host_profile, service_profiles, stack_outputs
 from infra.spec import Layer, Target
 
 CONNECT_DEFAULT = {
@@ -70,11 +72,13 @@ SERVICES = (
                                       source="Maven Central + javac (MSK Connect custom plugins)"),
         cloud_enabled=msk_enabled,
         unavailable={Target.AWS: "on aws Connect is MSK Connect: set aws.kafka_msk: true instead"},
+        profile=ClientProfile("kafka_connect", host=host_profile, services=service_profiles),
+        stack_outputs=stack_outputs, title="Kafka Connect",
     ),
 )
 
 AWS_PARTS = (
     AwsPart(name=CONNECT, layer=Layer.COMPUTE, build=Lazy("infra.services.kafka_connect.aws:build"),
-            enabled=lambda spec: spec.aws.kafka_msk, after=("kafka",),
+            enabled=lambda spec: spec.aws.kafka_msk, after=(BROKER,),
             log_sources=Lazy("infra.services.kafka_connect.aws:log_sources")),
 )

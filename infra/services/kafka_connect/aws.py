@@ -18,8 +18,8 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from infra.services.capabilities import BROKER, BrokerOnAws
 from infra.services.context import ServiceContext, Side, host_of
-from infra.services.kafka.aws import MskCluster
 from infra.services.kafka_connect.artifact import PROVIDER_CLASS, PROVIDER_DIR, debezium_plugin
 from infra.services.kafka_connect.cdc_source import source_statements
 from infra.services.kafka_connect.config import CONNECT, JSON_CONVERTER, SecretRef, sink_config, source_config
@@ -72,7 +72,7 @@ class MskConnect(AwsComponent):
     def __init__(self, foundation: Foundation) -> None:
         ctx, spec = foundation.ctx, foundation.spec
         super().__init__("platform:aws:MskConnect", f"{spec.name}-{CONNECT}", ctx, LAYER)
-        msk = foundation.part(MskCluster)
+        msk: BrokerOnAws | None = foundation.provider(BROKER)
         assert msk is not None, "MSK Connect runs against the stack's MSK cluster (built before it)"
         self.connectors: dict[str, aws.mskconnect.Connector] = {}
         self.jobs: dict[str, dict[str, Any]] = {}
@@ -82,7 +82,7 @@ class MskConnect(AwsComponent):
             self._cdc_source_job(foundation)
         self.register_outputs({"connectors": {name: c.arn for name, c in self.connectors.items()}})
 
-    def _connectors(self, foundation: Foundation, msk: MskCluster) -> None:
+    def _connectors(self, foundation: Foundation, msk: BrokerOnAws) -> None:
         ctx, spec, gov = foundation.ctx, foundation.spec, foundation.gov
         network = gov.network
         plugins = ctx.artifacts.cloud.get(CONNECT)

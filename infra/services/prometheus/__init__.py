@@ -10,7 +10,7 @@ Service for Prometheus instead (``managed``; see ``aws.py`` in this package).
 from __future__ import annotations
 
 from infra.services.capabilities import METRICS
-from infra.services.definition import ArtifactRecipe, AwsPart, Lazy, ServiceDefinition
+from infra.services.definition import ArtifactRecipe, AwsPart, Lazy, Metrics, ServiceDefinition
 from infra.services.prometheus import container, image, native
 from infra.services.prometheus.artifact import artifact_key, fetch_prometheus
 from infra.services.prometheus.config import NAME
@@ -36,7 +36,8 @@ SERVICES = (
         container=container.server, native=native.server,
         managed={Target.AWS: "Amazon Managed Service for Prometheus (workspace, rule groups, alert manager to SNS)"},
         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_prometheus, source="Debian apt (prometheus)"),
-        provides=(METRICS,),
+        provides=(METRICS,), title="Prometheus",
+        metrics=Metrics("prometheus", path="", scraped=False),  # the observability output: its UI and API
     ),
 )
 

@@ -283,9 +283,14 @@ def etc_files(ctx: ServiceContext, etc: str, role: Literal["single", "coordinato
     return files
 
 
+def service_profiles(spec: PlatformSpec) -> dict[str, Any]:
+    """What services next to Trino read: its catalog files as they are deployed (the ``profiles.services`` output)."""
+    return {"trino_catalogs": catalog_files(ServiceContext(spec, NAME), Side.INTERNAL)}
+
+
 def client_profile(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, Any]:
     """Where a Trino client connects (HTTPS, password), and the catalogs each identity reaches there."""
-    host, port = url(spec, "trino", "https", side).removeprefix("http://").rsplit(":", 1)
+    host, port = url(spec, NAME, "https", side).removeprefix("http://").rsplit(":", 1)
     by_identity: dict[str, list[str]] = {name: [] for name in spec.identities}
     writers = set(spec.identities_of("platform") + spec.identities_of("writer"))
     for trino_catalog, (_, holder) in catalogs(spec).items():
