@@ -199,10 +199,12 @@ class AwsIngress:
     """
 
     group: str
-    port: str
+    port: str | int  # one of the service's named ports (its internal number), or a port fixed by AWS
     source: str
     why: str
-    #: Whether the stack has this hop (None: whenever the service is enabled), e.g. only with MSK.
+    back: str = ""  # the matching egress rule's description (``why`` when empty)
+    to_port: int | None = None  # a range up to this port (MSK's broker-to-broker ports)
+    #: Whether the stack has this hop (None: whenever the service or its aws part is in the stack), e.g. with MSK only.
     when: Callable[[PlatformSpec], bool] | None = None
 
 

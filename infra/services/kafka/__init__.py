@@ -23,7 +23,7 @@ milliseconds; ``status`` is one of placed, paid, shipped, delivered, cancelled (
 from __future__ import annotations
 
 from infra.services.capabilities import BROKER
-from infra.services.definition import ArtifactRecipe, AwsPart, ClientProfile, Lazy, ServiceDefinition
+from infra.services.definition import ArtifactRecipe, AwsIngress, AwsPart, ClientProfile, Lazy, ServiceDefinition
 from infra.services.kafka import container, image, native
 from infra.services.kafka.artifact import artifact_key, fetch_kafka
 from infra.services.kafka.config import KAFKA, TOPICS_JOB, host_profile, service_profiles
@@ -59,6 +59,9 @@ TOPICS_JOB_DEFAULT = {
 }
 
 
+MSK_IAM_PORT = 9098  # MSK's IAM-authenticated TLS listener (fixed by AWS)
+
+
 SERVICES = (
     ServiceDefinition(
         lab_image=image.IMAGE,  # with lab.images: built
@@ -69,6 +72,11 @@ SERVICES = (
         provides=(BROKER,), title="Kafka",
         # Two listeners: PLAINTEXT for the platform's services, HOST for clients on the host.
         profile=ClientProfile("kafka", host=host_profile, services=service_profiles),
+        aws_ingress=(  # Amazon MSK's ports, fixed by AWS: 9098 is its IAM-authenticated TLS listener
+            AwsIngress("msk", MSK_IAM_PORT, "engines", "Kafka clients (IAM auth, TLS)", back="Kafka clients"),
+            AwsIngress("msk", MSK_IAM_PORT, "connect", "Debezium on MSK Connect", back="Debezium writes change events"),
+            AwsIngress("msk", 9092, "msk", "broker to broker", to_port=MSK_IAM_PORT),
+        ),
     ),
     ServiceDefinition(
         lab_image=image.IMAGE,  # with lab.images: built

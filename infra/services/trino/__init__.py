@@ -20,7 +20,15 @@ writes and the catalog gate refuses the commits.
 from __future__ import annotations
 
 from infra.services.capabilities import SQL_ENGINE
-from infra.services.definition import ArtifactRecipe, AwsPart, CertificateSpec, ClientProfile, Lazy, ServiceDefinition
+from infra.services.definition import (
+    ArtifactRecipe,
+    AwsIngress,
+    AwsPart,
+    CertificateSpec,
+    ClientProfile,
+    Lazy,
+    ServiceDefinition,
+)
 from infra.services.trino import container, image, native
 from infra.services.trino.artifact import artifact_key, fetch_server
 from infra.services.trino.config import (
@@ -68,6 +76,8 @@ SERVICES = (
         secrets=(SHARED_SECRET, PASSWORD_DB), certificates=(CertificateSpec(TLS, tls_hosts),),
         identity_secrets=(PASSWORD,), provides=(SQL_ENGINE,), title="Trino",
         profile=ClientProfile("trino", host=client_profile, services=service_profiles),
+        aws_ingress=(AwsIngress("engines", "http", "engines", "Trino coordinator and workers; maintenance tasks",
+                                back="Trino coordinator and workers"),),
     ),
 )
 
