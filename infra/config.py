@@ -59,6 +59,8 @@ def defaults() -> dict[str, Any]:
         "layers": copy.deepcopy(DEFAULT_CONTRACTS),
         "services": copy.deepcopy(registry().defaults()),
         "identities": copy.deepcopy(DEFAULT_IDENTITIES),
+        # The chapter's first catalog (the REST fixture): the first catalog of the registry.
+        "catalog": {"default": next(iter(registry().catalogs()), "")},
     }
 
 

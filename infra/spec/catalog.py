@@ -12,7 +12,8 @@ from infra.spec.base import Strict
 class CatalogSpec(Strict):
     """How the catalogs store their pointers and which one engines use by default."""
 
-    default: str = Field(default="rest-fixture", description="The catalog engine profiles point at.")
+    default: str = Field(default="", description="The catalog engine profiles point at (default: the registry's first "
+                                                "catalog, the REST fixture).")
     fixture_jdbc_uri: str = Field(
         default="jdbc:sqlite:file:/catalog/fixture.db",
         description="JDBC URI of the REST fixture's SQLite database; must be file-backed.",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from infra.services import operations_support as support
 from infra.services.catalog_backup import container, native
-from infra.services.catalog_backup.config import NAME, stack_outputs
+from infra.services.catalog_backup.config import NAME, check, stack_outputs
 from infra.services.definition import ServiceDefinition
 from infra.spec import Target
 
@@ -38,6 +38,6 @@ SERVICES = (
         container=container.server, native=native.server,
         managed={Target.AWS: "AWS Backup: continuous backup of the RDS catalog database "
                              "(infra/targets/aws/recovery.py)"},
-        stack_outputs=stack_outputs,
+        stack_outputs=stack_outputs, check=check,
     ),
 )

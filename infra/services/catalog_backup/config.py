@@ -8,6 +8,7 @@ from infra.operations.config import ENV_PG_PASSWORD
 from infra.services.context import ServiceContext
 from infra.services.placeholders import secret
 from infra.spec import PlatformSpec, Target
+from infra.spec.operations import cron_max_interval_minutes
 
 NAME = "catalog-backup"
 
@@ -16,6 +17,20 @@ ROLE = "backup"
 
 
 POSTGRES = "postgres"
+
+
+def check(spec: PlatformSpec) -> list[str]:
+    """Backups fire often enough for the recovery point objective (aws: continuous backup instead)."""
+    if spec.target is Target.AWS or NAME not in spec.enabled_services():
+        return []
+    recovery = spec.recovery
+    every = cron_max_interval_minutes(recovery.backup_schedule)
+    if every <= recovery.rpo_minutes:
+        return []
+    return [f"recovery.backup_schedule: {recovery.backup_schedule!r} leaves up to {every:g} minutes between "
+            f"backups, more than recovery.rpo_minutes ({recovery.rpo_minutes}); back up at least every "
+            f"{recovery.rpo_minutes} minutes (e.g. '*/{min(recovery.rpo_minutes, 59)} * * * *') or state a "
+            "longer rpo_minutes"]
 
 
 def stack_outputs(spec: PlatformSpec) -> dict[str, Any]:

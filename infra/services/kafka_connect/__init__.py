@@ -32,7 +32,7 @@ from infra.services.kafka_connect.artifact import (
     msk_enabled,
     msk_key,
 )
-from infra.services.kafka_connect.config import CDC_SECRET, CONNECT
+from infra.services.kafka_connect.config import CDC_SECRET, CONNECT, check
 from infra.services.kafka_connect.outputs import host_profile, service_profiles, stack_outputs
 from infra.spec import Layer, Target
 
@@ -73,7 +73,7 @@ SERVICES = (
         cloud_enabled=msk_enabled,
         unavailable={Target.AWS: "on aws Connect is MSK Connect: set aws.kafka_msk: true instead"},
         profile=ClientProfile("kafka_connect", host=host_profile, services=service_profiles),
-        stack_outputs=stack_outputs, title="Kafka Connect",
+        stack_outputs=stack_outputs, title="Kafka Connect", check=check,
     ),
 )
 

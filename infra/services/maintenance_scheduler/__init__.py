@@ -15,7 +15,7 @@ from __future__ import annotations
 from infra.services import operations_support as support
 from infra.services.definition import AwsPart, Lazy, ServiceDefinition
 from infra.services.maintenance_scheduler import container, native
-from infra.services.maintenance_scheduler.config import NAME
+from infra.services.maintenance_scheduler.config import NAME, check
 from infra.spec import Layer, Target
 
 DEFAULT = {
@@ -35,7 +35,7 @@ DEFAULT = {
 SERVICES = (
     ServiceDefinition(
         name=NAME, default=DEFAULT, summary="cron maintenance through Trino (APScheduler), runs recorded",
-        container=container.server, native=native.server,
+        container=container.server, native=native.server, check=check,
         managed={Target.AWS: "EventBridge Scheduler: one schedule per maintenance job, each an ECS task running "
                              "the same Python maintenance from the operations image (maintenance_scheduler/aws.py)"},
     ),

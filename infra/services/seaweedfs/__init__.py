@@ -11,7 +11,7 @@ from infra.services.capabilities import STORE, WAREHOUSE_BUCKET
 from infra.services.definition import ArtifactRecipe, ServiceDefinition
 from infra.services.seaweedfs import container, image, native
 from infra.services.seaweedfs.artifact import artifact_key, fetch_weed
-from infra.services.seaweedfs.config import BUCKET_JOB, IMAGE, NAME
+from infra.services.seaweedfs.config import BUCKET_JOB, IMAGE, NAME, check
 from infra.spec import Target
 
 DEFAULT = {
@@ -55,7 +55,7 @@ SERVICES = (
         container=container.server, native=native.server,
         unavailable={Target.AWS: "on aws the store is S3 itself"},
         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_weed, source="Go module proxy (go build ./weed)"),
-        provides=(STORE,),
+        provides=(STORE,), check=check,
     ),
     ServiceDefinition(
         lab_image=image.IMAGE,  # with lab.images: built
