@@ -163,8 +163,8 @@ def profiles(spec: PlatformSpec) -> dict[str, Any]:
         profile = definition.profile
         if profile is None or definition.name not in enabled:
             continue
-        if profile.host is not None:
-            host[profile.key] = profile.host(spec)
+        if profile.client is not None:
+            host[profile.key] = profile.client(spec, Side.EXTERNAL)
         if profile.services is not None:
             services.update(profile.services(spec))
     result: dict[str, Any] = {"host": host, "services": services}

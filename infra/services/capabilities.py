@@ -42,8 +42,15 @@ BROKER = Capability(
     "broker", "the Kafka broker: port 'broker' for the platform's services, port 'host' for clients on the host",
     ports=("broker", "host"))
 SQL_ENGINE = Capability(
-    "sql-engine", "the SQL engine that runs the Iceberg maintenance procedures (the scheduler's and "
-                  "EventBridge's maintenance tasks) and creates the declared tables on aws")
+    "sql-engine", "the SQL engine that runs the Iceberg maintenance procedures (the scheduler's and EventBridge's "
+                  "maintenance tasks, over Trino's protocol): its client profile gives host, port, http_scheme and "
+                  "the certificate's name, its first per-identity secret is the identity's password")
+CHANGE_CAPTURE = Capability(
+    "change-capture", "captures the database's changes for the stack's Debezium sources (the logical replication "
+                      "slots the database keeps for them)")
+BACKUPS = Capability(
+    "backups", "backs up the catalogs' pointers on the recovery schedule (a catalog's SQLite file by online backup, "
+               "the catalog databases by pg_dump): what the recovery drill restores")
 METRICS = Capability(
     "metrics", "the metrics store that scrapes the platform's /metrics endpoints and evaluates the alert rules "
                "(port 'http')", ports=("http",))
@@ -81,4 +88,4 @@ class SqlEngineOnAws(Protocol):
     coordinator: Any  # the coordinator's ECS service, which the declared tables' task waits for
 
 
-ALL: tuple[Capability, ...] = (STORE, WAREHOUSE_BUCKET, DATABASE, BROKER, SQL_ENGINE, METRICS)
+ALL: tuple[Capability, ...] = (STORE, WAREHOUSE_BUCKET, DATABASE, BROKER, SQL_ENGINE, CHANGE_CAPTURE, BACKUPS, METRICS)

@@ -28,7 +28,7 @@ from typing import Any
 from infra.artifacts.artifact import Artifact
 from infra.services.built_image import BuiltImage
 from infra.services.capabilities import Capability
-from infra.services.context import ServiceContext
+from infra.services.context import ServiceContext, Side
 from infra.services.plans import ContainerHost, ContainerPlan, EcsPlan, NativeHost, NativePlan, StepHost, StepPlan
 from infra.spec import Layer, PlatformSpec, Target
 
@@ -179,13 +179,15 @@ class IdentitySecret:
 class ClientProfile:
     """What a service hands its clients in the ``profiles`` stack output (secrets as ``{placeholders}``).
 
-    ``host`` is the profile a client on the host uses (external addresses), under ``profiles.host.<key>``;
-    ``services`` gives the entries for clients running next to the services (internal addresses), each
-    under ``profiles.services.<its key>``. The probes and the smoke check find a service's clients there.
+    ``client(spec, side)`` is the profile a client on one side of the network uses: the host's (external
+    addresses) is ``profiles.host.<key>``, where the probes and the smoke check find it; the platform's own
+    processes render theirs for their side (the operations' maintenance engine). ``services`` gives the
+    entries for clients running next to the services (internal addresses), each under
+    ``profiles.services.<its key>``.
     """
 
     key: str  # e.g. kafka_connect
-    host: Callable[[PlatformSpec], Any] | None = None
+    client: Callable[[PlatformSpec, Side], Any] | None = None
     services: Callable[[PlatformSpec], Mapping[str, Any]] | None = None
 
 
@@ -271,9 +273,10 @@ class ServiceDefinition:
     java: int | None = None  # JDK major the native process needs
     catalog: CatalogRole | None = None
     secrets: tuple[SecretSpec, ...] = ()  # on aws each must be set in the stack's secret config
-    #: Also waits for these where the stack enables them (the loader adds them to ``depends_on``):
-    #: helpers that exist on one target only, such as the lab's bucket job or loopback sidecar.
-    after: tuple[str, ...] = ()
+    #: Also waits for these where the stack enables them (the loader adds them to ``depends_on``): its own helpers
+    #: that exist on one target only (a loopback sidecar), or another service by the capability it provides (the
+    #: warehouse bucket's job, the database), never by that service's name.
+    after: tuple[str | Capability, ...] = ()
     #: Queries the catalogs: waits for every enabled catalog's ``CatalogRole.ready_after`` jobs.
     uses_catalogs: bool = False
     #: Deployment steps that are not processes (register a connector, submit the streaming job), in
@@ -294,6 +297,9 @@ class ServiceDefinition:
     aws_ingress: tuple[AwsIngress, ...] = ()
     #: What the smoke check and the probes ask of it.
     probes: ProbeHooks = field(default_factory=ProbeHooks)
+    #: Databases it keeps on the platform's database (the ``DATABASE`` provider creates them, whether or not this
+    #: service runs); a catalog's ``CatalogRole.database`` counts too.
+    databases: tuple[str, ...] = ()
     #: Capabilities it offers the other services (``infra.services.capabilities``): they reach "the store" or
     #: "the database" through the registry (``Registry.provider``), never by this service's name.
     provides: tuple[Capability, ...] = ()

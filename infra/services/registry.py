@@ -105,6 +105,13 @@ class Registry:
                     found[key] = value
         return found
 
+    def databases(self) -> tuple[str, ...]:
+        """The databases the services keep on the platform's database (``ServiceDefinition.databases``, a catalog's
+        ``CatalogRole.database``), in registry order."""
+        found = [name for d in self for name in (
+            *((d.catalog.database,) if d.catalog and d.catalog.database else ()), *d.databases)]
+        return tuple(dict.fromkeys(found))
+
     def identity_secrets(self) -> dict[str, tuple[str, IdentitySecret]]:
         """kind -> (the service declaring it, the per-identity secret), for every ``IdentitySecret``."""
         return {item.kind: (d.name, item) for d in self for item in d.identity_secrets}
@@ -164,3 +171,13 @@ def _check(found: Registry) -> None:
                 raise ValueError(f"per-identity secret {item.kind!r} is declared by {kinds[item.kind]!r} and "
                                  f"{definition.name!r}; a kind names one service's secret")
             kinds[item.kind] = definition.name
+
+
+def needed(spec: PlatformSpec, capability: Capability, who: str) -> str:
+    """The enabled service that provides ``capability`` to ``who``; a clear error naming what to enable if none does."""
+    found = registry().provider(spec, capability)
+    if found is None:
+        offered = ", ".join(f"services.{name}" for name in registry().providers(capability)) or "no service"
+        raise ValueError(f"services.{who} needs {capability.name} ({capability.summary}), which no enabled service "
+                         f"of this stack provides; enable one of: {offered}")
+    return found

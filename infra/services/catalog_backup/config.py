@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from infra.operations.config import ENV_PG_PASSWORD
+from infra.services.capabilities import DATABASE, DATABASE_PASSWORD
 from infra.services.context import ServiceContext
 from infra.services.placeholders import secret
+from infra.services.registry import registry
 from infra.spec import PlatformSpec, Target
 from infra.spec.operations import cron_max_interval_minutes
 
@@ -16,7 +18,6 @@ NAME = "catalog-backup"
 ROLE = "backup"
 
 
-POSTGRES = "postgres"
 
 
 def check(spec: PlatformSpec) -> list[str]:
@@ -42,4 +43,4 @@ def stack_outputs(spec: PlatformSpec) -> dict[str, Any]:
 
 
 def _postgres_env(ctx: ServiceContext) -> dict[str, str]:
-    return {ENV_PG_PASSWORD: secret("postgres-password")} if ctx.enabled(POSTGRES) else {}
+    return {ENV_PG_PASSWORD: secret(DATABASE_PASSWORD)} if registry().provider(ctx.spec, DATABASE) else {}

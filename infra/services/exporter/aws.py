@@ -76,7 +76,7 @@ class ExporterService(AwsComponent):
         agent = Container(name=AGENT, image=agent_image, memory_mib=AGENT_MEMORY_MIB, essential=True,
                           health=spec.services[metrics_store].health)
         agent.entry_point, _ = files_then_exec({}, [])
-        agent.command = workspace.id.apply(  # type: ignore[assignment]  # an Output inside the task definition
+        agent.command = workspace.id.apply(  # an Output inside the task definition
             lambda wid: files_then_exec({AGENT_CONFIG: agent_config(spec, wid, region)},
                                         ["/bin/prometheus", "--agent", f"--config.file={AGENT_CONFIG}",
                                          "--storage.agent.path=/prometheus"])[1])

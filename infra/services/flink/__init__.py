@@ -122,7 +122,7 @@ SERVICES = (
         cloud_artifact=MSF_JAR, cloud_enabled=lambda spec: JOB in spec.enabled_services(),  # MSF runs the job
         managed={Target.AWS: f"{MSF} (runtime {MSF_RUNTIME})"},
         check=check, title="Flink",
-        profile=ClientProfile("flink", host=profile, services=service_profiles),
+        profile=ClientProfile("flink", client=profile, services=service_profiles),
     ),
     ServiceDefinition(
         lab_image=image.IMAGE,  # with lab.images: built

@@ -15,14 +15,15 @@ from infra.spec import PlatformSpec, TopicSpec, parse_size
 KAFKA = "kafka"
 
 
-def host_profile(spec: PlatformSpec) -> dict[str, str]:
-    """Where clients on the host reach the broker (its HOST listener)."""
-    return {"bootstrap.servers": address(spec, KAFKA, "host", Side.EXTERNAL)}
+def client_profile(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, str]:
+    """Where clients reach the broker: on the host its HOST listener, next to the services its PLAINTEXT one."""
+    listener = "host" if side is Side.EXTERNAL else "broker"
+    return {"bootstrap.servers": address(spec, KAFKA, listener, side)}
 
 
 def service_profiles(spec: PlatformSpec) -> dict[str, Any]:
-    """Where the platform's services reach the broker (its PLAINTEXT listener), the ``profiles.services`` output."""
-    return {"kafka": {"bootstrap.servers": address(spec, KAFKA, "broker", Side.INTERNAL)}}
+    """Where the platform's services reach the broker (the ``profiles.services`` output)."""
+    return {"kafka": client_profile(spec, Side.INTERNAL)}
 
 
 TOPICS_JOB = "kafka-topics"

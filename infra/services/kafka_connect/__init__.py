@@ -20,7 +20,7 @@ is removed (or streams are turned off). PostgreSQL itself only creates the empty
 from __future__ import annotations
 
 from infra.services import kafka
-from infra.services.capabilities import BROKER
+from infra.services.capabilities import BROKER, CHANGE_CAPTURE
 from infra.services.definition import ArtifactRecipe, AwsPart, ClientProfile, Lazy, ServiceDefinition
 from infra.services.kafka_connect import container, image, native, steps
 from infra.services.kafka_connect.artifact import (
@@ -32,8 +32,8 @@ from infra.services.kafka_connect.artifact import (
     msk_enabled,
     msk_key,
 )
-from infra.services.kafka_connect.config import CDC_SECRET, CONNECT, check
-from infra.services.kafka_connect.outputs import host_profile, service_profiles, stack_outputs
+from infra.services.kafka_connect.config import BOOKSHOP, CDC_SECRET, CONNECT, check
+from infra.services.kafka_connect.outputs import client_profile, service_profiles, stack_outputs
 from infra.spec import Layer, Target
 
 CONNECT_DEFAULT = {
@@ -72,8 +72,9 @@ SERVICES = (
                                       source="Maven Central + javac (MSK Connect custom plugins)"),
         cloud_enabled=msk_enabled,
         unavailable={Target.AWS: "on aws Connect is MSK Connect: set aws.kafka_msk: true instead"},
-        profile=ClientProfile("kafka_connect", host=host_profile, services=service_profiles),
+        profile=ClientProfile("kafka_connect", client=client_profile, services=service_profiles),
         stack_outputs=stack_outputs, title="Kafka Connect", check=check,
+        provides=(CHANGE_CAPTURE,), databases=(BOOKSHOP,),  # the bookshop: the CDC sources' source
     ),
 )
 

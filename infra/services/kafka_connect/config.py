@@ -11,10 +11,12 @@ from infra.services.context import ServiceContext, Side
 from infra.services.definition import SecretSpec
 from infra.services.kafka import config as kafka
 from infra.services.placeholders import SECRET_TOKEN, secret
-from infra.services.registry import registry
+from infra.services.registry import needed, registry
 from infra.spec import DebeziumPostgresSpec, IcebergSinkSpec, PlatformSpec, Target, parse_size
 
 CONNECT = "kafka-connect"
+#: The bookshop's database on the platform's database: what the CDC sources capture (seeded by its setup step).
+BOOKSHOP = "bookshop"
 
 
 DEBEZIUM_CLASS = "io.debezium.connector.postgresql.PostgresConnector"
@@ -67,7 +69,7 @@ def _converters() -> dict[str, str]:
 def source_config(ctx: ServiceContext, source: DebeziumPostgresSpec, ref: SecretRef = env_ref,
                   user: str = CDC_USER, password_secret: str = CDC_SECRET.name) -> dict[str, str]:
     """Debezium's PostgreSQL connector: pgoutput on the platform's publication and slot (never its own)."""
-    host, port = ctx.address("postgres", "pg").rsplit(":", 1)
+    host, port = ctx.address(needed(ctx.spec, DATABASE, ctx.name), "pg").rsplit(":", 1)
     config = {
         "connector.class": DEBEZIUM_CLASS,
         "tasks.max": "1",

@@ -42,11 +42,11 @@ def stack_outputs(spec: PlatformSpec) -> dict[str, Any]:
     return {} if found is None else {"streams": found}
 
 
-def host_profile(spec: PlatformSpec) -> dict[str, str]:
-    """Where clients on the host reach Connect's REST API."""
-    return {"url": url(spec, CONNECT, "rest", Side.EXTERNAL)}
+def client_profile(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, str]:
+    """Where clients on one side reach Connect's REST API."""
+    return {"url": url(spec, CONNECT, "rest", side)}
 
 
 def service_profiles(spec: PlatformSpec) -> dict[str, Any]:
     """Where the platform's services reach Connect's REST API (the ``profiles.services`` output)."""
-    return {"kafka_connect": {"url": url(spec, CONNECT, "rest", Side.INTERNAL)}}
+    return {"kafka_connect": client_profile(spec, Side.INTERNAL)}

@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from infra.services import steps
+from infra.services.capabilities import DATABASE, DATABASE_USER, STORE
 from infra.services.context import ServiceContext, Side
 from infra.services.placeholders import secret
+from infra.services.registry import needed
 from infra.spec import PlatformSpec
 
 NAME = "lakekeeper"
@@ -36,10 +38,10 @@ def pg_env(ctx: ServiceContext) -> dict[str, str]:
 
 def pg_env_separate(ctx: ServiceContext) -> dict[str, str]:
     """The database settings as separate variables: on aws a secret is injected whole, never inside a URL."""
-    host, port = ctx.address("postgres", "pg").rsplit(":", 1)
+    host, port = ctx.address(needed(ctx.spec, DATABASE, ctx.name), "pg").rsplit(":", 1)
     return {
         "LAKEKEEPER__PG_HOST_R": host, "LAKEKEEPER__PG_HOST_W": host, "LAKEKEEPER__PG_PORT": port,
-        "LAKEKEEPER__PG_USER": "postgres", "LAKEKEEPER__PG_DATABASE": "lakekeeper",
+        "LAKEKEEPER__PG_USER": DATABASE_USER, "LAKEKEEPER__PG_DATABASE": "lakekeeper",
         "LAKEKEEPER__PG_PASSWORD": secret("postgres-password"), "LAKEKEEPER__PG_SSL_MODE": "require",
         "LAKEKEEPER__PG_ENCRYPTION_KEY": secret("lakekeeper-encryption-key"),
     }
@@ -64,7 +66,8 @@ def lab_request(ctx: ServiceContext) -> dict[str, Any]:
     spec = ctx.spec
     return warehouse_request(
         spec,
-        {"flavor": "s3-compat", "endpoint": ctx.url("seaweedfs", "s3", Side.EXTERNAL), "path-style-access": True,
+        {"flavor": "s3-compat", "endpoint": ctx.url(needed(ctx.spec, STORE, ctx.name), "s3", Side.EXTERNAL),
+         "path-style-access": True,
          "region": spec.storage.region, "sts-enabled": False},
         {"credential-type": "access-key", "access-key-id": steps.EnvRef("S3_ACCESS_KEY"),
          "secret-access-key": steps.EnvRef("S3_SECRET_KEY")},

@@ -75,7 +75,7 @@ SERVICES = (
         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_server, source="Maven Central io.trino:trino-server"),
         secrets=(SHARED_SECRET, PASSWORD_DB), certificates=(CertificateSpec(TLS, tls_hosts),),
         identity_secrets=(PASSWORD,), provides=(SQL_ENGINE,), title="Trino",
-        profile=ClientProfile("trino", host=client_profile, services=service_profiles),
+        profile=ClientProfile("trino", client=client_profile, services=service_profiles),
         aws_ingress=(AwsIngress("engines", "http", "engines", "Trino coordinator and workers; maintenance tasks",
                                 back="Trino coordinator and workers"),),
     ),

@@ -9,6 +9,7 @@ import json
 from typing import Any, Literal
 
 from infra.operations import tables as declared_tables
+from infra.services.capabilities import STORE
 from infra.services.catalogs import catalog_url, gate_of
 from infra.services.context import ServiceContext, Side, host_of, url
 from infra.services.definition import IdentitySecret, SecretSpec
@@ -60,9 +61,10 @@ def store_properties(ctx: ServiceContext, side: Side, identity: str) -> dict[str
     """How Trino reaches table files: the lab store with one identity's keys from the environment, or S3 itself."""
     spec = ctx.spec
     switch = s3_switch(spec.pin_of(NAME))
-    if ctx.enabled("seaweedfs"):
+    store = registry().provider(spec, STORE)
+    if store is not None:
         return {
-            switch: "true", "s3.endpoint": ctx.url("seaweedfs", "s3", side),
+            switch: "true", "s3.endpoint": ctx.url(store, "s3", side),
             "s3.path-style-access": "true", "s3.region": spec.storage.region,
             "s3.aws-access-key": f"${{ENV:{env_name('S3_ACCESS_KEY', identity)}}}",
             "s3.aws-secret-key": f"${{ENV:{env_name('S3_SECRET_KEY', identity)}}}",
@@ -255,7 +257,7 @@ def secret_env(ctx: ServiceContext) -> dict[str, str]:
     spec = ctx.spec
     env = {"TRINO_SHARED_SECRET": secret(SHARED_SECRET.name)}
     for name, identity in {(n, i) for n, i in catalogs(spec).values()}:
-        if ctx.enabled("seaweedfs"):
+        if registry().provider(spec, STORE) is not None:
             env[env_name("S3_ACCESS_KEY", identity)] = spec.identities[identity].access_key  # not a secret
             env[env_name("S3_SECRET_KEY", identity)] = secret(f"s3-secret-key-{identity}")
         if gate_of(spec, name):

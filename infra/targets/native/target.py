@@ -21,6 +21,7 @@ from infra.layers import LayerComponent, layer_labels
 from infra.operations.config import OperationsConfig
 from infra.paths import PROJECT_ROOT, state_root
 from infra.services import ServiceContext, registry
+from infra.services.capabilities import DATABASE
 from infra.services.catalogs import gate_of
 from infra.services.plans import NativeHost, StepHost
 from infra.services.resolver import Resolver
@@ -221,7 +222,8 @@ class NativeTarget:
         from infra.services.context import Side
         from infra.services.operations_config import host_paths, operations_config
 
-        postgres = self.artifacts.services.get("postgres")
+        database = registry().provider(self.spec, DATABASE)  # its client tools: the database server's own
+        postgres = self.artifacts.services.get(database) if database else None
         return operations_config(self.spec, self.state_dir.name,
                                  host_paths(self.spec, str(self.state_dir), str(postgres.path) if postgres else None),
                                  Side.EXTERNAL)
