@@ -66,6 +66,8 @@ def init_container(spec: PlatformSpec) -> Container:
 class CatalogDatabase(AwsComponent):
     """The catalogs' PostgreSQL on RDS, reached as ``postgres.<name>.internal``, and its init job."""
 
+    first_jobs = (DB_INIT_JOB,)  # RDS creates one database: CD creates the others before any catalog job
+
     def __init__(self, foundation: Foundation) -> None:
         ctx, spec, gov = foundation.ctx, foundation.spec, foundation.gov
         super().__init__("platform:aws:CatalogDatabase", f"{spec.name}-{NAME}", ctx, LAYER)

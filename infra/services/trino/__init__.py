@@ -85,4 +85,8 @@ AWS_PARTS = (
     AwsPart(name=NAME, layer=Layer.COMPUTE, build=Lazy("infra.services.trino.aws:build"),
             enabled=lambda spec: NAME in spec.enabled_services(),
             log_sources=Lazy("infra.services.trino.aws:log_sources")),
+    # Tables as code on aws: Trino creates the declared tables from a task in the VPC.
+    AwsPart(name="declared-tables", layer=Layer.ORCHESTRATION, build=Lazy("infra.services.trino.aws:build_tables"),
+            enabled=Lazy("infra.services.trino.aws:tables_enabled"),
+            log_sources=Lazy("infra.services.trino.aws:tables_log_sources")),
 )

@@ -73,6 +73,9 @@ class AwsComponent(pulumi.ComponentResource):
         return pulumi.ResourceOptions(parent=self, provider=self.ctx.provider,
                                       aliases=[pulumi.Alias(parent=self.ctx.layers[self.layer])], **kwargs)
 
+    #: The catalog jobs CD runs before every other (the database's init), when the part has any.
+    first_jobs: tuple[str, ...] = ()
+
     def layer_outputs(self) -> dict[str, Any]:
         """What the component adds to its layer component's outputs."""
         return {}
