@@ -12,8 +12,11 @@ host profiles name the identity engines that write use (``identity``) and the re
 
 from __future__ import annotations
 
+import hashlib
 import re
+import tempfile
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from infra.operations.config import TOKEN_PATH
@@ -57,6 +60,38 @@ def fill(profile: Any, credentials: Mapping[str, Any], identity: str | None = No
     if isinstance(profile, list):
         return [fill(v, credentials, identity) for v in profile]
     return profile
+
+
+# -- reading them back from a deployed stack's outputs (host clients, the smoke check, the probes) ---------------------
+
+
+def host_profiles(outputs: Mapping[str, Any]) -> dict[str, Any]:
+    """The host side's profiles of a deployed stack (``profiles.host``)."""
+    return dict((outputs.get("profiles") or {}).get("host") or {})
+
+
+def identity_of(outputs: Mapping[str, Any], identity: str | None) -> str:
+    """``identity``, else the host profiles' default (the writer)."""
+    return identity or str(host_profiles(outputs).get("identity") or "writer")
+
+
+def profile(outputs: Mapping[str, Any], key: str, identity: str | None = None) -> Any:
+    """One host profile (an engine's, a service's ``ClientProfile.key``) with the identity's credentials filled."""
+    found = host_profiles(outputs).get(key)
+    if found is None:
+        raise KeyError(f"profiles.host.{key} is missing from the stack outputs")
+    return fill(found, outputs.get("credentials") or {}, identity_of(outputs, identity))
+
+
+def certificate_file(outputs: Mapping[str, Any], name: str) -> str:
+    """A file holding the platform's certificate ``name`` (content-addressed, so a renewed one is a new file)."""
+    pem = (outputs.get("certificates") or {}).get(name)
+    if not pem:
+        raise KeyError(f"certificates.{name} is missing from the stack outputs")
+    path = Path(tempfile.gettempdir()) / f"lakehouse-{name}-{hashlib.sha256(pem.encode()).hexdigest()[:12]}.pem"
+    if not path.exists():
+        path.write_text(pem)
+    return str(path)
 
 
 def catalog_role(spec: PlatformSpec, catalog: str | None = None) -> CatalogRole:

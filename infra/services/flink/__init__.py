@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from infra.artifacts import java
 from infra.services.capabilities import BROKER
-from infra.services.definition import ArtifactRecipe, AwsPart, ClientProfile, Lazy, ServiceDefinition
+from infra.services.definition import ArtifactRecipe, AwsPart, ClientProfile, Lazy, ProbeHooks, ServiceDefinition
 from infra.services.flink import container, image, native, steps
 from infra.services.flink.artifact import artifact_key, fetch_distribution, fetch_msf_jar, msf_key
 from infra.services.flink.config import (
@@ -34,6 +34,7 @@ from infra.services.flink.config import (
     profile,
     service_profiles,
 )
+from infra.services.flink.smoke import PROFILE
 from infra.spec import Layer, Target
 
 NOT_ON_AWS_TM = f"on aws {MSF} runs the task managers of the application itself"
@@ -122,7 +123,8 @@ SERVICES = (
         cloud_artifact=MSF_JAR, cloud_enabled=lambda spec: JOB in spec.enabled_services(),  # MSF runs the job
         managed={Target.AWS: f"{MSF} (runtime {MSF_RUNTIME})"},
         check=check, title="Flink",
-        profile=ClientProfile("flink", client=profile, services=service_profiles),
+        profile=ClientProfile(PROFILE, client=profile, services=service_profiles),
+        probes=ProbeHooks(smoke=Lazy("infra.services.flink.smoke:smoke")),
     ),
     ServiceDefinition(
         lab_image=image.IMAGE,  # with lab.images: built

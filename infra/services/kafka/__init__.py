@@ -23,10 +23,19 @@ milliseconds; ``status`` is one of placed, paid, shipped, delivered, cancelled (
 from __future__ import annotations
 
 from infra.services.capabilities import BROKER
-from infra.services.definition import ArtifactRecipe, AwsIngress, AwsPart, ClientProfile, Lazy, ServiceDefinition
+from infra.services.definition import (
+    ArtifactRecipe,
+    AwsIngress,
+    AwsPart,
+    ClientProfile,
+    Lazy,
+    ProbeHooks,
+    ServiceDefinition,
+)
 from infra.services.kafka import container, image, native
 from infra.services.kafka.artifact import artifact_key, fetch_kafka
 from infra.services.kafka.config import KAFKA, TOPICS_JOB, client_profile, service_profiles
+from infra.services.kafka.smoke import PROFILE
 from infra.spec import Layer, Target
 
 KAFKA_DEFAULT = {
@@ -71,7 +80,8 @@ SERVICES = (
         unavailable={Target.AWS: "on aws Kafka runs as Amazon MSK: set aws.kafka_msk: true instead"},
         provides=(BROKER,), title="Kafka",
         # Two listeners: PLAINTEXT for the platform's services, HOST for clients on the host.
-        profile=ClientProfile("kafka", client=client_profile, services=service_profiles),
+        profile=ClientProfile(PROFILE, client=client_profile, services=service_profiles),
+        probes=ProbeHooks(smoke=Lazy("infra.services.kafka.smoke:smoke")),
         aws_ingress=(  # Amazon MSK's ports, fixed by AWS: 9098 is its IAM-authenticated TLS listener
             AwsIngress("msk", MSK_IAM_PORT, "engines", "Kafka clients (IAM auth, TLS)", back="Kafka clients"),
             AwsIngress("msk", MSK_IAM_PORT, "connect", "Debezium on MSK Connect", back="Debezium writes change events"),

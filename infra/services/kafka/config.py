@@ -23,7 +23,7 @@ def client_profile(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, 
 
 def service_profiles(spec: PlatformSpec) -> dict[str, Any]:
     """Where the platform's services reach the broker (the ``profiles.services`` output)."""
-    return {"kafka": client_profile(spec, Side.INTERNAL)}
+    return {KAFKA: client_profile(spec, Side.INTERNAL)}
 
 
 TOPICS_JOB = "kafka-topics"

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from infra.services import kafka
 from infra.services.capabilities import BROKER, CHANGE_CAPTURE
-from infra.services.definition import ArtifactRecipe, AwsPart, ClientProfile, Lazy, ServiceDefinition
+from infra.services.definition import ArtifactRecipe, AwsPart, ClientProfile, Lazy, ProbeHooks, ServiceDefinition
 from infra.services.kafka_connect import container, image, native, steps
 from infra.services.kafka_connect.artifact import (
     artifact_key,
@@ -34,6 +34,7 @@ from infra.services.kafka_connect.artifact import (
 )
 from infra.services.kafka_connect.config import BOOKSHOP, CDC_SECRET, CONNECT, check
 from infra.services.kafka_connect.outputs import client_profile, service_profiles, stack_outputs
+from infra.services.kafka_connect.smoke import PROFILE
 from infra.spec import Layer, Target
 
 CONNECT_DEFAULT = {
@@ -72,7 +73,8 @@ SERVICES = (
                                       source="Maven Central + javac (MSK Connect custom plugins)"),
         cloud_enabled=msk_enabled,
         unavailable={Target.AWS: "on aws Connect is MSK Connect: set aws.kafka_msk: true instead"},
-        profile=ClientProfile("kafka_connect", client=client_profile, services=service_profiles),
+        profile=ClientProfile(PROFILE, client=client_profile, services=service_profiles),
+        probes=ProbeHooks(smoke=Lazy("infra.services.kafka_connect.smoke:smoke")),
         stack_outputs=stack_outputs, title="Kafka Connect", check=check,
         provides=(CHANGE_CAPTURE,), databases=(BOOKSHOP,),  # the bookshop: the CDC sources' source
     ),

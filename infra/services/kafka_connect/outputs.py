@@ -7,6 +7,7 @@ from typing import Any
 from infra.services.context import Side, url
 from infra.services.kafka import config as kafka_config
 from infra.services.kafka_connect.config import CONNECT
+from infra.services.kafka_connect.smoke import PROFILE
 from infra.spec import PlatformSpec, Target
 
 
@@ -49,4 +50,4 @@ def client_profile(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, 
 
 def service_profiles(spec: PlatformSpec) -> dict[str, Any]:
     """Where the platform's services reach Connect's REST API (the ``profiles.services`` output)."""
-    return {"kafka_connect": client_profile(spec, Side.INTERNAL)}
+    return {PROFILE: client_profile(spec, Side.INTERNAL)}

@@ -10,10 +10,11 @@ Service for Prometheus instead (``managed``; see ``aws.py`` in this package).
 from __future__ import annotations
 
 from infra.services.capabilities import METRICS
-from infra.services.definition import ArtifactRecipe, AwsPart, Lazy, Metrics, ServiceDefinition
+from infra.services.definition import ArtifactRecipe, AwsPart, Lazy, Metrics, ProbeHooks, ServiceDefinition
 from infra.services.prometheus import container, image, native
 from infra.services.prometheus.artifact import artifact_key, fetch_prometheus
 from infra.services.prometheus.config import NAME
+from infra.services.prometheus.smoke import OBSERVED
 from infra.spec import Layer, Target
 
 DEFAULT = {
@@ -37,7 +38,8 @@ SERVICES = (
         managed={Target.AWS: "Amazon Managed Service for Prometheus (workspace, rule groups, alert manager to SNS)"},
         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_prometheus, source="Debian apt (prometheus)"),
         provides=(METRICS,), title="Prometheus",
-        metrics=Metrics("prometheus", path="", scraped=False),  # the observability output: its UI and API
+        metrics=Metrics(OBSERVED, path="", scraped=False),  # the observability output: its UI and API
+        probes=ProbeHooks(smoke=Lazy("infra.services.prometheus.smoke:smoke")),
     ),
 )
 

@@ -27,6 +27,7 @@ from infra.services.definition import (
     CertificateSpec,
     ClientProfile,
     Lazy,
+    ProbeHooks,
     ServiceDefinition,
 )
 from infra.services.trino import container, image, native
@@ -36,6 +37,7 @@ from infra.services.trino.config import (
     NAME,
     PASSWORD,
     PASSWORD_DB,
+    PROFILE,
     SHARED_SECRET,
     TLS,
     client_profile,
@@ -75,7 +77,8 @@ SERVICES = (
         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_server, source="Maven Central io.trino:trino-server"),
         secrets=(SHARED_SECRET, PASSWORD_DB), certificates=(CertificateSpec(TLS, tls_hosts),),
         identity_secrets=(PASSWORD,), provides=(SQL_ENGINE,), title="Trino",
-        profile=ClientProfile("trino", client=client_profile, services=service_profiles),
+        profile=ClientProfile(PROFILE, client=client_profile, services=service_profiles),
+        probes=ProbeHooks(smoke=Lazy("infra.services.trino.client:smoke")),
         aws_ingress=(AwsIngress("engines", "http", "engines", "Trino coordinator and workers; maintenance tasks",
                                 back="Trino coordinator and workers"),),
     ),

@@ -19,6 +19,8 @@ from infra.services.registry import registry
 from infra.spec import PlatformSpec, Target, parse_size
 
 NAME = "trino"
+#: Its key in the profiles output (``profiles.host.trino``).
+PROFILE = "trino"
 #: Java major Trino 476+ needs (natively, and the JDK its built lab image carries).
 JAVA = 24
 
