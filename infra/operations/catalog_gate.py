@@ -133,7 +133,7 @@ MIN_SIGNING_KEY_BYTES = 32
 MAX_FORM_BYTES = 64 * 1024
 SERVER = "lakehouse-catalog-gate"
 
-log = logging.getLogger("catalog-gate")
+log = logging.getLogger("catalog-gate")  # not the service: the gate process's logger
 
 
 def kind_of(method: str, path: str) -> str:

@@ -21,6 +21,7 @@ from typing import Any
 
 from infra.operations.config import TOKEN_PATH
 from infra.services import ServiceContext, registry
+from infra.services.capabilities import STORE
 from infra.services.catalogs import catalog_url, gate_of
 from infra.services.context import Side, url
 from infra.services.definition import CatalogRole
@@ -113,9 +114,8 @@ def gated(spec: PlatformSpec, catalog: str | None = None) -> bool:
 
 def s3_endpoint(spec: PlatformSpec, side: Side) -> str | None:
     """The lab store's S3 endpoint, or None on AWS (real S3)."""
-    if "seaweedfs" not in spec.enabled_services():
-        return None
-    return url(spec, "seaweedfs", "s3", side)
+    store = registry().provider(spec, STORE)
+    return None if store is None else url(spec, store, "s3", side)
 
 
 def warehouse(spec: PlatformSpec) -> str:

@@ -18,7 +18,7 @@ class CatalogSpec(Strict):
         default="jdbc:sqlite:file:/catalog/fixture.db",
         description="JDBC URI of the REST fixture's SQLite database; must be file-backed.",
     )
-    fixture_backend: Literal["sqlite", "postgres"] = Field(
+    fixture_backend: Literal["sqlite", "postgres"] = Field(  # not the service: the fixture's JDBC backend
         default="sqlite",
         description="Where the REST fixture's JDBC catalog keeps its pointers: the file-backed SQLite of "
         "fixture_jdbc_uri, or the platform's PostgreSQL (database `fixture`; same JDBC catalog, pooled "

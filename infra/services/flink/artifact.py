@@ -169,13 +169,13 @@ def msf_jars(spec: PlatformSpec, *roles: str) -> list[maven.LockedJar]:
 def msf_key(ctx: ServiceContext) -> str:
     kafka = job_source(ctx.spec) == KAFKA_SOURCE
     job = hashlib.sha256(JOB_SOURCE.read_bytes()).hexdigest()[:12]
-    return f"flink-msf:{MSF_RUNTIME}:lock-{MSF_LOCK.digest()[:12]}:job-{job}:{'kafka' if kafka else 'generator'}"
+    return f"flink-msf:{MSF_RUNTIME}:lock-{MSF_LOCK.digest()[:12]}:job-{job}:{KAFKA_SOURCE if kafka else 'generator'}"
 
 
 def fetch_msf_jar(ctx: ServiceContext) -> Artifact:
     """The application jar: the job compiled against Flink 1.20's API, bundled with what it needs on MSF."""
     key = msf_key(ctx)
-    roles = ("bundle", "kafka") if job_source(ctx.spec) == KAFKA_SOURCE else ("bundle",)
+    roles = ("bundle", KAFKA_SOURCE) if job_source(ctx.spec) == KAFKA_SOURCE else ("bundle",)  # flink-msf.jars.json
 
     def build() -> cache.Entry:
         out_dir = cache.cache_root() / "flink-msf" / hashlib.sha256(key.encode()).hexdigest()[:12]

@@ -59,6 +59,11 @@ CONNECT_DEFAULT = {
 }
 
 
+#: The packages Connect builds on (a declared dependency): it runs on Kafka's own classpath and logging, writes Kafka's
+#: control topic, and follows Kafka's ``enabled`` (a job of it).
+USES = ("infra.services.kafka",)
+
+
 SERVICES = (
     ServiceDefinition(
         lab_image=image.IMAGE,  # with lab.images: built

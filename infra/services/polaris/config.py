@@ -8,7 +8,7 @@ from typing import Any
 from urllib.parse import quote
 
 from infra.services import steps
-from infra.services.capabilities import DATABASE_USER, STORE
+from infra.services.capabilities import DATABASE, DATABASE_PASSWORD, DATABASE_USER, STORE
 from infra.services.context import ServiceContext, Side
 from infra.services.placeholders import secret
 from infra.services.plans import jvm_heap_flag
@@ -16,6 +16,8 @@ from infra.services.registry import needed
 from infra.spec import PlatformSpec
 
 NAME = "polaris"
+#: Its database on the platform's database (``CatalogRole.database``).
+DATABASE_NAME = "polaris"
 
 
 BOOTSTRAP_JOB = "polaris-bootstrap"
@@ -38,9 +40,10 @@ def datasource_env(ctx: ServiceContext) -> dict[str, str]:
     """Quarkus datasource settings pointing Polaris at its PostgreSQL database."""
     return {
         "POLARIS_PERSISTENCE_TYPE": "relational-jdbc",
-        "QUARKUS_DATASOURCE_JDBC_URL": f"jdbc:postgresql://{ctx.address('postgres', 'pg')}/polaris",
+        "QUARKUS_DATASOURCE_JDBC_URL":
+            f"jdbc:postgresql://{ctx.address(needed(ctx.spec, DATABASE, ctx.name), 'pg')}/{DATABASE_NAME}",
         "QUARKUS_DATASOURCE_USERNAME": DATABASE_USER,
-        "QUARKUS_DATASOURCE_PASSWORD": secret("postgres-password"),
+        "QUARKUS_DATASOURCE_PASSWORD": secret(DATABASE_PASSWORD),
         "POLARIS_REALM_CONTEXT_REALMS": REALM,
     }
 

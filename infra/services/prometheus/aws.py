@@ -15,6 +15,7 @@ import yaml
 
 from infra.operations.alerts import rules_yaml
 from infra.services.prometheus.config import NAME
+from infra.services.registry import registry
 from infra.spec import Layer, PlatformSpec
 from infra.targets.aws.common import physical_name, policy_document
 from infra.targets.aws.context import AwsComponent
@@ -36,8 +37,10 @@ def alertmanager_definition(topic_arn: str, region: str) -> str:
 
 
 def enabled(spec: PlatformSpec) -> bool:
-    """The workspace holds what the exporter reports: it exists where the exporter runs."""
-    return "lakehouse-exporter" in spec.enabled_services()
+    """The workspace holds what the platform's metrics report: it exists where a service whose metrics it keeps runs
+    (an exporter's, ``ServiceDefinition.metrics``, scraped)."""
+    return any(d.metrics is not None and d.metrics.scraped and d.name in spec.enabled_services() and d.ecs is not None
+               for d in registry())
 
 
 class ManagedPrometheus(AwsComponent):

@@ -71,7 +71,7 @@ def pgpass_line() -> str:
 
 
 def on_postgres(spec: PlatformSpec) -> bool:
-    return spec.catalog.fixture_backend == "postgres"
+    return spec.catalog.fixture_backend == "postgres"  # not the service: a value of catalog.fixture_backend
 
 
 def catalog_env(ctx: ServiceContext, s3_endpoint: str, sqlite_uri: str | None = None) -> dict[str, str]:
