@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from platform_tests.support import commits
+from platform_tests.support import commits, services
 from platform_tests.support import flink as flink_support
 from platform_tests.support.fixture import IN_MEMORY_URI, postgres_fixture, throwaway_fixture
 from platform_tests.support.stack import Stack, fail
@@ -99,7 +99,7 @@ def test_the_fixture_on_the_platforms_postgresql_takes_concurrent_commits(stack:
 
 
 def _concurrency(stack: Stack, created_tables, figure, say, workload: commits.Workload, table: str) -> None:
-    log_file = stack.service_record("rest-fixture").get("log_file")
+    log_file = stack.service_record(services.default_catalog(stack)).get("log_file")
     job = flink_support.streaming_job(stack)
     if job is not None:
         outcome = _with_the_streaming_job(stack, job, workload, log_file, say)
@@ -131,7 +131,7 @@ def _with_the_streaming_job(stack: Stack, job: flink_support.StreamingJob, workl
     job_id = str(running["jid"])
     failures_before = len(rest.exceptions(job_id))
     before = max(flink_support.completed(rest, job_id), default=0)
-    tm_log = stack.service_record("flink-taskmanager").get("log_file")
+    tm_log = job.task_log
     tm_offset = commits.log_size(tm_log)
     # '~' sorts after every lowercase status, so the job's files are pruned by their column bounds.
     batches = commits.OrderBatches(tag=f"~probe-{stack.run_id}")

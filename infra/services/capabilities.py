@@ -50,7 +50,20 @@ CHANGE_CAPTURE = Capability(
                       "slots the database keeps for them)")
 BACKUPS = Capability(
     "backups", "backs up the catalogs' pointers on the recovery schedule (a catalog's SQLite file by online backup, "
-               "the catalog databases by pg_dump): what the recovery drill restores")
+               "the catalog databases by pg_dump): what the recovery drill restores; its scheduled jobs at /jobs on "
+               "port 'http'", ports=("http",))
+STREAMING_WRITER = Capability(
+    "streaming-writer", "the stream processor that runs the platform's streaming job (its REST API in its client "
+                        "profile, the job's summary under 'job'), committing to Iceberg once per checkpoint")
+REFERENCE_CATALOG = Capability(
+    "reference-catalog", "Iceberg's reference REST catalog server: what the probes start a throwaway of, on this host, "
+                         "for control experiments (its probes' support module: runtime, settings)")
+MAINTENANCE = Capability(
+    "maintenance", "runs the stack's declared maintenance on its schedules and records every run (its scheduled "
+                   "jobs at /jobs on port 'http')", ports=("http",))
+SIGNALS = Capability(
+    "signals", "turns the tables' metadata and the platform's records into signals (its /metrics on port 'http')",
+    ports=("http",))
 METRICS = Capability(
     "metrics", "the metrics store that scrapes the platform's /metrics endpoints and evaluates the alert rules "
                "(port 'http')", ports=("http",))
@@ -88,4 +101,5 @@ class SqlEngineOnAws(Protocol):
     coordinator: Any  # the coordinator's ECS service, which the declared tables' task waits for
 
 
-ALL: tuple[Capability, ...] = (STORE, WAREHOUSE_BUCKET, DATABASE, BROKER, SQL_ENGINE, CHANGE_CAPTURE, BACKUPS, METRICS)
+ALL: tuple[Capability, ...] = (STORE, WAREHOUSE_BUCKET, DATABASE, BROKER, SQL_ENGINE, CHANGE_CAPTURE, BACKUPS,
+                                STREAMING_WRITER, REFERENCE_CATALOG, MAINTENANCE, SIGNALS, METRICS)

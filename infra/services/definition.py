@@ -212,22 +212,26 @@ class AwsIngress:
 
 @dataclass(frozen=True)
 class ProbeHooks:
-    """What the smoke check and the post-deploy probes ask of a service, each a function of its package.
+    """What the smoke check and the post-deploy probes ask of a service, each answered by its own package.
 
-    Each is a ``Lazy`` reference (``module:function``), imported only by the check that asks, so reading the
-    registry never imports a client library. The probes ask the registry which services answer a question
-    instead of listing them:
+    Each is a function of the package, usually a ``Lazy`` reference (``module:function``) imported only by the
+    check that asks, so reading the registry never imports a client library. The probes ask the registry which
+    services answer a question instead of listing them (``infra.services.probing`` says what a hook is handed):
 
-    - ``smoke(outputs) -> list[(layer, check, ok, detail)]``: the service's lines of ``make smoke``;
-    - ``version(stack, control) -> (running version, how it was read) | None``: the version manifest's
-      reading of the running service (None: it cannot tell here);
-    - ``engine``: a cross-engine probe's client: ``count(stack, identity, namespace, table) -> int`` and
-      ``run(stack, identity, statements) -> rows``, so "every engine" includes it.
+    - ``smoke(outputs) -> [(layer, check, ok, detail)]``: the service's lines of ``make smoke`` (none where
+      the stack does not run it);
+    - ``version(stack, hands) -> {manifest name: VersionReading}``: the version manifest's readings of the
+      running service (empty where it cannot read here);
+    - ``engine(stack) -> EngineProbe``: the service as an engine of the cross-engine probes (the same table's
+      count through every engine, the read-only identity refused through every engine);
+    - ``support``: the module of the package the probes use for this service's own experiments, found by a
+      capability it provides (the streaming writer's REST client, a throwaway reference catalog).
     """
 
     smoke: Callable[[Mapping[str, Any]], list[tuple[str, str, bool, str]]] | None = None
-    version: Callable[..., tuple[str, str] | None] | None = None
+    version: Callable[..., Mapping[str, Any]] | None = None
     engine: Callable[..., Any] | None = None
+    support: str | None = None
 
 
 @dataclass(frozen=True)

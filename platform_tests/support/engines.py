@@ -1,4 +1,5 @@
-"""The four engines as the probes drive them: Spark, PyIceberg, DuckDB, Trino — each from the profiles.
+"""The host's engines as the probes drive them: Spark, PyIceberg, DuckDB, each from the profiles. The engine
+services (Trino) are their packages' own (``ProbeHooks.engine``), found through ``support.services``.
 
 Spark runs as ``local[1]`` with an explicit driver heap and exactly the two Iceberg jars the target
 provides (``clients.spark_jars``); its catalog ``lab`` is configured from ``profiles.host.spark`` plus
@@ -11,7 +12,6 @@ from __future__ import annotations
 import os
 import re
 import threading
-from typing import Any
 
 from platform_tests.support.stack import Stack
 
@@ -120,12 +120,3 @@ def duckdb_versions(con) -> dict[str, str]:
     ).fetchall():
         versions[f"duckdb-ext-{name}"] = version
     return versions
-
-
-def trino_scalar(stack: Stack, sql: str, identity: str | None = None) -> Any:
-    cursor = stack.trino_connection(identity=identity).cursor()
-    try:
-        cursor.execute(sql)
-        return cursor.fetchall()[0][0]
-    finally:
-        cursor.close()

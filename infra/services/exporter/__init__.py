@@ -14,7 +14,7 @@ ECS task (the same image, pushed by the deploying pipeline).
 from __future__ import annotations
 
 from infra.services import operations_support as support
-from infra.services.capabilities import METRICS
+from infra.services.capabilities import METRICS, SIGNALS
 from infra.services.definition import AwsPart, Lazy, Metrics, ServiceDefinition
 from infra.services.exporter import container, native
 from infra.services.exporter.config import NAME
@@ -37,7 +37,7 @@ SERVICES = (
     ServiceDefinition(
         name=NAME, default=DEFAULT, summary="table and service signals for Prometheus (reads as the reader)",
         container=container.server, native=native.server, ecs=Lazy("infra.services.exporter.aws:ecs"),
-        unavailable={}, metrics=Metrics("exporter"),
+        unavailable={}, metrics=Metrics("exporter"), provides=(SIGNALS,),
     ),
 )
 

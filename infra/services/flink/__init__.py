@@ -19,7 +19,7 @@ jobs follow ``services.flink-jobmanager.enabled``.
 from __future__ import annotations
 
 from infra.artifacts import java
-from infra.services.capabilities import BROKER
+from infra.services.capabilities import BROKER, STREAMING_WRITER
 from infra.services.definition import ArtifactRecipe, AwsPart, ClientProfile, Lazy, ProbeHooks, ServiceDefinition
 from infra.services.flink import container, image, native, steps
 from infra.services.flink.artifact import artifact_key, fetch_distribution, fetch_msf_jar, msf_key
@@ -124,7 +124,9 @@ SERVICES = (
         managed={Target.AWS: f"{MSF} (runtime {MSF_RUNTIME})"},
         check=check, title="Flink",
         profile=ClientProfile(PROFILE, client=profile, services=service_profiles),
-        probes=ProbeHooks(smoke=Lazy("infra.services.flink.smoke:smoke")),
+        probes=ProbeHooks(smoke=Lazy("infra.services.flink.smoke:smoke"),
+                          version=Lazy("infra.services.flink.probe:version"), support="infra.services.flink.probe"),
+        provides=(STREAMING_WRITER,),
     ),
     ServiceDefinition(
         lab_image=image.IMAGE,  # with lab.images: built

@@ -81,7 +81,8 @@ SERVICES = (
         provides=(BROKER,), title="Kafka",
         # Two listeners: PLAINTEXT for the platform's services, HOST for clients on the host.
         profile=ClientProfile(PROFILE, client=client_profile, services=service_profiles),
-        probes=ProbeHooks(smoke=Lazy("infra.services.kafka.smoke:smoke")),
+        probes=ProbeHooks(smoke=Lazy("infra.services.kafka.smoke:smoke"),
+                          version=Lazy("infra.services.kafka.probe:version")),
         aws_ingress=(  # Amazon MSK's ports, fixed by AWS: 9098 is its IAM-authenticated TLS listener
             AwsIngress("msk", MSK_IAM_PORT, "engines", "Kafka clients (IAM auth, TLS)", back="Kafka clients"),
             AwsIngress("msk", MSK_IAM_PORT, "connect", "Debezium on MSK Connect", back="Debezium writes change events"),

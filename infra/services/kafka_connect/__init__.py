@@ -79,7 +79,8 @@ SERVICES = (
         cloud_enabled=msk_enabled,
         unavailable={Target.AWS: "on aws Connect is MSK Connect: set aws.kafka_msk: true instead"},
         profile=ClientProfile(PROFILE, client=client_profile, services=service_profiles),
-        probes=ProbeHooks(smoke=Lazy("infra.services.kafka_connect.smoke:smoke")),
+        probes=ProbeHooks(smoke=Lazy("infra.services.kafka_connect.smoke:smoke"),
+                          version=Lazy("infra.services.kafka_connect.probe:version")),
         stack_outputs=stack_outputs, title="Kafka Connect", check=check,
         provides=(CHANGE_CAPTURE,), databases=(BOOKSHOP,),  # the bookshop: the CDC sources' source
     ),

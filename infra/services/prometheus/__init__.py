@@ -39,7 +39,8 @@ SERVICES = (
         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_prometheus, source="Debian apt (prometheus)"),
         provides=(METRICS,), title="Prometheus",
         metrics=Metrics(OBSERVED, path="", scraped=False),  # the observability output: its UI and API
-        probes=ProbeHooks(smoke=Lazy("infra.services.prometheus.smoke:smoke")),
+        probes=ProbeHooks(smoke=Lazy("infra.services.prometheus.smoke:smoke"),
+                          version=Lazy("infra.services.prometheus.probe:version")),
     ),
 )
 
