@@ -106,10 +106,7 @@ def uses_outside(root: Path, files: list[str]) -> list[Use]:
         own = owning_package(path)
         mine = {own, *uses.get(own or "", ())} - {None}
         allowed = declared_context(tree)
-
-        def marked(line: int) -> bool:
-            return MARKER in lines[line - 1]
-
+        marked = {number for number, text in enumerate(lines, start=1) if MARKER in text}
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
@@ -117,7 +114,7 @@ def uses_outside(root: Path, files: list[str]) -> list[Use]:
                 targets = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
             elif isinstance(node, ast.Constant) and isinstance(node.value, str):
                 if node.value in names and names[node.value] not in mine and id(node) not in allowed \
-                        and not marked(node.lineno):
+                        and node.lineno not in marked:
                     found.append(Use(path, node.lineno, f"names the service {node.value!r} "
                                                         f"(defined in {names[node.value]})"))
                 targets = [node.value] if node.value.startswith("infra.services.") else []
@@ -125,7 +122,7 @@ def uses_outside(root: Path, files: list[str]) -> list[Use]:
                 continue
             for target in targets:
                 package = imported_package(target)
-                if package is not None and package not in mine and not marked(node.lineno):
+                if package is not None and package not in mine and node.lineno not in marked:
                     found.append(Use(path, node.lineno, f"uses {target}, a module of {package}"))
     return sorted(set(found), key=lambda u: (u.path, u.line, u.what))
 
