@@ -25,14 +25,18 @@ def endpoints(spec: PlatformSpec) -> dict[str, dict[str, dict[str, str]]]:
     return table
 
 
-def observability(spec: PlatformSpec) -> dict[str, Any]:
-    """Where the signals are (host side) and what the alerts promise: the observability layer's endpoints."""
-    from infra.operations.alerts import alerts
+#: Outputs of the platform's own that services add to (a backup service: how it keeps the recovery promise; the
+#: metrics store: the alerts it evaluates), merged into them; the platform's own keys stay.
+RECOVERY = "recovery"
+OBSERVABILITY = "observability"
 
+
+def observability(spec: PlatformSpec) -> dict[str, Any]:
+    """Where the signals are (host side) and what the alerts promise: the observability layer's endpoints; the
+    alerts' names are the metrics store's (its ``stack_outputs``)."""
     enabled = spec.enabled_services()
     found: dict[str, Any] = {
         "catalog": spec.catalog.default,
-        "alerts": [alert.name for alert in alerts(spec)],
         "catalog_down_bound_s": spec.observability.catalog_down_bound_s,
         "catalog_down_terms_s": spec.observability.catalog_down_terms_s,
         "table_stale_for_s": spec.observability.table_stale_for_s,
@@ -47,6 +51,7 @@ def observability(spec: PlatformSpec) -> dict[str, Any]:
                 continue
             side = Side.EXTERNAL if spec.services[definition.name].ports[metrics.port].external else Side.INTERNAL
             found[metrics.key] = f"http://{address(spec, definition.name, metrics.port, side)}{metrics.path}"
+    found.update(registry().contributed_outputs(spec).get(OBSERVABILITY) or {})
     return found
 
 
@@ -129,13 +134,9 @@ def tables(spec: PlatformSpec) -> list[dict[str, Any]]:
     } for table in spec.tables]
 
 
-#: The output services add to (a backup service: how it keeps the promise); the platform's own keys stay.
-RECOVERY = "recovery"
-
-
 def contributed(spec: PlatformSpec) -> dict[str, Any]:
     """The stack outputs services add of their own (``ServiceDefinition.stack_outputs``), e.g. ``streams``."""
-    return {k: v for k, v in registry().contributed_outputs(spec).items() if k != RECOVERY}
+    return {k: v for k, v in registry().contributed_outputs(spec).items() if k not in (RECOVERY, OBSERVABILITY)}
 
 
 def recovery(spec: PlatformSpec) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """Prometheus on aws: Amazon Managed Service for Prometheus holds the table and service signals (observability).
 
-A workspace (KMS-encrypted) with the same alert rules every target evaluates (``infra.operations.alerts``, one
+A workspace (KMS-encrypted) with the same alert rules every target evaluates (``infra.services.prometheus.alerts``, one
 rule groups namespace), its alert manager publishing to the platform's alarm topic, which it may publish to.
 The exporter's task carries a Prometheus agent (this service's pinned image, ``--agent``) that remote-writes
 into the workspace (the exporter's aws part).
@@ -13,7 +13,7 @@ from typing import Any
 import pulumi_aws as aws
 import yaml
 
-from infra.operations.alerts import rules_yaml
+from infra.services.prometheus.alerts import rules_yaml
 from infra.services.prometheus.config import NAME
 from infra.services.registry import registry
 from infra.spec import Layer, PlatformSpec

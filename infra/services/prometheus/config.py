@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import yaml
 
 from infra.services.context import ServiceContext, Side, address
@@ -40,3 +42,10 @@ def flags(ctx: ServiceContext, config: str, tsdb: str, listen: str) -> list[str]
     size_mb = max(parse_size(obs.retention_size) // (1024 * 1024), 64)
     return [f"--config.file={config}", f"--web.listen-address={listen}", f"--storage.tsdb.path={tsdb}",
             f"--storage.tsdb.retention.time={obs.retention_days}d", f"--storage.tsdb.retention.size={size_mb}MB"]
+
+
+def stack_outputs(spec: PlatformSpec) -> dict[str, Any]:
+    """The alerts every target's metrics store evaluates, by name, in the ``observability`` output."""
+    from infra.services.prometheus.alerts import alerts
+
+    return {"observability": {"alerts": [alert.name for alert in alerts(spec)]}}
