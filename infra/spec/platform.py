@@ -196,6 +196,19 @@ class PlatformSpec(Strict):
         return self
 
     @model_validator(mode="after")
+    def _native_command(self) -> PlatformSpec:
+        """A container command override means nothing natively: a local process runs its own argv (the artifact's
+        java, classpath and main class), with no image entrypoint to hand the override to; refused, not ignored."""
+        if self.target is not Target.NATIVE:
+            return self
+        for name, service in self.enabled_services().items():
+            if service.command:
+                raise ValueError(f"services.{name}.command: a container command override; natively a service runs "
+                                 "its own process (no image entrypoint takes it): remove it from the native stack "
+                                 "(services.<x>.env applies on every target)")
+        return self
+
+    @model_validator(mode="after")
     def _service_checks(self, info: ValidationInfo) -> PlatformSpec:
         """The checks service definitions declare (``ServiceDefinition.check``): their own settings, and what they
         need of the rest (a CDC source its database, declared maintenance its scheduler and engine, a recovery

@@ -155,7 +155,8 @@ class NativeTarget:
             data_dir=str(host.home),
             log_file=str(self.state_dir / "logs" / f"{name}.log"),
             health=plan.health,
-            env={k: render(v, self.secrets) for k, v in plan.env.items()},
+            # The stack's own settings (services.<x>.env) under the plan's, as on docker and aws.
+            env={k: render(v, self.secrets) for k, v in {**service.env, **plan.env}.items()},
             files={k: render(v, self.secrets) for k, v in plan.files.items()},
             ports=[p.bound for p in service.ports.values()],
             health_timeout_s=float(service.health.ready_timeout_s),
