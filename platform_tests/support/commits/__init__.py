@@ -42,8 +42,8 @@ from platform_tests.support.commits.outcome import (
     quantile,
     starved,
 )
-from platform_tests.support.commits.workload import AppenderJob, run, run_appender_process
 from platform_tests.support.commits.verify import verify
+from platform_tests.support.commits.workload import AppenderJob, run, run_appender_process
 from platform_tests.support.commits.writer import CommitConflict, TableWriter, instrument, record_commit
 
 __all__ = [
