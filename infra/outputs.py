@@ -156,7 +156,8 @@ def profiles(spec: PlatformSpec) -> dict[str, Any]:
     """Every profile, host side and service side, as one stack output."""
     enabled = spec.enabled_services()
     host: dict[str, Any] = {"identity": spec.governance.writer, "reader_identity": spec.governance.reader,
-                            "pyiceberg": engine_profiles.pyiceberg(spec), "spark": engine_profiles.spark(spec),
+                            "pyiceberg": engine_profiles.pyiceberg(spec),
+                            "spark": engine_profiles.spark(spec),  # not the service: the host's Spark client
                             "spark_packages": engine_profiles.spark_packages(spec),
                             "duckdb": engine_profiles.duckdb(spec)}
     services: dict[str, Any] = {}

@@ -133,7 +133,7 @@ def test_four_engines_one_catalog_one_table(stack: Stack, created_tables, figure
     spark.sql(f"REFRESH TABLE {spark_ident}")
 
     # -- every engine counts ----------------------------------------------------------------------------
-    counts: dict[str, int | str] = {"spark": spark.table(spark_ident).count()}
+    counts: dict[str, int | str] = {engines.SPARK: spark.table(spark_ident).count()}
     table = catalog.load_table(ident)
     counts["pyiceberg"] = table.scan().to_arrow().num_rows
     con, _ = engines.duckdb_connect(stack)
@@ -146,7 +146,7 @@ def test_four_engines_one_catalog_one_table(stack: Stack, created_tables, figure
             counts[engine.name] = f"error: {exc}"
     snapshots = len(table.snapshots())
     say(f"== counts: {counts}")
-    figure(f"{files} files; spark {spark_stale:,} cached -> {counts['spark']:,} after REFRESH; "
+    figure(f"{files} files; spark {spark_stale:,} cached -> {counts[engines.SPARK]:,} after REFRESH; "
            f"{'/'.join(counts)} {'/'.join(str(v) for v in counts.values())}; {snapshots} snapshots"
            + (f"; {len(deviations)} deviation(s): " + ", ".join(d.split(":")[0].split(" (")[0][:60] for d in deviations)
               if deviations else ""))

@@ -83,7 +83,7 @@ def test_streaming_job_commits_once_per_checkpoint_and_four_engines_read_it(stac
     for engine in services.engines(stack):  # the engine services of the stack (Trino)
         counts[engine.name] = engine.count(None, namespace, name, snapshot_id)
     spark = engines.spark_session(stack)
-    counts["spark"] = spark.sql(f"SELECT count(*) FROM {engines.SPARK_CATALOG}.{job.table} "
+    counts[engines.SPARK] = spark.sql(f"SELECT count(*) FROM {engines.SPARK_CATALOG}.{job.table} "
                                 f"VERSION AS OF {snapshot_id}").collect()[0][0]
     say(f"== counts at snapshot {snapshot_id}: {counts}; {distinct:,} distinct order ids")
     figure(f"{len(window)} checkpoints -> {check.snapshots} snapshots ({window[0]}..{window[-1]}); "

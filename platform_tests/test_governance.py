@@ -145,9 +145,9 @@ def test_read_only_identity_reads_through_every_engine_and_writes_through_none(s
         if key.startswith("spark.sql.catalog.reader"):
             spark.conf.set(key, value)
     try:
-        reads["spark"] = spark.table(f"reader.{ident}").count()
+        reads[engines.SPARK] = spark.table(f"reader.{ident}").count()
     except Exception as exc:  # noqa: BLE001
-        reads["spark"] = short(exc)
+        reads[engines.SPARK] = short(exc)
     engine_services = services.engines(stack)  # the engine services of the stack (Trino), each its package's
     for engine in engine_services:
         try:
@@ -173,10 +173,10 @@ def test_read_only_identity_reads_through_every_engine_and_writes_through_none(s
     if con is not None:
         attempt(log, "duckdb", "INSERT", lambda: con.execute(f"INSERT INTO lab.{ident} VALUES (2000, 1.0)"))
         con.close()
-    attempt(log, "spark", "INSERT", lambda: spark.sql(f"INSERT INTO reader.{ident} VALUES (3000, 1.0)").collect())
-    attempt(log, "spark", "ALTER TABLE ADD COLUMN",
+    attempt(log, engines.SPARK, "INSERT", lambda: spark.sql(f"INSERT INTO reader.{ident} VALUES (3000, 1.0)").collect())
+    attempt(log, engines.SPARK, "ALTER TABLE ADD COLUMN",
             lambda: spark.sql(f"ALTER TABLE reader.{ident} ADD COLUMN note string").collect())
-    attempt(log, "spark", "DELETE", lambda: spark.sql(f"DELETE FROM reader.{ident} WHERE order_id < 5").collect())
+    attempt(log, engines.SPARK, "DELETE", lambda: spark.sql(f"DELETE FROM reader.{ident} WHERE order_id < 5").collect())
     for engine in engine_services:  # every write and table procedure the engine offers, each refused
         for what, action in engine.writes(reader, namespace, "orders"):
             attempt(log, engine.name, what, action)
@@ -269,7 +269,7 @@ def test_no_or_wrong_credentials_are_refused_never_served(stack: Stack, figure, 
     for key, value in engines.spark_catalog_conf(stack, name="nobody").items():
         if key.startswith("spark.sql.catalog.nobody"):
             spark.conf.set(key, "wrong-token" if key.endswith(".token") else value)
-    attempt(refused, "spark", "list namespaces with a wrong token", lambda: spark.sql("SHOW NAMESPACES IN nobody").collect())
+    attempt(refused, engines.SPARK, "list namespaces with a wrong token", lambda: spark.sql("SHOW NAMESPACES IN nobody").collect())
 
     for engine in services.engines(stack):  # each engine service's wrong or missing credentials (Trino's)
         for what, action in engine.refusals():

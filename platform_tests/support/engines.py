@@ -17,6 +17,8 @@ from platform_tests.support.stack import Stack
 
 SPARK_DRIVER_MEMORY = os.environ.get("PROBE_SPARK_DRIVER_MEMORY", "1g")
 SPARK_CATALOG = "lab"
+#: The host's Spark client as the probes name it (``profiles.host.spark``); not the spark service (EMR on aws).
+SPARK = "spark"  # not the service: the host's Spark client
 # Keys of the Spark profile that are notes for people, not Spark settings.
 
 _spark_lock = threading.Lock()
@@ -25,7 +27,7 @@ _spark = None
 
 def spark_catalog_conf(stack: Stack, identity: str | None = None, name: str = SPARK_CATALOG) -> dict[str, str]:
     """The profile's Spark catalog settings as ``identity``, for a catalog called ``name``."""
-    profile = stack.fill(stack.host_profiles.get("spark") or {}, identity)
+    profile = stack.fill(stack.host_profiles.get(SPARK) or {}, identity)
     prefix, wanted = f"spark.sql.catalog.{SPARK_CATALOG}", f"spark.sql.catalog.{name}"
     return {(wanted + k[len(prefix):] if k.startswith(prefix) else k): str(v) for k, v in profile.items()}
 

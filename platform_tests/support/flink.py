@@ -34,6 +34,7 @@ class StreamingJob:
     jar_path: str | None
     entry_class: str | None
     task_log: str | None = None  # the task manager's log (natively), where its committer's retries are
+    writer: str = "streaming writer"  # how reports name it (its service's title: Flink)
 
     def rest(self):
         support = services.support(STREAMING_WRITER)
@@ -54,7 +55,7 @@ def streaming_job(stack: Stack) -> StreamingJob | None:
     return StreamingJob(rest_url=profile["rest"], name=job["name"], table=job["table"], source=job["source"],
                         interval_s=int(job["checkpoint_interval_s"]), recorded_id=step.get("job_id"),
                         jar_path=step.get("jar_path"), entry_class=step.get("entry_class"),
-                        task_log=support.task_log(stack))
+                        task_log=support.task_log(stack), writer=support.WRITER)
 
 
 def completed(rest, job_id: str) -> list[int]:

@@ -15,7 +15,10 @@ from infra.services.flink.job import FlinkJobError, FlinkRest
 from infra.services.flink.smoke import PROFILE
 from infra.services.probing import DeployedStack, ServiceHands, VersionReading, http_json
 
-__all__ = ["JOB", "PROFILE", "FlinkJobError", "FlinkRest", "task_log", "version"]
+__all__ = ["JOB", "PROFILE", "WRITER", "FlinkJobError", "FlinkRest", "task_log", "version"]
+
+#: How the probes' reports name the streaming writer.
+WRITER = "flink"
 
 
 def version(stack: DeployedStack, hands: ServiceHands | None) -> Mapping[str, VersionReading]:
