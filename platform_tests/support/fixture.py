@@ -59,7 +59,9 @@ def throwaway_fixture(stack: Stack, jdbc_uri: str, heap: str = "-Xmx256m",
     if build is None and stack.target == "docker":
         # The lab's store is published on this host: the control runs the fixture build the native target runs,
         # from this host's artifact cache (the lab's built fixture image is made of it), as a local process.
-        build = reference.runtime()
+        from infra.config import load_stack
+
+        build = reference.runtime(load_stack("native"))
         if build is None:
             pytest.skip("the control fixture runs the fixture build from this host's artifact cache, which has none "
                         "(make artifacts), or no JDK >= 17 is found")

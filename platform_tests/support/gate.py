@@ -119,8 +119,10 @@ def running_gate(config: Mapping[str, Any], signing_key: str | None = SIGNING_KE
 def fixture_runtime() -> Any | None:
     """The native stack's fixture build from the artifact cache (``make artifacts``), or None: the reference
     catalog's own probe support (``REFERENCE_CATALOG``) says where it is."""
+    from infra.config import load_stack
+
     reference = services.support(REFERENCE_CATALOG)
-    return reference.runtime() if reference is not None else None
+    return reference.runtime(load_stack("native")) if reference is not None else None
 
 
 def spark_jars() -> list[str] | None:

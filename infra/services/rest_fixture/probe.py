@@ -25,6 +25,7 @@ from infra.services.rest_fixture.config import (
     postgres_jdbc_uri,
     table_default_env,
 )
+from infra.spec import PlatformSpec
 
 __all__ = ["NAME", "FixtureRuntime", "native_build", "on_postgres", "runtime", "table_default_env", "version"]
 
@@ -59,15 +60,13 @@ class FixtureRuntime:
     main_class: str
 
 
-def runtime() -> FixtureRuntime | None:
-    """The native stack's fixture build from the artifact cache (``make artifacts``), or None."""
+def runtime(spec: PlatformSpec) -> FixtureRuntime | None:
+    """The fixture build ``spec`` (the native stack's) runs, from the artifact cache (``make artifacts``), or None."""
     from infra.artifacts import cache, java
     from infra.artifacts.artifact import ArtifactError
-    from infra.config import load_stack
     from infra.services import ServiceContext
     from infra.services.rest_fixture.artifact import artifact_key
 
-    spec = load_stack("native")
     found = cache.lookup(artifact_key(ServiceContext(spec, NAME)))
     if found is None or found.main_class is None:
         return None
