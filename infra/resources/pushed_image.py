@@ -116,7 +116,8 @@ def _client() -> Any:
     return client
 
 
-def _auth(registry: Mapping[str, Any]) -> dict[str, str]:
+def auth_config(registry: Mapping[str, Any]) -> dict[str, str]:
+    """The credentials as the engine's API takes them (X-Registry-Auth)."""
     return {"username": str(registry["username"]), "password": str(registry["password"]),
             "serveraddress": str(registry.get("server") or "")}
 
@@ -124,7 +125,7 @@ def _auth(registry: Mapping[str, Any]) -> dict[str, str]:
 def remote_digest(client: Any, reference: str, registry: Mapping[str, Any]) -> str | None:
     """The digest the registry holds under ``reference`` (``repository:tag``), or None when it has no such tag."""
     try:
-        found = client.api.inspect_distribution(reference, auth_config=_auth(registry))
+        found = client.api.inspect_distribution(reference, auth_config=auth_config(registry))
     except _docker("docker.errors").APIError as exc:
         text = str(exc).lower()
         if exc.status_code == 404 or "manifest unknown" in text or "not found" in text:
@@ -154,7 +155,7 @@ def push(client: Any, props: Mapping[str, Any], registry: Mapping[str, Any]) -> 
     """Push ``repository:tag`` with the registry's credentials; the manifest digest the registry answered."""
     repository, tag = props["repository"], props["tag"]
     digest = None
-    for chunk in client.api.push(repository, tag=tag, auth_config=_auth(registry), stream=True, decode=True):
+    for chunk in client.api.push(repository, tag=tag, auth_config=auth_config(registry), stream=True, decode=True):
         if "error" in chunk:
             detail = chunk.get("errorDetail", {}).get("message") or chunk["error"]
             raise ImagePushError(f"pushing {repository}:{tag} to {registry.get('server') or repository} failed: "
