@@ -19,7 +19,7 @@ from infra.spec import PlatformSpec
 from infra.targets.aws import ecs, images
 from infra.targets.aws.context import RegistryImage
 from tests.support.aws_graph import ALL_RUNS, containers, policy, the
-from tests.support.harness import ECR_REGISTRY, ProgramRun, cached_run, pushed_image_outputs
+from tests.support.harness import ECR_REGISTRY, ProgramRun, pushed_image_outputs
 from tests.support.rendered import is_secret, reveal
 from tests.support.stacks import with_changes
 
@@ -129,13 +129,22 @@ def test_no_image_key_is_left_to_set_by_hand():
     assert "services.lakehouse-exporter.image" not in pages
 
 
-def test_a_stack_whose_parts_run_no_operations_image_has_no_repository():
+def test_the_image_is_pushed_only_when_an_enabled_part_runs_it():
+    from infra.config import load_platform
+    from infra.services.registry import registry
+
+    def runs(platform: dict[str, Any]) -> bool:
+        spec = load_platform(platform)
+        return images.runs_operations_image(spec, registry().aws_parts(spec))
+
     platform = with_changes()
-    platform["maintenance"] = []
+    assert runs(platform)  # the exporter, and the maintenance tasks
     platform.setdefault("services", {})["lakehouse-exporter"] = {"enabled": False}
-    run = cached_run("cloud", platform)
-    assert not run.of_type(REPOSITORY) and not run.of_type(PUSHED)
-    assert "operations_image" not in run.outputs
+    assert runs(platform)  # the maintenance tasks still
+    platform["maintenance"] = []
+    assert not runs(platform)  # no part runs it: no repository, nothing built
+    platform["services"]["lakehouse-exporter"] = {"enabled": True, "image": "registry.example/ops:1.0"}
+    assert not runs(platform)  # a stack that names an image of its own runs that one
 
 
 def test_a_container_naming_the_operations_image_that_was_not_pushed_is_refused():
