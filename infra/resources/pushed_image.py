@@ -42,7 +42,7 @@ from typing import Any
 import pulumi
 import pulumi.dynamic
 
-from infra.by_value import plain
+from infra.by_value import is_unknown, plain
 
 #: What identifies the pushed image: another value of either is another image (a replacement).
 IDENTITY_KEYS = ("repository", "context_digest")
@@ -86,17 +86,22 @@ def context_tar(root: Path, files: Sequence[str]) -> bytes:
 
 
 def problems(props: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Every problem with the inputs as ``(property, reason)``."""
+    """Every problem with the inputs as ``(property, reason)``; a value a preview does not know yet (the
+    repository, before it exists) is checked when it is known."""
+    known = {k: v for k, v in props.items() if not is_unknown(v)}
     found = []
     for key in ("repository", "tag", "context", "dockerfile", "context_digest", "platform"):
-        if not isinstance(props.get(key), str) or not props[key]:
+        if key in props and key not in known:
+            continue
+        if not isinstance(known.get(key), str) or not known[key]:
             found.append((key, f"{key} must be a non-empty string"))
-    files = props.get("files")
+    files = known.get("files")
     if not isinstance(files, (list, tuple)) or not files:
         found.append(("files", "the build context needs at least one file"))
-    elif props.get("dockerfile") not in files:
-        found.append(("dockerfile", f"{props.get('dockerfile')!r} is not among the context's files"))
-    if "@" in str(props.get("repository", "")) or ":" in str(props.get("repository", "")).rsplit("/", 1)[-1]:
+    elif known.get("dockerfile") not in files:
+        found.append(("dockerfile", f"{known.get('dockerfile')!r} is not among the context's files"))
+    repository = str(known.get("repository", ""))
+    if "@" in repository or ":" in repository.rsplit("/", 1)[-1]:
         found.append(("repository", "a repository names no tag and no digest"))
     return found
 

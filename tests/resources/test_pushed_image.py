@@ -90,6 +90,10 @@ def test_inputs_are_checked_with_the_property_named() -> None:
         ("repository", "a repository names no tag and no digest")]
     assert pi.problems({**good, "repository": "r.example/ops@sha256:1"})[0][0] == "repository"
     assert ("tag", "tag must be a non-empty string") in pi.problems({**good, "tag": ""})
+    # A preview before the repository exists: its URL is not known yet, and that is no problem.
+    from pulumi.output import Unknown
+
+    assert pi.problems({**good, "repository": Unknown()}) == []
     failures = pi.PushedImageProvider().check({}, {**good, "files": []}).failures
     assert [(f.property, f.reason) for f in failures] == [("files", "the build context needs at least one file")]
 
