@@ -70,9 +70,11 @@ def test_the_graphs_lifecycle_policy_is_the_rule_on_the_stacks_repository(cloud)
 def test_the_image_is_built_from_the_labs_files_and_pushed_with_the_registrys_credentials(cloud):
     pushed = _pushed(cloud)
     assert pushed["repository"] == f"{ECR_REGISTRY}/lakehouse-cloud/operations"
-    assert pushed["files"] == support.operations_context_files()  # what .dockerignore admits: the lab's context
-    assert {"docker/operations.Dockerfile", "docker/operations.lock", "infra/operations/exporter.py"} <= set(
-        pushed["files"])
+    # What .dockerignore admits (the lab's context, tests/lab/test_images.py): never tests, .venv or state.
+    assert pushed["files"] == sorted({
+        ".dockerignore", "docker/operations.Dockerfile", "docker/operations.lock", "infra/__init__.py",
+        "infra/targets/native/watchdog.py",
+        *(f"infra/operations/{p.name}" for p in (PROJECT_ROOT / "infra" / "operations").glob("*.py"))})
     assert pushed["dockerfile"] == support.OPERATIONS_DOCKERFILE and pushed["context"] == str(PROJECT_ROOT)
     assert set(pushed["args"]) == {"BASE", "PG_MAJOR"} and set(pushed["host_args"]) == {"CA_CERTIFICATES"}
     assert pushed["platform"] == "linux/amd64"
