@@ -8,7 +8,8 @@ other service of the stack with its health check and, natively, its watchdog's s
 
 Whole definition: defaults, the config, the local process (the project's Python, supervised like every
 native service), the container (the platform's operations image, built from this repository), and the
-ECS task (the same image, pushed by the deploying pipeline).
+ECS task (the same image, which the aws target builds and pushes to the stack's ECR repository:
+``infra/targets/aws/images.py``).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ LAYER = Layer.OBSERVABILITY
 
 
 def ecs(ctx: ServiceContext) -> EcsPlan:
-    """On Fargate: the same image (pushed to the registry ``services.lakehouse-exporter.image`` names)."""
+    """On Fargate: the same image, which the aws target pushes and names by digest (infra/targets/aws/images.py)."""
     config = exporter_config(ctx, Side.INTERNAL, "0.0.0.0", None, None)  # noqa: S104 - in its task
     return EcsPlan(env={"AWS_REGION": ctx.spec.aws.region, **catalog_settings(ctx.spec, Side.INTERNAL)[1]},
                    command=["python", "-m", "infra.operations.exporter", "--config", IMAGE_CONFIG],

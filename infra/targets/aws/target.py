@@ -6,6 +6,7 @@ Amazon Managed Prometheus, the exporter) is the ``aws`` module of its package, d
 ``AwsTarget.build`` builds in dependency order and hands each part the typed ``Foundation``:
 
     governance (network, KMS, roles, secrets) -> log groups (every part's sources) -> storage (warehouse)
+    -> the images the stack pushes (the operations image, when a part runs it)
     -> catalog parts (behind one load balancer; their jobs become ``catalog_jobs``) -> compute parts
     -> orchestration (declared tables, maintenance parts) -> observability (the alarm topic, its parts,
     then every part's alarms) -> recovery (backups of the catalog database, the warehouse's replica)
@@ -30,7 +31,7 @@ from infra.services.context import Side, url
 from infra.services.definition import AwsPart
 from infra.spec import Layer, PlatformSpec
 from infra.targets import Built
-from infra.targets.aws import alarms, catalogs, governance, logs, recovery, storage
+from infra.targets.aws import alarms, catalogs, governance, images, logs, recovery, storage
 from infra.targets.aws.common import tag_value
 from infra.targets.aws.context import AwsComponent, AwsContext
 from infra.targets.aws.foundation import Foundation
@@ -73,6 +74,8 @@ class AwsTarget:
         groups = logs.build(ctx, gov.key.arn, log_sources(spec, parts))
         warehouse = storage.warehouse(ctx, gov.key.arn)
         foundation = Foundation(ctx, gov, groups, warehouse, secret_refs=dict(gov.secret_refs))
+        # The images the stack pushes itself (the operations image), before any task definition names them.
+        pushed = images.build(ctx, gov, parts)
         for layer in (Layer.CATALOG, Layer.COMPUTE):
             foundation.cluster(layer)  # every stack has both: what CD runs (catalog jobs) and the engines
         built = Built()
@@ -101,6 +104,9 @@ class AwsTarget:
         orchestration = built.layer(Layer.ORCHESTRATION)
         orchestration.setdefault("schedules", [])
         built.layer(Layer.OBSERVABILITY).update(topic.layer_outputs())
+        if pushed is not None:
+            built.layer(Layer.OBSERVABILITY).update(pushed.layer_outputs())
+            built.outputs.update(pushed.stack_outputs())
         built.outputs.update(topic.stack_outputs())
         storage_layer, storage_stack = storage.storage_outputs(warehouse, list(spec.storage.warehouse_prefixes))
         for layer, (layer_out, stack_out) in ((Layer.GOVERNANCE, (gov.layer_outputs(), gov.stack_outputs())),
