@@ -7,6 +7,8 @@ from typing import Any
 import pulumi
 
 from infra.services import profiles as engine_profiles
+from infra.services import registry
+from infra.services.definition import CatalogPrincipals
 from infra.services.context import ServiceContext, Side, address, url
 from infra.services.flink import config as flink_config
 from infra.services.trino import config as trino_config
@@ -72,6 +74,17 @@ def ownership(spec: PlatformSpec) -> list[dict[str, Any]]:
 _PER_IDENTITY = ("s3-secret-key-", "catalog-token-", "trino-password-")
 
 
+def admin_secrets() -> set[str]:
+    """The catalogs' root/admin credentials: their bootstrap jobs' alone, never a stack output."""
+    return {name for d in registry().catalogs().values() if d.catalog is not None for name in d.catalog.admin_secrets}
+
+
+def catalog_principals(spec: PlatformSpec) -> list[CatalogPrincipals]:
+    """How each enabled catalog that makes every identity a principal of its own names their credentials."""
+    return [d.catalog.principals for name, d in registry().catalogs().items()
+            if name in spec.enabled_services() and d.catalog is not None and d.catalog.principals is not None]
+
+
 def identity_credentials(spec: PlatformSpec, secrets: dict[str, pulumi.Output[str]]) -> dict[str, Any]:
     """identity -> what a client acting as it needs: store keys, catalog token, Trino user and password.
 
@@ -86,6 +99,10 @@ def identity_credentials(spec: PlatformSpec, secrets: dict[str, pulumi.Output[st
                                  ("trino_password", f"trino-password-{name}")):
             if secret_name in secrets and (key != "s3_secret_key" or "seaweedfs" in spec.enabled_services()):
                 entry[key] = secrets[secret_name]
+        for principals in catalog_principals(spec):  # its own principal at a catalog that has them (Polaris)
+            if principals.secret_name(name) in secrets:
+                entry[principals.id_key] = name
+                entry[principals.secret_key] = secrets[principals.secret_name(name)]
         found[name] = entry
     return found
 
@@ -93,11 +110,14 @@ def identity_credentials(spec: PlatformSpec, secrets: dict[str, pulumi.Output[st
 def credentials(secrets: dict[str, pulumi.Output[str]], spec: PlatformSpec | None = None) -> pulumi.Output:
     """Every credential a client may need, as one secret output (names match the profiles).
 
-    Top level: the platform's own (its admin S3 key, database passwords, ...); ``identities``: one entry
-    per identity, which is what engines use (the host profiles name the identity).
+    Top level: the platform's own (its admin S3 key, database passwords, ...), never a catalog's root/admin
+    credential (its bootstrap jobs' alone); ``identities``: one entry per identity, which is what engines use
+    (the host profiles name the identity).
     """
+    per_identity = _PER_IDENTITY + tuple(f"{p.secret_kind}-" for p in catalog_principals(spec)) if spec else ()
     names: dict[str, Any] = {k.replace("-", "_"): v for k, v in secrets.items()
-                             if not k.startswith(_PER_IDENTITY) and not k.endswith(("-pem", "-cert"))}
+                             if not k.startswith(_PER_IDENTITY + per_identity) and not k.endswith(("-pem", "-cert"))
+                             and k not in admin_secrets()}
     if spec is not None:
         names["identities"] = identity_credentials(spec, secrets)
     return pulumi.Output.secret(pulumi.Output.from_input(names))

@@ -77,6 +77,39 @@ class AwsPart:
 
 
 @dataclass(frozen=True)
+class CatalogPrincipals:
+    """A catalog that authenticates every identity as a principal of its own, with OAuth2 client credentials.
+
+    Identity ``<id>``'s client id is ``<id>`` and its client secret the stack secret ``<secret_kind>-<id>``
+    (stack config ``<config_key><Id>``; a lab default off aws). A client acting as it sends
+    ``credential: <id>:<secret>`` and ``scope`` (the Iceberg REST client properties); host profiles say it
+    as ``{<id_key>}:{<secret_key>}``, filled from ``credentials.identities.<id>``. The catalog's own admin
+    credential (``CatalogRole.admin_secrets``) reaches none of them.
+    """
+
+    secret_kind: str  # e.g. polaris-client-secret: identity <id> holds the secret <kind>-<id>
+    config_key: str  # stack config key prefix, e.g. polarisClientSecret -> polarisClientSecretReader
+    scope: str  # the OAuth2 scope a client asks for
+
+    def secret_name(self, identity: str) -> str:
+        return f"{self.secret_kind}-{identity}"
+
+    @property
+    def secret_key(self) -> str:
+        """Its key in ``credentials.identities.<id>`` and the profiles' placeholder (``polaris_client_secret``)."""
+        return self.secret_kind.replace("-", "_")
+
+    @property
+    def id_key(self) -> str:
+        """The client id's key beside it (``polaris_client_id``)."""
+        return self.secret_key.removesuffix("_secret") + "_id"
+
+    def properties(self, identity: str, client_secret: str) -> dict[str, str]:
+        """The REST client properties of one identity (``client_secret``: a placeholder or a reference)."""
+        return {"credential": f"{identity}:{client_secret}", "scope": self.scope}
+
+
+@dataclass(frozen=True)
 class CatalogRole:
     """What a catalog service offers engines: where its REST API is and how clients authenticate.
 
@@ -102,6 +135,12 @@ class CatalogRole:
     # Where the catalog lays tables out as ``<namespace>/<table>/`` on storage (``s3://bucket/prefix/``), which
     # rebuild-from-storage scans; None: not by name (Lakekeeper's uuid directories: restore its database instead).
     tables_location: Callable[[PlatformSpec], str | None] = lambda spec: None
+    #: Each identity a principal of its own (None: clients authenticate with no credential of theirs, or at a gate).
+    principals: CatalogPrincipals | None = None
+    #: The secrets that are the catalog's root/admin credential, and the only services (its bootstrap jobs)
+    #: that may hold them: the policy pack refuses any other holder (``catalog-admin-credential-in-bootstrap``).
+    admin_secrets: tuple[str, ...] = ()
+    admin_jobs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import pulumi
 from infra.services import registry
 from infra.services.placeholders import DERIVED_TOKEN, SECRET_TOKEN
 from infra.spec import PlatformSpec, Target
-from infra.spec.governance import catalog_token_key, trino_password_key
+from infra.spec.governance import catalog_token_key, config_key_suffix, trino_password_key
 
 #: Trino's PBKDF2 (PBKDF2WithHmacSHA1) needs at least 1000 iterations.
 PBKDF2_ITERATIONS = 10_000
@@ -52,6 +52,11 @@ def resolve_secrets(config: pulumi.Config, spec: PlatformSpec) -> dict[str, pulu
              f"lab-{name}-catalog-token", False),  # on aws the catalogs authenticate themselves
             (f"trino-password-{name}", trino_password_key(name, identity),
              f"lab-{name}-trino-password", "trino" in enabled),
+            # each identity's client secret at a catalog that makes it a principal of its own (Polaris)
+            *((item.principals.secret_name(name), item.principals.config_key + config_key_suffix(name),
+               f"lab-{item.principals.secret_name(name)}", True)
+              for item in (d.catalog for d in registry().catalogs().values() if d.name in enabled)
+              if item is not None and item.principals is not None),
         )
         for secret_name, key, lab_default, needed_on_aws in derived:
             given = config.get_secret(key)

@@ -70,9 +70,10 @@ def store_properties(ctx: ServiceContext, side: Side, identity: str) -> dict[str
 def catalogs(spec: PlatformSpec) -> dict[str, tuple[str, str]]:
     """Trino catalog -> (catalog service, identity whose credentials it holds), in registry order.
 
-    Every enabled catalog service is one catalog with the writer identity's credentials; a gated catalog
-    (whose gate checks tokens) is also ``<name>_ro`` with the reader identity's. An ungated catalog has
-    no read-only twin: a reader gets no Trino catalog for it rather than one that could write.
+    Every enabled catalog service is one catalog with the writer identity's credentials; a catalog that
+    tells identities apart (a gate checks their tokens, or each is a principal of the catalog's own) is also
+    ``<name>_ro`` with the reader identity's. Any other catalog has no read-only twin: a reader gets no Trino
+    catalog for it rather than one that could write.
     """
     found: dict[str, tuple[str, str]] = {}
     for name, definition in registry().catalogs().items():
@@ -80,7 +81,7 @@ def catalogs(spec: PlatformSpec) -> dict[str, tuple[str, str]]:
             continue
         assert definition.catalog is not None
         found[definition.catalog.engine_name] = (name, spec.governance.writer)
-        if gate_of(spec, name):
+        if gate_of(spec, name) or definition.catalog.principals is not None:
             found[definition.catalog.engine_name + READ_ONLY_SUFFIX] = (name, spec.governance.reader)
     return found
 
@@ -108,6 +109,11 @@ def catalog_files(ctx: ServiceContext, side: Side = Side.INTERNAL) -> dict[str, 
         if gate_of(ctx.spec, name):
             props.update({"iceberg.rest-catalog.security": "OAUTH2",
                           "iceberg.rest-catalog.oauth2.token": f"${{ENV:{env_name('CATALOG_TOKEN', identity)}}}"})
+        if role.principals is not None:  # the identity's own principal, never the catalog's root
+            auth = role.principals.properties(identity, f"${{ENV:{principal_env(role.principals.secret_kind, identity)}}}")
+            props.update({"iceberg.rest-catalog.security": "OAUTH2",
+                          "iceberg.rest-catalog.oauth2.credential": auth["credential"],
+                          "iceberg.rest-catalog.oauth2.scope": auth["scope"]})
         props.update(store_properties(ctx, side, identity))
         files[f"{trino_catalog}.properties"] = properties(props)
     return files
@@ -220,9 +226,15 @@ def secret_env(ctx: ServiceContext) -> dict[str, str]:
             env[env_name("S3_SECRET_KEY", identity)] = secret(f"s3-secret-key-{identity}")
         if gate_of(spec, name):
             env[env_name("CATALOG_TOKEN", identity)] = secret(f"catalog-token-{identity}")
-    if ctx.enabled("polaris"):
-        env["POLARIS_ROOT_SECRET"] = secret("polaris-root-secret")
+        principals = registry()[name].catalog.principals  # type: ignore[union-attr]
+        if principals is not None:
+            env[principal_env(principals.secret_kind, identity)] = secret(principals.secret_name(identity))
     return dict(sorted(env.items()))
+
+
+def principal_env(secret_kind: str, identity: str) -> str:
+    """The variable holding an identity's client secret at a catalog: ``POLARIS_CLIENT_SECRET_READER``."""
+    return env_name(secret_kind.upper().replace("-", "_"), identity)
 
 
 def etc_files(ctx: ServiceContext, etc: str, role: Literal["single", "coordinator", "worker"], discovery: str,

@@ -38,8 +38,10 @@ def test_cloud_refuses_lab_default_secrets():
     assert not [r for r in mocks.resources if not r.type.startswith("pulumi:")]
 
 
-def test_cloud_credentials_output_has_no_database_password(cloud):
+def test_cloud_credentials_output_has_no_database_password_nor_polaris_root(cloud):
     creds = cloud.outputs["credentials"]
     assert creds["secret"] is True
     assert "postgres_password" not in creds["value"]
-    assert creds["value"]["polaris_root_secret"] == "test-polaris-root-secret"
+    assert "test-polaris-root-secret" not in str(creds["value"])  # root is the catalog job's alone
+    reader = creds["value"]["identities"]["reader"]
+    assert (reader["polaris_client_id"], reader["polaris_client_secret"]) == ("reader", "test-polaris-client-secret-reader")
