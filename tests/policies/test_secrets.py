@@ -113,7 +113,7 @@ def test_the_lab_stores_secret_key_in_a_plain_variable_file_or_command_is_refuse
     found = violations("secret-values-not-plaintext", resources, context)
     assert sorted(found) == [  # the graph's order is the order of registration, which varies
         "docker:Container 'flink-jobmanager' (layer compute, owner streaming) breaks secret-values-not-plaintext: "
-        "command[1] holds the value of secret POLARIS_CLIENT_SECRET of docker:Container 'polaris-catalog' "
+        "command[1] holds the value of secret POLARIS_ROOT_SECRET of docker:Container 'polaris-catalog' "
         f"{ADVICE}",
         f"docker:Container 'kafka' (layer compute, owner streaming) breaks secret-values-not-plaintext: "
         f"envs[{index}] (STORE_AUTH) holds the value of {store_key} {ADVICE}",

@@ -135,11 +135,15 @@ def test_polaris_catalog_runs_after_polaris_is_healthy_and_before_trino(lab_run:
     assert {"polaris", "seaweedfs-bucket"} <= set(job.depends_on)
     assert {"polaris-catalog", "lakekeeper-warehouse"} <= set(trino.depends_on)
     assert labels(trino)[f"{AFTER_JOB_LABEL}polaris-catalog"] == "exit 0"
-    assert job.inputs["image"] == "sha256:polaris-catalog-image"
-    assert job.inputs["entrypoints"] == ["/bin/sh", "-c"]  # alpine/curl's entrypoint is curl
+    assert job.inputs["image"] == "lakehouse/operations:0.3.0"  # the access job is the operations image's Python
+    assert job.inputs["command"] == ["python", "-m", "infra.operations.polaris_access", "--config",
+                                     "/etc/lakehouse/polaris-access.json"]
     env = envs(job)
-    assert env["POLARIS_URL"] == "http://polaris:8181"
-    assert env["POLARIS_CLIENT_SECRET"] == "lab-polaris-root-secret"
+    # Root (the catalog job is its only holder besides the bootstrap) and each identity's own client secret.
+    assert env["POLARIS_ROOT_SECRET"] == "lab-polaris-root-secret"
+    assert {k: v for k, v in env.items() if k.startswith("POLARIS_CLIENT_SECRET_")} == {
+        f"POLARIS_CLIENT_SECRET_{name.upper()}": f"lab-polaris-client-secret-{name}"
+        for name in ("platform", "writer", "reader")}
     assert isinstance(job.inputs["envs"], dict), "the job's environment holds a secret: it is a secret"
 
 

@@ -4,7 +4,7 @@ balancer, their setup jobs as one-off task definitions in the order CD runs them
 from __future__ import annotations
 
 from infra.config import load_platform
-from tests.support.aws_graph import container_of_task, containers, ecs_service, the
+from tests.support.aws_graph import container_of_task, containers, ecs_service, the, written_files
 from tests.support.harness import ProgramRun
 from tests.support.stacks import cloud_platform
 
@@ -53,13 +53,17 @@ def test_catalog_setup_jobs_name_the_vending_role_and_key_and_read_secrets_from_
     vending = "arn:aws:iam:eu-west-1:123456789012:lakehouse-credential-vending"
     key = "arn:aws:kms:eu-west-1:123456789012:lakehouse-key"
     catalog = container_of_task(cloud, "lakehouse-polaris-catalog")
-    assert catalog["image"] == "alpine/curl:8.21.0" and catalog["entryPoint"] == ["/bin/sh", "-c"]
+    assert catalog["image"] == "lakehouse/operations:0.3.0"  # the access job: the operations image's Python
     env = {e["name"]: e["value"] for e in catalog["environment"]}
-    assert env == {"KMS_KEY_ARN": key, "POLARIS_CLIENT_ID": "root", "POLARIS_REALM": "POLARIS",
-                   "POLARIS_URL": "http://polaris.lakehouse.internal:8181", "VENDING_ROLE_ARN": vending}
-    assert catalog["secrets"] == [{"name": "POLARIS_CLIENT_SECRET",
-                                   "valueFrom": "arn:aws:secretsmanager:eu-west-1:123456789012:secret:lakehouse-polaris-root-secret-AbCdEf"}]
-    assert '\\"roleArn\\":\\"$(json_escape "$VENDING_ROLE_ARN")\\"' in catalog["command"][0]
+    assert env == {"KMS_KEY_ARN": key, "POLARIS_ROOT_CLIENT_ID": "root", "VENDING_ROLE_ARN": vending}
+    arn = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:lakehouse-{}-AbCdEf"
+    # Root and each identity's client secret (the job sets them on their principals), from Secrets Manager.
+    assert sorted(catalog["secrets"], key=lambda s: s["name"]) == [
+        {"name": f"POLARIS_CLIENT_SECRET_{n.upper()}", "valueFrom": arn.format(f"polaris-client-secret-{n}")}
+        for n in ("platform", "reader", "writer")] + [
+        {"name": "POLARIS_ROOT_SECRET", "valueFrom": arn.format("polaris-root-secret")}]
+    # Its config file names the ARNs as ${ENV:...}, which the job reads from its environment.
+    assert '${ENV:VENDING_ROLE_ARN}' in written_files(catalog["command"][0])["/etc/lakehouse/polaris-access.json"]
     warehouse = container_of_task(cloud, "lakehouse-lakekeeper-warehouse")
     env = {e["name"]: e["value"] for e in warehouse["environment"]}
     assert env == {"KMS_KEY_ARN": key, "LAKEKEEPER_URL": "http://lakekeeper.lakehouse.internal:8181",
