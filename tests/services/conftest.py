@@ -35,7 +35,7 @@ def serve() -> Iterator[Callable[[Callable[[str, str, dict[str, str], bytes], An
                 self.end_headers()
                 self.wfile.write(payload)
 
-            do_GET = do_POST = do_PUT = _any
+            do_GET = do_POST = do_PUT = do_DELETE = _any
 
             def log_message(self, *args: Any) -> None:
                 pass

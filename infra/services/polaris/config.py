@@ -11,7 +11,7 @@ from infra.services.context import ServiceContext, Side
 from infra.services.placeholders import secret
 from infra.operations.polaris_access import ENV_ROOT_CLIENT_ID, ENV_ROOT_SECRET
 from infra.services.plans import jvm_heap_flag
-from infra.services.polaris.principals import stack_principals
+from infra.services.polaris.principals import Principal, stack_principals
 from infra.spec import PlatformSpec
 
 NAME = "polaris"
@@ -127,9 +127,13 @@ def _env_refs(value: Any) -> Any:
     return value
 
 
-def access_config(ctx: ServiceContext, request: dict[str, Any]) -> dict[str, Any]:
-    """The catalog job's config (``infra.operations.polaris_access``): no secret, only where each one is."""
-    found = stack_principals(ctx.spec)
+def access_config(ctx: ServiceContext, request: dict[str, Any],
+                  principals: list[Principal] | None = None) -> dict[str, Any]:
+    """The catalog job's config (``infra.operations.polaris_access``): no secret, only where each one is.
+
+    ``principals``: the stack's identities as principals unless given.
+    """
+    found = stack_principals(ctx.spec) if principals is None else principals
     namespaces = sorted({ns for p in found for ns in p.namespaces})
     return {
         "url": ctx.url(NAME, "http"), "realm": REALM, "wait_s": 300,
