@@ -141,6 +141,7 @@ class CatalogRole:
     #: that may hold them: the policy pack refuses any other holder (``catalog-admin-credential-in-bootstrap``).
     admin_secrets: tuple[str, ...] = ()
     admin_jobs: tuple[str, ...] = ()
+    admin_client_id: str | None = None  # the admin's OAuth2 client id (Polaris's root)
 
 
 @dataclass(frozen=True)

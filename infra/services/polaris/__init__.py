@@ -30,7 +30,14 @@ from __future__ import annotations
 from infra.services import operations_support
 from infra.services.definition import AwsPart, CatalogPrincipals, CatalogRole, Lazy, SecretSpec, ServiceDefinition
 from infra.services.polaris import container
-from infra.services.polaris.config import BOOTSTRAP_JOB, CATALOG_JOB, CLIENT_SECRET_KIND, NAME, base_location
+from infra.services.polaris.config import (
+    BOOTSTRAP_JOB,
+    CATALOG_JOB,
+    CLIENT_SECRET_KIND,
+    NAME,
+    ROOT_CLIENT_ID,
+    base_location,
+)
 from infra.services.seaweedfs import BUCKET_JOB as STORE_BUCKET_JOB
 from infra.spec import Layer, Target
 
@@ -87,6 +94,7 @@ CATALOG = CatalogRole(
     principals=CatalogPrincipals(CLIENT_SECRET_KIND, "polarisClientSecret", "PRINCIPAL_ROLE:ALL"),
     admin_secrets=("polaris-root-secret",),
     admin_jobs=(BOOTSTRAP_JOB, CATALOG_JOB),
+    admin_client_id=ROOT_CLIENT_ID,
 )
 
 
