@@ -18,7 +18,7 @@ from policies.resources import (
     message,
     service_of,
 )
-from policies.wire import is_unknown, reveal, strings
+from policies.wire import is_unknown, reveal, secret_values, strings
 
 STATIC_KEY_SETTINGS = ("s3.aws-access-key", "s3.aws-secret-key")
 STATIC_KEY_VARIABLES = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
@@ -54,7 +54,7 @@ def check_vended_credentials(resource: Resource, context: StackContext | None) -
 
 # ---- a catalog's root/admin credential ----------------------------------------------------------------------
 
-#: Where a secret is kept rather than held: its Secrets Manager secret and versions (governance's store).
+#: Where a secret is kept rather than held: its own Secrets Manager secret and versions (governance's store).
 SECRET_STORES = ("aws:secretsmanager/secret:Secret", "aws:secretsmanager/secretVersion:SecretVersion")
 #: Shorter values are not searched for in other resources (they would match ordinary text).
 MIN_VALUE_LENGTH = 8
@@ -119,7 +119,9 @@ def _carries(resource: Resource, credential: AdminCredential, values: set[str]) 
     if named:
         yield f"it names the secret {credential.secret} ({', '.join(named)})"
     pattern = credential.credential_re()
-    if pattern is not None and any(pattern.search(t) for t in texts):
+    as_admin = f"{credential.client_id}:"
+    if pattern is not None and (any(pattern.search(t) for t in texts) or any(
+            isinstance(v, str) and v.startswith(as_admin) for _, v in secret_values(resource.props))):
         yield f"a credential setting authenticates as {credential.catalog}'s {credential.client_id}"
     if any(v in t for v in values for t in texts):
         yield f"it holds the value of {credential.secret}"
@@ -140,8 +142,8 @@ def check_catalog_admin_only_in_bootstrap(resources: Sequence[Resource], context
         values = _admin_values([r for r in resources if any(
             _named_for(r, service_of(r, context, index), h) for h in credential.holders)], credential)
         for r in resources:
-            if r.type in SECRET_STORES or r.type.startswith(("pulumi:", "platform:")):
-                continue
+            if r.type.startswith(("pulumi:", "platform:")) or (r.type in SECRET_STORES and credential.secret in r.name):
+                continue  # the secret's own store (its Secrets Manager secret and version) keeps it, holds nothing
             service = service_of(r, context, index)
             if any(_named_for(r, service, holder) for holder in credential.holders):
                 continue
