@@ -142,7 +142,7 @@ def test_polaris_catalog_runs_after_polaris_is_healthy_and_before_trino(lab_run:
     # Root (the catalog job is its only holder besides the bootstrap) and each identity's own client secret.
     assert env["POLARIS_ROOT_SECRET"] == "lab-polaris-root-secret"
     assert {k: v for k, v in env.items() if k.startswith("POLARIS_CLIENT_SECRET_")} == {
-        f"POLARIS_CLIENT_SECRET_{name.upper()}": f"lab-polaris-client-secret-{name}"
+        f"POLARIS_CLIENT_SECRET_{name.upper()}": f"lab-{name}-polaris-client-secret"
         for name in ("platform", "writer", "reader")}
     assert isinstance(job.inputs["envs"], dict), "the job's environment holds a secret: it is a secret"
 

@@ -33,7 +33,7 @@ from infra.services.polaris import container
 from infra.services.polaris.config import (
     BOOTSTRAP_JOB,
     CATALOG_JOB,
-    CLIENT_SECRET_KIND,
+    CLIENT_SECRET,
     NAME,
     ROOT_CLIENT_ID,
     base_location,
@@ -87,11 +87,10 @@ CATALOG = CatalogRole(
     warehouse=lambda spec: spec.catalog.warehouse,
     tables_location=base_location,
     client_properties=lambda ctx: {"header.X-Iceberg-Access-Delegation": "vended-credentials"},
-    trino_properties=lambda ctx: {"iceberg.rest-catalog.vended-credentials-enabled": "true"},
     vends_credentials=True,
     ready_after=(CATALOG_JOB,),
     # Each principal activates its one principal role (PRINCIPAL_ROLE:ALL is its own roles, not root's).
-    principals=CatalogPrincipals(CLIENT_SECRET_KIND, "polarisClientSecret", "PRINCIPAL_ROLE:ALL"),
+    principals=CatalogPrincipals(CLIENT_SECRET, "PRINCIPAL_ROLE:ALL", "polaris_client_id"),
     admin_secrets=("polaris-root-secret",),
     admin_jobs=(BOOTSTRAP_JOB, CATALOG_JOB),
     admin_client_id=ROOT_CLIENT_ID,
@@ -110,6 +109,7 @@ SERVICES = (
         unavailable={Target.NATIVE: NOT_NATIVE}, catalog=CATALOG,
         secrets=(SecretSpec("polaris-root-secret", "polarisRootSecret", "lab-polaris-root-secret"),
                  SecretSpec("polaris-token-key", "polarisTokenKey", "lab-polaris-token-signing-key")),
+        identity_secrets=(CLIENT_SECRET,),  # each identity's client secret: its principal's (set by the catalog job)
     ),
     ServiceDefinition(
         name=CATALOG_JOB, default=CATALOG_JOB_DEFAULT, job_of=NAME,

@@ -8,6 +8,7 @@ from typing import Any
 
 from infra.services import steps
 from infra.services.context import ServiceContext, Side
+from infra.services.definition import IdentitySecret
 from infra.services.placeholders import secret
 from infra.operations.polaris_access import ENV_ROOT_CLIENT_ID, ENV_ROOT_SECRET
 from infra.services.plans import jvm_heap_flag
@@ -102,13 +103,15 @@ def aws_storage(ctx: ServiceContext) -> dict[str, Any]:
 ACCESS_CONFIG = "/etc/lakehouse/polaris-access.json"
 
 
-#: Each identity's Polaris client secret (``polaris-client-secret-<identity>``), its client id the identity's name.
-CLIENT_SECRET_KIND = "polaris-client-secret"  # noqa: S105 - a secret's kind, not a secret
+#: Each identity's Polaris client secret (``polaris-client-secret-<identity>``, stack config
+#: ``polarisClientSecret<Identity>``); its client id is the identity's name (``polaris_client_id``).
+CLIENT_SECRET = IdentitySecret("polaris-client-secret", "polarisClientSecret", "Polaris client secret",
+                               values=lambda identity: {"polaris_client_id": identity})
 
 
 def client_secret_name(identity: str) -> str:
     """The stack secret holding an identity's Polaris client secret."""
-    return f"{CLIENT_SECRET_KIND}-{identity}"
+    return CLIENT_SECRET.secret_name(identity)
 
 
 def client_secret_env(identity: str) -> str:
