@@ -283,8 +283,8 @@ REFUSED_NOW = {
     "an identity taking the reader's catalog token key": (
         "lab", lambda p: p.update(identities={"etl": {**ETL, "catalog_token_config_key": "catalogTokenReader"}}),
         f"{P}.identities.etl.catalog_token_config_key: 'catalogTokenReader' is also the stack config key of "
-        "identities.reader's catalog token (by default); each secret of an identity (secret key, catalog token, Trino "
-        "password) needs a key of its own: a shared secret is one credential, and whoever holds it has both "
+        "identities.reader's catalog token (by default); each secret of an identity (secret key, catalog token, "
+        "Polaris client secret, Trino password) needs a key of its own: a shared secret is one credential, and whoever holds it has both "
         "identities' rights (a reader's token could write)",
     ),
     "an identity sharing the reader's access key": (
@@ -296,15 +296,15 @@ REFUSED_NOW = {
     "an identity sharing the writer's secret key": (
         "lab", lambda p: p.update(identities={"etl": {**ETL, "secret_config_key": "s3WriterSecretKey"}}),
         f"{P}.identities.etl.secret_config_key: 's3WriterSecretKey' is also the stack config key of "
-        "identities.writer's secret key; each secret of an identity (secret key, catalog token, Trino password) needs "
-        "a key of its own: a shared secret is one credential, and whoever holds it has both identities' rights (a "
+        "identities.writer's secret key; each secret of an identity (secret key, catalog token, Polaris client "
+        "secret, Trino password) needs a key of its own: a shared secret is one credential, and whoever holds it has both identities' rights (a "
         "reader's token could write)",
     ),
     "an identity's token read from its own secret key": (
         "lab", lambda p: p.update(identities={"etl": {**ETL, "catalog_token_config_key": "s3EtlSecretKey"}}),
         f"{P}.identities.etl.catalog_token_config_key: 's3EtlSecretKey' is also the stack config key of "
-        "identities.etl's secret key; each secret of an identity (secret key, catalog token, Trino password) needs a "
-        "key of its own: one value would be two credentials of it",
+        "identities.etl's secret key; each secret of an identity (secret key, catalog token, Polaris client "
+        "secret, Trino password) needs a key of its own: one value would be two credentials of it",
     ),
     "an identity's password read from a service's secret": (
         "lab", lambda p: p.update(identities={"etl": {**ETL, "secret_keys": {"trino-password": "postgresPassword"}}}),
@@ -314,7 +314,7 @@ REFUSED_NOW = {
     "an identity's key for a per-identity secret no service declares": (
         "lab", lambda p: p.update(identities={"etl": {**ETL, "secret_keys": {"trino-pasword": "etlTrino"}}}),
         f"{P}.identities.etl.secret_keys.trino-pasword: no enabled or disabled service declares a per-identity "
-        "secret 'trino-pasword'; allowed: trino-password",
+        "secret 'trino-pasword'; allowed: polaris-client-secret, trino-password",
     ),
     "an identity's per-identity secret key with the namespace": (
         "lab", lambda p: p.update(identities={"etl": {**ETL, "secret_keys": {"trino-password": "lakehouse:etlTrino"}}}),
