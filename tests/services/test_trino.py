@@ -78,7 +78,7 @@ def test_trino_renders_each_catalogs_neutral_rest_properties_and_refuses_one_it_
     # Polaris tells identities apart: the reader gets a Trino catalog of its own, as its own principal.
     assert "iceberg.rest-catalog.oauth2.credential=reader:${ENV:POLARIS_CLIENT_SECRET_READER}" in files[
         "polaris_ro.properties"]
-    assert "iceberg.rest-catalog.vended-credentials-enabled=true" in files["lakekeeper.properties"]
+    assert "lakekeeper.properties" not in files  # refused until it enforces grants (ADR 0013)
     env = trino.secret_env(ServiceContext(spec, "trino"))
     assert env["POLARIS_CLIENT_SECRET_WRITER"] == "${secret:polaris-client-secret-writer}"
     assert not any("ROOT" in key or "root" in value for key, value in env.items())

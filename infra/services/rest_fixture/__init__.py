@@ -63,7 +63,7 @@ SERVICES = (
         name=NAME, default=DEFAULT, summary="reference REST catalog on file-backed SQLite",
         container=container.server, native=native.server, java=java.JAVA_FOR_JVM_SERVICES, check=check,
         after=("postgres",),
-        unavailable={Target.AWS: "the REST fixture is a test server with SQLite behind it; use polaris or lakekeeper"},
+        unavailable={Target.AWS: "the REST fixture is a test server with SQLite behind it; use polaris"},
         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_fixture,
                                 source="Maven Central iceberg-open-api + org.postgresql:postgresql + javac "
                                        "(tools/rest-fixture-launcher)"),

@@ -16,11 +16,10 @@ def test_catalogs_run_on_fargate_behind_an_internal_load_balancer(cloud: Program
     groups = {r.name: r.inputs for r in cloud.of_type("aws:lb/targetGroup:TargetGroup")}
     assert groups["lakehouse-polaris"]["healthCheck"]["path"] == "/q/health"
     assert groups["lakehouse-polaris"]["healthCheck"]["port"] == "8182"
-    assert groups["lakehouse-lakekeeper"]["healthCheck"]["path"] == "/health"
-    assert groups["lakehouse-lakekeeper"]["healthCheck"]["port"] == "traffic-port"
+    assert "lakehouse-lakekeeper" not in groups  # refused until it enforces grants (ADR 0013)
     rules = {r.name: r.inputs for r in cloud.of_type("aws:lb/listenerRule:ListenerRule")}
     assert rules["lakehouse-polaris"]["conditions"] == [{"hostHeader": {"values": ["polaris.lakehouse.internal"]}}]
-    for name in ("polaris", "lakekeeper"):
+    for name in ("polaris",):
         service = ecs_service(cloud, name).inputs
         assert service["launchType"] == "FARGATE"
         assert service["desiredCount"] == 2
@@ -29,17 +28,17 @@ def test_catalogs_run_on_fargate_behind_an_internal_load_balancer(cloud: Program
         assert service["deploymentCircuitBreaker"] == {"enable": True, "rollback": True}
     images = {c["name"]: c["image"] for _, c in containers(cloud)}
     spec = load_platform(cloud_platform())
-    for name in ("polaris", "lakekeeper", "polaris-bootstrap", "lakekeeper-migrate", "trino"):
+    for name in ("polaris", "polaris-bootstrap", "polaris-catalog", "trino"):
         assert images[name] == spec.services[name].image
     memory = {c["name"]: c["memory"] for _, c in containers(cloud)}
-    assert memory["polaris"] == 1024 and memory["lakekeeper"] == 256  # the service budgets
+    assert memory["polaris"] == 1024 and memory["polaris-catalog"] == 128  # the service budgets
 
 
 def test_jobs_are_one_off_task_definitions_in_order(cloud: ProgramRun) -> None:
     jobs = cloud.outputs["catalog_jobs"]
     # Each catalog's setup job (catalog, warehouse) after its server's bootstrap or migration.
     assert sorted(jobs, key=lambda j: jobs[j]["order"]) == [
-        "postgres-init", "polaris-bootstrap", "polaris-catalog", "lakekeeper-migrate", "lakekeeper-warehouse"]
+        "postgres-init", "polaris-bootstrap", "polaris-catalog"]  # Lakekeeper: refused (ADR 0013)
     for job in jobs.values():
         assert job["command"].startswith(f"aws ecs run-task --cluster lakehouse-cloud-catalog "
                                          f"--task-definition {job['task_definition']}")
@@ -64,11 +63,6 @@ def test_catalog_setup_jobs_name_the_vending_role_and_key_and_read_secrets_from_
         {"name": "POLARIS_ROOT_SECRET", "valueFrom": arn.format("polaris-root-secret")}]
     # Its config file names the ARNs as ${ENV:...}, which the job reads from its environment.
     assert '${ENV:VENDING_ROLE_ARN}' in written_files(catalog["command"][0])["/etc/lakehouse/polaris-access.json"]
-    warehouse = container_of_task(cloud, "lakehouse-lakekeeper-warehouse")
-    env = {e["name"]: e["value"] for e in warehouse["environment"]}
-    assert env == {"KMS_KEY_ARN": key, "LAKEKEEPER_URL": "http://lakekeeper.lakehouse.internal:8181",
-                   "VENDING_ROLE_ARN": vending}
-    assert warehouse["secrets"] == []
     # The jobs run in the catalogs' group and reach the catalogs through the load balancer.
     rules = cloud.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
     assert any(r.inputs["securityGroupId"] == "lakehouse-lb-id" and r.inputs["referencedSecurityGroupId"]

@@ -30,8 +30,7 @@ def test_secrets_never_in_task_environment(cloud: ProgramRun, streaming: Program
     assert polaris_secrets["QUARKUS_DATASOURCE_PASSWORD"].endswith(":password::")  # the RDS-managed secret
     # Every replica signs and checks tokens with the one key from Secrets Manager.
     assert polaris_secrets["polaris.authentication.token-broker.symmetric-key.secret"].endswith(":secret:lakehouse-polaris-token-key-AbCdEf")
-    assert {s["name"] for s in by_name["lakekeeper"]["secrets"]} == {"LAKEKEEPER__PG_PASSWORD",
-                                                                     "LAKEKEEPER__PG_ENCRYPTION_KEY"}
+    assert "lakekeeper" not in by_name  # refused (ADR 0013)
     # The TLS key and the password hashes are whole secrets written to files at start, never in the task's text.
     # Trino's Polaris catalogs hold the writer's and the reader's own client secrets, never Polaris's root.
     assert {s["name"] for s in by_name["trino"]["secrets"]} == {
