@@ -312,3 +312,16 @@ def test_polaris_replicas_share_one_token_key_and_support_s3_only(cloud: Program
         "arn:aws:secretsmanager:eu-west-1:123456789012:secret:lakehouse-polaris-token-key-AbCdEf")
     version = named(cloud, "aws:secretsmanager/secretVersion:SecretVersion", "lakehouse-polaris-token-key-value")
     assert version.inputs["secretString"] == {SECRET_KEY: SECRET_SIG, "value": "test-polaris-token-signing-key"}
+
+
+def test_the_rendered_graphs_make_one_principal_per_identity(lab_run: ProgramRun, cloud: ProgramRun) -> None:
+    """Issue 23 on lab and aws: the catalog job each graph renders makes every identity its own principal."""
+    from tests.support.aws_graph import written_files
+
+    uploads = {u["file"]: u["content"] for u in lab_run.named("polaris-catalog").inputs["uploads"]}
+    task = container_of_task(cloud, "lakehouse-polaris-catalog")
+    for config in (json.loads(uploads[ACCESS_CONFIG]), json.loads(written_files(task["command"][0])[ACCESS_CONFIG])):
+        assert [(p["name"], p["client_id"], p["principal_role"], p["catalog_role"], p["secret_env"])
+                for p in config["principals"]] == [
+            (n, n, n, n, f"POLARIS_CLIENT_SECRET_{n.upper()}") for n in IDENTITIES]
+        assert "secret" not in json.dumps(config).replace("secret_env", "").replace("CLIENT_SECRET", "")
