@@ -105,11 +105,11 @@ class Polaris:
             try:
                 answer = self._send("POST", "/api/catalog/v1/oauth/tokens", form=form)
             except requests.ConnectionError as exc:
-                answer, why = None, f"no connection ({type(exc).__name__})"
+                why = f"no connection ({type(exc).__name__})"
             else:
+                if answer.status < 500:
+                    break
                 why = f"HTTP {answer.status}"
-            if answer is not None and answer.status < 500:
-                break
             if time.monotonic() > deadline:
                 raise JobError(f"Polaris token endpoint: {why} for {self.wait_s:.0f} s")
             self.log(f"waiting for Polaris's token endpoint: {why}")

@@ -158,5 +158,6 @@ POLICIES: tuple[PolicyDef, ...] = (
     PolicyDef("governance-vended-credentials", "On aws, engines get credentials from the catalog's vending role, "
               "never static keys.", "resource", check_vended_credentials),
     PolicyDef("catalog-admin-only-in-bootstrap", "A catalog's root/admin credential is held by its bootstrap jobs "
-              "alone: no client profile, Trino catalog or task carries it.", "stack", check_catalog_admin_only_in_bootstrap),
+              "alone: no client profile, Trino catalog or task carries it.", "stack",
+              check_catalog_admin_only_in_bootstrap),
 )

@@ -19,7 +19,7 @@ import pytest
 import requests
 
 from infra.operations import polaris_access
-from infra.services import ServiceContext, polaris, profiles
+from infra.services import polaris, profiles
 from infra.services.plans import ContainerHost
 from infra.services.polaris import aws as polaris_aws
 from infra.services.polaris.config import ACCESS_CONFIG, access_config, catalog_request, lab_storage
@@ -262,7 +262,7 @@ def test_the_catalog_job_fails_with_the_step_the_status_and_the_body(double) -> 
     fake, url = double
     fake.failures[("POST", "/api/management/v1/catalogs")] = 500
     config, env = rendered_job(url)
-    with pytest.raises(polaris_access.JobError, match="create catalog warehouse: HTTP 500: .*boom: storage rejected"):
+    with pytest.raises(polaris_access.JobError, match=r"create catalog warehouse: HTTP 500: .*boom: storage rejected"):
         run_job(config, env)
     assert set(fake.principals) == {ROOT}  # nothing after the failed step
     missing = {k: v for k, v in env.items() if k != "POLARIS_CLIENT_SECRET_READER"}

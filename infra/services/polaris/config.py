@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from infra.operations.polaris_access import ENV_ROOT_CLIENT_ID, ENV_ROOT_SECRET
 from infra.services import steps
 from infra.services.context import ServiceContext, Side
 from infra.services.definition import IdentitySecret
 from infra.services.placeholders import secret
-from infra.operations.polaris_access import ENV_ROOT_CLIENT_ID, ENV_ROOT_SECRET
 from infra.services.plans import jvm_heap_flag
 from infra.services.polaris.principals import Principal, stack_principals
 from infra.spec import PlatformSpec

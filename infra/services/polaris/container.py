@@ -1,4 +1,4 @@
-"""Polaris on docker: the server and the bootstrap job from the pinned images, the catalog job from the operations image."""
+"""Polaris on docker: the server and bootstrap job from the pinned images, the catalog job from the operations image."""
 
 from __future__ import annotations
 

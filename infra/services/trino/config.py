@@ -264,7 +264,7 @@ def secret_env(ctx: ServiceContext) -> dict[str, str]:
             env[env_name("S3_SECRET_KEY", identity)] = secret(f"s3-secret-key-{identity}")
         if gate_of(spec, name):
             env[env_name("CATALOG_TOKEN", identity)] = secret(f"catalog-token-{identity}")
-        # The catalog's own client secrets its properties file reads (``rest_properties``), e.g. an identity's Polaris client secret.
+        # The client secrets its properties file reads (``rest_properties``): the identity's own Polaris client secret.
         role = registry()[name].catalog
         assert role is not None
         client = dict(role.client_properties(ServiceContext(spec, name)))
