@@ -77,10 +77,11 @@ class Polaris:
     """Polaris's REST APIs as root, with the realm header on every call."""
 
     def __init__(self, url: str, realm: str, wait_s: float, log: Callable[[str], None],
-                 session: requests.Session | None = None) -> None:
+                 session: requests.Session | None = None, retry_s: float = 2) -> None:
         self.url = url.rstrip("/")
         self.realm = realm
         self.wait_s = wait_s
+        self.retry_s = retry_s
         self.log = log
         self.http = session or requests.Session()
         self.token: str | None = None
@@ -113,7 +114,7 @@ class Polaris:
             if time.monotonic() > deadline:
                 raise JobError(f"Polaris token endpoint: {why} for {self.wait_s:.0f} s")
             self.log(f"waiting for Polaris's token endpoint: {why}")
-            time.sleep(2)
+            time.sleep(self.retry_s)
         if answer.status != 200 or not isinstance(answer.body, dict) or not answer.body.get("access_token"):
             raise JobError(f"Polaris token endpoint: HTTP {answer.status}: {answer.body}")
         self.token = str(answer.body["access_token"])
@@ -211,7 +212,8 @@ def run(config: dict[str, Any], env: dict[str, str], log: Callable[[str], None] 
                if not env.get(n)]
     if missing:
         raise JobError(f"not set in the job's environment: {', '.join(missing)}")
-    polaris = Polaris(config["url"], config["realm"], float(config.get("wait_s", 300)), log, session)
+    polaris = Polaris(config["url"], config["realm"], float(config.get("wait_s", 300)), log, session,
+                      retry_s=float(config.get("retry_s", 2)))
     polaris.login(env[ENV_ROOT_CLIENT_ID], env[ENV_ROOT_SECRET])
     request = expand(config["catalog"], env)
     catalog = request["catalog"]["name"]

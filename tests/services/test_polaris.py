@@ -251,7 +251,8 @@ def test_the_catalog_job_converges_grants_and_principals(double) -> None:
 def test_the_catalog_job_waits_for_polaris_but_not_for_a_refusal(double) -> None:
     fake, url = double
     fake.unavailable = 1
-    lines = run_job(*rendered_job(url))
+    config, env = rendered_job(url)
+    lines = run_job({**config, "retry_s": 0.05}, env)
     assert lines[0] == "waiting for Polaris's token endpoint: HTTP 503" and lines[-1] == "all steps done"
     config, env = rendered_job(url)
     with pytest.raises(polaris_access.JobError, match="Polaris token endpoint: HTTP 401"):
