@@ -108,9 +108,13 @@ class CatalogPrincipals:
         """Its key in ``credentials.identities.<id>`` and the profiles' placeholder (``polaris_client_secret``)."""
         return self.secret.credentials_key
 
-    def properties(self, identity: str, client_secret: str) -> dict[str, str]:
-        """The REST client properties of one identity (``client_secret``: a placeholder or a reference)."""
-        return {"credential": f"{identity}:{client_secret}", "scope": self.scope}
+    def properties(self, identity: str, client_secret: str, token_uri: str | None = None) -> dict[str, str]:
+        """The REST client properties of one identity (``client_secret``: a placeholder or a reference), with the
+        catalog's token endpoint when given (``oauth2-server-uri``: clients warn, and will fail, without it)."""
+        props = {"credential": f"{identity}:{client_secret}", "scope": self.scope}
+        if token_uri is not None:
+            props["oauth2-server-uri"] = token_uri
+        return props
 
 
 @dataclass(frozen=True)

@@ -72,6 +72,11 @@ def catalog_uri(spec: PlatformSpec, side: Side, catalog: str | None = None) -> s
     return catalog_url(spec, catalog or spec.catalog.default, side)
 
 
+def token_uri(spec: PlatformSpec, side: Side, catalog: str | None = None) -> str:
+    """The catalog's OAuth2 token endpoint (Iceberg REST's ``/v1/oauth/tokens`` under its REST path)."""
+    return f"{catalog_uri(spec, side, catalog).rstrip('/')}/v1/oauth/tokens"
+
+
 def gated(spec: PlatformSpec, catalog: str | None = None) -> bool:
     """Whether clients of the catalog authenticate with their identity's bearer token (at its gate)."""
     return gate_of(spec, catalog or spec.catalog.default) is not None
@@ -97,7 +102,8 @@ def client_secrets(spec: PlatformSpec, identity: str | None = None) -> dict[str,
     props = dict(role.client_properties(ServiceContext(spec, spec.catalog.default)))
     acting = identity or spec.governance.writer
     if role.principals is not None:
-        props.update(role.principals.properties(acting, secret(role.principals.secret_name(acting))))
+        props.update(role.principals.properties(acting, secret(role.principals.secret_name(acting)),
+                                                token_uri(spec, Side.INTERNAL)))
     if gated(spec):
         props["token"] = secret(f"catalog-token-{acting}")
     return props
@@ -114,7 +120,7 @@ def client_properties(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[st
     props = {k: SECRET_TOKEN.sub(lambda m: "{" + m.group(1).replace("-", "_") + "}", v) for k, v in props.items()}
     if role.principals is not None:  # the identity's own principal: {polaris_client_id}:{polaris_client_secret}
         props.update(role.principals.properties("{" + role.principals.id_key + "}",
-                                                "{" + role.principals.secret_key + "}"))
+                                                "{" + role.principals.secret_key + "}", token_uri(spec, side)))
     if gated(spec):
         props["token"] = "{catalog_token}"  # noqa: S105 - a placeholder the client fills
         props["oauth2-server-uri"] = f"{catalog_uri(spec, side).rstrip('/')}{TOKEN_PATH}"

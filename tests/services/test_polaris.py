@@ -3,20 +3,25 @@
 The catalog job is the exact config a target (docker, aws) renders, run by ``infra.operations.polaris_access``
 against ``PolarisDouble`` (tests/support/polaris_double.py): a stand-in of Polaris's management and catalog APIs
 that checks every request against the published OpenAPI specs of 1.7.0 and enforces privileges as Polaris does.
-Then each identity's host profile, filled from the stack's credentials, is a client of that double: a reader
-reads and cannot create, commit or drop; a writer commits; root acts nowhere but in the job.
+Then each identity's host profile, filled from the stack's credentials, is a PyIceberg client of that double: a
+reader reads and cannot create, commit or drop; a writer commits; root acts nowhere but in the job.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from uuid import uuid4
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 import pytest
 import requests
+from pyiceberg.catalog.rest import RestCatalog
+from pyiceberg.exceptions import ForbiddenError
+from pyiceberg.schema import Schema
+from pyiceberg.types import LongType, NestedField
 
 from infra.operations import polaris_access
 from infra.services import polaris, profiles
@@ -68,52 +73,30 @@ def run_job(config: dict[str, Any], env: dict[str, str]) -> list[str]:
     return lines
 
 
-class Client:
-    """An Iceberg REST client made from a host profile (PyIceberg's properties, filled for one identity), the way
-    Iceberg clients use one: a token for ``credential`` and ``scope``, the warehouse's prefix from /v1/config."""
-
-    def __init__(self, profile: dict[str, str], url: str) -> None:
-        self.base = url + urlsplit(profile["uri"]).path
-        client_id, _, client_secret = profile["credential"].partition(":")
-        token = requests.post(f"{self.base}/v1/oauth/tokens", timeout=10, data={
-            "grant_type": "client_credentials", "client_id": client_id, "client_secret": client_secret,
-            "scope": profile["scope"]})
-        assert token.status_code == 200, token.text
-        self.headers = {"Authorization": f"Bearer {token.json()['access_token']}",
-                        "X-Iceberg-Access-Delegation": profile["header.X-Iceberg-Access-Delegation"]}
-        config = requests.get(f"{self.base}/v1/config", params={"warehouse": profile["warehouse"]},
-                              headers=self.headers, timeout=10)
-        self.prefix = config.json()["overrides"]["prefix"]
-
-    def call(self, method: str, path: str, body: Any = None, **params: str) -> requests.Response:
-        return requests.request(method, f"{self.base}/v1/{quote(self.prefix, safe='')}{path}", json=body,
-                                params=params, headers=self.headers, timeout=10)
-
-    def create_table(self, namespace: str, name: str) -> int:
-        return self.call("POST", f"/namespaces/{namespace}/tables", {"name": name, "schema": {
-            "type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": True}]}}
-                         ).status_code
-
-    def commit(self, namespace: str, name: str) -> int:
-        return self.call("POST", f"/namespaces/{namespace}/tables/{name}", {
-            "requirements": [], "updates": [{"action": "set-properties", "updates": {"probe": "1"}}]}).status_code
-
-    def drop(self, namespace: str, name: str) -> int:
-        return self.call("DELETE", f"/namespaces/{namespace}/tables/{name}", purgeRequested="true").status_code
-
-    def load(self, namespace: str, name: str) -> requests.Response:
-        return self.call("GET", f"/namespaces/{namespace}/tables/{name}")
+SCHEMA = Schema(NestedField(1, "id", LongType(), required=True))
 
 
-def client_of(identity: str, url: str) -> Client:
-    """The lab's host profile filled with the identity's credentials, as ``credentials.identities.<id>`` holds them."""
-    spec = lab_ctx(polaris.NAME).spec.model_copy(update={"catalog": lab_ctx(polaris.NAME).spec.catalog.model_copy(
-        update={"default": polaris.NAME})})
-    credentials = {"identities": {identity: {"polaris_client_id": identity,
-                                             "polaris_client_secret": CLIENT_SECRETS[identity]}}}
-    profile = profiles.fill(profiles.pyiceberg(spec), {**credentials, "identities": {identity: {
-        **credentials["identities"][identity], "s3_access_key": "k", "s3_secret_key": "s"}}}, identity)
-    return Client(profile, url)
+def catalog_of(identity: str, url: str) -> RestCatalog:
+    """PyIceberg's REST catalog from the lab's host profile, filled with the identity's credentials as
+    ``credentials.identities.<id>`` holds them (Polaris as the default catalog), pointed at the double."""
+    ctx = lab_ctx(polaris.NAME)
+    spec = ctx.spec.model_copy(update={"catalog": ctx.spec.catalog.model_copy(update={"default": polaris.NAME})})
+    credentials = {"identities": {identity: {"polaris_client_id": identity, "polaris_client_secret":
+                                             CLIENT_SECRETS[identity], "s3_access_key": "k", "s3_secret_key": "s"}}}
+    profile = profiles.fill(profiles.pyiceberg(spec), credentials, identity)
+    assert profile["credential"] == f"{identity}:{CLIENT_SECRETS[identity]}"
+    assert profile["oauth2-server-uri"] == "http://localhost:8281/api/catalog/v1/oauth/tokens"
+    return RestCatalog(identity, **{**profile, "uri": url + urlsplit(profile["uri"]).path,
+                                    "oauth2-server-uri": url + urlsplit(profile["oauth2-server-uri"]).path})
+
+
+def commit(catalog: RestCatalog, identifier: str) -> None:
+    catalog.load_table(identifier).transaction().set_properties(probe="1").commit_transaction()
+
+
+def storage_actions(catalog: RestCatalog, identifier: str) -> str:
+    """What the credentials Polaris vended with the table allow (the double names them in the load's config)."""
+    return str(catalog.load_table(identifier).io.properties["storage-actions"])
 
 
 def no_root_after(double: PolarisDouble, mark: int) -> None:
@@ -156,29 +139,39 @@ def test_each_profile_acts_as_its_identity_and_a_reader_cannot_write(double) -> 
     fake, url = double
     run_job(*rendered_job(url))
     mark = len(fake.calls)
-    platform, writer, reader = (client_of(name, url) for name in IDENTITIES)
-    assert platform.call("POST", "/namespaces", {"namespace": ["shop"]}).status_code == 200
-    assert platform.create_table("shop", "orders") == 200
+    platform, writer, reader = (catalog_of(name, url) for name in IDENTITIES)
+    platform.create_namespace("shop")
+    platform.create_table("shop.orders", SCHEMA)
     # The reader lists and loads; Polaris vends it credentials that read (READ, LIST), never write.
-    assert reader.call("GET", "/namespaces").json() == {"namespaces": [["shop"]]}
-    loaded = reader.load("shop", "orders")
-    assert loaded.status_code == 200 and loaded.json()["config"]["storage-actions"] == "LIST,READ"
-    # ... and cannot create, commit, drop or rename: 403, the catalog unchanged.
-    assert reader.create_table("shop", "mine") == 403
-    assert reader.commit("shop", "orders") == 403
-    assert reader.drop("shop", "orders") == 403
-    assert reader.call("POST", "/tables/rename", {"source": {"namespace": ["shop"], "name": "orders"},
-                                                   "destination": {"namespace": ["shop"], "name": "o2"}}).status_code == 403
-    assert reader.call("POST", "/namespaces", {"namespace": ["mine"]}).status_code == 403
-    assert set(fake.tables["warehouse"]) == {(("shop",), "orders")}
+    assert reader.list_namespaces() == [("shop",)]
+    assert storage_actions(reader, "shop.orders") == "LIST,READ"
+    # ... and cannot create, commit, drop or rename: refused (403), the catalog unchanged.
+    refusals = {
+        "create": lambda: reader.create_table("shop.mine", SCHEMA),
+        "commit": lambda: commit(reader, "shop.orders"),
+        "drop": lambda: reader.drop_table("shop.orders"),
+        "purge": lambda: reader.purge_table("shop.orders"),
+        "rename": lambda: reader.rename_table("shop.orders", "shop.o2"),
+        "create namespace": lambda: reader.create_namespace("mine"),
+        "drop namespace": lambda: reader.drop_namespace("shop"),
+    }
+    for what, attempt in refusals.items():
+        with pytest.raises(ForbiddenError):
+            attempt()
+        assert what  # each one refused
+    assert set(fake.tables["warehouse"]) == {(("shop",), "orders")} and fake.namespaces["warehouse"] == {("shop",)}
     assert fake.tables["warehouse"][(("shop",), "orders")]["properties"] == {}
     # The writer commits, with vended credentials that write; the default grants let it create and drop too.
-    assert writer.load("shop", "orders").json()["config"]["storage-actions"] == "LIST,READ,WRITE"
-    assert writer.commit("shop", "orders") == 200
+    assert storage_actions(writer, "shop.orders") == "LIST,READ,WRITE"
+    commit(writer, "shop.orders")
     assert fake.tables["warehouse"][(("shop",), "orders")]["properties"] == {"probe": "1"}
-    assert platform.drop("shop", "orders") == 204
+    platform.drop_table("shop.orders")
     # No client reaches the management API: a principal of the platform holds no service privilege.
-    assert requests.get(f"{url}/api/management/v1/principals", headers=writer.headers, timeout=10).status_code == 403
+    token = requests.post(f"{url}/api/catalog/v1/oauth/tokens", timeout=10, data={
+        "grant_type": "client_credentials", "client_id": "writer", "client_secret": CLIENT_SECRETS["writer"],
+        "scope": "PRINCIPAL_ROLE:ALL"}).json()["access_token"]
+    assert requests.get(f"{url}/api/management/v1/principals", headers={"Authorization": f"Bearer {token}"},
+                        timeout=10).status_code == 403
     assert fake.callers() == {ROOT, *IDENTITIES} and fake.contract_violations == []
     no_root_after(fake, mark)
 
@@ -190,10 +183,10 @@ def test_a_client_holding_root_fails_the_no_root_outside_bootstrap_check(double)
     mark = len(fake.calls)
     CLIENT_SECRETS["root"] = ROOT_SECRET
     try:
-        holding_root = client_of("root", url)
+        holding_root = catalog_of("root", url)
     finally:
         del CLIENT_SECRETS["root"]
-    assert holding_root.call("POST", "/namespaces", {"namespace": ["shop"]}).status_code == 200
+    holding_root.create_namespace("shop")  # root may: what a profile holding it would do unchecked
     with pytest.raises(AssertionError, match="root acted outside the catalog job"):
         no_root_after(fake, mark)
 
@@ -217,18 +210,27 @@ def test_namespace_grants_become_namespace_privileges_and_a_narrowed_namespace_s
     assert fake.contract_violations == []
     for namespace in ("shop", "finance", "other"):
         fake.namespaces["warehouse"].add((namespace,))
-        fake.tables["warehouse"][((namespace,), "t")] = {"properties": {}, "snapshots": 0}
+        fake.tables["warehouse"][((namespace,), "t")] = {"properties": {}, "snapshots": 0, "uuid": str(uuid4())}
     CLIENT_SECRETS.update(team="team-secret", analyst="analyst-secret")
     try:
-        clients = {name: client_of(name, url) for name in ("team", "analyst")}
+        clients = {name: catalog_of(name, url) for name in ("team", "analyst")}
     finally:
         del CLIENT_SECRETS["team"], CLIENT_SECRETS["analyst"]
-    assert {ns: clients["team"].commit(ns, "t") for ns in ("shop", "finance", "other")} == {
-        "shop": 200, "finance": 403, "other": 403}
+
+    def commits(name: str) -> dict[str, bool]:
+        found = {}
+        for namespace in ("shop", "finance", "other"):
+            try:
+                commit(clients[name], f"{namespace}.t")
+                found[namespace] = True
+            except ForbiddenError:
+                found[namespace] = False
+        return found
+
+    assert commits("team") == {"shop": True, "finance": False, "other": False}
     # Polaris cannot subtract on one namespace what the catalog grants: so 'other', declared by nobody, is closed.
-    assert {ns: clients["analyst"].commit(ns, "t") for ns in ("shop", "finance", "other")} == {
-        "shop": 200, "finance": 403, "other": 403}
-    assert clients["analyst"].load("finance", "t").json()["config"]["storage-actions"] == "LIST,READ"
+    assert commits("analyst") == {"shop": True, "finance": False, "other": False}
+    assert storage_actions(clients["analyst"], "finance.t") == "LIST,READ"
 
 
 def test_the_catalog_job_converges_grants_and_principals(double) -> None:

@@ -73,6 +73,7 @@ def test_trino_renders_each_catalogs_neutral_rest_properties_and_refuses_one_it_
         "iceberg.rest-catalog.security": "OAUTH2",
         "iceberg.rest-catalog.oauth2.credential": "writer:${ENV:POLARIS_CLIENT_SECRET_WRITER}",  # its own principal
         "iceberg.rest-catalog.oauth2.scope": "PRINCIPAL_ROLE:ALL",
+        "iceberg.rest-catalog.oauth2.server-uri": "http://polaris.lakehouse.internal:8181/api/catalog/v1/oauth/tokens",
         "iceberg.rest-catalog.vended-credentials-enabled": "true",
     }
     # Polaris tells identities apart: the reader gets a Trino catalog of its own, as its own principal.

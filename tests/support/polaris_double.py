@@ -29,6 +29,7 @@ from __future__ import annotations
 import itertools
 import json
 import secrets as random
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -367,7 +368,8 @@ class PolarisDouble:
                     return _error(404, "NoSuchNamespaceException", ns)
                 if (namespace, body["name"]) in tables:
                     return _error(409, "AlreadyExistsException", f"Table already exists: {body['name']}")
-                tables[(namespace, body["name"])] = {"properties": dict(body.get("properties") or {}), "snapshots": 0}
+                tables[(namespace, body["name"])] = {"properties": dict(body.get("properties") or {}), "snapshots": 0,
+                                                     "schema": body["schema"], "uuid": str(uuid.uuid4())}
                 return Answer(200, self._load_result(catalog, namespace, body["name"], {"READ", "WRITE", "LIST"}
                                                      if delegated else set()))
             case ("GET", ["namespaces", ns, "tables", name]):
@@ -400,7 +402,8 @@ class PolarisDouble:
                         table["properties"].update(update["updates"])
                     if update.get("action") == "add-snapshot":
                         table["snapshots"] += 1
-                return Answer(200, self._load_result(catalog, namespace, name, set()))
+                result = self._load_result(catalog, namespace, name, set())
+                return Answer(200, {k: result[k] for k in ("metadata-location", "metadata")})
             case ("DELETE", ["namespaces", ns, "tables", name]):
                 namespace = tuple(ns.split("\x1f"))
                 purge = (query.get("purgeRequested") or ["false"])[0] == "true"
@@ -424,15 +427,27 @@ class PolarisDouble:
         return _error(404, "NotFoundException", f"{method} {route}")
 
     def _load_result(self, catalog: str, namespace: tuple[str, ...], name: str, actions: set[str]) -> dict[str, Any]:
+        """A ``LoadTableResult``: the table's metadata (format v2, no snapshot) and, for a delegated load, the
+        vended credentials' storage actions (where Polaris puts an STS session scoped to them)."""
+        table = self.tables[catalog][(namespace, name)]
         location = f"{self.catalogs[catalog]['properties']['default-base-location']}{'/'.join(namespace)}/{name}"
         config = {}
-        if actions:  # Polaris: an STS session scoped to the table's location and these storage actions
+        if actions:
             config = {"s3.access-key-id": f"vended-{next(self._ids)}", "storage-actions": ",".join(sorted(actions)),
                       "storage-location": location}
-        return {"metadata-location": f"{location}/metadata/00000.metadata.json",
-                "metadata": {"format-version": 2, "location": location,
-                             "properties": self.tables[catalog][(namespace, name)]["properties"]},
-                "config": config}
+        schema = table.get("schema") or {"type": "struct", "schema-id": 0,
+                                         "fields": [{"id": 1, "name": "id", "type": "long", "required": True}]}
+        metadata = {
+            "format-version": 2, "table-uuid": table.get("uuid", "00000000-0000-0000-0000-000000000001"),
+            "location": location, "last-sequence-number": 0, "last-updated-ms": 1_700_000_000_000,
+            "last-column-id": max((f["id"] for f in schema["fields"]), default=0),
+            "schemas": [{**schema, "schema-id": 0}], "current-schema-id": 0,
+            "partition-specs": [{"spec-id": 0, "fields": []}], "default-spec-id": 0, "last-partition-id": 999,
+            "properties": table["properties"], "sort-orders": [{"order-id": 0, "fields": []}],
+            "default-sort-order-id": 0, "snapshots": [], "snapshot-log": [], "metadata-log": [], "refs": {},
+        }
+        return {"metadata-location": f"{location}/metadata/{table['snapshots']:05d}.metadata.json",
+                "metadata": metadata, "config": config}
 
 
 def _error(status: int, kind: str, message: str) -> Answer:

@@ -98,11 +98,13 @@ def rest_properties(catalog: str, client: dict[str, str]) -> dict[str, str]:
                           "iceberg.rest-catalog.oauth2.token": from_env(value)})
         elif key == "scope":
             props["iceberg.rest-catalog.oauth2.scope"] = value
+        elif key == "oauth2-server-uri":
+            props["iceberg.rest-catalog.oauth2.server-uri"] = value
         elif key == "header.X-Iceberg-Access-Delegation" and value == "vended-credentials":
             props["iceberg.rest-catalog.vended-credentials-enabled"] = "true"
         else:
             raise ValueError(f"services.{catalog}: Trino has no catalog property for the REST client property "
-                             f"{key}={value!r}; it renders credential, token, scope and "
+                             f"{key}={value!r}; it renders credential, token, scope, oauth2-server-uri and "
                              "header.X-Iceberg-Access-Delegation=vended-credentials (infra/services/trino/config.py)")
     return props
 
@@ -150,7 +152,8 @@ def catalog_files(ctx: ServiceContext, side: Side = Side.INTERNAL) -> dict[str, 
             props.update({"iceberg.rest-catalog.security": "OAUTH2",
                           "iceberg.rest-catalog.oauth2.token": f"${{ENV:{env_name('CATALOG_TOKEN', identity)}}}"})
         if role.principals is not None:  # the identity's own principal, never the catalog's root
-            principal = role.principals.properties(identity, secret(role.principals.secret_name(identity)))
+            principal = role.principals.properties(identity, secret(role.principals.secret_name(identity)),
+                                                   f"{catalog_url(ctx.spec, name, side).rstrip('/')}/v1/oauth/tokens")
             props.update(rest_properties(name, principal))
         props.update(store_properties(ctx, side, identity))
         files[f"{trino_catalog}.properties"] = properties(props)
