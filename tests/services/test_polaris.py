@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from uuid import uuid4
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+from uuid import uuid4
 
 import pytest
 import requests
