@@ -328,3 +328,18 @@ def test_the_rendered_graphs_make_one_principal_per_identity(lab_run: ProgramRun
                 for p in config["principals"]] == [
             (n, n, n, n, f"POLARIS_CLIENT_SECRET_{n.upper()}") for n in IDENTITIES]
         assert "secret" not in json.dumps(config).replace("secret_env", "").replace("CLIENT_SECRET", "")
+
+
+def test_an_identity_named_root_is_refused_where_polaris_runs() -> None:
+    """Polaris's own root principal is ``root``: an identity of that name would be the same principal."""
+    from infra.config import ConfigError, load_platform
+    from tests.support.stacks import stack_platform
+
+    root = {"root": {"access_key": "root-access-key", "actions": ["Read", "List"], "secret_config_key": "s3RootKey"}}
+    lab = {**stack_platform("lab"), "identities": root}
+    with pytest.raises(ConfigError) as refused:
+        load_platform(lab)
+    assert refused.value.errors == [
+        "lakehouse:platform.identities.root: 'root' is Polaris's own root principal (its client id too), and every "
+        "identity is a Polaris principal of that name: name the identity otherwise, or disable polaris"]
+    assert "root" in load_platform({**stack_platform("native"), "identities": root}).identities  # no Polaris there

@@ -37,6 +37,7 @@ from infra.services.polaris.config import (
     NAME,
     ROOT_CLIENT_ID,
     base_location,
+    check,
 )
 from infra.services.seaweedfs import BUCKET_JOB as STORE_BUCKET_JOB
 from infra.spec import Layer, Target
@@ -110,6 +111,7 @@ SERVICES = (
         secrets=(SecretSpec("polaris-root-secret", "polarisRootSecret", "lab-polaris-root-secret"),
                  SecretSpec("polaris-token-key", "polarisTokenKey", "lab-polaris-token-signing-key")),
         identity_secrets=(CLIENT_SECRET,),  # each identity's client secret: its principal's (set by the catalog job)
+        check=check,
     ),
     ServiceDefinition(
         name=CATALOG_JOB, default=CATALOG_JOB_DEFAULT, job_of=NAME,

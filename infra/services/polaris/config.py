@@ -148,6 +148,14 @@ def access_config(ctx: ServiceContext, request: dict[str, Any],
     }
 
 
+def check(spec: PlatformSpec) -> list[str]:
+    """An identity cannot be named like Polaris's own root principal: the two would be one principal."""
+    if NAME not in spec.enabled_services() or ROOT_CLIENT_ID not in spec.identities:
+        return []
+    return [f"identities.{ROOT_CLIENT_ID}: {ROOT_CLIENT_ID!r} is Polaris's own root principal (its client id too), "
+            "and every identity is a Polaris principal of that name: name the identity otherwise, or disable polaris"]
+
+
 def access_command(config_path: str) -> list[str]:
     return ["python", "-m", "infra.operations.polaris_access", "--config", config_path]
 
