@@ -80,6 +80,11 @@ def _per_identity_kinds() -> tuple[str, ...]:
     return ("s3-secret-key-", "catalog-token-", *(f"{kind}-" for kind in registry().identity_secrets()))
 
 
+def admin_secrets() -> set[str]:
+    """The catalogs' root/admin credentials: their bootstrap jobs' alone, never a stack output."""
+    return {name for d in registry().catalogs().values() if d.catalog is not None for name in d.catalog.admin_secrets}
+
+
 def identity_credentials(spec: PlatformSpec, secrets: dict[str, pulumi.Output[str]]) -> dict[str, Any]:
     """identity -> what a client acting as it needs: store keys, catalog token, and its credentials at each
     service that declares per-identity secrets (Trino's user and password).
@@ -110,11 +115,13 @@ def identity_credentials(spec: PlatformSpec, secrets: dict[str, pulumi.Output[st
 def credentials(secrets: dict[str, pulumi.Output[str]], spec: PlatformSpec | None = None) -> pulumi.Output:
     """Every credential a client may need, as one secret output (names match the profiles).
 
-    Top level: the platform's own (its admin S3 key, database passwords, ...); ``identities``: one entry
-    per identity, which is what engines use (the host profiles name the identity).
+    Top level: the platform's own (its admin S3 key, database passwords, ...), never a catalog's root/admin
+    credential (its bootstrap jobs' alone); ``identities``: one entry per identity, which is what engines use
+    (the host profiles name the identity).
     """
     names: dict[str, Any] = {k.replace("-", "_"): v for k, v in secrets.items()
-                             if not k.startswith(_per_identity_kinds()) and not k.endswith(("-pem", "-cert"))}
+                             if not k.startswith(_per_identity_kinds()) and not k.endswith(("-pem", "-cert"))
+                             and k not in admin_secrets()}
     if spec is not None:
         names["identities"] = identity_credentials(spec, secrets)
     return pulumi.Output.secret(pulumi.Output.from_input(names))

@@ -2,7 +2,8 @@
 
 Prints, per layer: owner, change control, promise, what "down" means for everyone else, and the
 layer's services with their pins; then the declared tables with their owners, freshness promises
-and the maintenance that applies (with its schedule), and the recovery promise in figures.
+and the maintenance that applies (with its schedule), how each catalog's clients authenticate (or why the
+catalog is refused on this target), and the recovery promise in figures.
 ``--diff OTHER`` shows what differs between two stacks. Exits 2 with the config errors (no
 traceback) when a stack's config is invalid.
 """
@@ -47,6 +48,35 @@ def _undeclared_text(spec: PlatformSpec) -> str:
     return f"Tables nobody declared are still observed and {maintained}; they have no owner or promise here."
 
 
+def catalog_access(spec: PlatformSpec) -> list[dict[str, str]]:
+    """Per catalog of the registry: how its clients authenticate on this stack, or why it does not run here."""
+    from infra.services import registry
+    from infra.services.catalogs import gate_of
+
+    rows = []
+    for name, definition in registry().catalogs().items():
+        role = definition.catalog
+        assert role is not None
+        why = definition.why_not_on(spec.target)
+        if why is not None:
+            clients = f"not on {spec.target.value}: {why}"
+        elif name not in spec.enabled_services():
+            clients = "disabled in this stack"
+        elif role.principals is not None:
+            clients = (f"each identity is its own principal ({name} client id = identity, its own client secret); "
+                       f"the root credential only in {', '.join(role.admin_jobs)}")
+        elif (gate := gate_of(spec, name)) is not None:
+            clients = f"through {gate}: each identity with its own bearer token"
+        else:
+            clients = "no authentication: any client on its network acts with every right"
+        rows.append({"catalog": name, "clients": clients})
+    return rows
+
+
+def _catalog_access_text(spec: PlatformSpec) -> list[str]:
+    return [f"{row['catalog']}: {row['clients']}" for row in catalog_access(spec)]
+
+
 def render_markdown(stack: str, spec: PlatformSpec) -> str:
     header = "| Layer | Owner | Change control | Promise | Down means | Services (pins) |\n|---|---|---|---|---|---|\n"
     body = "".join(
@@ -63,6 +93,7 @@ def render_markdown(stack: str, spec: PlatformSpec) -> str:
                        f"{_maintenance_text(t['maintenance'])} | {', '.join(t['partition_by']) or '-'} |\n"
                        for t in declared)
         out += f"\n{_undeclared_text(spec)}\n"
+    out += "\n### Catalog access\n\n" + "".join(f"- {line}\n" for line in _catalog_access_text(spec))
     return out + f"\n**Recovery**: {_recovery_text(spec)}\n"
 
 
@@ -84,6 +115,9 @@ def render_table(console: Console, stack: str, spec: PlatformSpec) -> None:
                             _maintenance_text(t["maintenance"]), ", ".join(t["partition_by"]) or "-")
         console.print(listing)
         console.print(_undeclared_text(spec))
+    console.print("Catalog access:")
+    for line in _catalog_access_text(spec):
+        console.print(f"  {line}", soft_wrap=True)
     console.print(f"Recovery: {_recovery_text(spec)}")
 
 

@@ -87,6 +87,38 @@ class AwsPart:
 
 
 @dataclass(frozen=True)
+class CatalogPrincipals:
+    """A catalog that authenticates every identity as a principal of its own, with OAuth2 client credentials.
+
+    Identity ``<id>``'s client id is ``<id>`` and its client secret the per-identity secret ``secret`` (which the
+    catalog's definition also declares in ``identity_secrets``, so every target makes it). A client acting as it
+    sends ``credential: <id>:<secret>`` and ``scope`` (the Iceberg REST client properties); host profiles say it
+    as ``{<id_key>}:{<secret's credentials key>}``, filled from ``credentials.identities.<id>``. The catalog's own
+    admin credential (``CatalogRole.admin_secrets``) reaches none of them.
+    """
+
+    secret: IdentitySecret  # e.g. polaris-client-secret: identity <id> holds polaris-client-secret-<id>
+    scope: str  # the OAuth2 scope a client asks for
+    id_key: str  # the client id's key in credentials.identities.<id> (the secret's ``values`` set it)
+
+    def secret_name(self, identity: str) -> str:
+        return self.secret.secret_name(identity)
+
+    @property
+    def secret_key(self) -> str:
+        """Its key in ``credentials.identities.<id>`` and the profiles' placeholder (``polaris_client_secret``)."""
+        return self.secret.credentials_key
+
+    def properties(self, identity: str, client_secret: str, token_uri: str | None = None) -> dict[str, str]:
+        """The REST client properties of one identity (``client_secret``: a placeholder or a reference), with the
+        catalog's token endpoint when given (``oauth2-server-uri``: clients warn, and will fail, without it)."""
+        props = {"credential": f"{identity}:{client_secret}", "scope": self.scope}
+        if token_uri is not None:
+            props["oauth2-server-uri"] = token_uri
+        return props
+
+
+@dataclass(frozen=True)
 class CatalogRole:
     """What a catalog service offers engines: where its REST API is and how clients authenticate.
 
@@ -113,6 +145,13 @@ class CatalogRole:
     # Where the catalog lays tables out as ``<namespace>/<table>/`` on storage (``s3://bucket/prefix/``), which
     # rebuild-from-storage scans; None: not by name (Lakekeeper's uuid directories: restore its database instead).
     tables_location: Callable[[PlatformSpec], str | None] = lambda spec: None
+    #: Each identity a principal of its own (None: clients authenticate with no credential of theirs, or at a gate).
+    principals: CatalogPrincipals | None = None
+    #: The secrets that are the catalog's root/admin credential, and the only services (its bootstrap jobs)
+    #: that may hold them: the policy pack refuses any other holder (``catalog-admin-credential-in-bootstrap``).
+    admin_secrets: tuple[str, ...] = ()
+    admin_jobs: tuple[str, ...] = ()
+    admin_client_id: str | None = None  # the admin's OAuth2 client id (Polaris's root)
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,9 @@ Host-side clients (Spark, PyIceberg, DuckDB, the Trino client) get external addr
 running next to the services (Trino's catalog files, Flink's catalog DDL) get internal ones. Profiles
 hold no secret: the credentials an identity uses are placeholders (``{s3_access_key}``,
 ``{s3_secret_key}``, ``{catalog_token}``, ``{trino_user}``, ``{trino_password}``) that a client fills
-from the ``credentials`` secret output, ``credentials.identities.<identity>`` (``fill``); the
-platform's own secrets (``{polaris_root_secret}``, ...) are at the top level of ``credentials``. The
+from the ``credentials`` secret output, ``credentials.identities.<identity>`` (``fill``), including its own
+principal at a catalog that has them (``{polaris_client_id}``, ``{polaris_client_secret}``); the platform's
+own secrets are at the top level of ``credentials``, a catalog's root/admin credential nowhere. The
 host profiles name the identity engines that write use (``identity``) and the read-only one
 (``reader_identity``); the same profile filled with the reader's credentials is a reader's client.
 """
@@ -107,6 +108,11 @@ def catalog_uri(spec: PlatformSpec, side: Side, catalog: str | None = None) -> s
     return catalog_url(spec, catalog or spec.catalog.default, side)
 
 
+def token_uri(spec: PlatformSpec, side: Side, catalog: str | None = None) -> str:
+    """The catalog's OAuth2 token endpoint (Iceberg REST's ``/v1/oauth/tokens`` under its REST path)."""
+    return f"{catalog_uri(spec, side, catalog).rstrip('/')}/v1/oauth/tokens"
+
+
 def gated(spec: PlatformSpec, catalog: str | None = None) -> bool:
     """Whether clients of the catalog authenticate with their identity's bearer token (at its gate)."""
     return gate_of(spec, catalog or spec.catalog.default) is not None
@@ -127,9 +133,14 @@ def client_secrets(spec: PlatformSpec, identity: str | None = None) -> dict[str,
     identity unless named): secret values as ``secret(name)`` placeholders, the gate's bearer token when
     the catalog is gated. What the streaming writers (Connect's sink, the Flink job) and maintenance use.
     """
-    props = dict(catalog_role(spec).client_properties(ServiceContext(spec, spec.catalog.default)))
+    role = catalog_role(spec)
+    props = dict(role.client_properties(ServiceContext(spec, spec.catalog.default)))
+    acting = identity or spec.governance.writer
+    if role.principals is not None:
+        props.update(role.principals.properties(acting, secret(role.principals.secret_name(acting)),
+                                                token_uri(spec, Side.INTERNAL)))
     if gated(spec):
-        props["token"] = secret(f"catalog-token-{identity or spec.governance.writer}")
+        props["token"] = secret(f"catalog-token-{acting}")
     return props
 
 
@@ -139,8 +150,12 @@ def client_properties(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[st
     When the catalog is gated: ``token`` (the identity's catalog token), and the gate's token endpoint as
     ``oauth2-server-uri``, where Iceberg Java refreshes that token and where a client that uses
     ``credential`` (``<identity>:<catalog token>``) instead gets one."""
-    props = catalog_role(spec).client_properties(ServiceContext(spec, spec.catalog.default))
+    role = catalog_role(spec)
+    props = role.client_properties(ServiceContext(spec, spec.catalog.default))
     props = {k: SECRET_TOKEN.sub(lambda m: "{" + m.group(1).replace("-", "_") + "}", v) for k, v in props.items()}
+    if role.principals is not None:  # the identity's own principal: {polaris_client_id}:{polaris_client_secret}
+        props.update(role.principals.properties("{" + role.principals.id_key + "}",
+                                                "{" + role.principals.secret_key + "}", token_uri(spec, side)))
     if gated(spec):
         props["token"] = "{catalog_token}"  # noqa: S105 - a placeholder the client fills
         props["oauth2-server-uri"] = f"{catalog_uri(spec, side).rstrip('/')}{TOKEN_PATH}"

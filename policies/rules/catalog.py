@@ -192,7 +192,7 @@ def check_rest_fixture_lab_only(resource: Resource, context: StackContext | None
         what = f"runs the REST fixture ({service or REST_FIXTURE_IMAGE})" if fixture else "puts a catalog on SQLite"
         return [message(resource, "catalog-rest-fixture-lab-only",
                         f"{what} on aws: the fixture is a test server with SQLite behind it, allowed on lab "
-                        "and native only; use polaris or lakekeeper on RDS", context)]
+                        "and native only; use polaris on RDS", context)]
     return []
 
 

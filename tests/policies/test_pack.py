@@ -61,7 +61,7 @@ def test_hand_made_aws_resources_that_keep_the_contracts_pass():
     trino = ecs_task("trino", [{"name": "trino", "image": "trinodb/trino:483@sha256:" + "b" * 64, "memory": 4096,
                                 "essential": True, "healthCheck": {"command": ["CMD", "/usr/lib/trino/bin/health-check"]},
                                 "environment": [{"name": "TRINO_ENV", "value": "prod"}],
-                                "secrets": [{"name": "POLARIS_ROOT_SECRET", "valueFrom": "arn:aws:secretsmanager:x"}]}],
+                                "secrets": [{"name": "POLARIS_CLIENT_SECRET_WRITER", "valueFrom": "arn:aws:secretsmanager:x"}]}],
                      "trino")
     service = aws("aws:ecs/service:Service", "trino", "compute", {"taskDefinition": "lakehouse-cloud-trino"}, service="trino")
     rds = aws("aws:rds/instance:Instance", "catalog-db", "catalog", {"backupRetentionPeriod": 14,

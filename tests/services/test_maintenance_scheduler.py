@@ -79,7 +79,7 @@ def test_the_maintenance_task_is_the_python_maintenance_with_the_stacks_config(
     assert "unknown maintenance job 'compact_everything'; known: expire_snapshots, rewrite_data_files" in refused.stderr
     # Its secrets are task secrets (Secrets Manager), never values in the task definition.
     assert {s["name"] for s in container["secrets"]} == {
-        "LAKEHOUSE_SECRET_POLARIS_ROOT_SECRET", "LAKEHOUSE_SECRET_TRINO_PASSWORD_PLATFORM",
+        "LAKEHOUSE_SECRET_POLARIS_CLIENT_SECRET_PLATFORM", "LAKEHOUSE_SECRET_TRINO_PASSWORD_PLATFORM",
         "LAKEHOUSE_SECRET_TRINO_TLS_CERT"}
     assert all(not e["name"].startswith("LAKEHOUSE_SECRET_") for e in container["environment"])
 

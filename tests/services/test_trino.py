@@ -77,12 +77,18 @@ def test_trino_renders_each_catalogs_neutral_rest_properties_and_refuses_one_it_
     assert {k: v for k, v in polaris.items() if k.startswith("iceberg.rest-catalog.")
             and k not in ("iceberg.rest-catalog.uri", "iceberg.rest-catalog.warehouse")} == {
         "iceberg.rest-catalog.security": "OAUTH2",
-        "iceberg.rest-catalog.oauth2.credential": "root:${ENV:POLARIS_ROOT_SECRET}",
+        "iceberg.rest-catalog.oauth2.credential": "writer:${ENV:POLARIS_CLIENT_SECRET_WRITER}",  # its own principal
         "iceberg.rest-catalog.oauth2.scope": "PRINCIPAL_ROLE:ALL",
+        "iceberg.rest-catalog.oauth2.server-uri": "http://polaris.lakehouse.internal:8181/api/catalog/v1/oauth/tokens",
         "iceberg.rest-catalog.vended-credentials-enabled": "true",
     }
-    assert "iceberg.rest-catalog.vended-credentials-enabled=true" in files["lakekeeper.properties"]
-    assert trino.secret_env(ServiceContext(spec, "trino"))["POLARIS_ROOT_SECRET"] == "${secret:polaris-root-secret}"
+    # Polaris tells identities apart: the reader gets a Trino catalog of its own, as its own principal.
+    assert "iceberg.rest-catalog.oauth2.credential=reader:${ENV:POLARIS_CLIENT_SECRET_READER}" in files[
+        "polaris_ro.properties"]
+    assert "lakekeeper.properties" not in files  # refused until it enforces grants (ADR 0013)
+    env = trino.secret_env(ServiceContext(spec, "trino"))
+    assert env["POLARIS_CLIENT_SECRET_WRITER"] == "${secret:polaris-client-secret-writer}"
+    assert not any("ROOT" in key or "root" in value for key, value in env.items())
     with pytest.raises(ValueError) as refused:
         trino.rest_properties("made-up", {"scope": "x", "rest-metrics-reporting-enabled": "false"})
     assert str(refused.value).startswith("services.made-up: Trino has no catalog property for the REST client "

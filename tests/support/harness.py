@@ -55,12 +55,14 @@ class FakeResolver:
 
 CLOUD_SECRETS = {
     "lakehouse:polarisRootSecret": "test-polaris-root-secret",
-    "lakehouse:lakekeeperEncryptionKey": "test-lakekeeper-encryption-key",
     "lakehouse:polarisTokenKey": "test-polaris-token-signing-key",
     "lakehouse:trinoSharedSecret": "test-trino-shared-secret",
     "lakehouse:trinoPasswordPlatform": "test-trino-password-platform",
     "lakehouse:trinoPasswordWriter": "test-trino-password-writer",
     "lakehouse:trinoPasswordReader": "test-trino-password-reader",
+    "lakehouse:polarisClientSecretPlatform": "test-polaris-client-secret-platform",
+    "lakehouse:polarisClientSecretWriter": "test-polaris-client-secret-writer",
+    "lakehouse:polarisClientSecretReader": "test-polaris-client-secret-reader",
 }
 SECRET_KEY = wire.SIG_KEY  # the key Pulumi's wire format puts next to SECRET_SIG
 SECRET_SIG = wire.SECRET_SIG  # Pulumi's wire signature of a secret value

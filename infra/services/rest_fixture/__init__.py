@@ -66,7 +66,7 @@ SERVICES = (
         after=(DATABASE,), databases=(POSTGRES_DATABASE,), provides=(REFERENCE_CATALOG,), title="the REST fixture",
         probes=ProbeHooks(version=Lazy("infra.services.rest_fixture.probe:version"),
                           support="infra.services.rest_fixture.probe"),
-        unavailable={Target.AWS: "the REST fixture is a test server with SQLite behind it; use polaris or lakekeeper"},
+        unavailable={Target.AWS: "the REST fixture is a test server with SQLite behind it; use polaris"},
         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_fixture,
                                 source="Maven Central iceberg-open-api + org.postgresql:postgresql + javac "
                                        "(tools/rest-fixture-launcher)"),

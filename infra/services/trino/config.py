@@ -102,11 +102,13 @@ def rest_properties(catalog: str, client: dict[str, str]) -> dict[str, str]:
                           "iceberg.rest-catalog.oauth2.token": from_env(value)})
         elif key == "scope":
             props["iceberg.rest-catalog.oauth2.scope"] = value
+        elif key == "oauth2-server-uri":
+            props["iceberg.rest-catalog.oauth2.server-uri"] = value
         elif key == "header.X-Iceberg-Access-Delegation" and value == "vended-credentials":
             props["iceberg.rest-catalog.vended-credentials-enabled"] = "true"
         else:
             raise ValueError(f"services.{catalog}: Trino has no catalog property for the REST client property "
-                             f"{key}={value!r}; it renders credential, token, scope and "
+                             f"{key}={value!r}; it renders credential, token, scope, oauth2-server-uri and "
                              "header.X-Iceberg-Access-Delegation=vended-credentials (infra/services/trino/config.py)")
     return props
 
@@ -114,9 +116,10 @@ def rest_properties(catalog: str, client: dict[str, str]) -> dict[str, str]:
 def catalogs(spec: PlatformSpec) -> dict[str, tuple[str, str]]:
     """Trino catalog -> (catalog service, identity whose credentials it holds), in registry order.
 
-    Every enabled catalog service is one catalog with the writer identity's credentials; a gated catalog
-    (whose gate checks tokens) is also ``<name>_ro`` with the reader identity's. An ungated catalog has
-    no read-only twin: a reader gets no Trino catalog for it rather than one that could write.
+    Every enabled catalog service is one catalog with the writer identity's credentials; a catalog that
+    tells identities apart (a gate checks their tokens, or each is a principal of the catalog's own) is also
+    ``<name>_ro`` with the reader identity's. Any other catalog has no read-only twin: a reader gets no Trino
+    catalog for it rather than one that could write.
     """
     found: dict[str, tuple[str, str]] = {}
     for name, definition in registry().catalogs().items():
@@ -124,7 +127,7 @@ def catalogs(spec: PlatformSpec) -> dict[str, tuple[str, str]]:
             continue
         assert definition.catalog is not None
         found[definition.catalog.engine_name] = (name, spec.governance.writer)
-        if gate_of(spec, name):
+        if gate_of(spec, name) or definition.catalog.principals is not None:
             found[definition.catalog.engine_name + READ_ONLY_SUFFIX] = (name, spec.governance.reader)
     return found
 
@@ -152,6 +155,10 @@ def catalog_files(ctx: ServiceContext, side: Side = Side.INTERNAL) -> dict[str, 
         if gate_of(ctx.spec, name):
             props.update({"iceberg.rest-catalog.security": "OAUTH2",
                           "iceberg.rest-catalog.oauth2.token": f"${{ENV:{env_name('CATALOG_TOKEN', identity)}}}"})
+        if role.principals is not None:  # the identity's own principal, never the catalog's root
+            principal = role.principals.properties(identity, secret(role.principals.secret_name(identity)),
+                                                   f"{catalog_url(ctx.spec, name, side).rstrip('/')}/v1/oauth/tokens")
+            props.update(rest_properties(name, principal))
         props.update(store_properties(ctx, side, identity))
         files[f"{trino_catalog}.properties"] = properties(props)
     return files
@@ -264,10 +271,13 @@ def secret_env(ctx: ServiceContext) -> dict[str, str]:
             env[env_name("S3_SECRET_KEY", identity)] = secret(f"s3-secret-key-{identity}")
         if gate_of(spec, name):
             env[env_name("CATALOG_TOKEN", identity)] = secret(f"catalog-token-{identity}")
-        # The catalog's own client secrets its properties file reads (``rest_properties``), e.g. Polaris's root secret.
+        # The client secrets its properties file reads (``rest_properties``): the identity's own Polaris client secret.
         role = registry()[name].catalog
         assert role is not None
-        for value in role.client_properties(ServiceContext(spec, name)).values():
+        client = dict(role.client_properties(ServiceContext(spec, name)))
+        if role.principals is not None:  # its own client secret at a catalog where it is a principal (Polaris)
+            client.update(role.principals.properties(identity, secret(role.principals.secret_name(identity))))
+        for value in client.values():
             for secret_name in SECRET_TOKEN.findall(value):
                 env[secret_env_name(secret_name)] = secret(secret_name)
     return dict(sorted(env.items()))

@@ -187,8 +187,7 @@ def test_cd_runs_the_catalog_jobs_in_order_with_the_aws_cli(cloud: ProgramRun, a
         eni = _eni_of(stopped)
         assert eni["SubnetId"] in job["subnets"] and [g["GroupId"] for g in eni["Groups"]] == [catalogs]
         ran.append(name)
-    assert ran == ["postgres-init", "polaris-bootstrap", "polaris-catalog", "lakekeeper-migrate",
-                   "lakekeeper-warehouse"]
+    assert ran == ["postgres-init", "polaris-bootstrap", "polaris-catalog"]  # Lakekeeper: refused (ADR 0013)
     # The catalogs' jobs reach the catalogs through the load balancer and the database on 5432.
     assert aws.id_of("lakehouse-lb") in _egress_to(catalogs, 8181)
     assert aws.id_of("lakehouse-db") in _egress_to(catalogs, 5432)

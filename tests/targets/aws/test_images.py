@@ -96,6 +96,8 @@ def test_every_task_running_the_operations_image_names_the_pushed_image_by_diges
     expected = {("lakehouse-lakehouse-exporter", "lakehouse-exporter")}
     if run.of_type("aws:scheduler/schedule:Schedule"):
         expected.add(("lakehouse-maintenance", "maintenance"))
+    if ("lakehouse-polaris-catalog", "polaris-catalog") in by_container:  # Polaris's access job (ADR 0012)
+        expected.add(("lakehouse-polaris-catalog", "polaris-catalog"))
     assert runs_it == expected, by_container
     assert all(by_container[key] == reference for key in runs_it)
     # Every other image is an upstream one from its own registry, never the platform's local name.
@@ -107,7 +109,8 @@ def test_only_the_tasks_running_it_may_pull_from_the_repository(cloud_with_table
     grants = {r.name: json.loads(r.inputs["policy"]) for r in run.of_type("aws:iam/rolePolicy:RolePolicy")
               if r.name.endswith("-execution-pulls-images")}
     assert set(grants) == {"lakehouse-lakehouse-exporter-execution-pulls-images",
-                           "lakehouse-maintenance-execution-pulls-images"}
+                           "lakehouse-maintenance-execution-pulls-images",
+                           "lakehouse-polaris-catalog-execution-pulls-images"}
     for name, document in grants.items():
         statements = {s["Sid"]: s for s in document["Statement"]}
         assert statements["PullOwnImages"]["Resource"] == ["arn:aws:ecr:eu-west-1:123456789012:lakehouse-operations"]

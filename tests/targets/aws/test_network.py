@@ -9,7 +9,7 @@ from tests.support.harness import ProgramRun
 def test_catalogs_reach_the_database_only_through_their_security_group(cloud: ProgramRun) -> None:
     database = the(cloud, "aws:rds/instance:Instance").inputs
     (db_sg,) = database["vpcSecurityGroupIds"]
-    catalog_sgs = {sg for name in ("polaris", "lakekeeper")
+    catalog_sgs = {sg for name in ("polaris",)  # Lakekeeper: refused (ADR 0013)
                    for sg in ecs_service(cloud, name).inputs["networkConfiguration"]["securityGroups"]}
     assert len(catalog_sgs) == 1
     (catalog_sg,) = catalog_sgs

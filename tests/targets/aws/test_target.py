@@ -12,15 +12,14 @@ from tests.support.stacks import cloud_platform
 def test_stack_outputs(cloud: ProgramRun) -> None:
     outputs = cloud.outputs
     assert outputs["target"] == "aws"
-    assert outputs["catalog_urls"] == {"polaris": "http://polaris.lakehouse.internal:8181/api/catalog",
-                                       "lakekeeper": "http://lakekeeper.lakehouse.internal:8181/catalog"}
+    assert outputs["catalog_urls"] == {"polaris": "http://polaris.lakehouse.internal:8181/api/catalog"}
     assert outputs["rds_endpoint"] == "lakehouse-catalog-db.abc123.eu-west-1.rds.amazonaws.com:5432"
     assert outputs["replica_bucket"] == "lakehouse-warehouse-prod-replica"
     assert outputs["service_namespace"] == "lakehouse.internal"
     assert outputs["profiles"]["host"]["pyiceberg"]["uri"] == "http://polaris.lakehouse.internal:8181/api/catalog"
     assert "s3.endpoint" not in outputs["profiles"]["host"]["pyiceberg"]
     dns = {r.inputs["name"] for r in cloud.of_type("aws:servicediscovery/service:Service")}
-    assert dns == {"postgres", "polaris", "lakekeeper", "trino"}
+    assert dns == {"postgres", "polaris", "trino"}
 
 
 def test_cloud_refuses_lab_default_secrets():
@@ -34,7 +33,8 @@ def test_cloud_refuses_lab_default_secrets():
         run_program("cloud", cloud_platform(), extra_config={}, mocks=mocks)
     message = str(info.value)
     assert "lakehouse:polarisRootSecret: run `pulumi config set --secret lakehouse:polarisRootSecret <value>" in message
-    assert "lakehouse:lakekeeperEncryptionKey" in message
+    assert "lakehouse:polarisClientSecretReader" in message  # each identity's own Polaris client secret too
+    assert "lakehouse:lakekeeperEncryptionKey" not in message  # Lakekeeper is refused (ADR 0013): none of its
     assert not [r for r in mocks.resources if not r.type.startswith("pulumi:")]
 
 
@@ -68,8 +68,10 @@ def test_the_runbooks_secrets_are_exactly_the_ones_the_program_refuses_to_run_wi
         run_program("cloud", platform, extra_config=without_one)
 
 
-def test_cloud_credentials_output_has_no_database_password(cloud):
+def test_cloud_credentials_output_has_no_database_password_nor_polaris_root(cloud):
     creds = cloud.outputs["credentials"]
     assert creds["secret"] is True
     assert "postgres_password" not in creds["value"]
-    assert creds["value"]["polaris_root_secret"] == "test-polaris-root-secret"
+    assert "test-polaris-root-secret" not in str(creds["value"])  # root is the catalog job's alone
+    reader = creds["value"]["identities"]["reader"]
+    assert (reader["polaris_client_id"], reader["polaris_client_secret"]) == ("reader", "test-polaris-client-secret-reader")
