@@ -72,7 +72,7 @@ def test_releases_are_read_oldest_first_and_refused_when_malformed(tmp_path, mon
 
 @pytest.mark.parametrize("text", ["0.4", "v0.4.0", "0.4.0-rc1", "00.4.0", ""])
 def test_a_version_that_is_not_major_minor_patch_is_refused(text):
-    with pytest.raises(version.VersionError, match="MAJOR.MINOR.PATCH"):
+    with pytest.raises(version.VersionError, match=r"MAJOR\.MINOR\.PATCH"):
         version.parse(text)
 
 
@@ -82,7 +82,7 @@ def test_every_target_exports_the_platform_version(lab_run, native_run, cloud_ru
 
 
 def test_the_operations_image_and_the_projects_own_services_carry_the_version():
-    assert operations_support.OPERATIONS_IMAGE == f"lakehouse/operations:{DECLARED}"
+    assert f"lakehouse/operations:{DECLARED}" == operations_support.OPERATIONS_IMAGE
     spec = load_stack("lab")
     for name in ("lakehouse-exporter", "catalog-gate"):
         assert spec.services[name].version == DECLARED
