@@ -83,7 +83,7 @@ def test_an_installed_pulumi_out_of_range_is_not_used(tmp_path, version, why):
     if "range" in found:
         assert f"pulumi {version.removeprefix('v')} at {user_bin / 'pulumi'}" in found
         assert toolchain.supported_text() in found
-    with pytest.raises(toolchain.ToolchainError, match="and the project's build .* is not installed; run: make pulumi"):
+    with pytest.raises(toolchain.ToolchainError, match=r"and the project's build .* is not installed; run: make pulumi"):
         toolchain.choose("auto", f"{user_bin}:{SYSTEM_PATH}")
     with pytest.raises(toolchain.ToolchainError, match=rf"LAKEHOUSE_PULUMI=installed, but .*{why}"):
         toolchain.choose("installed", f"{user_bin}:{SYSTEM_PATH}")
