@@ -98,6 +98,7 @@ def test_a_grant_change_needs_security_and_platform_both(tmp_path):
         assert change["change_control"] == ["policy changes reviewed by both"]
         assert change["approvers"] == ["security", "platform"] and change["missing"] == ["security"]
         assert "reads fail closed or, worse, fail open" in change["down_while"]
+        assert change["does"].startswith("every enforcement point takes the new rights")
     assert code == EXIT_APPROVALS_MISSING and report["missing"] == ["security"]
     code, report = review("--base", "Pulumi.lab.yaml", "--head", str(head), "--approved-by", "security,platform")
     assert code == EXIT_APPROVED and report["required"] == ["security", "platform"]
@@ -272,6 +273,17 @@ def test_a_preview_and_a_config_diff_are_reviewed_together(tmp_path):
     assert code == EXIT_APPROVED
 
 
+def test_a_replacements_halves_are_one_replace_and_unchanged_steps_are_left_out():
+    from infra.change_review.preview import resource_changes
+
+    step = next(s for s in json.loads(PREVIEW.read_text())["steps"] if s["op"] == "replace")
+    for ops in (("create-replacement", "replace", "delete-replaced"), ("create-replacement", "delete-replaced")):
+        halves = [{**step, "op": op} for op in ops]
+        unchanged = [{**step, "op": op, "urn": step["urn"] + op} for op in ("same", "read", "refresh")]
+        (change,) = resource_changes([*halves, *unchanged], load_stack("native"), "native")
+        assert (change.op, change.reasons) == ("replace", ("data_dir",))
+
+
 def test_a_replaced_resource_that_holds_data_is_said_to_start_empty():
     preview = json.loads(PREVIEW.read_text())
     step = next(s for s in preview["steps"] if s["op"] == "replace")
@@ -321,6 +333,8 @@ def test_the_change_review_fits_110_columns_and_its_markdown_is_a_table(tmp_path
     head = head_with(tmp_path, "cloud", lambda p: p.setdefault("catalog", {}).update(default="lakekeeper"))
     lines = _lines(["--base", "Pulumi.cloud.yaml", "--head", str(head), "--preview", str(PREVIEW)], 110)
     assert max(len(line) for line in lines) <= 110 and not any(line.endswith(" ") for line in lines)
+    assert "* catalog.default  polaris -> lakekeeper" in lines  # a block per change, not a folded table
+    assert "  layer catalog; owner platform" in lines
     assert lines[-1].startswith("NOT APPROVED: missing ") and lines[-1].endswith(f"exit {EXIT_APPROVALS_MISSING}")
     markdown = "\n".join(_lines(["--base", "Pulumi.cloud.yaml", "--head", str(head), "--format", "markdown",
                                  "--approved-by", "platform"], 80))
