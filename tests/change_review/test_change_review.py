@@ -232,16 +232,20 @@ def test_the_base_is_read_from_git_and_a_stack_new_in_the_change_needs_every_lay
 
 def test_bad_input_exits_2_naming_it_without_a_traceback(tmp_path):
     (tmp_path / "broken.json").write_text("{not json")
+    broken = head_with(tmp_path, "lab", lambda p: p.update(layers={"compute": {"owner": ""}}))
     cases = [(["--base", "no-such-rev-xyz:Pulumi.lab.yaml", "--stack", "lab"], "'no-such-rev-xyz' is not a revision"),
              (["--base", "nowhere.yaml", "--stack", "lab"], "nowhere.yaml: no such file"),
-             (["--preview", str(tmp_path / "broken.json"), "--stack", "lab"], "broken.json: not JSON"),
-             (["--base", "Pulumi.lab.yaml", "--head", str(head_with(tmp_path, "lab", lambda p: p.update(
-                 layers={"compute": {"owner": ""}})))], "layers.compute.owner: every layer needs an owner")]
+             (["--preview", str(tmp_path / "broken.json"), "--stack", "lab"], "broken.json: not JSON")]
     for args, message in cases:
-        done = subprocess.run([sys.executable, "-m", "infra.review", *args], cwd=PROJECT_ROOT, capture_output=True,
-                              text=True, timeout=120, check=False)
-        assert done.returncode == EXIT_BAD_INPUT, (args, done.stdout, done.stderr)
-        assert message in done.stderr and "Traceback" not in done.stderr
+        err = io.StringIO()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            assert command.main(args) == EXIT_BAD_INPUT, args
+        assert message in err.getvalue(), err.getvalue()
+    # As a user runs it, in its own process: the config's error, no traceback.
+    done = subprocess.run([sys.executable, "-m", "infra.review", "--base", "Pulumi.lab.yaml", "--head", str(broken)],
+                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == EXIT_BAD_INPUT, (done.stdout, done.stderr)
+    assert "layers.compute.owner: every layer needs an owner" in done.stderr and "Traceback" not in done.stderr
 
 
 # -- a pulumi preview --json -------------------------------------------------------------------------------------
@@ -303,21 +307,21 @@ def test_a_replaced_resource_that_holds_data_is_said_to_start_empty():
 # -- the terminal, markdown and CODEOWNERS ---------------------------------------------------------------------
 
 
-def _lines(args: list[str], columns: int) -> list[str]:
-    done = subprocess.run([sys.executable, "-m", "infra.review", *args], cwd=PROJECT_ROOT, capture_output=True,
-                          text=True, timeout=120, check=False, env={**_env(), "COLUMNS": str(columns)})
-    assert done.returncode in (EXIT_APPROVED, EXIT_APPROVALS_MISSING), done.stderr
-    return done.stdout.splitlines()
+def _lines(args: list[str], columns: int, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The review's output at a terminal width (rich reads COLUMNS), in this interpreter."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert command.main(args) in (EXIT_APPROVED, EXIT_APPROVALS_MISSING)
+    return out.getvalue().splitlines()
 
 
-def _env() -> dict[str, str]:
-    import os
-
-    return {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-
-
-def test_the_ownership_review_fits_a_terminal_of_110_columns_and_says_everything():
-    lines = _lines(["--stack", "cloud"], 110)
+def test_the_ownership_review_fits_a_terminal_of_110_columns_and_says_everything(monkeypatch):
+    # As the issue runs it: COLUMNS=110 python -m infra.review --stack cloud, in its own process.
+    env = {k: v for k, v in __import__("os").environ.items() if k != "LINES"}
+    done = subprocess.run([sys.executable, "-m", "infra.review", "--stack", "cloud"], cwd=PROJECT_ROOT,
+                          env={**env, "COLUMNS": "110"}, capture_output=True, text=True, timeout=120, check=True)
+    lines = done.stdout.splitlines()
     assert max(len(line) for line in lines) <= 110
     assert not any(line.endswith(" ") for line in lines)
     text = " ".join(" ".join(line.split()) for line in lines)
@@ -325,19 +329,19 @@ def test_the_ownership_review_fits_a_terminal_of_110_columns_and_says_everything
     for contract in spec.layers.values():
         for sentence in (contract.change_control, contract.promise, contract.down_means, contract.owner):
             assert sentence in text, sentence
-    wide = _lines(["--stack", "cloud"], 200)
+    wide = _lines(["--stack", "cloud"], 200, monkeypatch)
     assert any("┃ Layer" in line for line in wide) and max(len(line) for line in wide) <= 200
 
 
-def test_the_change_review_fits_110_columns_and_its_markdown_is_a_table(tmp_path):
+def test_the_change_review_fits_110_columns_and_its_markdown_is_a_table(tmp_path, monkeypatch):
     head = head_with(tmp_path, "cloud", lambda p: p.setdefault("catalog", {}).update(default="lakekeeper"))
-    lines = _lines(["--base", "Pulumi.cloud.yaml", "--head", str(head), "--preview", str(PREVIEW)], 110)
+    lines = _lines(["--base", "Pulumi.cloud.yaml", "--head", str(head), "--preview", str(PREVIEW)], 110, monkeypatch)
     assert max(len(line) for line in lines) <= 110 and not any(line.endswith(" ") for line in lines)
     assert "* catalog.default  polaris -> lakekeeper" in lines  # a block per change, not a folded table
     assert "  layer catalog; owner platform" in lines
     assert lines[-1].startswith("NOT APPROVED: missing ") and lines[-1].endswith(f"exit {EXIT_APPROVALS_MISSING}")
     markdown = "\n".join(_lines(["--base", "Pulumi.cloud.yaml", "--head", str(head), "--format", "markdown",
-                                 "--approved-by", "platform"], 80))
+                                 "--approved-by", "platform"], 80, monkeypatch))
     assert "| What | Change | Layer | Owner | Change control | Does | Down while it happens | Approvers |" in markdown
     assert "| `catalog.default` | polaris -> lakekeeper | catalog | platform |" in markdown
     assert "- ✅ platform" in markdown and "**APPROVED: every change has its approvers (platform)**" in markdown
