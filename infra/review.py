@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.table import Table
 
 from infra.change_review import EXIT_BAD_INPUT
-from infra.change_review.render import print_wrapped
+from infra.change_review.terminal import print_wrapped
 from infra.config import ConfigError, load_stack
 from infra.outputs import ownership, recovery, tables
 from infra.paths import PROJECT_ROOT

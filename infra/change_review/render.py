@@ -4,24 +4,17 @@
 from __future__ import annotations
 
 import json
-import textwrap
 
 from rich.console import Console
 from rich.table import Table
 
 from infra.change_review import EXIT_APPROVALS_MISSING
 from infra.change_review.approvals import Review, ReviewedChange
+from infra.change_review.terminal import print_wrapped
 from infra.version import PLATFORM_VERSION
 
 #: Narrower than this, a table of seven columns folds every word: each change is printed as a block instead.
 TABLE_WIDTH = 150
-
-
-def print_wrapped(console: Console, text: str, indent: int = 2) -> None:
-    """One line of a block, wrapped at the console's width with a hanging indent (no padding after the words)."""
-    console.print(textwrap.fill(text, width=max(console.width, 40), initial_indent=" " * indent,
-                                subsequent_indent=" " * (indent + 2), break_on_hyphens=False),
-                  markup=False, highlight=False, soft_wrap=True)
 
 
 def _approvers(change: ReviewedChange) -> str:
