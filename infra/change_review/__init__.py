@@ -8,8 +8,9 @@ happens and what "down" then means, and the teams that must approve it (each lay
 rules). The verdict gates CD: ``EXIT_APPROVALS_MISSING`` while any approval is missing.
 
 Modules: ``sources`` (reading a stack file or a revision of it), ``keys`` (the config diff with each key's
-layer), ``preview`` (a preview's steps), ``approvals`` (who must approve, and the verdict), ``render`` (terminal,
-markdown, JSON), ``codeowners`` (the ownership table as a CODEOWNERS section).
+layer), ``preview`` (a preview's steps), ``effects`` (what a change does, what is down meanwhile),
+``approvals`` (who must approve, and the verdict), ``render`` (terminal, markdown, JSON), ``terminal``
+(wrapping at any width), ``codeowners`` (the ownership table as a CODEOWNERS section).
 """
 
 from __future__ import annotations
