@@ -57,10 +57,12 @@ test: bootstrap
 unit: venv
 	$(PY) -m pytest tests -q -m "not e2e and not toolchain and not lab" -n 2 --dist loadgroup
 
-## lint: ruff and mypy on the Python; when Go is present: gofmt, go vet and go test on tools/, actionlint on examples/
+## lint: ruff and mypy on the Python, the layers' import contracts (import-linter, pyproject [tool.importlinter]);
+## when Go is present: gofmt, go vet and go test on tools/, actionlint on examples/
 lint: venv
 	$(PY) -m ruff check infra policies tests platform_tests bench docs/hooks
 	$(PY) -m mypy
+	.venv/bin/lint-imports
 	@if command -v go >/dev/null; then bash scripts/check-go.sh && bash scripts/check-workflows.sh; \
 	else echo "==> go not on PATH: Go checks and actionlint skipped"; fi
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 from infra.labels import LAYER_NAMES
 from infra.paths import PROJECT_ROOT
 from infra.services import registry
+from infra.services.capabilities import Capability
 from infra.spec import DEFAULT_CONTRACTS, PlacementContext, PlatformSpec
 
 NAMESPACE = "lakehouse"
@@ -59,6 +60,8 @@ def defaults() -> dict[str, Any]:
         "layers": copy.deepcopy(DEFAULT_CONTRACTS),
         "services": copy.deepcopy(registry().defaults()),
         "identities": copy.deepcopy(DEFAULT_IDENTITIES),
+        # The chapter's first catalog (the REST fixture): the first catalog of the registry.
+        "catalog": {"default": next(iter(registry().catalogs()), "")},
     }
 
 
@@ -128,7 +131,9 @@ def _conditional_dependencies(services: dict[str, Any]) -> dict[str, Any]:
              for job in (d.catalog.ready_after if d.catalog else ())]
     result = dict(services)
     for definition in reg:
-        wanted = list(definition.after) + (ready if definition.uses_catalogs else [])
+        after = [n for item in definition.after
+                 for n in (reg.providers(item) if isinstance(item, Capability) else (item,))]
+        wanted = after + (ready if definition.uses_catalogs else [])
         body = result.get(definition.name)
         if not wanted or not isinstance(body, dict):
             continue

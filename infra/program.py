@@ -64,8 +64,8 @@ def main(resolver: Resolver | None = None, check_ports: bool = True) -> dict[str
     pulumi.export("profiles", outputs.profiles(spec))
     pulumi.export("credentials", outputs.credentials(secrets, spec))
     pulumi.export("certificates", pulumi.Output.from_input(issued.certificates))
-    if (streams := outputs.streams(spec)) is not None:
-        pulumi.export("streams", streams)
+    for key, value in outputs.contributed(spec).items():  # what services add of their own (streams, ...)
+        pulumi.export(key, value)
     pulumi.export("layers", {layer.value: component.outputs for layer, component in layers.items()})
     for key, value in built.outputs.items():
         pulumi.export(key, value)

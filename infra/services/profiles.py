@@ -12,12 +12,16 @@ host profiles name the identity engines that write use (``identity``) and the re
 
 from __future__ import annotations
 
+import hashlib
 import re
+import tempfile
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from infra.operations.config import TOKEN_PATH
 from infra.services import ServiceContext, registry
+from infra.services.capabilities import STORE
 from infra.services.catalogs import catalog_url, gate_of
 from infra.services.context import Side, url
 from infra.services.definition import CatalogRole
@@ -59,6 +63,38 @@ def fill(profile: Any, credentials: Mapping[str, Any], identity: str | None = No
     return profile
 
 
+# -- reading them back from a deployed stack's outputs (host clients, the smoke check, the probes) ---------------------
+
+
+def host_profiles(outputs: Mapping[str, Any]) -> dict[str, Any]:
+    """The host side's profiles of a deployed stack (``profiles.host``)."""
+    return dict((outputs.get("profiles") or {}).get("host") or {})
+
+
+def identity_of(outputs: Mapping[str, Any], identity: str | None) -> str:
+    """``identity``, else the host profiles' default (the writer)."""
+    return identity or str(host_profiles(outputs).get("identity") or "writer")
+
+
+def profile(outputs: Mapping[str, Any], key: str, identity: str | None = None) -> Any:
+    """One host profile (an engine's, a service's ``ClientProfile.key``) with the identity's credentials filled."""
+    found = host_profiles(outputs).get(key)
+    if found is None:
+        raise KeyError(f"profiles.host.{key} is missing from the stack outputs")
+    return fill(found, outputs.get("credentials") or {}, identity_of(outputs, identity))
+
+
+def certificate_file(outputs: Mapping[str, Any], name: str) -> str:
+    """A file holding the platform's certificate ``name`` (content-addressed, so a renewed one is a new file)."""
+    pem = (outputs.get("certificates") or {}).get(name)
+    if not pem:
+        raise KeyError(f"certificates.{name} is missing from the stack outputs")
+    path = Path(tempfile.gettempdir()) / f"lakehouse-{name}-{hashlib.sha256(pem.encode()).hexdigest()[:12]}.pem"
+    if not path.exists():
+        path.write_text(pem)
+    return str(path)
+
+
 def catalog_role(spec: PlatformSpec, catalog: str | None = None) -> CatalogRole:
     """The role of a catalog service (the stack's default catalog unless named)."""
     role = registry()[catalog or spec.catalog.default].catalog
@@ -78,9 +114,8 @@ def gated(spec: PlatformSpec, catalog: str | None = None) -> bool:
 
 def s3_endpoint(spec: PlatformSpec, side: Side) -> str | None:
     """The lab store's S3 endpoint, or None on AWS (real S3)."""
-    if "seaweedfs" not in spec.enabled_services():
-        return None
-    return url(spec, "seaweedfs", "s3", side)
+    store = registry().provider(spec, STORE)
+    return None if store is None else url(spec, store, "s3", side)
 
 
 def warehouse(spec: PlatformSpec) -> str:

@@ -15,7 +15,8 @@ class CatalogSpec(Strict):
 
     LAYER: ClassVar[Layer] = Layer.CATALOG  # the layer its keys belong to (change review)
 
-    default: str = Field(default="rest-fixture", description="The catalog engine profiles point at.",
+    default: str = Field(default="", description="The catalog engine profiles point at (default: the registry's first "
+                                                "catalog, the REST fixture).",
                          json_schema_extra=of_layer(Layer.CATALOG, on_change=(
                              "every engine and client moves to the new catalog (the engines restart); tables "
                              "registered only in the old catalog are not found through the new one")))
@@ -23,7 +24,7 @@ class CatalogSpec(Strict):
         default="jdbc:sqlite:file:/catalog/fixture.db",
         description="JDBC URI of the REST fixture's SQLite database; must be file-backed.",
     )
-    fixture_backend: Literal["sqlite", "postgres"] = Field(
+    fixture_backend: Literal["sqlite", "postgres"] = Field(  # not the service: the fixture's JDBC backend
         default="sqlite",
         description="Where the REST fixture's JDBC catalog keeps its pointers: the file-backed SQLite of "
         "fixture_jdbc_uri, or the platform's PostgreSQL (database `fixture`; same JDBC catalog, pooled "

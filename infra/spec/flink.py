@@ -22,7 +22,7 @@ class FlinkJobSpec(Strict):
     checkpoint_interval_s: int = Field(
         default=10, ge=1, le=3600,
         description="Seconds between checkpoints; the Iceberg sink commits once per completed checkpoint.")
-    source: Literal["auto", "generator", "kafka"] = Field(
+    source: Literal["auto", "generator", "kafka"] = Field(  # not the service: kafka is the orders topic as source
         default="auto",
         description="Where orders come from: kafka (the orders topic), generator (a checkpointed generator), "
                     "or auto (kafka when the kafka service is enabled, else generator).")

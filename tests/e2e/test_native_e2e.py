@@ -20,6 +20,7 @@ import yaml
 from infra.control import clients, commands, isolated
 from infra.control.workspace import forget, outputs, refresh, select
 from infra.paths import PROJECT_ROOT, state_root
+from infra.services.trino import client as trino_client
 
 STACK = "e2e"
 
@@ -61,7 +62,7 @@ def _catalog(outputs):
 
 
 def _trino_count(outputs, table: str) -> int:
-    cur = clients.trino_connection(outputs, catalog="fixture").cursor()
+    cur = trino_client.connection(outputs, catalog="fixture").cursor()
     cur.execute(f"SELECT count(*) FROM fixture.{table}")
     return cur.fetchone()[0]
 

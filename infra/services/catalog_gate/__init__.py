@@ -21,7 +21,7 @@ from __future__ import annotations
 from infra.services import operations_support as support
 from infra.services.catalog_gate import container, native
 from infra.services.catalog_gate.config import FRONTS, NAME, SIGNING_KEY
-from infra.services.definition import ServiceDefinition
+from infra.services.definition import Metrics, ServiceDefinition
 from infra.spec import Target
 from infra.version import PLATFORM_VERSION
 
@@ -43,6 +43,7 @@ SERVICES = (
     ServiceDefinition(
         name=NAME, default=DEFAULT, summary="bearer-token gate in front of the REST fixture (fails closed)",
         job_of=FRONTS, fronts=FRONTS, container=container.server, native=native.server, secrets=(SIGNING_KEY,),
+        metrics=Metrics("catalog_gate_metrics"),
         unavailable={Target.AWS: "the REST fixture does not run on aws; Polaris and Lakekeeper authenticate "
                                  "their own principals"},
     ),

@@ -19,10 +19,10 @@ job runs in its own curl image, as upstream's examples/minimal does.
 from __future__ import annotations
 
 from infra.services import steps
+from infra.services.capabilities import WAREHOUSE_BUCKET
 from infra.services.definition import AwsPart, CatalogRole, Lazy, SecretSpec, ServiceDefinition
 from infra.services.lakekeeper import container
-from infra.services.lakekeeper.config import LOOPBACK, MIGRATE_JOB, NAME, WAREHOUSE_JOB
-from infra.services.seaweedfs import BUCKET_JOB as STORE_BUCKET_JOB
+from infra.services.lakekeeper.config import DATABASE_NAME, LOOPBACK, MIGRATE_JOB, NAME, WAREHOUSE_JOB
 from infra.spec import Layer, Target
 
 NOT_NATIVE = "no build of Lakekeeper is obtainable from the package registries; it runs on docker and aws"
@@ -75,7 +75,7 @@ LOOPBACK_DEFAULT = {
 
 
 CATALOG = CatalogRole(
-    database="lakekeeper",
+    database=DATABASE_NAME,
     path="/catalog",
     engine_name="lakekeeper",
     warehouse=lambda spec: spec.catalog.warehouse,
@@ -101,7 +101,7 @@ SERVICES = (
         name=WAREHOUSE_JOB, default=WAREHOUSE_JOB_DEFAULT, job_of=NAME, summary="bootstrap + the warehouse",
         container=container.warehouse_job, ecs=Lazy("infra.services.lakekeeper.aws:warehouse_ecs"),
         unavailable={Target.NATIVE: NOT_NATIVE},
-        after=(LOOPBACK, STORE_BUCKET_JOB),
+        after=(LOOPBACK, WAREHOUSE_BUCKET),
     ),
     ServiceDefinition(
         name=LOOPBACK, default=LOOPBACK_DEFAULT, job_of=NAME, summary="localhost:8333 inside Lakekeeper's netns",

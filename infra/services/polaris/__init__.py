@@ -21,11 +21,11 @@ Read against Polaris 1.7.0 (tag apache-polaris-1.7.0):
 from __future__ import annotations
 
 from infra.services import steps
+from infra.services.capabilities import WAREHOUSE_BUCKET
 from infra.services.definition import AwsPart, CatalogRole, Lazy, SecretSpec, ServiceDefinition
 from infra.services.placeholders import secret
 from infra.services.polaris import container
-from infra.services.polaris.config import BOOTSTRAP_JOB, CATALOG_JOB, NAME, ROOT_CLIENT_ID, base_location
-from infra.services.seaweedfs import BUCKET_JOB as STORE_BUCKET_JOB
+from infra.services.polaris.config import BOOTSTRAP_JOB, CATALOG_JOB, DATABASE_NAME, NAME, ROOT_CLIENT_ID, base_location
 from infra.spec import Layer, Target
 
 NOT_NATIVE = "no registry serves Polaris's server (Maven Central has only polaris-core); it runs on docker and aws"
@@ -68,7 +68,7 @@ BOOTSTRAP_JOB_DEFAULT = {
 
 
 CATALOG = CatalogRole(
-    database="polaris",
+    database=DATABASE_NAME,
     path="/api/catalog",
     engine_name="polaris",
     warehouse=lambda spec: spec.catalog.warehouse,
@@ -101,7 +101,7 @@ SERVICES = (
         summary="the warehouse catalog, its storage and catalog_admin's content grant",
         container=container.catalog_job, ecs=Lazy("infra.services.polaris.aws:catalog_ecs"),
         unavailable={Target.NATIVE: NOT_NATIVE},
-        after=(STORE_BUCKET_JOB,),
+        after=(WAREHOUSE_BUCKET,),
     ),
 )
 

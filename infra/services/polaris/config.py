@@ -8,12 +8,16 @@ from typing import Any
 from urllib.parse import quote
 
 from infra.services import steps
+from infra.services.capabilities import DATABASE, DATABASE_PASSWORD, DATABASE_USER, STORE
 from infra.services.context import ServiceContext, Side
 from infra.services.placeholders import secret
 from infra.services.plans import jvm_heap_flag
+from infra.services.registry import needed
 from infra.spec import PlatformSpec
 
 NAME = "polaris"
+#: Its database on the platform's database (``CatalogRole.database``).
+DATABASE_NAME = "polaris"
 
 
 BOOTSTRAP_JOB = "polaris-bootstrap"
@@ -36,9 +40,10 @@ def datasource_env(ctx: ServiceContext) -> dict[str, str]:
     """Quarkus datasource settings pointing Polaris at its PostgreSQL database."""
     return {
         "POLARIS_PERSISTENCE_TYPE": "relational-jdbc",
-        "QUARKUS_DATASOURCE_JDBC_URL": f"jdbc:postgresql://{ctx.address('postgres', 'pg')}/polaris",
-        "QUARKUS_DATASOURCE_USERNAME": "postgres",
-        "QUARKUS_DATASOURCE_PASSWORD": secret("postgres-password"),
+        "QUARKUS_DATASOURCE_JDBC_URL":
+            f"jdbc:postgresql://{ctx.address(needed(ctx.spec, DATABASE, ctx.name), 'pg')}/{DATABASE_NAME}",
+        "QUARKUS_DATASOURCE_USERNAME": DATABASE_USER,
+        "QUARKUS_DATASOURCE_PASSWORD": secret(DATABASE_PASSWORD),
         "POLARIS_REALM_CONTEXT_REALMS": REALM,
     }
 
@@ -86,7 +91,8 @@ def catalog_request(spec: PlatformSpec, storage: dict[str, Any]) -> dict[str, An
 
 def lab_storage(ctx: ServiceContext) -> dict[str, Any]:
     """The lab store: clients see its host address, Polaris uses the internal one; no STS there."""
-    return {"endpoint": ctx.url("seaweedfs", "s3", Side.EXTERNAL), "endpointInternal": ctx.url("seaweedfs", "s3"),
+    store = needed(ctx.spec, STORE, ctx.name)
+    return {"endpoint": ctx.url(store, "s3", Side.EXTERNAL), "endpointInternal": ctx.url(store, "s3"),
             "pathStyleAccess": True, "stsUnavailable": True, "region": ctx.spec.storage.region}
 
 

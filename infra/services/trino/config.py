@@ -9,6 +9,7 @@ import json
 from typing import Any, Literal
 
 from infra.operations import tables as declared_tables
+from infra.services.capabilities import STORE
 from infra.services.catalogs import catalog_url, gate_of
 from infra.services.context import ServiceContext, Side, host_of, url
 from infra.services.definition import IdentitySecret, SecretSpec
@@ -18,6 +19,8 @@ from infra.services.registry import registry
 from infra.spec import PlatformSpec, Target, parse_size
 
 NAME = "trino"
+#: Its key in the profiles output (``profiles.host.trino``).
+PROFILE = "trino"
 #: Java major Trino 476+ needs (natively, and the JDK its built lab image carries).
 JAVA = 24
 
@@ -60,9 +63,10 @@ def store_properties(ctx: ServiceContext, side: Side, identity: str) -> dict[str
     """How Trino reaches table files: the lab store with one identity's keys from the environment, or S3 itself."""
     spec = ctx.spec
     switch = s3_switch(spec.pin_of(NAME))
-    if ctx.enabled("seaweedfs"):
+    store = registry().provider(spec, STORE)
+    if store is not None:
         return {
-            switch: "true", "s3.endpoint": ctx.url("seaweedfs", "s3", side),
+            switch: "true", "s3.endpoint": ctx.url(store, "s3", side),
             "s3.path-style-access": "true", "s3.region": spec.storage.region,
             "s3.aws-access-key": f"${{ENV:{env_name('S3_ACCESS_KEY', identity)}}}",
             "s3.aws-secret-key": f"${{ENV:{env_name('S3_SECRET_KEY', identity)}}}",
@@ -255,7 +259,7 @@ def secret_env(ctx: ServiceContext) -> dict[str, str]:
     spec = ctx.spec
     env = {"TRINO_SHARED_SECRET": secret(SHARED_SECRET.name)}
     for name, identity in {(n, i) for n, i in catalogs(spec).values()}:
-        if ctx.enabled("seaweedfs"):
+        if registry().provider(spec, STORE) is not None:
             env[env_name("S3_ACCESS_KEY", identity)] = spec.identities[identity].access_key  # not a secret
             env[env_name("S3_SECRET_KEY", identity)] = secret(f"s3-secret-key-{identity}")
         if gate_of(spec, name):
@@ -283,9 +287,14 @@ def etc_files(ctx: ServiceContext, etc: str, role: Literal["single", "coordinato
     return files
 
 
+def service_profiles(spec: PlatformSpec) -> dict[str, Any]:
+    """What services next to Trino read: its catalog files as they are deployed (the ``profiles.services`` output)."""
+    return {"trino_catalogs": catalog_files(ServiceContext(spec, NAME), Side.INTERNAL)}
+
+
 def client_profile(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, Any]:
     """Where a Trino client connects (HTTPS, password), and the catalogs each identity reaches there."""
-    host, port = url(spec, "trino", "https", side).removeprefix("http://").rsplit(":", 1)
+    host, port = url(spec, NAME, "https", side).removeprefix("http://").rsplit(":", 1)
     by_identity: dict[str, list[str]] = {name: [] for name in spec.identities}
     writers = set(spec.identities_of("platform") + spec.identities_of("writer"))
     for trino_catalog, (_, holder) in catalogs(spec).items():

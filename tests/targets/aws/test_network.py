@@ -41,3 +41,16 @@ def test_streaming_adds_only_debezium_to_the_database(streaming: ProgramRun) -> 
                streaming.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
                if r.inputs["securityGroupId"] == db_sg}
     assert sources == {"lakehouse-catalogs-id", "lakehouse-connect-id"}
+
+
+def test_the_engines_group_admits_what_trino_declares_and_nothing_names_trino_in_the_network(cloud: ProgramRun) -> None:
+    """Trino's coordinator and workers reach each other on its http port: the hop Trino's package declares
+    (ServiceDefinition.aws_ingress), with the matching egress; the shared network has no table of service ports."""
+    engines = ecs_service(cloud, "trino").inputs["networkConfiguration"]["securityGroups"][0]
+    within = [r for r in cloud.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
+              if r.inputs["securityGroupId"] == engines and r.inputs["referencedSecurityGroupId"] == engines]
+    assert [(r.inputs["fromPort"], r.inputs["description"]) for r in within] == [
+        (8080, "Trino coordinator and workers; maintenance tasks")]
+    out = [r for r in cloud.of_type("aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule")
+           if r.inputs["securityGroupId"] == engines and r.inputs.get("referencedSecurityGroupId") == engines]
+    assert [(r.inputs["fromPort"], r.inputs["description"]) for r in out] == [(8080, "Trino coordinator and workers")]

@@ -38,6 +38,36 @@ def test_cloud_refuses_lab_default_secrets():
     assert not [r for r in mocks.resources if not r.type.startswith("pulumi:")]
 
 
+@pytest.mark.parametrize("changes", [{}, {"kafka_msk": True}, {"spark_emr_serverless": False}])
+def test_the_runbooks_secrets_are_exactly_the_ones_the_program_refuses_to_run_without(changes):
+    """docs/targets/cloud.md's step 5 is generated from ``required_on_aws``; the program stops on the same list."""
+    import re
+
+    import pulumi
+
+    from infra.config import load_platform
+    from infra.reference import secret_commands
+    from infra.services.secrets import required_on_aws
+    from tests.support.harness import CLOUD_SECRETS
+    from tests.support.stacks import with_changes
+
+    platform = with_changes(**changes)
+    required = [item.key for item in required_on_aws(load_platform(platform))]
+    with pytest.raises(pulumi.RunError) as info:
+        run_program("cloud", platform, extra_config={})
+    assert re.findall(r"  - lakehouse:(\w+): run `pulumi config set --secret", str(info.value)) == required
+    assert {f"lakehouse:{key}" for key in required} == set(CLOUD_SECRETS)  # what the mocks' runs set
+    lines = secret_commands(load_platform(platform), "prod")
+    assert lines[0] == ('pulumi config set --secret lakehouse:polarisRootSecret "$(openssl rand -hex 32)" '
+                        "--stack prod   # polaris")
+    assert [line.split()[4].removeprefix("lakehouse:") for line in lines] == required
+    # Each one set, nothing is missing any more.
+    without_one = {k: v for k, v in CLOUD_SECRETS.items() if k != "lakehouse:trinoPasswordReader"}
+    with pytest.raises(pulumi.RunError, match=r"secrets required on the aws target are not set[^-]*- "
+                                              r"lakehouse:trinoPasswordReader: run"):
+        run_program("cloud", platform, extra_config=without_one)
+
+
 def test_cloud_credentials_output_has_no_database_password(cloud):
     creds = cloud.outputs["credentials"]
     assert creds["secret"] is True
