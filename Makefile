@@ -4,18 +4,24 @@
 SHELL := /bin/bash
 PY := .venv/bin/python
 STACK ?= native
+# PULUMI=auto|project|installed: which Pulumi CLI every target runs (LAKEHOUSE_PULUMI; docs/toolchain.md). auto: a
+# pulumi on PATH in the supported range with its Python plugins, else the project's build (built only then).
+ifdef PULUMI
+export LAKEHOUSE_PULUMI := $(PULUMI)
+endif
 
 .PHONY: bootstrap venv pulumi artifacts up down smoke verify test unit lint docs lock review bench \
 	engine engine-stop engine-status lab-base lab-images lab-run lab-test
 
-## bootstrap: project venv (hash-locked), Pulumi CLI + language host (Go module proxy), the stack's artifacts
+## bootstrap: project venv (hash-locked), the Pulumi CLI (yours, else built from the Go module proxy), the stack's artifacts
 bootstrap: venv pulumi artifacts
 
 venv:
 	@scripts/venv.sh
 
-pulumi:
-	@bash scripts/install-pulumi.sh
+## pulumi: the CLI the project runs, and why: yours where it fits, else the project's build (scripts/install-pulumi.sh)
+pulumi: venv
+	@$(PY) -m infra.control pulumi
 
 ## artifacts: what the stack's target runs or mounts, for the pins of Pulumi.$(STACK).yaml (never fetched by `pulumi up`)
 artifacts: venv

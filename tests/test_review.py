@@ -92,9 +92,10 @@ def test_review_of_missing_stack(tmp_path):
     assert result.returncode == 2 and "Pulumi.nope.yaml: no such stack file" in result.stderr
 
 
-def test_review_shows_the_declared_tables_with_their_owners_freshness_and_maintenance(capsys):
+def test_review_shows_the_declared_tables_with_their_owners_freshness_and_maintenance(capsys, monkeypatch):
     from infra import review as command
 
+    monkeypatch.setenv("COLUMNS", "200")  # the table layout: one row per table
     assert command.main(["--stack", "native"]) == 0
     out = capsys.readouterr().out
     assert "Declared tables: stack native" in out

@@ -21,13 +21,15 @@ from infra.paths import PROJECT_ROOT
 from infra.services.context import ServiceContext, Side
 from infra.services.placeholders import secret
 from infra.services.plans import ContainerHost, ContainerPlan, NativeHost
+from infra.version import PLATFORM_VERSION
 
 if TYPE_CHECKING:
     from infra.spec import PlatformSpec
 
 APSCHEDULER_VERSION = "3.11.3"  # requirements.lock's (a unit test keeps them equal)
-#: The one operations image (the project's version), built from ``OPERATIONS_DOCKERFILE`` by the docker target.
-OPERATIONS_IMAGE = "lakehouse/operations:0.3.0"
+#: The one operations image, tagged with the platform's version (pyproject.toml, ``infra.version``), built from
+#: ``OPERATIONS_DOCKERFILE`` by the docker target.
+OPERATIONS_IMAGE = f"lakehouse/operations:{PLATFORM_VERSION}"
 OPERATIONS_DOCKERFILE = "docker/operations.Dockerfile"
 OPERATIONS_LOCK = PROJECT_ROOT / "docker" / "operations.lock"
 #: Its build context: the repository root, as ``.dockerignore`` admits it (``operations_context_files``).

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Mapping
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
 from infra.spec.base import Strict
+from infra.spec.layers import Layer
 from infra.spec.storage import IdentitySpec
 
 Role = Literal["platform", "writer", "reader"]
@@ -65,6 +66,8 @@ def identity_config_keys(name: str, identity: IdentitySpec, kinds: Mapping[str, 
 
 class GovernanceSpec(Strict):
     """Which identity each use gets; everything else follows from the identities' actions."""
+
+    LAYER: ClassVar[Layer] = Layer.GOVERNANCE  # the layer its keys belong to (change review)
 
     writer: str = Field(default="writer", description="The identity engines that write use (the host profiles' "
                                                        "default); it needs Write and must not be Admin.")

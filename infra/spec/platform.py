@@ -27,6 +27,7 @@ from infra.spec.operations import (
     RecoverySpec,
     eventbridge_cron,
 )
+from infra.spec.review import ReviewSpec
 from infra.spec.service import ServiceSpec
 from infra.spec.storage import IdentitySpec, StorageSpec
 from infra.spec.streams import StreamsSpec
@@ -85,6 +86,8 @@ class PlatformSpec(Strict):
                                              description="Signals from the metadata tables and how fast alerts fire.")
     aws: AwsSpec = Field(default_factory=AwsSpec, description="Region, sizes and counts of the cloud target.")
     lab: LabSpec = Field(default_factory=LabSpec, description="The lab's images (docker target): upstream or built.")
+    review: ReviewSpec = Field(default_factory=ReviewSpec,
+                               description="Change review: the teams' handles where pull requests are reviewed.")
 
     @field_validator("name")
     @classmethod

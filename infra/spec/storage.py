@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, field_validator
 
 from infra.spec.base import Strict
+from infra.spec.layers import Layer
 
 # S3's naming rules for general purpose buckets (docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html).
 _BUCKET_CHARS = re.compile(r"^[a-z0-9][a-z0-9.-]*[a-z0-9]$")
@@ -59,6 +60,10 @@ class IdentitySpec(Strict):
     Its access key and each of its stack config keys are its own: two identities sharing one would
     share a credential, and whichever the store or the catalog gate reads last would hold both rights.
     """
+
+    LAYER: ClassVar[Layer] = Layer.GOVERNANCE  # the layer its keys belong to (change review)
+    ON_CHANGE: ClassVar[str] = ("every enforcement point takes the new rights: the store's identities, the catalog "
+                                "gate and Trino are redeployed (each restarts where its rendered config changed)")
 
     access_key: str = Field(description="Access key id of the lab store (not secret): letters, digits, . _ -.")
     actions: list[Literal["Admin", "Read", "Write", "List", "Tagging"]] = Field(
@@ -112,6 +117,8 @@ class IdentitySpec(Strict):
 
 class StorageSpec(Strict):
     """The warehouse bucket and what may happen to it."""
+
+    LAYER: ClassVar[Layer] = Layer.STORAGE  # the layer its keys belong to (change review)
 
     bucket: str = Field(default="warehouse", description="Bucket name (S3's naming rules apply in full).")
     warehouse_prefixes: list[str] = Field(

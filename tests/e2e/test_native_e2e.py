@@ -2,8 +2,9 @@
 
 The stack is an isolated copy of the native stack (``e2e``: its own block of ports and its own
 state, infra.control.isolated), so the test never collides with a user's own ``make up`` platform.
-Needs the Pulumi CLI (.tools/bin) and the native artifacts in the cache: ``make test`` installs both
-first. A failed first ``pulumi up`` fails the test: it is never retried behind the reader's back.
+Needs a Pulumi CLI (yours, or the project's build: ``make pulumi``) and the native artifacts in the cache:
+``make test`` installs both first. A failed first ``pulumi up`` fails the test: it is never retried behind the
+reader's back.
 """
 
 from __future__ import annotations

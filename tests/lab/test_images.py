@@ -28,6 +28,7 @@ from infra.services.rest_fixture import container as rest_fixture_container
 from infra.services.trino import aws as trino_aws
 from infra.services.trino import config as trino_config
 from infra.targets import lab_images as images
+from infra.version import PLATFORM_VERSION
 from tests.support.harness import FakeResolver, ProgramRun, run_program
 from tests.support.stacks import built_lab_platform, stack_platform
 
@@ -169,7 +170,7 @@ def test_built_mode_runs_every_service_from_its_built_image(built_run) -> None:
 def test_built_mode_says_what_each_image_is(built_run) -> None:
     found = built_run.outputs["lab_images"]
     assert found["trino"]["kind"] == "built" and (found["trino"]["version"], found["trino"]["pin"]) == ("476", "483")
-    assert found["lakehouse-exporter"] == {"image": support.OPERATIONS_IMAGE, "kind": "platform", "version": "0.3.0"}
+    assert found["lakehouse-exporter"] == {"image": support.OPERATIONS_IMAGE, "kind": "platform", "version": PLATFORM_VERSION}
     spec = load_platform(built_platform())
     assert spec.pin_of("trino") == "476" and spec.version_manifest()["iceberg in trino"] == "1.9.1"
     assert load_platform(stack_platform("lab")).pin_of("trino") == "483"

@@ -13,6 +13,7 @@ from infra.config import load_platform
 from infra.paths import state_root
 from infra.services import registry
 from infra.services.context import ServiceContext
+from infra.services.operations_support import OPERATIONS_IMAGE
 from infra.services.plans import ContainerHost
 from infra.targets.docker import AFTER_JOB_LABEL, JobFailed, job_outcome
 from tests.support.harness import ProgramRun, RecordingMocks, cached_run, fake_artifact, run_program
@@ -135,7 +136,7 @@ def test_polaris_catalog_runs_after_polaris_is_healthy_and_before_trino(lab_run:
     assert {"polaris", "seaweedfs-bucket"} <= set(job.depends_on)
     assert "polaris-catalog" in trino.depends_on and "lakekeeper-warehouse" not in trino.depends_on  # refused
     assert labels(trino)[f"{AFTER_JOB_LABEL}polaris-catalog"] == "exit 0"
-    assert job.inputs["image"] == "lakehouse/operations:0.3.0"  # the access job is the operations image's Python
+    assert job.inputs["image"] == OPERATIONS_IMAGE  # the access job is the operations image's Python
     assert job.inputs["command"] == ["python", "-m", "infra.operations.polaris_access", "--config",
                                      "/etc/lakehouse/polaris-access.json"]
     env = envs(job)

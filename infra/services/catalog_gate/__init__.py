@@ -23,11 +23,12 @@ from infra.services.catalog_gate import container, native
 from infra.services.catalog_gate.config import FRONTS, NAME, SIGNING_KEY
 from infra.services.definition import Metrics, ServiceDefinition
 from infra.spec import Target
+from infra.version import PLATFORM_VERSION
 
 DEFAULT = {
     "layer": "governance",
     "role": "bearer tokens in front of the REST fixture: readers read, writers write, no token is refused",
-    "version": "0.3.0",  # the project's own (pyproject.toml)
+    "version": PLATFORM_VERSION,  # the project's own (pyproject.toml)
     "image": support.OPERATIONS_IMAGE,  # built from docker/operations.Dockerfile
     "ports": {"http": {"internal": 8182, "external": 8182}},
     "health": {"kind": "http", "port": "http", "path": "/healthz",

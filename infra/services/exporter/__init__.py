@@ -20,11 +20,12 @@ from infra.services.definition import AwsPart, Lazy, Metrics, ServiceDefinition
 from infra.services.exporter import container, native
 from infra.services.exporter.config import NAME
 from infra.spec import Layer, Target
+from infra.version import PLATFORM_VERSION
 
 DEFAULT = {
     "layer": "observability",
     "role": "table and service signals from the Iceberg metadata and the platform's own records",
-    "version": "0.3.0",  # the project's own (pyproject.toml)
+    "version": PLATFORM_VERSION,  # the project's own (pyproject.toml)
     "image": support.OPERATIONS_IMAGE,  # built from docker/operations.Dockerfile
     "ports": {"http": {"internal": 9464, "external": 9464}},
     "health": {"kind": "http", "port": "http", "path": "/metrics",

@@ -38,6 +38,7 @@ from infra.spec import Layer, PlatformSpec
 from infra.targets.aws.context import AwsComponent, AwsContext, RegistryImage
 from infra.targets.aws.governance import GovernanceState
 from infra.targets.lab_images import host_ca_certificates, operations_args
+from infra.version import PLATFORM_VERSION
 
 LAYER = Layer.OBSERVABILITY
 #: The task definitions run x86_64 (``ecs.task_definition``): the image is built for it on any machine.
@@ -95,7 +96,7 @@ class OperationsImage(AwsComponent):
         identifying = {k: v for k, v in args.items() if k not in HOST_ARGS}
         self.image = PushedImage(
             f"{spec.name}-operations", repository=self.repository.repository_url,
-            version=support.OPERATIONS_IMAGE.rsplit(":", 1)[1], context=support.OPERATIONS_CONTEXT,
+            version=PLATFORM_VERSION, context=support.OPERATIONS_CONTEXT,
             files=support.operations_context_files(), dockerfile=support.OPERATIONS_DOCKERFILE, args=identifying,
             host_args={"CA_CERTIFICATES": host_ca_certificates()}, platform=PLATFORM,
             registry=pulumi.Output.secret({"server": token.proxy_endpoint, "username": token.user_name,

@@ -18,6 +18,7 @@ from infra.services import operations_support as support
 from infra.spec import PlatformSpec
 from infra.targets.aws import ecs, images
 from infra.targets.aws.context import RegistryImage
+from infra.version import PLATFORM_VERSION
 from tests.support.aws_graph import ALL_RUNS, containers, policy, the
 from tests.support.harness import ECR_REGISTRY, ProgramRun, pushed_image_outputs
 from tests.support.rendered import is_secret, reveal
@@ -79,7 +80,7 @@ def test_the_image_is_built_from_the_labs_files_and_pushed_with_the_registrys_cr
     assert set(pushed["args"]) == {"BASE", "PG_MAJOR"} and set(pushed["host_args"]) == {"CA_CERTIFICATES"}
     assert pushed["platform"] == "linux/amd64"
     digest = context_digest(PROJECT_ROOT, pushed["files"], pushed["dockerfile"], pushed["args"], pushed["platform"])
-    assert pushed["context_digest"] == digest and pushed["tag"] == tag_of("0.3.0", digest)
+    assert pushed["context_digest"] == digest and pushed["tag"] == tag_of(PLATFORM_VERSION, digest)
     # The registry's own credentials (aws.ecr.get_authorization_token), a secret in the state.
     assert is_secret(pushed["registry"])
     assert reveal(pushed["registry"]) == {"server": f"https://{ECR_REGISTRY}", "username": "AWS",
@@ -154,7 +155,7 @@ def test_the_image_is_pushed_only_when_an_enabled_part_runs_it():
 
 def test_a_container_naming_the_operations_image_that_was_not_pushed_is_refused():
     container = ecs.Container(name="exporter", image=support.OPERATIONS_IMAGE, memory_mib=256)
-    with pytest.raises(ecs.ImageNotPushed, match=r"exporter \(aws\): runs lakehouse/operations:0.3.0, which the "
+    with pytest.raises(ecs.ImageNotPushed, match=rf"exporter \(aws\): runs lakehouse/operations:{PLATFORM_VERSION}, which the "
                                                   "stack did not push"):
         ecs.image_reference({}, container)
     pushed = {support.OPERATIONS_IMAGE: RegistryImage("repo@sha256:1", "arn")}
