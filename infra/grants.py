@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from infra.services import registry
+from infra.services.definition import ServiceDefinition
 from infra.spec import PlatformSpec, Target
 from infra.spec.governance import ACTIONS, EVERY_NAMESPACE
 
@@ -28,34 +30,32 @@ def grants_table(spec: PlatformSpec) -> list[dict[str, Any]]:
 
 
 def flags(spec: PlatformSpec) -> list[str]:
-    """What a security review should read twice: owners who cannot write, stores wider than the grants."""
+    """What a security review should read twice: owners who cannot write, enforcers that cannot say a grant."""
     found = [f"table {table}: its owner {owner!r} has no identity that may write {namespace} (set "
              f"identities.<name>.team to {owner!r} on one that may)" for table, owner, namespace in
              spec.owners_without_writer()]
-    if "seaweedfs" in spec.enabled_services():
-        from infra.services.seaweedfs.config import wider_than_grants
-
-        for name in spec.identities:
-            for namespace, actions in wider_than_grants(spec, name).items():
-                found.append(f"identity {name}: the lab store cannot narrow '*' for {namespace}: its store keys may "
-                             f"still {', '.join(actions)} there (the catalog and Trino refuse it; list its namespaces "
-                             "instead of '*' to close the store too)")
+    for definition in _enforcers(spec):
+        assert definition.enforces_grants is not None
+        if definition.enforces_grants.gaps is not None:
+            found += definition.enforces_grants.gaps(spec)
     return found
 
 
 def enforced_by(spec: PlatformSpec) -> list[str]:
     """Where this stack's grants are enforced, in one line each (the governance page says how)."""
-    enabled = spec.enabled_services()
     where = []
-    if "catalog-gate" in enabled:
-        where.append("catalog gate: every REST request of the fixture, per namespace")
-    if "trino" in enabled:
-        where.append("Trino: each identity's own catalog, schema and table rules")
-    if "seaweedfs" in enabled:
-        where.append("lab store (SeaweedFS): each identity's actions per bucket and namespace prefix")
+    for definition in _enforcers(spec):
+        assert definition.enforces_grants is not None
+        where.append(f"{definition.display_name}: {definition.enforces_grants.what}")
     if spec.target is Target.AWS:
         where.append("IAM: each identity's role, per namespace prefix (Deny where a namespace narrows '*')")
     return where
+
+
+def _enforcers(spec: PlatformSpec) -> list[ServiceDefinition]:
+    """The enabled services that enforce the grants (``ServiceDefinition.enforces_grants``), in registry order."""
+    enabled = spec.enabled_services()
+    return [d for d in registry() if d.enforces_grants is not None and d.name in enabled]
 
 
 def grant_changes(left: PlatformSpec, right: PlatformSpec) -> list[dict[str, str]]:

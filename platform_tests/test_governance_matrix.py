@@ -3,7 +3,7 @@ namespace x action (governance). Non-disruptive: it works in canary namespaces o
 
 The stack's ``grants`` output is what every enforcer was rendered from (``PlatformSpec.access_of``): identity ->
 namespace (or ``*``) -> read, write, manage. For each identity and each canary namespace the probe tries, through
-PyIceberg, Spark, Trino (the identity's own catalog) and DuckDB:
+PyIceberg, Spark, each SQL engine service (Trino: the identity's own catalog) and DuckDB:
 
 - load (read the table's rows) and list (the namespace's tables show the table): need read;
 - commit (append one row): needs write;
@@ -35,7 +35,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from platform_tests.support import engines
+from platform_tests.support import engines, services
 from platform_tests.support.refusals import REFUSAL, describe, short
 from platform_tests.support.stack import ROOT, Stack, fail
 
@@ -46,7 +46,6 @@ TABLE = "t"
 #: What each action needs (the grants' words).
 NEEDS = {"load": "read", "list": "read", "commit": "write", "create": "manage", "drop": "manage",
          "store get": "read", "store put": "write"}
-ENGINES = ("pyiceberg", "spark", "trino", "duckdb")
 TABLE_ACTIONS = ("load", "list", "commit", "create", "drop")
 #: An engine that cannot do an action at all (not a refusal): what its error says.
 NOT_SUPPORTED = ("Not implemented", "not implemented", "NotImplemented", "not supported", "Not supported")
@@ -192,6 +191,9 @@ class Engines:
         self.stack = stack
         self.spark = engines.spark_session(stack)
         self.spark_catalogs: set[str] = set()
+        # The stack's engine services (Trino), each driven through its own package's probe hook.
+        self.sql = {engine.name: engine for engine in services.engines(stack)}
+        self.names = ("pyiceberg", engines.SPARK, *self.sql, "duckdb")
 
     def spark_catalog(self, identity: str) -> str:
         name = "gov_" + identity.replace("-", "_")
@@ -213,7 +215,7 @@ class Engines:
                 "create": lambda: catalog.create_table(ident, schema=SCHEMA),
                 "drop": lambda: catalog.drop_table(ident),
             }[action]
-        if engine == "spark":
+        if engine == engines.SPARK:
             name = self.spark_catalog(identity)
             sql = {"load": f"SELECT count(*) FROM {name}.{ident}",
                    "list": f"SHOW TABLES IN {name}.{namespace}",
@@ -223,21 +225,20 @@ class Engines:
             if action == "list":
                 return lambda: TABLE in [r.tableName for r in self.spark.sql(sql).collect()]
             return lambda: self.spark.sql(sql).collect()
-        if engine == "trino":
-            catalog = self.stack.trino_catalog_of(identity)
+        if engine in self.sql:
+            service = self.sql[engine]
+            catalog = service.catalog_of(identity)
             quoted = f'"{namespace}"."{table}"'
             sql = {"load": f"SELECT count(*) FROM {quoted}", "list": f'SHOW TABLES FROM "{namespace}"',
-                   "commit": f"INSERT INTO {quoted} VALUES (300, 'trino')",
+                   "commit": f"INSERT INTO {quoted} VALUES (300, '{engine}')",
                    "create": f"CREATE TABLE {quoted} (id bigint, v varchar)", "drop": f"DROP TABLE {quoted}"}[action]
 
-            def trino() -> Any:
+            def through_engine() -> Any:
                 if catalog is None:
-                    raise PermissionError("Access Denied: the identity reaches no Trino catalog")
-                cursor = self.stack.trino_connection(identity=identity, catalog=catalog).cursor()
-                cursor.execute(sql)
-                found = cursor.fetchall()
+                    raise PermissionError(f"Access Denied: identity {identity} reaches no catalog of {engine}")
+                found = service.run(identity, [sql], catalog)
                 return TABLE in [r[0] for r in found] if action == "list" else found
-            return trino
+            return through_engine
         sql = {"load": f"SELECT count(*) FROM lab.{ident}",
                "list": f"SELECT table_name FROM information_schema.tables WHERE table_catalog = 'lab' AND "
                        f"table_schema = '{namespace}'",
@@ -305,7 +306,7 @@ def test_every_identity_may_do_exactly_what_its_grants_say_through_every_engine_
                 for action in TABLE_ACTIONS:
                     if want[action] != "denied":
                         continue
-                    for engine in ENGINES:
+                    for engine in tries.names:
                         table = f"made_{tag}_{engine}" if action == "create" else TABLE
                         observed, detail = run(tries.attempt(engine, identity, action, namespace, table),
                                                hidden=want["load"] == "denied")
@@ -325,7 +326,7 @@ def test_every_identity_may_do_exactly_what_its_grants_say_through_every_engine_
                 for action in TABLE_ACTIONS:
                     if want[action] != "allowed":
                         continue
-                    for engine in ENGINES:
+                    for engine in tries.names:
                         table = TABLE
                         if action in ("create", "drop"):
                             table = f"{action}_{tag}_{engine}"

@@ -69,6 +69,8 @@ class TrinoAccess(_Model):
     host: str
     port: int
     catalog: str
+    #: The engine's service in this stack, as the run records name it (the services layer renders it).
+    engine: str = ""
     user: str = "platform-maintenance"
     http_scheme: str = "http"
     #: ``${ENV:LAKEHOUSE_SECRET_<NAME>}`` references (``Credentials.secrets``), never the values.

@@ -33,11 +33,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Mapping
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from infra.spec.base import Strict
+from infra.spec.layers import Layer
 
 Role = Literal["platform", "writer", "reader"]
 Action = Literal["read", "write", "manage"]
@@ -119,6 +120,10 @@ class IdentitySpec(Strict):
     Its access key and each of its stack config keys are its own: two identities sharing one would
     share a credential, and whichever the store or the catalog gate reads last would hold both rights.
     """
+
+    LAYER: ClassVar[Layer] = Layer.GOVERNANCE  # the layer its keys belong to (change review)
+    ON_CHANGE: ClassVar[str] = ("every enforcement point takes the new rights: the store's identities, the catalog "
+                                "gate and Trino are redeployed (each restarts where its rendered config changed)")
 
     access_key: str = Field(description="Access key id of the lab store (not secret): letters, digits, . _ -.")
     actions: list[Literal["Admin", "Read", "Write", "List", "Tagging"]] = Field(
@@ -252,6 +257,8 @@ def identity_config_keys(name: str, identity: IdentitySpec, kinds: Mapping[str, 
 
 class GovernanceSpec(Strict):
     """Which identity each use gets, the namespaces grants may name beyond the declared tables', Trino's TLS."""
+
+    LAYER: ClassVar[Layer] = Layer.GOVERNANCE  # the layer its keys belong to (change review)
 
     writer: str = Field(default="writer", description="The identity engines that write use (the host profiles' "
                                                        "default); it needs Write and must not be Admin.")

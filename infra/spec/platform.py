@@ -39,18 +39,14 @@ from infra.spec.operations import (
     MaintenanceJob,
     ObservabilitySpec,
     RecoverySpec,
-    cron_max_interval_minutes,
     eventbridge_cron,
 )
+from infra.spec.review import ReviewSpec
 from infra.spec.service import ServiceSpec
 from infra.spec.storage import StorageSpec
 from infra.spec.streams import StreamsSpec
 from infra.spec.tables import TableSpec
 
-# The operating layers' services (the maintenance_scheduler and catalog_backup packages), named here
-# because the model checks that what a stack declares (maintenance, a recovery point) has what runs it.
-SCHEDULER = "maintenance-scheduler"
-BACKUP = "catalog-backup"
 _NAME = re.compile(r"^[a-z][a-z0-9-]{1,30}$")
 
 
@@ -106,6 +102,8 @@ class PlatformSpec(Strict):
                                              description="Signals from the metadata tables and how fast alerts fire.")
     aws: AwsSpec = Field(default_factory=AwsSpec, description="Region, sizes and counts of the cloud target.")
     lab: LabSpec = Field(default_factory=LabSpec, description="The lab's images (docker target): upstream or built.")
+    review: ReviewSpec = Field(default_factory=ReviewSpec,
+                               description="Change review: the teams' handles where pull requests are reviewed.")
 
     @field_validator("name")
     @classmethod
@@ -217,19 +215,23 @@ class PlatformSpec(Strict):
         return self
 
     @model_validator(mode="after")
-    def _streams_sources(self) -> PlatformSpec:
-        """A CDC source needs the platform's PostgreSQL wherever its connectors are deployed."""
-        enabled = self.enabled_services()
-        deployed = "kafka-connect" in enabled or (self.target is Target.AWS and self.aws.kafka_msk)
-        if deployed and self.streams.sources() and "postgres" not in enabled:
-            index = next(i for i, c in enumerate(self.streams.connectors) if c.kind == "debezium-postgres")
-            raise ValueError(f"streams.connectors.{index}: a Debezium source captures the bookshop in the platform's "
-                             "PostgreSQL; enable services.postgres or remove the connector")
+    def _native_command(self) -> PlatformSpec:
+        """A container command override means nothing natively: a local process runs its own argv (the artifact's
+        java, classpath and main class), with no image entrypoint to hand the override to; refused, not ignored."""
+        if self.target is not Target.NATIVE:
+            return self
+        for name, service in self.enabled_services().items():
+            if service.command:
+                raise ValueError(f"services.{name}.command: a container command override; natively a service runs "
+                                 "its own process (no image entrypoint takes it): remove it from the native stack "
+                                 "(services.<x>.env applies on every target)")
         return self
 
     @model_validator(mode="after")
     def _service_checks(self, info: ValidationInfo) -> PlatformSpec:
-        """The checks service definitions declare about their own settings (``ServiceDefinition.check``)."""
+        """The checks service definitions declare (``ServiceDefinition.check``): their own settings, and what they
+        need of the rest (a CDC source its database, declared maintenance its scheduler and engine, a recovery
+        point its backups' schedule, the store an Admin identity)."""
         context = _context(info)
         problems = [line for check in (context.checks if context is not None else ()) for line in check(self)]
         if problems:
@@ -243,37 +245,6 @@ class PlatformSpec(Strict):
             if table.identifier in seen:
                 raise ValueError(f"tables.{index}: {table.identifier} is declared twice")
             seen.add(table.identifier)
-        return self
-
-    @model_validator(mode="after")
-    def _maintenance_runs(self) -> PlatformSpec:
-        """Scheduled maintenance has an engine and a scheduler: declared jobs never stop silently."""
-        if not self.maintenance:
-            return self
-        enabled = self.enabled_services()
-        if "trino" not in enabled:
-            how = ("its Iceberg procedures, from EventBridge's maintenance tasks" if self.target is Target.AWS
-                   else "its Iceberg procedures, from the maintenance scheduler")
-            raise ValueError(f"maintenance: on {self.target.value} maintenance runs through Trino ({how}); "
-                             "enable services.trino or remove maintenance")
-        if self.target is not Target.AWS and SCHEDULER not in enabled:
-            raise ValueError(f"maintenance: the jobs are scheduled by services.{SCHEDULER}, which is disabled; "
-                             f"enable it or remove maintenance (nothing else runs them)")
-        return self
-
-    @model_validator(mode="after")
-    def _recovery_point(self) -> PlatformSpec:
-        """Backups fire often enough for the recovery point objective (aws: continuous backup instead)."""
-        if self.target is Target.AWS or BACKUP not in self.enabled_services():
-            return self
-        recovery = self.recovery
-        every = cron_max_interval_minutes(recovery.backup_schedule)
-        if every > recovery.rpo_minutes:
-            raise ValueError(
-                f"recovery.backup_schedule: {recovery.backup_schedule!r} leaves up to {every:g} minutes between "
-                f"backups, more than recovery.rpo_minutes ({recovery.rpo_minutes}); back up at least every "
-                f"{recovery.rpo_minutes} minutes (e.g. '*/{min(recovery.rpo_minutes, 59)} * * * *') or state a "
-                "longer rpo_minutes")
         return self
 
     @model_validator(mode="after")
@@ -302,9 +273,6 @@ class PlatformSpec(Strict):
                 raise ValueError(f"governance.{use}: identity {name!r} has actions {', '.join(actions)} without Read; "
                                  + ("a writer reads the table's metadata before every commit" if use == "writer"
                                     else "the read-only identity reads through every engine") + ": add Read")
-        if "seaweedfs" in self.enabled_services() and not self.identities_of("platform"):
-            raise ValueError("identities: no identity has Admin; the platform itself needs one (it creates the "
-                             "warehouse bucket and runs the catalog)")
         return self
 
     @model_validator(mode="after")

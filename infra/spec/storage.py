@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from typing import ClassVar
 
 from pydantic import Field, field_validator
 
 from infra.spec.base import Strict
+from infra.spec.layers import Layer
 
 # S3's naming rules for general purpose buckets (docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html).
 _BUCKET_CHARS = re.compile(r"^[a-z0-9][a-z0-9.-]*[a-z0-9]$")
@@ -41,6 +43,8 @@ def bucket_name_problem(name: str) -> str | None:
 
 class StorageSpec(Strict):
     """The warehouse bucket and what may happen to it."""
+
+    LAYER: ClassVar[Layer] = Layer.STORAGE  # the layer its keys belong to (change review)
 
     bucket: str = Field(default="warehouse", description="Bucket name (S3's naming rules apply in full).")
     warehouse_prefixes: list[str] = Field(

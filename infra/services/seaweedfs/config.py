@@ -69,6 +69,14 @@ def wider_than_grants(spec: PlatformSpec, name: str) -> dict[str, list[str]]:
     return wider
 
 
+def grant_gaps(spec: PlatformSpec) -> list[str]:
+    """The review's lines for what the store cannot say of this stack's grants (``wider_than_grants``)."""
+    return [f"identity {name}: the lab store cannot narrow '*' for {namespace}: its store keys may still "
+            f"{', '.join(actions)} there (the catalog and Trino refuse it; list its namespaces instead of '*' to "
+            "close the store too)" for name in spec.identities
+            for namespace, actions in wider_than_grants(spec, name).items()]
+
+
 def s3_config(ctx: ServiceContext) -> str:
     """SeaweedFS S3 identities file, each identity's actions from its grants; secret keys are placeholders the
     target fills with secrets."""
@@ -109,3 +117,11 @@ def go_memory_limit(ctx: ServiceContext) -> str:
     Without it the store's resident memory grew past its 512 MiB budget over a few probe runs.
     """
     return f"{ctx.service.memory_bytes * 3 // 4 // (1024 * 1024)}MiB"
+
+
+def check(spec: PlatformSpec) -> list[str]:
+    """The store needs the platform's own identity: it creates the warehouse bucket and runs the catalog with it."""
+    if NAME in spec.enabled_services() and not spec.identities_of("platform"):
+        return ["identities: no identity has Admin; the platform itself needs one (it creates the warehouse bucket "
+                "and runs the catalog)"]
+    return []

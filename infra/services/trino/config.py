@@ -9,6 +9,7 @@ import json
 from typing import Any, Literal
 
 from infra.operations import tables as declared_tables
+from infra.services.capabilities import STORE
 from infra.services.catalogs import catalog_url, gate_of
 from infra.services.context import ServiceContext, Side, host_of, url
 from infra.services.definition import IdentitySecret, SecretSpec
@@ -19,6 +20,8 @@ from infra.spec import PlatformSpec, Target, parse_size
 from infra.spec.governance import EVERY_NAMESPACE
 
 NAME = "trino"
+#: Its key in the profiles output (``profiles.host.trino``).
+PROFILE = "trino"
 #: Java major Trino 476+ needs (natively, and the JDK its built lab image carries).
 JAVA = 24
 
@@ -66,9 +69,10 @@ def store_properties(ctx: ServiceContext, side: Side, identity: str) -> dict[str
     """How Trino reaches table files: the lab store with one identity's keys from the environment, or S3 itself."""
     spec = ctx.spec
     switch = s3_switch(spec.pin_of(NAME))
-    if ctx.enabled("seaweedfs"):
+    store = registry().provider(spec, STORE)
+    if store is not None:
         return {
-            switch: "true", "s3.endpoint": ctx.url("seaweedfs", "s3", side),
+            switch: "true", "s3.endpoint": ctx.url(store, "s3", side),
             "s3.path-style-access": "true", "s3.region": spec.storage.region,
             "s3.aws-access-key": f"${{ENV:{env_name('S3_ACCESS_KEY', identity)}}}",
             "s3.aws-secret-key": f"${{ENV:{env_name('S3_SECRET_KEY', identity)}}}",
@@ -114,11 +118,13 @@ def rest_properties(catalog: str, client: dict[str, str]) -> dict[str, str]:
                           "iceberg.rest-catalog.oauth2.token": from_env(value)})
         elif key == "scope":
             props["iceberg.rest-catalog.oauth2.scope"] = value
+        elif key == "oauth2-server-uri":
+            props["iceberg.rest-catalog.oauth2.server-uri"] = value
         elif key == "header.X-Iceberg-Access-Delegation" and value == "vended-credentials":
             props["iceberg.rest-catalog.vended-credentials-enabled"] = "true"
         else:
             raise ValueError(f"services.{catalog}: Trino has no catalog property for the REST client property "
-                             f"{key}={value!r}; it renders credential, token, scope and "
+                             f"{key}={value!r}; it renders credential, token, scope, oauth2-server-uri and "
                              "header.X-Iceberg-Access-Delegation=vended-credentials (infra/services/trino/config.py)")
     return props
 
@@ -126,12 +132,13 @@ def rest_properties(catalog: str, client: dict[str, str]) -> dict[str, str]:
 def catalogs(spec: PlatformSpec) -> dict[str, tuple[str, str]]:
     """Trino catalog -> (catalog service, identity whose credentials it holds), in registry order.
 
-    A gated catalog (whose gate checks each identity's token) is one Trino catalog per identity, each with
-    that identity's token and store keys: whatever Trino's own rules let through (table procedures above
-    all, which file-based rules do not gate), the gate and the store still decide as that identity. The
-    platform's identity has none: its store key is the store's admin key, which no engine holds; in Trino
-    it acts as the writer (``holder_of``). An ungated catalog is one Trino catalog with the writer
-    identity's credentials, and a reader gets none rather than one that could write.
+    A catalog that tells identities apart (a gate checks their tokens, or each is a principal of the catalog's
+    own: Polaris) is one Trino catalog per identity, each with that identity's credentials and store keys:
+    whatever Trino's own rules let through (table procedures above all, which file-based rules do not gate),
+    the catalog and the store still decide as that identity. The platform's identity has none: its store key
+    is the store's admin key, which no engine holds; in Trino it acts as the writer (``holder_of``). Any other
+    catalog is one Trino catalog with the writer identity's credentials, and a reader gets none rather than one
+    that could write.
     """
     found: dict[str, tuple[str, str]] = {}
     for name, definition in registry().catalogs().items():
@@ -139,7 +146,7 @@ def catalogs(spec: PlatformSpec) -> dict[str, tuple[str, str]]:
             continue
         assert definition.catalog is not None
         engine_name = definition.catalog.engine_name
-        if gate_of(spec, name):
+        if gate_of(spec, name) or definition.catalog.principals is not None:
             for identity in spec.identities:
                 if spec.role_of_identity(identity) != "platform":
                     found[trino_catalog_name(spec, engine_name, identity)] = (name, identity)
@@ -168,7 +175,8 @@ def catalog_name_problems(spec: PlatformSpec) -> list[str]:
     seen: dict[str, str] = {}
     problems = []
     for name, definition in registry().catalogs().items():
-        if name not in spec.enabled_services() or not gate_of(spec, name) or definition.catalog is None:
+        if name not in spec.enabled_services() or definition.catalog is None or not (
+                gate_of(spec, name) or definition.catalog.principals is not None):
             continue
         for identity in (i for i in spec.identities if spec.role_of_identity(i) != "platform"):
             trino_catalog = trino_catalog_name(spec, definition.catalog.engine_name, identity)
@@ -202,6 +210,10 @@ def catalog_files(ctx: ServiceContext, side: Side = Side.INTERNAL) -> dict[str, 
         if gate_of(ctx.spec, name):
             props.update({"iceberg.rest-catalog.security": "OAUTH2",
                           "iceberg.rest-catalog.oauth2.token": f"${{ENV:{env_name('CATALOG_TOKEN', identity)}}}"})
+        if role.principals is not None:  # the identity's own principal, never the catalog's root
+            principal = role.principals.properties(identity, secret(role.principals.secret_name(identity)),
+                                                   f"{catalog_url(ctx.spec, name, side).rstrip('/')}/v1/oauth/tokens")
+            props.update(rest_properties(name, principal))
         props.update(store_properties(ctx, side, identity))
         files[f"{trino_catalog}.properties"] = properties(props)
     return files
@@ -321,15 +333,18 @@ def secret_env(ctx: ServiceContext) -> dict[str, str]:
     spec = ctx.spec
     env = {"TRINO_SHARED_SECRET": secret(SHARED_SECRET.name)}
     for name, identity in {(n, i) for n, i in catalogs(spec).values()}:
-        if ctx.enabled("seaweedfs"):
+        if registry().provider(spec, STORE) is not None:
             env[env_name("S3_ACCESS_KEY", identity)] = spec.identities[identity].access_key  # not a secret
             env[env_name("S3_SECRET_KEY", identity)] = secret(f"s3-secret-key-{identity}")
         if gate_of(spec, name):
             env[env_name("CATALOG_TOKEN", identity)] = secret(f"catalog-token-{identity}")
-        # The catalog's own client secrets its properties file reads (``rest_properties``), e.g. Polaris's root secret.
+        # The client secrets its properties file reads (``rest_properties``): the identity's own Polaris client secret.
         role = registry()[name].catalog
         assert role is not None
-        for value in role.client_properties(ServiceContext(spec, name)).values():
+        client = dict(role.client_properties(ServiceContext(spec, name)))
+        if role.principals is not None:  # its own client secret at a catalog where it is a principal (Polaris)
+            client.update(role.principals.properties(identity, secret(role.principals.secret_name(identity))))
+        for value in client.values():
             for secret_name in SECRET_TOKEN.findall(value):
                 env[secret_env_name(secret_name)] = secret(secret_name)
     return dict(sorted(env.items()))
@@ -349,16 +364,22 @@ def etc_files(ctx: ServiceContext, etc: str, role: Literal["single", "coordinato
     return files
 
 
+def service_profiles(spec: PlatformSpec) -> dict[str, Any]:
+    """What services next to Trino read: its catalog files as they are deployed (the ``profiles.services`` output)."""
+    return {"trino_catalogs": catalog_files(ServiceContext(spec, NAME), Side.INTERNAL)}
+
+
 def client_profile(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, Any]:
-    """Where a Trino client connects (HTTPS, password), and the catalogs each identity reaches there (its own)."""
-    host, port = url(spec, "trino", "https", side).removeprefix("http://").rsplit(":", 1)
+    """Where a Trino client connects (HTTPS, password), the catalogs each identity reaches there (its own), and
+    which one is an identity's for each catalog service (``catalog_of``: what the maintenance runs through)."""
+    host, port = url(spec, NAME, "https", side).removeprefix("http://").rsplit(":", 1)
     by_identity = catalogs_of_users(spec)
+    catalog_of: dict[str, dict[str, str]] = {}
+    for trino_catalog, (service, holder) in catalogs(spec).items():
+        for user in spec.identities:
+            if holder_of(spec, user) == holder:
+                catalog_of.setdefault(service, {})[user] = trino_catalog
     return {"host": host, "port": int(port), "http_scheme": "https", "user": "{trino_user}",
             "password": "{trino_password}", "certificate": TLS,
-            "catalogs": by_identity[spec.governance.writer], "catalogs_by_identity": by_identity}
-
-
-def catalog_of(spec: PlatformSpec, catalog: str, identity: str) -> str | None:
-    """The Trino catalog through which ``identity`` reaches the catalog service ``catalog``, or None."""
-    return next((c for c, (service, holder) in catalogs(spec).items() if service == catalog and holder == identity),
-                None)
+            "catalogs": by_identity[spec.governance.writer], "catalogs_by_identity": by_identity,
+            "catalog_of": catalog_of}

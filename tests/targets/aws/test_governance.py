@@ -50,8 +50,7 @@ def test_encryption_everywhere(run_name: str, request: pytest.FixtureRequest) ->
 def test_only_the_catalogs_may_assume_the_vending_role_and_it_reaches_only_the_warehouse(cloud: ProgramRun) -> None:
     vending = cloud.named("lakehouse-credential-vending").inputs
     (trust,) = json.loads(vending["assumeRolePolicy"])["Statement"]
-    assert sorted(trust["Principal"]["AWS"]) == [
-        "arn:aws:iam:eu-west-1:123456789012:lakehouse-lakekeeper-task",
+    assert sorted(trust["Principal"]["AWS"]) == [  # Lakekeeper's task role too, once it runs (ADR 0013)
         "arn:aws:iam:eu-west-1:123456789012:lakehouse-polaris-task",
     ]
     policy = json.loads(cloud.named("lakehouse-credential-vending-warehouse").inputs["policy"])
@@ -98,8 +97,9 @@ def test_a_namespace_grant_is_an_iam_statement_on_its_prefix_and_a_narrowing_a_d
                 "secret_config_key": "s3EtlSecretKey", "grants": {"shop": ["read", "write"], "finance": ["read"]}},
         "wide": {"access_key": "wide-access-key", "actions": ["Read", "Write", "List"],
                  "secret_config_key": "s3WideSecretKey", "grants": {"*": ["read", "write"], "finance": ["read"]}}}
-    run = run_program("cloud", platform, extra_config={**CLOUD_SECRETS, "lakehouse:trinoPasswordEtl": "x",
-                                                       "lakehouse:trinoPasswordWide": "y"})
+    run = run_program("cloud", platform, extra_config={
+        **CLOUD_SECRETS, **{f"lakehouse:{kind}{name}": f"{kind}-{name}" for kind in ("trinoPassword", "polarisClientSecret")
+                            for name in ("Etl", "Wide")}})
     etl = {s["Sid"]: s for s in policy(run, "lakehouse-identity-etl-warehouse")["Statement"]}
     bucket = "arn:aws:s3:::lakehouse-warehouse-prod"
     assert set(etl) == {"LocateWarehouse", "ReadShop", "WriteShop", "ListShop", "ReadFinance", "ListFinance",
