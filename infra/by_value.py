@@ -215,6 +215,17 @@ def _project_imports(name: str, source: str, is_package: bool) -> set[str]:
     return {n for n in found if n == PROJECT_PACKAGE or n.startswith(PROJECT_PACKAGE + ".")}
 
 
+def dropped(resource: str, reason: str) -> None:
+    """Say that a delete gave up on undoing ``resource`` (its service cannot act) and drops it from the state.
+
+    A destroy completes when a service it deletes through is already down: what cannot be undone there is not
+    left to block it, and the operator reads why (the warning reaches ``pulumi destroy``'s output).
+    """
+    import pulumi
+
+    pulumi.log.warn(f"{resource}: {reason}; dropped from the state without undoing it")
+
+
 def plain(value: Any, *, drop_none: bool = False) -> Any:
     """A provider's inputs as plain values, compared by value: Pulumi's secret wrappers removed, integral
     floats as ints (protobuf's Struct has only doubles: a port 8080 comes back from the state as 8080.0),

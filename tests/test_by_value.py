@@ -24,13 +24,14 @@ from infra.targets.aws.run_task import EcsTaskRunProvider
 from infra.targets.declared_tables.provider import DeclaredTableProvider
 from infra.targets.lab_state import LabStateProvider
 from infra.targets.native.local_service import LocalServiceProvider
+from infra.targets.native.runtime import NativeRuntimeProvider
 
 LOCAL_SERVICE = "infra.targets.native.local_service"
 #: What each provider carries: a new import of a provider is a decision (its blob, hence its diff, grows).
 CLOSURES = {
     LocalServiceProvider: [f"{LOCAL_SERVICE}.{m}" for m in ("errors", "health", "host", "inputs", "lifecycle",
                                                               "ports", "processes", "provider", "spawn")]
-    + ["infra.targets.native.watchdog"],
+    + ["infra.operations.watchdog"],
     DeclaredTableProvider: ["infra.operations.tables", "infra.targets.declared_tables.provider"],
     ConnectorProvider: ["infra.services.kafka_connect.connectors"],
     PostgresSourceProvider: ["infra.services.kafka_connect.postgres_source"],
@@ -38,6 +39,7 @@ CLOSURES = {
     CertificateProvider: ["infra.resources.certificate"],
     EcsTaskRunProvider: ["infra.targets.aws.run_task"],
     LabStateProvider: ["infra.targets.lab_state"],
+    NativeRuntimeProvider: ["infra.targets.native.runtime"],
 }
 
 # Run in the provider process's conditions: the blob's provider loaded where the project is not importable (the

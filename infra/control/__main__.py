@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from infra.control import commands, docker_stack, services
+from infra.control import commands, docker_stack, relocate, services
 from infra.control.workspace import outputs, pulumi_env, workspace
 
 
@@ -164,7 +164,8 @@ def main(argv: list[str] | None = None) -> int:
             commands.console.print(f"==> {args.service} restarted and healthy in {seconds:.1f} s")
             return 0
         return commands.smoke_report(args.stack)
-    except (commands.StackCommandFailed, docker_stack.NotReady, services.ServiceControlError) as exc:
+    except (commands.StackCommandFailed, docker_stack.NotReady, services.ServiceControlError,
+            relocate.RelocationRefused) as exc:
         commands.console.print(f"error: {exc}", markup=False, highlight=False, style="red")
         return 1
 

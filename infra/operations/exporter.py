@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import json
 import os
 import re
@@ -53,24 +52,11 @@ from prometheus_client.core import REGISTRY, CounterMetricFamily, GaugeMetricFam
 from prometheus_client.exposition import generate_latest, start_http_server
 from pydantic import BaseModel, ConfigDict, Field
 
-from infra.operations import runs
+from infra.operations import runs, watchdog
 
 #: A table property tables-as-code writes with the declared promise (minutes).
 FRESHNESS_PROPERTY = "platform.freshness-minutes"
 TABLE_LABELS = ["catalog", "namespace", "table"]
-# The watchdog's status reader (infra/targets/native/watchdog.py), loaded by path: importing the targets
-# package would import Pulumi into a process that only watches.
-_WATCHDOG = Path(__file__).resolve().parents[1] / "targets" / "native" / "watchdog.py"
-
-
-def _watchdog_reader() -> Any:
-    spec = importlib.util.spec_from_file_location("_lakehouse_exporter_watchdog", _WATCHDOG)
-    if spec is None or spec.loader is None:  # pragma: no cover - the file ships with the package
-        return None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.read_status
-
 
 # -- configuration ---------------------------------------------------------------------------------
 
@@ -232,7 +218,7 @@ class Exporter:
         self.source_errors: dict[str, str | None] = {}
         self.stopping = threading.Event()
         self._catalog: Any = None
-        self._read_status = _watchdog_reader()
+        self._read_status = watchdog.read_status
         self.session = requests.Session()
         self.session.trust_env = False  # loopback services: no proxies, no CA bundle from the environment
         self.health_session = requests.Session()  # the services' checks, on their own thread

@@ -20,8 +20,7 @@ import psutil
 import pytest
 
 from infra.control import services
-from infra.operations import recovery
-from infra.targets.native import watchdog
+from infra.operations import recovery, watchdog
 from platform_tests.support.fixture import table_prefix
 from platform_tests.support.stack import Stack
 from platform_tests.support.versions import declared_versions, read_fixture

@@ -18,7 +18,7 @@ import yaml
 
 from infra.control import clients, commands, isolated
 from infra.control.workspace import forget, outputs, refresh, select
-from infra.paths import PROJECT_ROOT, state_root
+from infra.paths import PROJECT_ROOT
 
 STACK = "e2e"
 
@@ -178,8 +178,10 @@ def test_streaming_job_resumes_exactly_once_after_an_update_and_a_lost_job_manag
 
 def test_destroy_leaves_no_platform_process(deployed):
     """Last test of the stack (file order): destroy it, then nothing of it may be running."""
-    state_dir = str(state_root() / STACK)
-    pids = [info["pid"] for info in outputs(STACK)["native"]["services"].values()]
+    deployed_now = outputs(STACK)
+    state_dir = deployed_now["native"]["state_dir"]
+    assert state_dir == str(isolated.isolated_state_dir(STACK)), "an isolated stack's state is its own, by its ports"
+    pids = [info["pid"] for info in deployed_now["native"]["services"].values()]
     assert pids and all(psutil.pid_exists(pid) for pid in pids)
     procs = [p for pid in pids for p in (psutil.Process(pid), *psutil.Process(pid).children(recursive=True))]
     commands.down(STACK, quiet=True)

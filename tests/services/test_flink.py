@@ -52,7 +52,7 @@ def test_native_managers_bind_loopback_on_pinned_ports_with_filesystem_checkpoin
         assert sorted(process.inputs["ports"]) == sorted(p for p in (8081, 6123, 6124, 6125, 6122, 6121, 6126)
                                                          if (p in (8081, 6123, 6124, 6125)) == (role == "jobmanager"))
         argv = process.inputs["argv"]
-        assert argv[1:3] == ["-m", "infra.targets.native.bash_java_utils"]
+        assert argv[1:3] == ["-m", "infra.operations.bash_java_utils"]
         assert argv.count("{jvm-params}") == argv.count("{dynamic-params}") == 1
         assert flink_config.ENTRYPOINTS[role] in argv and "--add-opens=java.base/java.util=ALL-UNNAMED" in argv
     tm = native_run.named("flink-taskmanager")

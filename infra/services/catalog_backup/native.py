@@ -11,7 +11,7 @@ from infra.services.plans import NativeHost, NativePlan
 
 def server(ctx: ServiceContext, host: NativeHost) -> NativePlan:
     """``python -m infra.operations scheduler --role backup`` with the platform PostgreSQL's pg_dump."""
-    assert host.project_root is not None
+    assert host.code_root is not None
     port = ctx.listen_port("http")
     config_path = host.home / CONFIG_FILE
     postgres = host.artifacts.get(POSTGRES)
@@ -19,7 +19,7 @@ def server(ctx: ServiceContext, host: NativeHost) -> NativePlan:
     return NativePlan(
         argv=[host.python, "-m", "infra.operations", "scheduler", "--config", str(config_path), "--role", ROLE,
               "--listen", f"127.0.0.1:{port}"],
-        env={"PYTHONPATH": str(host.project_root), "PYTHONUNBUFFERED": "1", **_postgres_env(ctx)},
+        env={"PYTHONPATH": str(host.code_root), "PYTHONUNBUFFERED": "1", **_postgres_env(ctx)},
         files={str(config_path): config.dump()},
         health={"kind": "http", "url": f"http://127.0.0.1:{port}/healthz", "expect_status": 200},
         stop_grace_s=30.0,
