@@ -35,7 +35,8 @@ CLOSURES = {
     DeclaredTableProvider: ["infra.operations.tables", "infra.targets.declared_tables.provider"],
     ConnectorProvider: ["infra.services.kafka_connect.connectors"],
     PostgresSourceProvider: ["infra.services.kafka_connect.postgres_source"],
-    FlinkJobProvider: ["infra.services.flink.job"],
+    FlinkJobProvider: [f"infra.services.flink.job.{m}" for m in ("inputs", "lifecycle", "lineage", "provider")]
+    + ["infra.services.flink.rest"],
     CertificateProvider: ["infra.resources.certificate"],
     EcsTaskRunProvider: ["infra.targets.aws.run_task"],
     LabStateProvider: ["infra.targets.lab_state"],

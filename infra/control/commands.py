@@ -183,7 +183,7 @@ def smoke_streams(out: dict[str, Any]) -> list[tuple[str, str, bool, str]]:
 
 def flink_smoke(profile: dict[str, Any], jobs: dict[str, Any]) -> tuple[str, str, bool, str]:
     """The streaming job is RUNNING (every task) on the job manager, with the job id the stack recorded."""
-    from infra.services.flink.job import FlinkJobError, FlinkRest
+    from infra.services.flink.rest import FlinkJobError, FlinkRest
 
     check = "Flink runs the streaming job"
     name = profile["job"]["name"]

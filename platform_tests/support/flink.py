@@ -34,7 +34,7 @@ class StreamingJob:
     entry_class: str | None
 
     def rest(self):
-        from infra.services.flink.job import FlinkRest
+        from infra.services.flink.rest import FlinkRest
 
         return FlinkRest(self.rest_url)
 

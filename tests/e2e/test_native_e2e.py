@@ -136,7 +136,7 @@ def _generator_ids(outputs) -> tuple[int, int]:
 
 
 def _wait_for_a_checkpoint(outputs, job_id: str, timeout_s: float = 90.0) -> int:
-    from infra.services.flink.job import FlinkRest
+    from infra.services.flink.rest import FlinkRest
 
     rest = FlinkRest(outputs["profiles"]["host"]["flink"]["rest"])
     first = rest.checkpoints(job_id)["counts"]["completed"]

@@ -9,8 +9,8 @@ from infra.services.exporter.config import NAME, catalog_settings, exporter_conf
 from infra.services.plans import NativeHost, NativePlan, code_digest
 
 #: What the process runs from the repository (a change restarts it).
-CODE = tuple(PROJECT_ROOT / "infra" / part for part in ("operations/exporter.py", "operations/runs.py",
-                                                        "operations/watchdog.py"))
+CODE = (*sorted((PROJECT_ROOT / "infra" / "operations" / "exporter").glob("*.py")),
+        *(PROJECT_ROOT / "infra" / "operations" / name for name in ("runs.py", "watchdog.py")))
 
 
 def server(ctx: ServiceContext, host: NativeHost) -> NativePlan:

@@ -34,7 +34,7 @@ from infra.by_value import code_changed, plain
 
 CODE_LINK = "code"
 #: What the processes run: the operations image's code set (``.dockerignore``), as relative path globs.
-CODE_SET = ("infra/__init__.py", "infra/operations/*.py")
+CODE_SET = ("infra/__init__.py", "infra/operations/**/*.py")
 
 
 def code_sources(root: Path) -> dict[str, str]:

@@ -12,8 +12,14 @@ from infra.targets.native import runtime
 
 
 def test_the_code_set_is_the_operations_images_and_carries_no_checkout_path() -> None:
+    from docker.utils.build import exclude_paths
+
     sources = runtime.code_sources(PROJECT_ROOT)
-    assert "infra/__init__.py" in sources and "infra/operations/exporter.py" in sources
+    patterns = [line for line in (PROJECT_ROOT / ".dockerignore").read_text().splitlines()
+                if line.strip() and not line.startswith("#")]
+    image = {p for p in exclude_paths(str(PROJECT_ROOT), patterns) if p.startswith("infra/")}
+    assert set(sources) == image, "natively the processes run what the operations image runs"
+    assert "infra/__init__.py" in sources and "infra/operations/exporter/collector.py" in sources
     assert "infra/operations/watchdog.py" in sources and "infra/operations/tasks.py" in sources
     assert all(not name.startswith("/") for name in sources), "relative paths only"
     assert not any(name.startswith("infra/targets") for name in sources), "what the processes run, no more"
