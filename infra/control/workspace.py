@@ -32,7 +32,8 @@ def pulumi_env(stack: str | None = None) -> dict[str, str]:
         "PULUMI_HOME": str(TOOLS_DIR / "pulumi-home"),
         "PULUMI_SKIP_UPDATE_CHECK": "true",
         "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
-        "PULUMI_BACKEND_URL": f"file://{PROJECT_ROOT / '.pulumi-state'}",
+        # A backend the caller chose (two clones sharing one stack) is kept; else the project's local one.
+        "PULUMI_BACKEND_URL": os.environ.get("PULUMI_BACKEND_URL") or f"file://{PROJECT_ROOT / '.pulumi-state'}",
         "PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK": "true",
         # The native target's dynamic provider forks service processes from a process running gRPC
         # threads; gRPC's fork handlers then crash the child before exec (SIGSEGV in event_engine).

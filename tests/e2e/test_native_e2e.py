@@ -70,6 +70,15 @@ def _duckdb_count(outputs, table: str) -> int:
     return con.execute(f"SELECT count(*) FROM lab.{table}").fetchone()[0]
 
 
+def test_no_path_of_the_checkout_is_in_the_stacks_state(deployed):
+    """Data, logs, the Python the platform's processes run, its code, the providers' code: none in the checkout."""
+    import json
+
+    state = json.dumps(select(STACK).export_stack().deployment)
+    print(f"\n== {STACK}: {len(state)} bytes of state, {state.count(str(PROJECT_ROOT))} occurrences of {PROJECT_ROOT}")
+    assert state.count(str(PROJECT_ROOT)) == 0
+
+
 def test_second_up_changes_nothing(deployed):
     preview = select(STACK).preview(expect_no_changes=True, diff=True, color="never")
     assert preview.change_summary.get("same", 0) > 0
