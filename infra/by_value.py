@@ -10,7 +10,7 @@ name, never by a path. In the provider process the blob installs those sources a
 them resolves to the blob's own copy (each embedded module gets an ``__import__`` scoped to its blob), so two
 releases of one module can be loaded side by side (an upgrade's deletes run the code that made the resource,
 its updates the new code). The blob references only builtins, is deterministic, and changes only when a
-module of the closure changes: an unchanged provider shows no diff (docs/adr/0003).
+module of the closure changes: an unchanged provider shows no diff (docs/adr/0014).
 
 This module ships in every blob under its own name (``infra.by_value``); it imports nothing of the project
 and only the standard library at the top. A provider class calls ``provider_by_value(type(self))`` from its
@@ -219,11 +219,12 @@ def dropped(resource: str, reason: str) -> None:
     """Say that a delete gave up on undoing ``resource`` (its service cannot act) and drops it from the state.
 
     A destroy completes when a service it deletes through is already down: what cannot be undone there is not
-    left to block it, and the operator reads why (the warning reaches ``pulumi destroy``'s output).
+    left to block it, and the operator reads why. On the provider process's stderr, which the engine shows in
+    ``pulumi destroy``'s output (the provider process has no engine connection for ``pulumi.log``).
     """
-    import pulumi
+    import sys
 
-    pulumi.log.warn(f"{resource}: {reason}; dropped from the state without undoing it")
+    print(f"warning: {resource}: {reason}; dropped from the state without undoing it", file=sys.stderr, flush=True)
 
 
 def plain(value: Any, *, drop_none: bool = False) -> Any:

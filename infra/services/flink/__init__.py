@@ -12,7 +12,8 @@ jobs follow ``services.flink-jobmanager.enabled``.
 - native: one java process per manager, started the way Flink's scripts start them (JVM memory flags
   from ``BashJavaUtils``, ``infra.operations.bash_java_utils``), from the distribution PyPI
   serves as the ``apache-flink-libraries`` sdist plus the jars of ``flink.jars.json``;
-- the job, on both: ``infra.targets.flink_job.FlinkJob`` through the job manager's REST API;
+- the job, on both: ``infra.services.flink.job.FlinkJob`` through the job manager's REST API
+  (``infra.services.flink.rest``);
 - aws: Amazon Managed Service for Apache Flink runs the same job classes (``infra.targets.aws.compute``).
 """
 
