@@ -7,6 +7,8 @@ from typing import Any
 import pulumi
 
 from infra.services import profiles as engine_profiles
+from infra.services import registry
+from infra.services.capabilities import STORE
 from infra.services.context import ServiceContext, Side, address, url
 from infra.services.flink import config as flink_config
 from infra.services.trino import config as trino_config
@@ -68,23 +70,33 @@ def ownership(spec: PlatformSpec) -> list[dict[str, Any]]:
     return rows
 
 
-#: Secrets kept per identity (under ``credentials.identities``) or elsewhere, not at the top level.
-_PER_IDENTITY = ("s3-secret-key-", "catalog-token-", "trino-password-")
+def _per_identity_kinds() -> tuple[str, ...]:
+    """The secret name prefixes kept per identity (under ``credentials.identities``), not at the top level."""
+    return ("s3-secret-key-", "catalog-token-", *(f"{kind}-" for kind in registry().identity_secrets()))
 
 
 def identity_credentials(spec: PlatformSpec, secrets: dict[str, pulumi.Output[str]]) -> dict[str, Any]:
-    """identity -> what a client acting as it needs: store keys, catalog token, Trino user and password.
+    """identity -> what a client acting as it needs: store keys, catalog token, and its credentials at each
+    service that declares per-identity secrets (Trino's user and password).
 
     The keys are the names the profiles' placeholders use (``{s3_access_key}``, ``{catalog_token}``, ...).
     """
     found: dict[str, Any] = {}
+    store = registry().provider(spec, STORE)
+    enabled = spec.enabled_services()
     for name, identity in spec.identities.items():
-        entry: dict[str, Any] = {"role": spec.role_of_identity(name), "trino_user": name}
-        if "seaweedfs" in spec.enabled_services():
+        entry: dict[str, Any] = {"role": spec.role_of_identity(name)}
+        for definition in registry():
+            for item in definition.identity_secrets:
+                if definition.name in enabled and item.values is not None:
+                    entry.update(item.values(name))
+        if store is not None:
             entry["s3_access_key"] = identity.access_key
-        for key, secret_name in (("s3_secret_key", f"s3-secret-key-{name}"), ("catalog_token", f"catalog-token-{name}"),
-                                 ("trino_password", f"trino-password-{name}")):
-            if secret_name in secrets and (key != "s3_secret_key" or "seaweedfs" in spec.enabled_services()):
+        wanted = [("s3_secret_key", f"s3-secret-key-{name}"), ("catalog_token", f"catalog-token-{name}")]
+        wanted += [(item.credentials_key, item.secret_name(name))
+                   for _, item in registry().identity_secrets().values()]
+        for key, secret_name in wanted:
+            if secret_name in secrets and (key != "s3_secret_key" or store is not None):
                 entry[key] = secrets[secret_name]
         found[name] = entry
     return found
@@ -97,7 +109,7 @@ def credentials(secrets: dict[str, pulumi.Output[str]], spec: PlatformSpec | Non
     per identity, which is what engines use (the host profiles name the identity).
     """
     names: dict[str, Any] = {k.replace("-", "_"): v for k, v in secrets.items()
-                             if not k.startswith(_PER_IDENTITY) and not k.endswith(("-pem", "-cert"))}
+                             if not k.startswith(_per_identity_kinds()) and not k.endswith(("-pem", "-cert"))}
     if spec is not None:
         names["identities"] = identity_credentials(spec, secrets)
     return pulumi.Output.secret(pulumi.Output.from_input(names))

@@ -7,6 +7,14 @@ container, a local process, its aws counterpart), what the native target obtains
 recipe), its role as a catalog where it is one, and where it cannot run and why. Targets, the config
 loader, the profiles and the policy pack read these definitions through the registry
 (``infra.services.registry``); nothing else keeps a table keyed by service name.
+
+Anything a service contributes across the platform is a hook here, so no module outside its package
+names it: its catalog role (``CatalogRole``, whose REST client properties every engine renders in its
+own terms), the secrets each identity holds for it (``IdentitySecret``), what its clients get in the
+``profiles`` output (``ClientProfile``), what the aws network admits to it (``AwsIngress``), the checks
+of the spec it needs (``check``), what the smoke check and the probes ask of it (``ProbeHooks``), and
+the capabilities it offers the other services (``provides``: the store, the database, the broker...),
+which they look up through the registry instead of naming it (``infra.services.capabilities``).
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from typing import Any
 
 from infra.artifacts.artifact import Artifact
 from infra.services.built_image import BuiltImage
+from infra.services.capabilities import Capability
 from infra.services.context import ServiceContext
 from infra.services.plans import ContainerHost, ContainerPlan, EcsPlan, NativeHost, NativePlan, StepHost, StepPlan
 from infra.spec import Layer, PlatformSpec, Target
@@ -80,17 +89,18 @@ class AwsPart:
 class CatalogRole:
     """What a catalog service offers engines: where its REST API is and how clients authenticate.
 
-    ``client_properties`` are Iceberg REST client properties (the names PyIceberg, Spark and
-    Flink share: ``credential``, ``scope``, ``header.X-Iceberg-Access-Delegation``); secret
-    values are placeholders. ``trino_properties`` are the same settings in Trino's catalog
-    property names.
+    ``client_properties`` are the catalog's settings in the one neutral form every engine reads: Iceberg
+    REST client properties (the names PyIceberg, Spark and Flink share: ``credential``, ``scope``,
+    ``header.X-Iceberg-Access-Delegation``), secret values as ``secret(name)`` placeholders. A catalog
+    never writes an engine's own property names: each engine package renders these into its own (Trino's
+    catalog files: ``infra.services.trino.config.rest_properties``) and refuses, by name, a property it
+    has no rendering for, so a new catalog cannot be silently half-configured in one engine.
     """
 
     path: str
     engine_name: str  # the name engines know it by (Trino's catalog file, the profiles' catalog)
     warehouse: Callable[[PlatformSpec], str]
     client_properties: Callable[[ServiceContext], dict[str, str]] = lambda ctx: {}
-    trino_properties: Callable[[ServiceContext], dict[str, str]] = lambda ctx: {}
     vends_credentials: bool = False
     #: The jobs after which the catalog serves ``warehouse`` (it exists, with its storage): what an
     #: engine that queries the catalog waits for (``ServiceDefinition.uses_catalogs``).
@@ -127,6 +137,92 @@ class SecretSpec:
     # A secret made from others (no config key, no lab default): a template of placeholders, rendered
     # once the others are known (e.g. Trino's password file: each identity's password, hashed).
     derive: Callable[[PlatformSpec], str] | None = None
+
+
+@dataclass(frozen=True)
+class IdentitySecret:
+    """A secret every identity of the stack holds for one service: its own credential there.
+
+    Trino's password of each identity's user is one; a Polaris principal's client secret or a Lakekeeper
+    OpenID client's secret would be others. For each identity ``<id>`` the stack gets the Pulumi secret
+    ``<kind>-<id>``, read from the stack config key ``<config_key><Id>`` (``trinoPasswordReader``) unless
+    the identity names its own under ``identities.<id>.secret_keys.<kind>``; on docker and native a lab
+    default applies when the key is unset, on aws an unset key stops the run (when ``needed_on_aws``) with
+    the command that sets it. Clients find it in ``credentials.identities.<id>.<kind with _>`` (the
+    profiles' ``{trino_password}`` placeholder), beside ``values`` (not secret, e.g. ``trino_user``).
+    Secrets exist only while the declaring service is enabled.
+    """
+
+    kind: str  # e.g. trino-password: the secret's name is ``<kind>-<identity>``
+    config_key: str  # the stack config key's prefix, e.g. trinoPassword (-> trinoPassword<Identity>)
+    what: str  # how errors name it, e.g. "Trino password"
+    needed_on_aws: bool = True  # on aws the stack must set it (lab defaults never reach the cloud)
+    #: Not secret, beside the secret in each identity's credentials: identity name -> {credentials key: value}.
+    values: Callable[[str], Mapping[str, str]] | None = None
+
+    def secret_name(self, identity: str) -> str:
+        """The Pulumi secret of one identity (``trino-password-reader``)."""
+        return f"{self.kind}-{identity}"
+
+    @property
+    def credentials_key(self) -> str:
+        """Its key in ``credentials.identities.<identity>`` and the profiles' placeholder (``trino_password``)."""
+        return self.kind.replace("-", "_")
+
+    def lab_default(self, identity: str) -> str:
+        """The value docker and native use when the stack sets none (still a Pulumi secret)."""
+        return f"lab-{identity}-{self.kind}"
+
+
+@dataclass(frozen=True)
+class ClientProfile:
+    """What a service hands its clients in the ``profiles`` stack output (secrets as ``{placeholders}``).
+
+    ``host`` is the profile a client on the host uses (external addresses), under ``profiles.host.<key>``;
+    ``services`` gives the entries for clients running next to the services (internal addresses), each
+    under ``profiles.services.<its key>``. The probes and the smoke check find a service's clients there.
+    """
+
+    key: str  # e.g. kafka_connect
+    host: Callable[[PlatformSpec], Any] | None = None
+    services: Callable[[PlatformSpec], Mapping[str, Any]] | None = None
+
+
+@dataclass(frozen=True)
+class AwsIngress:
+    """One hop the aws network admits to a service: ``port`` (its named port) into ``group`` from ``source``.
+
+    Groups are the shared network's security groups (``lb``, ``catalogs``, ``engines``, ``db``, ``msk``,
+    ``connect``); each ingress comes with the matching egress from ``source``. Declared by the service that
+    listens, so the network admits nothing a service did not ask for and names no service.
+    """
+
+    group: str
+    port: str
+    source: str
+    why: str
+    #: Whether the stack has this hop (None: whenever the service is enabled), e.g. only with MSK.
+    when: Callable[[PlatformSpec], bool] | None = None
+
+
+@dataclass(frozen=True)
+class ProbeHooks:
+    """What the smoke check and the post-deploy probes ask of a service, each a function of its package.
+
+    Each is a ``Lazy`` reference (``module:function``), imported only by the check that asks, so reading the
+    registry never imports a client library. The probes ask the registry which services answer a question
+    instead of listing them:
+
+    - ``smoke(outputs) -> list[(layer, check, ok, detail)]``: the service's lines of ``make smoke``;
+    - ``version(stack, control) -> (running version, how it was read) | None``: the version manifest's
+      reading of the running service (None: it cannot tell here);
+    - ``engine``: a cross-engine probe's client: ``count(stack, identity, namespace, table) -> int`` and
+      ``run(stack, identity, statements) -> rows``, so "every engine" includes it.
+    """
+
+    smoke: Callable[[Mapping[str, Any]], list[tuple[str, str, bool, str]]] | None = None
+    version: Callable[..., tuple[str, str] | None] | None = None
+    engine: Callable[..., Any] | None = None
 
 
 ContainerRenderer = Callable[[ServiceContext, ContainerHost], ContainerPlan]
@@ -170,9 +266,23 @@ class ServiceDefinition:
     #: order; docker and native make each a typed dynamic resource, after this service's process when
     #: it has one. A service with steps and no process is only its steps.
     steps: StepsRenderer | None = None
-    check: SpecCheck | None = None  # validation of the service's own settings, run with the spec's
+    #: Validation of the spec this service needs (its own settings, and what it needs of the rest: a store for
+    #: its identities, a scheduler for declared maintenance), run with the spec's validation on every stack,
+    #: whether or not the service is enabled.
+    check: SpecCheck | None = None
     certificates: tuple[CertificateSpec, ...] = ()  # TLS certificates the platform issues for it
     fronts: str | None = None  # the catalog this service gates: clients reach that catalog through it
+    #: Secrets each identity holds for this service (its users' passwords, its principals' client secrets).
+    identity_secrets: tuple[IdentitySecret, ...] = ()
+    #: What its clients get in the ``profiles`` stack output.
+    profile: ClientProfile | None = None
+    #: What the aws network admits to it (with the matching egress from each source).
+    aws_ingress: tuple[AwsIngress, ...] = ()
+    #: What the smoke check and the probes ask of it.
+    probes: ProbeHooks = field(default_factory=ProbeHooks)
+    #: Capabilities it offers the other services (``infra.services.capabilities``): they reach "the store" or
+    #: "the database" through the registry (``Registry.provider``), never by this service's name.
+    provides: tuple[Capability, ...] = ()
 
     def runs_on(self, target: Target) -> bool:
         """Whether a target has a way to run this service (a renderer, a fold or a managed service)."""

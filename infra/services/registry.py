@@ -14,7 +14,8 @@ import importlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from infra.services.definition import AwsPart, ServiceDefinition
+from infra.services.capabilities import Capability
+from infra.services.definition import AwsPart, IdentitySecret, ServiceDefinition
 from infra.spec import PlatformSpec, Target
 
 MODULES: tuple[str, ...] = (
@@ -83,6 +84,19 @@ class Registry:
         """gate service -> the catalog it fronts (clients reach that catalog only through it)."""
         return {d.name: d.fronts for d in self if d.fronts}
 
+    def providers(self, capability: Capability) -> tuple[str, ...]:
+        """Every service that offers ``capability`` (``ServiceDefinition.provides``), in declaration order."""
+        return tuple(d.name for d in self if capability in d.provides)
+
+    def provider(self, spec: PlatformSpec, capability: Capability) -> str | None:
+        """The enabled service that offers ``capability`` in this stack, or None (e.g. no store on aws)."""
+        enabled = spec.enabled_services()
+        return next((name for name in self.providers(capability) if name in enabled), None)
+
+    def identity_secrets(self) -> dict[str, tuple[str, IdentitySecret]]:
+        """kind -> (the service declaring it, the per-identity secret), for every ``IdentitySecret``."""
+        return {item.kind: (d.name, item) for d in self for item in d.identity_secrets}
+
     def aws_parts(self, spec: PlatformSpec) -> tuple[AwsPart, ...]:
         """The aws parts this spec enables, in registry order except that a part follows those it names ``after``."""
         enabled = {part.name: part for part in self.parts if part.enabled(spec)}
@@ -117,4 +131,23 @@ def registry() -> Registry:
                 raise ValueError(f"service {definition.name!r} is defined twice ({module_name})")
             definitions[definition.name] = definition
         parts.extend(getattr(module, "AWS_PARTS", ()))
-    return Registry(definitions, tuple(parts))
+    found = Registry(definitions, tuple(parts))
+    _check(found)
+    return found
+
+
+def _check(found: Registry) -> None:
+    """What the definitions promise each other: a capability's provider declares its ports; kinds are unique."""
+    kinds: dict[str, str] = {}
+    for definition in found:
+        for capability in definition.provides:
+            ports = definition.default.get("ports") or {}
+            missing = [p for p in capability.ports if p not in ports]
+            if missing:
+                raise ValueError(f"service {definition.name!r} provides {capability.name!r} without the port(s) "
+                                 f"{', '.join(missing)} its contract names ({capability.summary})")
+        for item in definition.identity_secrets:
+            if item.kind in kinds:
+                raise ValueError(f"per-identity secret {item.kind!r} is declared by {kinds[item.kind]!r} and "
+                                 f"{definition.name!r}; a kind names one service's secret")
+            kinds[item.kind] = definition.name

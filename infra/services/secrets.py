@@ -17,7 +17,7 @@ import pulumi
 from infra.services import registry
 from infra.services.placeholders import DERIVED_TOKEN, SECRET_TOKEN
 from infra.spec import PlatformSpec, Target
-from infra.spec.governance import catalog_token_key, trino_password_key
+from infra.spec.governance import catalog_token_key, identity_secret_key
 
 #: Trino's PBKDF2 (PBKDF2WithHmacSHA1) needs at least 1000 iterations.
 PBKDF2_ITERATIONS = 10_000
@@ -27,10 +27,10 @@ def resolve_secrets(config: pulumi.Config, spec: PlatformSpec) -> dict[str, pulu
     """Every named secret of the stack as a Pulumi secret.
 
     Each identity gets ``s3-secret-key-<identity>`` (the lab store), ``catalog-token-<identity>`` (its
-    bearer token at the catalog gate) and ``trino-password-<identity>`` (its Trino user's password); the
-    first identity with Admin is the platform's own S3 credential (``s3-access-key`` / ``s3-secret-key``).
-    On aws, a secret that is needed and has no value in the stack config stops the run with the command
-    that sets it (no lab default reaches the cloud).
+    bearer token at the catalog gate) and, for each enabled service that declares one (``IdentitySecret``),
+    ``<kind>-<identity>`` (e.g. ``trino-password-reader``); the first identity with Admin is the platform's
+    own S3 credential (``s3-access-key`` / ``s3-secret-key``). On aws, a secret that is needed and has no
+    value in the stack config stops the run with the command that sets it (no lab default reaches the cloud).
     """
     values: dict[str, pulumi.Output[str]] = {}
     enabled = spec.enabled_services()
@@ -46,14 +46,15 @@ def resolve_secrets(config: pulumi.Config, spec: PlatformSpec) -> dict[str, pulu
                 continue
             values[item.name] = given if given is not None else pulumi.Output.secret(item.lab_default)
     for name, identity in spec.identities.items():
-        derived = (
+        per_identity = [
             # (secret, config key, lab default, needed on aws)
             (f"catalog-token-{name}", catalog_token_key(name, identity),
              f"lab-{name}-catalog-token", False),  # on aws the catalogs authenticate themselves
-            (f"trino-password-{name}", trino_password_key(name, identity),
-             f"lab-{name}-trino-password", "trino" in enabled),
-        )
-        for secret_name, key, lab_default, needed_on_aws in derived:
+            *((item.secret_name(name), identity_secret_key(name, identity, item.kind, item.config_key),
+               item.lab_default(name), item.needed_on_aws)
+              for definition in registry() if definition.name in enabled for item in definition.identity_secrets),
+        ]
+        for secret_name, key, lab_default, needed_on_aws in per_identity:
             given = config.get_secret(key)
             if given is None and spec.target is Target.AWS:
                 if needed_on_aws:

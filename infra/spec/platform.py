@@ -51,6 +51,9 @@ class PlacementContext:
     checks: tuple[Callable[[PlatformSpec], list[str]], ...] = ()
     gates: Mapping[str, str] = field(default_factory=dict)  # gate service -> the catalog it fronts
     secret_keys: Mapping[str, str] = field(default_factory=dict)  # a service's secret's stack config key -> service
+    #: The per-identity secrets services declare: kind -> (its stack config key prefix, what it is, e.g. "Trino
+    #: password"), so each identity's keys are checked like its own.
+    identity_secrets: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
 
 def _context(info: ValidationInfo) -> PlacementContext | None:
@@ -317,8 +320,14 @@ class PlatformSpec(Strict):
         """
         context = _context(info)
         service_keys = context.secret_keys if context is not None else {}
+        kinds = dict(context.identity_secrets) if context is not None else {}
         what = {"secret_config_key": "secret key", "catalog_token_config_key": "catalog token",
-                "trino_password_config_key": "Trino password"}
+                **{f"secret_keys.{kind}": held for kind, (_, held) in kinds.items()}}
+        for name, identity in self.identities.items():
+            unknown = [kind for kind in identity.secret_keys if kind not in kinds]
+            if unknown:
+                raise ValueError(f"identities.{name}.secret_keys.{unknown[0]}: no enabled or disabled service declares "
+                                 f"a per-identity secret {unknown[0]!r}; allowed: " + (", ".join(kinds) or "none"))
         access_keys: dict[str, str] = {}
         config_keys: dict[str, tuple[str, str]] = {}  # stack config key -> (identity, what it holds)
         for name, identity in self.identities.items():
@@ -328,8 +337,10 @@ class PlatformSpec(Strict):
                     f"{access_keys[identity.access_key]}; each identity needs its own: the store knows an identity by "
                     "its access key, so one would act with the other's rights")
             access_keys[identity.access_key] = name
-            for key_field, key in identity_config_keys(name, identity).items():
-                default = "" if getattr(identity, key_field) is not None else " (by default)"
+            for key_field, key in identity_config_keys(name, identity, {k: p for k, (p, _) in kinds.items()}).items():
+                named = (key_field.removeprefix("secret_keys.") in identity.secret_keys
+                         if key_field.startswith("secret_keys.") else getattr(identity, key_field) is not None)
+                default = "" if named else " (by default)"
                 here = f"identities.{name}.{key_field}: {key!r}{default}"
                 if key in config_keys:
                     owner, held = config_keys[key]
@@ -337,7 +348,7 @@ class PlatformSpec(Strict):
                            "a shared secret is one credential, and whoever holds it has both identities' rights "
                            "(a reader's token could write)")
                     raise ValueError(f"{here} is also the stack config key of identities.{owner}'s {held}; each "
-                                     f"secret of an identity (secret key, catalog token, Trino password) needs a key "
+                                     f"secret of an identity ({', '.join(dict.fromkeys(what.values()))}) needs a key "
                                      f"of its own: {why}")
                 if key in service_keys:
                     raise ValueError(f"{here} is the stack config key of services.{service_keys[key]}'s own secret; "

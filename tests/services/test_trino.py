@@ -9,6 +9,8 @@ import json
 import re
 from typing import Any
 
+import pytest
+
 from infra.config import load_platform
 from infra.operations import tables
 from infra.services import ServiceContext
@@ -58,6 +60,38 @@ def test_readers_reach_only_the_read_only_catalog_and_its_credentials_cannot_wri
     assert env["S3_SECRET_KEY_READER"] == "${secret:s3-secret-key-reader}"
     assert env["S3_ACCESS_KEY_READER"] == "reader-access-key"
     assert "S3_SECRET_KEY" not in env, "no engine gets the platform's admin key"
+
+
+def test_trino_renders_each_catalogs_neutral_rest_properties_and_refuses_one_it_cannot() -> None:
+    """A catalog gives its REST client properties in the one neutral form (CatalogRole.client_properties); Trino
+    renders them into its own names, its secrets as environment references that secret_env fills."""
+    spec = load_platform(stack_platform("cloud"))
+    files = trino.catalog_files(ServiceContext(spec, "trino"))
+    polaris = dict(line.split("=", 1) for line in files["polaris.properties"].splitlines())
+    assert {k: v for k, v in polaris.items() if k.startswith("iceberg.rest-catalog.")
+            and k not in ("iceberg.rest-catalog.uri", "iceberg.rest-catalog.warehouse")} == {
+        "iceberg.rest-catalog.security": "OAUTH2",
+        "iceberg.rest-catalog.oauth2.credential": "root:${ENV:POLARIS_ROOT_SECRET}",
+        "iceberg.rest-catalog.oauth2.scope": "PRINCIPAL_ROLE:ALL",
+        "iceberg.rest-catalog.vended-credentials-enabled": "true",
+    }
+    assert "iceberg.rest-catalog.vended-credentials-enabled=true" in files["lakekeeper.properties"]
+    assert trino.secret_env(ServiceContext(spec, "trino"))["POLARIS_ROOT_SECRET"] == "${secret:polaris-root-secret}"
+    with pytest.raises(ValueError) as refused:
+        trino.rest_properties("made-up", {"scope": "x", "rest-metrics-reporting-enabled": "false"})
+    assert str(refused.value).startswith("services.made-up: Trino has no catalog property for the REST client "
+                                         "property rest-metrics-reporting-enabled='false'")
+
+
+def test_each_identity_holds_a_trino_password_declared_by_the_trino_package() -> None:
+    """The per-identity secret is Trino's declaration (IdentitySecret), not a case in the secrets module: its config
+    key, its lab default and where clients find it follow from it."""
+    from infra.services import registry
+
+    declaring, item = registry().identity_secrets()["trino-password"]
+    assert (declaring, item.secret_name("reader"), item.credentials_key, item.lab_default("reader")) == (
+        "trino", "trino-password-reader", "trino_password", "lab-reader-trino-password")
+    assert item.values is not None and item.values("reader") == {"trino_user": "reader"}
 
 
 def test_trino_may_set_the_properties_a_declared_table_carries() -> None:

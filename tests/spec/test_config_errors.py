@@ -307,9 +307,19 @@ REFUSED_NOW = {
         "key of its own: one value would be two credentials of it",
     ),
     "an identity's password read from a service's secret": (
-        "lab", lambda p: p.update(identities={"etl": {**ETL, "trino_password_config_key": "postgresPassword"}}),
-        f"{P}.identities.etl.trino_password_config_key: 'postgresPassword' is the stack config key of "
+        "lab", lambda p: p.update(identities={"etl": {**ETL, "secret_keys": {"trino-password": "postgresPassword"}}}),
+        f"{P}.identities.etl.secret_keys.trino-password: 'postgresPassword' is the stack config key of "
         "services.postgres's own secret; name a key of this identity's own",
+    ),
+    "an identity's key for a per-identity secret no service declares": (
+        "lab", lambda p: p.update(identities={"etl": {**ETL, "secret_keys": {"trino-pasword": "etlTrino"}}}),
+        f"{P}.identities.etl.secret_keys.trino-pasword: no enabled or disabled service declares a per-identity "
+        "secret 'trino-pasword'; allowed: trino-password",
+    ),
+    "an identity's per-identity secret key with the namespace": (
+        "lab", lambda p: p.update(identities={"etl": {**ETL, "secret_keys": {"trino-password": "lakehouse:etlTrino"}}}),
+        f"{P}.identities.etl.secret_keys: trino-password: 'lakehouse:etlTrino' is not a stack config key: letters, "
+        "digits, '_' and '-', starting with a letter, named without the 'lakehouse:' namespace (the platform adds it)",
     ),
     "a config key with the namespace": (
         "lab", lambda p: p.update(identities={"etl": {**ETL, "secret_config_key": "lakehouse:s3EtlSecretKey"}}),

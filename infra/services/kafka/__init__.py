@@ -22,6 +22,7 @@ milliseconds; ``status`` is one of placed, paid, shipped, delivered, cancelled (
 
 from __future__ import annotations
 
+from infra.services.capabilities import BROKER
 from infra.services.definition import ArtifactRecipe, AwsPart, Lazy, ServiceDefinition
 from infra.services.kafka import container, image, native
 from infra.services.kafka.artifact import artifact_key, fetch_kafka
@@ -65,6 +66,7 @@ SERVICES = (
         container=container.server, native=native.server, java=17,
         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_kafka, source="Maven Central (jar lock kafka-runtime)"),
         unavailable={Target.AWS: "on aws Kafka runs as Amazon MSK: set aws.kafka_msk: true instead"},
+        provides=(BROKER,),
     ),
     ServiceDefinition(
         lab_image=image.IMAGE,  # with lab.images: built

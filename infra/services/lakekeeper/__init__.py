@@ -80,7 +80,6 @@ CATALOG = CatalogRole(
     engine_name="lakekeeper",
     warehouse=lambda spec: spec.catalog.warehouse,
     client_properties=lambda ctx: {"header.X-Iceberg-Access-Delegation": "vended-credentials"},
-    trino_properties=lambda ctx: {"iceberg.rest-catalog.vended-credentials-enabled": "true"},
     vends_credentials=True,
     ready_after=(WAREHOUSE_JOB,),
 )

@@ -78,12 +78,6 @@ CATALOG = CatalogRole(
         "scope": "PRINCIPAL_ROLE:ALL",
         "header.X-Iceberg-Access-Delegation": "vended-credentials",
     },
-    trino_properties=lambda ctx: {
-        "iceberg.rest-catalog.security": "OAUTH2",
-        "iceberg.rest-catalog.oauth2.credential": "root:${ENV:POLARIS_ROOT_SECRET}",
-        "iceberg.rest-catalog.oauth2.scope": "PRINCIPAL_ROLE:ALL",
-        "iceberg.rest-catalog.vended-credentials-enabled": "true",
-    },
     vends_credentials=True,
     ready_after=(CATALOG_JOB,),
 )

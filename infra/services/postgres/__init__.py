@@ -7,6 +7,7 @@ binaries of the newest PostgreSQL major Debian offers up to the pin). On aws it 
 
 from __future__ import annotations
 
+from infra.services.capabilities import DATABASE
 from infra.services.definition import ArtifactRecipe, AwsPart, Lazy, SecretSpec, ServiceDefinition
 from infra.services.postgres import container, image, native
 from infra.services.postgres.artifact import artifact_key, fetch_server
@@ -32,6 +33,7 @@ SERVICES = (
         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_server, source="Debian apt (postgresql-N)"),
         secrets=(SecretSpec("postgres-password", "postgresPassword", "lab-postgres-password",
                             managed_on={Target.AWS: "RDS keeps the master password in Secrets Manager"}),),
+        provides=(DATABASE,),
     ),
 )
 

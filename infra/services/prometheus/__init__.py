@@ -9,6 +9,7 @@ Service for Prometheus instead (``managed``; see ``aws.py`` in this package).
 
 from __future__ import annotations
 
+from infra.services.capabilities import METRICS
 from infra.services.definition import ArtifactRecipe, AwsPart, Lazy, ServiceDefinition
 from infra.services.prometheus import container, image, native
 from infra.services.prometheus.artifact import artifact_key, fetch_prometheus
@@ -35,6 +36,7 @@ SERVICES = (
         container=container.server, native=native.server,
         managed={Target.AWS: "Amazon Managed Service for Prometheus (workspace, rule groups, alert manager to SNS)"},
         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_prometheus, source="Debian apt (prometheus)"),
+        provides=(METRICS,),
     ),
 )
 

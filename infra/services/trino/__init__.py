@@ -19,10 +19,11 @@ writes and the catalog gate refuses the commits.
 
 from __future__ import annotations
 
+from infra.services.capabilities import SQL_ENGINE
 from infra.services.definition import ArtifactRecipe, AwsPart, CertificateSpec, Lazy, ServiceDefinition
 from infra.services.trino import container, image, native
 from infra.services.trino.artifact import artifact_key, fetch_server
-from infra.services.trino.config import JAVA, NAME, PASSWORD_DB, SHARED_SECRET, TLS, tls_hosts
+from infra.services.trino.config import JAVA, NAME, PASSWORD, PASSWORD_DB, SHARED_SECRET, TLS, tls_hosts
 from infra.spec import Layer
 
 DEFAULT = {
@@ -55,6 +56,7 @@ SERVICES = (
         uses_catalogs=True,  # its catalog files point at each catalog's warehouse: wait until it exists
         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_server, source="Maven Central io.trino:trino-server"),
         secrets=(SHARED_SECRET, PASSWORD_DB), certificates=(CertificateSpec(TLS, tls_hosts),),
+        identity_secrets=(PASSWORD,), provides=(SQL_ENGINE,),
     ),
 )
 

@@ -11,8 +11,8 @@ from typing import Any, Literal
 from infra.operations import tables as declared_tables
 from infra.services.catalogs import catalog_url, gate_of
 from infra.services.context import ServiceContext, Side, host_of, url
-from infra.services.definition import SecretSpec
-from infra.services.placeholders import pbkdf2_of, secret
+from infra.services.definition import IdentitySecret, SecretSpec
+from infra.services.placeholders import SECRET_TOKEN, pbkdf2_of, secret
 from infra.services.plans import properties
 from infra.services.registry import registry
 from infra.spec import PlatformSpec, Target, parse_size
@@ -27,6 +27,10 @@ READ_ONLY_SUFFIX = "_ro"
 
 
 SHARED_SECRET = SecretSpec("trino-shared-secret", "trinoSharedSecret", "lab-trino-internal-communication-secret")
+
+#: Each identity's Trino user (its name) and password (``trino-password-<identity>``).
+PASSWORD = IdentitySecret("trino-password", "trinoPassword", "Trino password",
+                          values=lambda identity: {"trino_user": identity})
 
 
 TLS = "trino-tls"
@@ -67,6 +71,42 @@ def store_properties(ctx: ServiceContext, side: Side, identity: str) -> dict[str
             "s3.path-style-access": "false", "s3.region": spec.storage.region}
 
 
+def secret_env_name(secret_name: str) -> str:
+    """The environment variable Trino reads a catalog secret from (``polaris-root-secret``: ``POLARIS_ROOT_SECRET``)."""
+    return secret_name.upper().replace("-", "_")
+
+
+def from_env(value: str) -> str:
+    """A catalog property value with each ``secret(name)`` placeholder as Trino's ``${ENV:NAME}`` reference."""
+    return SECRET_TOKEN.sub(lambda m: "${ENV:" + secret_env_name(m.group(1)) + "}", value)
+
+
+def rest_properties(catalog: str, client: dict[str, str]) -> dict[str, str]:
+    """A catalog's REST client properties (``CatalogRole.client_properties``, the neutral form) in Trino's names.
+
+    Secrets become environment references (``secret_env`` puts each secret in Trino's environment). A property
+    Trino has no rendering for stops the preview naming it: a catalog half-configured in one engine would fail
+    only when queried.
+    """
+    props: dict[str, str] = {}
+    for key, value in client.items():
+        if key == "credential":
+            props.update({"iceberg.rest-catalog.security": "OAUTH2",
+                          "iceberg.rest-catalog.oauth2.credential": from_env(value)})
+        elif key == "token":
+            props.update({"iceberg.rest-catalog.security": "OAUTH2",
+                          "iceberg.rest-catalog.oauth2.token": from_env(value)})
+        elif key == "scope":
+            props["iceberg.rest-catalog.oauth2.scope"] = value
+        elif key == "header.X-Iceberg-Access-Delegation" and value == "vended-credentials":
+            props["iceberg.rest-catalog.vended-credentials-enabled"] = "true"
+        else:
+            raise ValueError(f"services.{catalog}: Trino has no catalog property for the REST client property "
+                             f"{key}={value!r}; it renders credential, token, scope and "
+                             "header.X-Iceberg-Access-Delegation=vended-credentials (infra/services/trino/config.py)")
+    return props
+
+
 def catalogs(spec: PlatformSpec) -> dict[str, tuple[str, str]]:
     """Trino catalog -> (catalog service, identity whose credentials it holds), in registry order.
 
@@ -103,7 +143,7 @@ def catalog_files(ctx: ServiceContext, side: Side = Side.INTERNAL) -> dict[str, 
             # through Trino (CREATE/ALTER ... extra_properties) where Trino creates the tables (aws).
             "iceberg.allowed-extra-properties": ",".join(dict.fromkeys(
                 [*declared_tables.PROPERTY_KEYS, *(key for table in ctx.spec.tables for key in table.properties)])),
-            **role.trino_properties(catalog_ctx),
+            **rest_properties(name, role.client_properties(catalog_ctx)),
         }
         if gate_of(ctx.spec, name):
             props.update({"iceberg.rest-catalog.security": "OAUTH2",
@@ -137,7 +177,7 @@ def access_rules(spec: PlatformSpec) -> dict[str, list[dict[str, str]]]:
 
 def password_file(spec: PlatformSpec) -> str:
     """``user:<PBKDF2 hash>`` per identity (placeholders: the target renders the hashes from the secrets)."""
-    return "".join(f"{name}:{pbkdf2_of(f'trino-password-{name}')}\n" for name in spec.identities)
+    return "".join(f"{name}:{pbkdf2_of(PASSWORD.secret_name(name))}\n" for name in spec.identities)
 
 
 PASSWORD_DB = SecretSpec("trino-password-db", "", "", derive=password_file)
@@ -220,8 +260,12 @@ def secret_env(ctx: ServiceContext) -> dict[str, str]:
             env[env_name("S3_SECRET_KEY", identity)] = secret(f"s3-secret-key-{identity}")
         if gate_of(spec, name):
             env[env_name("CATALOG_TOKEN", identity)] = secret(f"catalog-token-{identity}")
-    if ctx.enabled("polaris"):
-        env["POLARIS_ROOT_SECRET"] = secret("polaris-root-secret")
+        # The catalog's own client secrets its properties file reads (``rest_properties``), e.g. Polaris's root secret.
+        role = registry()[name].catalog
+        assert role is not None
+        for value in role.client_properties(ServiceContext(spec, name)).values():
+            for secret_name in SECRET_TOKEN.findall(value):
+                env[secret_env_name(secret_name)] = secret(secret_name)
     return dict(sorted(env.items()))
 
 
