@@ -30,7 +30,7 @@ pytestmark = [
 ]
 
 FIRST_PORT = isolated.first_port_of("bench-gate") + isolated.BLOCK_SIZE  # the block after the isolated stacks'
-STACK = f"moved-{FIRST_PORT}"
+STACK = "moved"  # its state: <state root>/moved-<first port> (isolated_stack)
 SMALL = {"maintenance": [], "services": {name: {"enabled": False}
                                          for name in ("trino", "flink-jobmanager", "kafka", "prometheus")}}
 

@@ -29,6 +29,8 @@ pytestmark = [
 ]
 
 FIRST_PORT = isolated.first_port_of("bench-gate") + 2 * isolated.BLOCK_SIZE
+# The previous release writes no state_dir: the stack's default place, <state root>/<stack>, is made this
+# checkout's own by the port in its name.
 STACK = f"upgrade-{FIRST_PORT}"
 SMALL = {"maintenance": [], "services": {name: {"enabled": False}
                                          for name in ("trino", "flink-jobmanager", "kafka", "prometheus")}}

@@ -27,7 +27,7 @@ pytestmark = [
 ]
 
 FIRST_PORT = isolated.first_port_of("bench-gate") + 3 * isolated.BLOCK_SIZE
-STACK = f"down-{FIRST_PORT}"
+STACK = "down"  # its state: <state root>/down-<first port> (isolated_stack)
 STREAMS_ONLY = {"maintenance": [], "services": {name: {"enabled": False} for name in (
     "trino", "flink-jobmanager", "prometheus", "lakehouse-exporter", "maintenance-scheduler", "catalog-backup")}}
 
