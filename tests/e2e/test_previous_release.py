@@ -11,6 +11,7 @@ read back; then this checkout's destroy. Needs a committed previous release (tag
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 
@@ -50,6 +51,7 @@ WRITE = """
 def test_a_stack_of_the_previous_release_is_updated_then_destroyed_by_this_one(tmp_path: Path,
                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     started = time.monotonic()
+    shutil.rmtree(stack_state_dir(STACK), ignore_errors=True)  # where this release puts it: empty (data is kept)
     previous = deploy_previous_release(tmp_path / "previous", STACK, FIRST_PORT, SMALL)
     old = previous.outputs(STACK)
     old_pids = [service["pid"] for service in old["native"]["services"].values()]

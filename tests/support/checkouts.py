@@ -180,6 +180,9 @@ def deploy_previous_release(root: Path, stack: str, first_port: int, overrides: 
 
 def take_over(previous: Checkout, stack: str) -> dict[str, str]:
     """What this checkout needs to drive a stack ``previous`` deployed: its stack file (with the secrets' salt)
-    copied here, and the environment naming ``previous``'s backend (set it, e.g. ``monkeypatch.setenv``)."""
+    copied here, and the environment naming ``previous``'s backend (set it, e.g. ``monkeypatch.setenv``).
+
+    This release's ``make up`` then moves the stack's data to ``infra.paths.stack_state_dir(stack)``, which
+    must be empty (a destroy keeps data: clear it before the test)."""
     shutil.copy2(previous.root / f"Pulumi.{stack}.yaml", PROJECT_ROOT / f"Pulumi.{stack}.yaml")
     return {"PULUMI_BACKEND_URL": f"file://{previous.root / '.pulumi-state'}"}
