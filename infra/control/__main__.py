@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from infra.control import commands, docker_stack, services, toolchain
+from infra.control import commands, docker_stack, relocate, services, toolchain
 from infra.control.workspace import describe, outputs, pulumi_env, workspace
 
 
@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         return commands.smoke_report(args.stack)
     except (commands.StackCommandFailed, docker_stack.NotReady, services.ServiceControlError,
-            toolchain.ToolchainError) as exc:
+            toolchain.ToolchainError, relocate.RelocationRefused) as exc:
         commands.console.print(f"error: {exc}", markup=False, highlight=False, style="red")
         return 1
 

@@ -10,19 +10,24 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from infra.control import docker_stack, isolated, services
+from infra.control import docker_stack, isolated, relocate, services, workspace
 from infra.control.workspace import (
     StackCommandFailed,
     down,
     forget,
     outputs,
     pulumi_env,
-    up,
 )
 from infra.paths import PROJECT_ROOT
 from infra.services import registry
 
 console = Console()
+
+
+def up(stack: str, quiet: bool = False) -> float:
+    """``pulumi up`` on the stack, its data first moved to where this release keeps it (``relocate``); seconds."""
+    relocate.relocate(stack, outputs(stack), console.print)
+    return workspace.up(stack, quiet)
 
 
 def restart(service: str, stack: str) -> float:

@@ -15,7 +15,8 @@
   The table is never dropped or recreated.
 
 Standard library and PyIceberg only, no import of the project: the deployment's dynamic provider
-(``infra.targets.declared_tables``) loads this file by path inside the Pulumi provider process.
+(``infra.targets.declared_tables``) carries this module in its serialized code (``infra/by_value.py``), so
+what it imports travels too; keep it small.
 """
 
 from __future__ import annotations

@@ -27,9 +27,13 @@ from typing import Any
 import pulumi
 import pulumi.dynamic
 
+from infra.by_value import code_changed
+
 RENEW_BEFORE_DAYS = 30
 INPUT_KEYS = ("common_name", "hosts", "days")
 SECRET_OUTPUTS = ["key_pem", "pem"]
+#: What ``issue`` makes: kept as they are by an update.
+ISSUED = ("cert_pem", "key_pem", "pem", "not_after", "fingerprint")
 
 
 def _is_ip(host: str) -> bool:
@@ -120,7 +124,7 @@ class CertificateProvider(pulumi.dynamic.ResourceProvider):
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         from infra.by_value import provider_by_value  # pickling runs in the program only
 
-        return provider_by_value(__file__, type(self).__name__)
+        return provider_by_value(type(self))
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.CheckResult:
         return pulumi.dynamic.CheckResult(news, [pulumi.dynamic.CheckFailure(k, why) for k, why in problems(news)])
@@ -135,8 +139,12 @@ class CertificateProvider(pulumi.dynamic.ResourceProvider):
         changed = [key for key in INPUT_KEYS if old[key] != new[key]]
         if not changed and expiring(olds):
             changed = ["days"]  # renew: a replacement issues a new key and certificate
-        return pulumi.dynamic.DiffResult(changes=bool(changed), replaces=changed, stables=[],
-                                         delete_before_replace=False)
+        return pulumi.dynamic.DiffResult(changes=bool(changed) or code_changed(olds, news), replaces=changed,
+                                         stables=[], delete_before_replace=False)
+
+    def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.UpdateResult:
+        """Only new provider code reaches here (any input change replaces): the key and certificate are kept."""
+        return pulumi.dynamic.UpdateResult({**olds, **news, **{k: olds[k] for k in ISSUED if k in olds}})
 
     def read(self, id_: str, props: dict[str, Any]) -> pulumi.dynamic.ReadResult:
         return pulumi.dynamic.ReadResult(id_, props)

@@ -104,6 +104,19 @@ class PlatformSpec(Strict):
     lab: LabSpec = Field(default_factory=LabSpec, description="The lab's images (docker target): upstream or built.")
     review: ReviewSpec = Field(default_factory=ReviewSpec,
                                description="Change review: the teams' handles where pull requests are reviewed.")
+    state_dir: str | None = Field(
+        default=None, description="Where this stack keeps its data on the host (native: every service's data dir "
+                                  "and log; the lab: its bind mounts), an absolute path. Default: <state root>/"
+                                  "<stack>, the state root being $LAKEHOUSE_STATE_DIR, else /var/lib/lakehouse-"
+                                  "platform as root, else ~/.local/state/lakehouse-platform: never inside a checkout. "
+                                  "Not for aws.")
+
+    @field_validator("state_dir")
+    @classmethod
+    def _state_dir(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith("/"):
+            raise ValueError(f"{value!r} is not an absolute path")
+        return value
 
     @field_validator("name")
     @classmethod
@@ -133,6 +146,12 @@ class PlatformSpec(Strict):
         if self.lab_built and self.target is not Target.DOCKER:
             raise ValueError(f"lab.images: 'built' makes the lab's container images; the {self.target.value} target "
                              "runs none of them: remove lab.images or use upstream")
+        return self
+
+    @model_validator(mode="after")
+    def _state_dir_on_the_host(self) -> PlatformSpec:
+        if self.state_dir is not None and self.target is Target.AWS:
+            raise ValueError("state_dir: the aws target keeps no state on this host (S3, RDS): remove state_dir")
         return self
 
     @model_validator(mode="after")

@@ -31,7 +31,7 @@ from infra.artifacts.artifact import ArtifactError
 from infra.artifacts.stack import host_clients
 from infra.layers import LayerComponent, layer_labels
 from infra.operations.config import OperationsConfig
-from infra.paths import PROJECT_ROOT, state_root
+from infra.paths import PROJECT_ROOT, stack_state_dir
 from infra.services import ServiceContext, registry
 from infra.services.built_image import ImageBuildError
 from infra.services.capabilities import DATABASE
@@ -119,7 +119,7 @@ class DockerTarget:
     def __init__(self, spec: PlatformSpec, secrets: dict[str, pulumi.Output[str]], resolver: Resolver):
         self.spec = spec
         self.secrets = secrets
-        self.state_dir = state_root() / pulumi.get_stack()
+        self.state_dir = stack_state_dir(pulumi.get_stack(), spec.state_dir)
         try:
             # Host files containers mount, and what the host's clients load (looked up, never fetched).
             self.artifacts = resolver.resolve(spec)

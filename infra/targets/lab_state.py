@@ -23,7 +23,7 @@ from typing import Any
 import pulumi
 import pulumi.dynamic
 
-from infra.by_value import plain
+from infra.by_value import code_changed, plain
 
 #: Written at create: the directory belongs to the stack deployed with this resource.
 MARKER = ".lab-state"
@@ -70,7 +70,7 @@ class LabStateProvider(pulumi.dynamic.ResourceProvider):
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         from infra.by_value import provider_by_value  # pickling runs in the program only
 
-        return provider_by_value(__file__, type(self).__name__)
+        return provider_by_value(type(self))
 
     def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
         p = plain(props)
@@ -80,8 +80,13 @@ class LabStateProvider(pulumi.dynamic.ResourceProvider):
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.DiffResult:
         old, new = plain(olds), plain(news)
         moved = old.get("directory") != new.get("directory")
-        return pulumi.dynamic.DiffResult(changes=moved or old.get("stack") != new.get("stack"),
-                                         replaces=["directory"] if moved else [], delete_before_replace=True)
+        changed = moved or old.get("stack") != new.get("stack") or code_changed(olds, news)
+        return pulumi.dynamic.DiffResult(changes=changed, replaces=["directory"] if moved else [],
+                                         delete_before_replace=True)
+
+    def update(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.UpdateResult:
+        """A new stack name or new provider code: recorded (the directory is the same one)."""
+        return pulumi.dynamic.UpdateResult(plain(news))
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
         release(Path(plain(props)["directory"]))

@@ -11,6 +11,7 @@ from policies.adapters import aws, config_files, env_entries
 from policies.resources import (
     ECS_TASK_DEFINITION,
     IAM_ACCESS_KEY,
+    NATIVE_RUNTIME,
     PolicyDef,
     Resource,
     StackContext,
@@ -144,6 +145,8 @@ def check_catalog_admin_only_in_bootstrap(resources: Sequence[Resource], context
         for r in resources:
             if r.type.startswith(("pulumi:", "platform:")) or (r.type in SECRET_STORES and credential.secret in r.name):
                 continue  # the secret's own store (its Secrets Manager secret and version) keeps it, holds nothing
+            if r.type == NATIVE_RUNTIME:
+                continue  # the operations code as source text (it names variables): what runs it is judged
             service = service_of(r, context, index)
             if any(_named_for(r, service, holder) for holder in credential.holders):
                 continue

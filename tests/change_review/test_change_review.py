@@ -188,9 +188,10 @@ def test_every_key_of_every_stack_has_its_layer_from_the_model(stack):
     spec = load_stack(stack)
     layers = key_layers(spec)
     every = {key for key, found in layers.items() if found == ALL_LAYERS}
-    # Only what shapes every layer at once: where it deploys, the names, the cloud's network, the lab's images.
-    assert every == {"target", "name", "aws.region", "aws.vpc_cidr", "aws.availability_zones", "lab.images",
-                     "lab.base_image"}
+    # Only what shapes every layer at once: where it deploys, the names, where its data lives on the host, the
+    # cloud's network, the lab's images.
+    assert every == {"target", "name", "state_dir", "aws.region", "aws.vpc_cidr", "aws.availability_zones",
+                     "lab.images", "lab.base_image"}
     for key, found in layers.items():
         section = key.split(".")[0]
         if section == "services":

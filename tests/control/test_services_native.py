@@ -20,9 +20,8 @@ import psutil
 import pytest
 
 from infra.control import services
-from infra.operations import recovery
+from infra.operations import recovery, watchdog
 from infra.services.rest_fixture import probe as rest_fixture_probe
-from infra.targets.native import watchdog
 from platform_tests.support.fixture import table_prefix
 from platform_tests.support.stack import Stack
 from platform_tests.support.versions import declared_versions

@@ -19,7 +19,7 @@ import yaml
 
 from infra.control import clients, commands, isolated
 from infra.control.workspace import forget, outputs, refresh, select
-from infra.paths import PROJECT_ROOT, state_root
+from infra.paths import PROJECT_ROOT
 from infra.services.trino import client as trino_client
 
 STACK = "e2e"
@@ -70,6 +70,15 @@ def _trino_count(outputs, table: str) -> int:
 def _duckdb_count(outputs, table: str) -> int:
     con = clients.duckdb_connection(outputs)
     return con.execute(f"SELECT count(*) FROM lab.{table}").fetchone()[0]
+
+
+def test_no_path_of_the_checkout_is_in_the_stacks_state(deployed):
+    """Data, logs, the Python the platform's processes run, its code, the providers' code: none in the checkout."""
+    import json
+
+    state = json.dumps(select(STACK).export_stack().deployment)
+    print(f"\n== {STACK}: {len(state)} bytes of state, {state.count(str(PROJECT_ROOT))} occurrences of {PROJECT_ROOT}")
+    assert state.count(str(PROJECT_ROOT)) == 0
 
 
 def test_second_up_changes_nothing(deployed):
@@ -138,7 +147,7 @@ def _generator_ids(outputs) -> tuple[int, int]:
 
 
 def _wait_for_a_checkpoint(outputs, job_id: str, timeout_s: float = 90.0) -> int:
-    from infra.services.flink.job import FlinkRest
+    from infra.services.flink.rest import FlinkRest
 
     rest = FlinkRest(outputs["profiles"]["host"]["flink"]["rest"])
     first = rest.checkpoints(job_id)["counts"]["completed"]
@@ -180,8 +189,10 @@ def test_streaming_job_resumes_exactly_once_after_an_update_and_a_lost_job_manag
 
 def test_destroy_leaves_no_platform_process(deployed):
     """Last test of the stack (file order): destroy it, then nothing of it may be running."""
-    state_dir = str(state_root() / STACK)
-    pids = [info["pid"] for info in outputs(STACK)["native"]["services"].values()]
+    deployed_now = outputs(STACK)
+    state_dir = deployed_now["native"]["state_dir"]
+    assert state_dir == str(isolated.isolated_state_dir(STACK)), "an isolated stack's state is its own, by its ports"
+    pids = [info["pid"] for info in deployed_now["native"]["services"].values()]
     assert pids and all(psutil.pid_exists(pid) for pid in pids)
     procs = [p for pid in pids for p in (psutil.Process(pid), *psutil.Process(pid).children(recursive=True))]
     commands.down(STACK, quiet=True)

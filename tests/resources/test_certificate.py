@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 
+from infra.paths import PROJECT_ROOT
 from infra.resources import certificate
 
 
@@ -64,6 +65,12 @@ def test_certificate_provider_keeps_its_certificate_and_renews_it_near_expiry():
     assert provider.diff("id", near, dict(props)).replaces == ["days"]
     assert [key for key, _ in certificate.problems({"common_name": "", "hosts": [], "days": 0})] == [
         "common_name", "hosts", "days"]
+    # New provider code (an upgrade): an update that keeps the key and the certificate.
+    olds, news = {**created, "__provider": "old code"}, {**props, "__provider": "new code"}
+    code_only = provider.diff("id", olds, news)
+    assert code_only.changes is True and code_only.replaces == []
+    updated = provider.update("id", olds, {**news, **dict.fromkeys(certificate.ISSUED)}).outs
+    assert {k: updated[k] for k in certificate.ISSUED} == {k: created[k] for k in certificate.ISSUED}
 
 
 def test_serialized_certificate_provider_loads_without_the_repository_on_the_path():
@@ -81,4 +88,4 @@ def test_serialized_certificate_provider_loads_without_the_repository_on_the_pat
                           timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["CertificateProvider", "True"]
-    assert base64.b64decode(blob)[:80].count(b"infra.resources") == 0
+    assert str(PROJECT_ROOT).encode() not in base64.b64decode(blob), "no path of the checkout in the state"

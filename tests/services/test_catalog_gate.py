@@ -340,8 +340,10 @@ def test_natively_the_gate_runs_from_the_project_on_loopback_with_its_signing_ke
     from infra.services.plans import NativeHost
 
     spec = native_spec()
-    plan = gate_service.native.server(ServiceContext(spec, "catalog-gate"), NativeHost(home=tmp_path, artifact=None))
-    assert plan.argv[1:3] == ["-m", "infra.operations.catalog_gate"]
+    host = NativeHost(home=tmp_path, artifact=None, python="/runtime/bin/python", code_root=tmp_path / "code")
+    plan = gate_service.native.server(ServiceContext(spec, "catalog-gate"), host)
+    assert plan.argv[:3] == ["/runtime/bin/python", "-m", "infra.operations.catalog_gate"]
+    assert plan.env["PYTHONPATH"] == str(tmp_path / "code"), "the stack's copy of the code, never a checkout"
     assert plan.env["CATALOG_GATE_SIGNING_KEY"] == "${secret:catalog-gate-signing-key}"
     config = json.loads(plan.files[str(tmp_path / "catalog-gate.json")])
     assert config["listen_host"] == "127.0.0.1"

@@ -31,7 +31,7 @@ def test_native_kafka_is_one_kraft_node_on_loopback_with_its_data_under_the_stac
     assert "kafka.tools.StorageTool" in format_step and "--ignore-formatted" in format_step
     assert "--standalone" not in format_step  # refused with a static controller.quorum.voters
     topics_step = broker.inputs["post_start"][0]
-    assert topics_step[2:4] == ["infra.targets.native.tasks", "create-topics"]
+    assert topics_step[2:4] == ["infra.operations.tasks", "create-topics"]
     topics = {t["name"]: t for t in json.loads(topics_step[-1])}
     assert set(topics) == {"orders", "bookshop.public.orders", "iceberg-control"}
 

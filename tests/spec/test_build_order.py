@@ -24,8 +24,14 @@ LOG_GROUP = "aws:cloudwatch/logGroup:LogGroup"
 
 def edges(run: ProgramRun, type_: str) -> dict[str, set[str]]:
     """What each resource waits for among the services (every lab container also waits for its stack's state,
-    the LabState resource, checked in its own test)."""
-    return {r.name: {d for d in r.depends_on if not d.endswith("-lab-state")} for r in run.of_type(type_)}
+    the LabState resource, and every native process for the stack's copy of the operations code: their own test)."""
+    return {r.name: {d for d in r.depends_on if not d.endswith("-lab-state") and d != "operations-runtime"}
+            for r in run.of_type(type_)}
+
+
+def test_every_native_process_waits_for_the_stacks_copy_of_the_operations_code(native_run: ProgramRun) -> None:
+    processes = native_run.of_type(LOCAL_SERVICE)
+    assert processes and all("operations-runtime" in r.depends_on for r in processes)
 
 
 def test_lab_store_comes_before_the_catalog_and_its_bucket_job(lab_run: ProgramRun) -> None:

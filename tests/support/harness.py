@@ -21,7 +21,7 @@ from infra.artifacts.artifact import Artifact
 from infra.artifacts.clients import DuckDBExtensions
 from infra.artifacts.stack import StackArtifacts
 from infra.services.resolver import cloud_recipes, host_clients_apply, java_majors, recipe_of
-from infra.spec import PlatformSpec
+from infra.spec import PlatformSpec, Target
 from policies import wire
 
 FAKE_CACHE = Path("/nonexistent/lakehouse-cache")
@@ -51,6 +51,7 @@ class FakeResolver:
             duckdb=DuckDBExtensions("1.4.4", {n: FAKE_CACHE / "duckdb" / "v1.4.4" / "linux_amd64" / f"{n}.duckdb_extension"
                                               for n in ("httpfs", "avro", "iceberg")}) if native else None,
             cloud={name: fake_artifact(f"cloud-{name}") for name in cloud_recipes(spec)},
+            runtime=fake_artifact("operations-runtime") if spec.target is Target.NATIVE else None,
         )
 
 CLOUD_SECRETS = {

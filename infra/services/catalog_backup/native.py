@@ -13,7 +13,7 @@ from infra.services.registry import registry
 
 def server(ctx: ServiceContext, host: NativeHost) -> NativePlan:
     """``python -m infra.operations scheduler --role backup`` with the platform PostgreSQL's pg_dump."""
-    assert host.project_root is not None
+    assert host.code_root is not None
     port = ctx.listen_port("http")
     config_path = host.home / CONFIG_FILE
     database = registry().provider(ctx.spec, DATABASE)  # its pg_dump: the database server's own
@@ -22,7 +22,7 @@ def server(ctx: ServiceContext, host: NativeHost) -> NativePlan:
     return NativePlan(
         argv=[host.python, "-m", "infra.operations", "scheduler", "--config", str(config_path), "--role", ROLE,
               "--listen", f"127.0.0.1:{port}"],
-        env={"PYTHONPATH": str(host.project_root), "PYTHONUNBUFFERED": "1", **_postgres_env(ctx)},
+        env={"PYTHONPATH": str(host.code_root), "PYTHONUNBUFFERED": "1", **_postgres_env(ctx)},
         files={str(config_path): config.dump()},
         health={"kind": "http", "url": f"http://127.0.0.1:{port}/healthz", "expect_status": 200},
         stop_grace_s=30.0,

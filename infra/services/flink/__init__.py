@@ -10,9 +10,10 @@ jobs follow ``services.flink-jobmanager.enabled``.
   Iceberg job on S3 needs uploaded into ``/opt/flink/lib`` (trap 9 of the streams facts: Hadoop must be
   on the cluster classpath), checkpoints on a bind mount both managers share;
 - native: one java process per manager, started the way Flink's scripts start them (JVM memory flags
-  from ``BashJavaUtils``, ``infra.targets.native.bash_java_utils``), from the distribution PyPI
+  from ``BashJavaUtils``, ``infra.operations.bash_java_utils``), from the distribution PyPI
   serves as the ``apache-flink-libraries`` sdist plus the jars of ``flink.jars.json``;
-- the job, on both: ``infra.targets.flink_job.FlinkJob`` through the job manager's REST API;
+- the job, on both: ``infra.services.flink.job.FlinkJob`` through the job manager's REST API
+  (``infra.services.flink.rest``);
 - aws: Amazon Managed Service for Apache Flink runs the same job classes (``infra.targets.aws.compute``).
 """
 

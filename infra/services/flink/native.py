@@ -50,7 +50,7 @@ def _native(ctx: ServiceContext, host: NativeHost, role: str) -> NativePlan:
     dirs = [home / "tmp", home / "plugins", state / "checkpoints", state / "savepoints"]
     if role == "jobmanager":
         dirs += [home / "web-tmp", home / "web-upload"]
-    argv = [host.python, "-m", "infra.targets.native.bash_java_utils", "--java", java_bin,
+    argv = [host.python, "-m", "infra.operations.bash_java_utils", "--java", java_bin,
             "--classpath", utils_cp, "--conf-dir", str(conf), "--params", RESOURCE_PARAMS[role],
             *(arg for d in dirs for arg in ("--mkdir", str(d))), "--",
             java_bin, "-XX:+IgnoreUnrecognizedVMOptions", "-XX:+ExitOnOutOfMemoryError", *JAVA17_OPTS,
@@ -66,7 +66,7 @@ def _native(ctx: ServiceContext, host: NativeHost, role: str) -> NativePlan:
         health = {"kind": "tcp", "host": "127.0.0.1", "port": ctx.listen_port("rpc")}
     return NativePlan(
         argv=argv,
-        env={**aws_env(ctx.spec), "JAVA_HOME": str(host.java_home), "PYTHONPATH": str(host.project_root),
+        env={**aws_env(ctx.spec), "JAVA_HOME": str(host.java_home), "PYTHONPATH": str(host.code_root),
              "FLINK_CONF_DIR": str(conf), "FLINK_PLUGINS_DIR": str(home / "plugins")},
         files={str(conf / "config.yaml"): yaml.safe_dump(config, sort_keys=False),
                str(conf / "log4j-console.properties"): LOG4J_CONSOLE},

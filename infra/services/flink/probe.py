@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 
 from infra.services.flink.config import JOB, JOBMANAGER, TASKMANAGER
-from infra.services.flink.job import FlinkJobError, FlinkRest
+from infra.services.flink.rest import FlinkJobError, FlinkRest
 from infra.services.flink.smoke import PROFILE
 from infra.services.probing import DeployedStack, ServiceHands, VersionReading, http_json
 

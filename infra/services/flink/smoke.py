@@ -13,7 +13,7 @@ PROFILE = "flink"
 
 def job_running(profile: Mapping[str, Any], jobs: Mapping[str, Any]) -> tuple[str, str, bool, str]:
     """The streaming job is RUNNING (every task) on the job manager, with the job id the stack recorded."""
-    from infra.services.flink.job import FlinkJobError, FlinkRest
+    from infra.services.flink.rest import FlinkJobError, FlinkRest
 
     check = "Flink runs the streaming job"
     name = profile["job"]["name"]

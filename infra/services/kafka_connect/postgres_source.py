@@ -10,7 +10,6 @@ next ``pulumi up`` converges. The provider ships this module's source by value (
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -18,7 +17,7 @@ from typing import Any
 import pulumi
 import pulumi.dynamic
 
-from infra.by_value import is_unknown, plain, poll
+from infra.by_value import code_changed, dropped, is_unknown, plain, poll
 
 POLL_S = 0.5
 SLOT_RELEASE_GRACE_S = 30.0
@@ -86,6 +85,19 @@ def teardown_source(p: Mapping[str, Any]) -> None:
 SOURCE_INPUTS = ("host", "port", "database", "user", "password", "apply", "teardown", "params", "slot")
 
 
+def _changes(olds: Mapping[str, Any], news: Mapping[str, Any]) -> list[str]:
+    """The inputs that changed, and ``slot`` when the replication slot was dropped by hand."""
+    old, new = plain(olds), plain(news)
+    changed = [k for k in SOURCE_INPUTS if is_unknown(news.get(k)) or old.get(k) != new.get(k)]
+    if not changed and new.get("slot"):
+        try:
+            if not slot_exists(new):
+                changed.append("slot")  # dropped by hand: set it up again
+        except Exception:  # noqa: BLE001, S110 - an unreachable database: the inputs decide
+            pass
+    return changed
+
+
 class PostgresSourceProvider(pulumi.dynamic.ResourceProvider):
     """Sets a CDC source up in PostgreSQL and tears it down on delete (contract: module docstring)."""
 
@@ -94,7 +106,7 @@ class PostgresSourceProvider(pulumi.dynamic.ResourceProvider):
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         from infra.by_value import provider_by_value  # pickling runs in the program only
 
-        return provider_by_value(__file__, type(self).__name__)
+        return provider_by_value(type(self))
 
     def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
         p = plain(props)
@@ -104,19 +116,13 @@ class PostgresSourceProvider(pulumi.dynamic.ResourceProvider):
                                            {**p, "apply_seconds": round(time.monotonic() - started, 2)})
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.DiffResult:
-        old, new = plain(olds), plain(news)
-        changed = [k for k in SOURCE_INPUTS if is_unknown(news.get(k)) or old.get(k) != new.get(k)]
-        if not changed and new.get("slot"):
-            try:
-                if not slot_exists(new):
-                    changed.append("slot")  # dropped by hand: set it up again
-            except Exception:  # noqa: BLE001, S110 - an unreachable database: the inputs decide
-                pass
-        return pulumi.dynamic.DiffResult(changes=bool(changed), replaces=[], stables=[],
-                                         delete_before_replace=True)
+        return pulumi.dynamic.DiffResult(changes=bool(_changes(olds, news)) or code_changed(olds, news),
+                                         replaces=[], stables=[], delete_before_replace=True)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.UpdateResult:
         old, new = plain(olds), plain(news)
+        if not _changes(olds, news):  # only the provider's code changed: recorded, the database left alone
+            return pulumi.dynamic.UpdateResult({**new, "apply_seconds": old.get("apply_seconds", 0.0)})
         if (old.get("database"), old.get("slot")) != (new.get("database"), new.get("slot")):
             teardown_source(old)  # another source now: the old slot must not retain WAL forever
         started = time.monotonic()
@@ -135,8 +141,8 @@ class PostgresSourceProvider(pulumi.dynamic.ResourceProvider):
         try:
             teardown_source(p)
         except psycopg.OperationalError as exc:
-            print(f"source {p['database']}: the database is unreachable ({str(exc).strip()[:200]}); slot "
-                  f"{p.get('slot')} is dropped at PostgreSQL's next start", file=sys.stderr)
+            dropped(f"CDC source {p['database']}", f"the database is unreachable ({str(exc).strip()[:200]}); slot "
+                    f"{p.get('slot')} is dropped at PostgreSQL's next start")
 
 
 class PostgresSource(pulumi.dynamic.Resource, module="streams", name="PostgresSource"):

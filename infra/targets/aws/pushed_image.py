@@ -198,7 +198,7 @@ class PushedImageProvider(pulumi.dynamic.ResourceProvider):
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         from infra.by_value import provider_by_value  # pickling runs in the program only
 
-        return provider_by_value(__file__, type(self).__name__)
+        return provider_by_value(type(self))
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.CheckResult:
         return pulumi.dynamic.CheckResult(news, [pulumi.dynamic.CheckFailure(k, why) for k, why in problems(news)])

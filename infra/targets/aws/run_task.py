@@ -20,7 +20,7 @@ from typing import Any
 import pulumi
 import pulumi.dynamic
 
-from infra.by_value import poll
+from infra.by_value import code_changed, poll
 
 WAIT_S = 1800  # a deployment step that takes longer is a broken one
 POLL_S = 10
@@ -64,6 +64,10 @@ def run_task(props: dict[str, Any]) -> dict[str, Any]:
 RERUN_KEYS = ("trigger", "task_definition", "cluster")
 
 
+def _rerun(olds: dict[str, Any], news: dict[str, Any]) -> bool:
+    return any(olds.get(k) != news.get(k) for k in RERUN_KEYS)
+
+
 class EcsTaskRunProvider(pulumi.dynamic.ResourceProvider):
     """Runs an ECS task to completion on create and when what it does changes (module docstring)."""
 
@@ -72,16 +76,18 @@ class EcsTaskRunProvider(pulumi.dynamic.ResourceProvider):
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         from infra.by_value import provider_by_value  # pickling runs in the program only
 
-        return provider_by_value(__file__, type(self).__name__)
+        return provider_by_value(type(self))
 
     def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
         outs = run_task(props)
         return pulumi.dynamic.CreateResult(outs["task_arn"], outs)
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.DiffResult:
-        return pulumi.dynamic.DiffResult(changes=any(olds.get(k) != news.get(k) for k in RERUN_KEYS))
+        return pulumi.dynamic.DiffResult(changes=_rerun(olds, news) or code_changed(olds, news))
 
-    def update(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.UpdateResult:
+    def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.UpdateResult:
+        if not _rerun(olds, news):  # only the provider's code changed: recorded, the task not run again
+            return pulumi.dynamic.UpdateResult({**olds, **news})
         return pulumi.dynamic.UpdateResult(run_task(news))
 
     def delete(self, _id: str, _props: dict[str, Any]) -> None:

@@ -8,18 +8,18 @@ folded into the processes here (``ServiceDefinition.native_folded``).
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pulumi
 
+from infra.artifacts import runtime
 from infra.artifacts.artifact import ArtifactError
 from infra.artifacts.stack import host_clients
 from infra.layers import LayerComponent, layer_labels
 from infra.operations.config import OperationsConfig
-from infra.paths import PROJECT_ROOT, state_root
+from infra.paths import PROJECT_ROOT, stack_state_dir
 from infra.services import ServiceContext, registry
 from infra.services.capabilities import DATABASE
 from infra.services.catalogs import gate_of
@@ -30,6 +30,7 @@ from infra.spec import Layer, PlatformSpec
 from infra.targets import Built, TargetNotReady, declared_tables, dependencies
 from infra.targets.deploy_steps import build_steps, export_steps
 from infra.targets.native import local_service
+from infra.targets.native import runtime as native_runtime
 from infra.targets.native.local_service import LocalService
 
 
@@ -69,7 +70,7 @@ class NativeTarget:
         self.spec = spec
         self.secrets = secrets
         stack = pulumi.get_stack()
-        self.state_dir = state_root() / stack
+        self.state_dir = stack_state_dir(stack, spec.state_dir)
         problems = port_conflicts(spec, self.state_dir, stack) if check_ports else []
         try:
             self.artifacts = resolver.resolve(spec)
@@ -77,7 +78,11 @@ class NativeTarget:
             problems.append(str(exc))
         if problems:
             raise TargetNotReady("the native platform cannot start:\n" + "\n".join(f"  - {p}" for p in problems))
+        assert self.artifacts.runtime is not None  # the resolver refuses a native stack without it
+        self.python = str(runtime.python_of(self.artifacts.runtime))
+        self.code = native_runtime.code_dir(self.state_dir / "runtime")
         self.processes: dict[str, LocalService] = {}
+        self.runtime: native_runtime.NativeRuntime | None = None
 
     def host(self, name: str) -> NativeHost:
         definition = registry()[name]
@@ -85,14 +90,19 @@ class NativeTarget:
             home=self.state_dir / name,
             artifact=self.artifacts.services.get(name),
             java_home=self.artifacts.java_home(definition.java) if definition.java else None,
-            python=sys.executable,
-            project_root=PROJECT_ROOT,
+            python=self.python,
+            code_root=self.code,
             state_dir=self.state_dir,
             artifacts=dict(self.artifacts.services),
         )
 
     def build(self, layers: Mapping[Layer, LayerComponent]) -> Built:
         built = Built()
+        # The code the platform's own Python processes run, copied into the stack's state before any of them.
+        self.runtime = native_runtime.NativeRuntime(
+            "operations-runtime", directory=str(self.state_dir / "runtime"),
+            sources=native_runtime.code_sources(PROJECT_ROOT),
+            opts=pulumi.ResourceOptions(parent=layers[Layer.ORCHESTRATION]))
         folded: dict[str, str] = {}
         for name in self.spec.start_order():
             definition = registry()[name]
@@ -169,8 +179,9 @@ class NativeTarget:
             restart_policy=service.restart.model_dump(),
             labels=layer_labels(spec, service.layer, name),
             memory_budget_bytes=service.memory_bytes,
-            opts=pulumi.ResourceOptions(parent=component,
-                                        depends_on=dependencies(self.processes, name, waits_for)),
+            opts=pulumi.ResourceOptions(parent=component, depends_on=[
+                *([self.runtime] if self.runtime is not None else []),
+                *dependencies(self.processes, name, waits_for)]),
         )
         self.processes[name] = process
         return process

@@ -14,7 +14,7 @@ runs against them, unchanged:
 * the S3 reads of recovery and maintenance (``recovery.tables_on_storage``, ``maintenance.list_objects``)
   through the operations' own client (``infra.operations.config.s3_client``) on the cloud's operations
   config, and the host profile's client (``infra.control.clients.s3_client``);
-* the native target's bucket task (``python -m infra.targets.native.tasks create-bucket``), S3 API only.
+* the native target's bucket task (``python -m infra.operations.tasks create-bucket``), S3 API only.
 
 How the test reaches S3 past the TLS-only bucket policy: moto serves HTTPS here, with a certificate the
 platform's own issuer makes for 127.0.0.1, verified by every client through ``AWS_CA_BUNDLE``; the
@@ -339,7 +339,7 @@ def test_the_tls_only_bucket_policy_refuses_plain_http(cloud: ProgramRun, aws: I
 def test_the_native_bucket_task_creates_the_bucket_once(aws_env: dict[str, str], server: MotoServer) -> None:
     env = {**aws_env, "LAKEHOUSE_S3_ACCESS_KEY": "native-key", "LAKEHOUSE_S3_SECRET_KEY": "native-secret",
            "PATH": "/usr/bin:/bin"}
-    command = [sys.executable, "-m", "infra.targets.native.tasks", "create-bucket", "--endpoint", server.endpoint,
+    command = [sys.executable, "-m", "infra.operations.tasks", "create-bucket", "--endpoint", server.endpoint,
                "--bucket", "lakehouse-native-task", "--region", "us-east-1"]
     outputs = []
     for _ in range(2):

@@ -74,8 +74,8 @@ def test_the_image_is_built_from_the_labs_files_and_pushed_with_the_registrys_cr
     # What .dockerignore admits (the lab's context, tests/lab/test_images.py): never tests, .venv or state.
     assert pushed["files"] == sorted({
         ".dockerignore", "docker/operations.Dockerfile", "docker/operations.lock", "infra/__init__.py",
-        "infra/targets/native/watchdog.py",
-        *(f"infra/operations/{p.name}" for p in (PROJECT_ROOT / "infra" / "operations").glob("*.py"))})
+        *(str(p.relative_to(PROJECT_ROOT)) for p in (PROJECT_ROOT / "infra" / "operations").glob("*.py")),
+        *(str(p.relative_to(PROJECT_ROOT)) for p in (PROJECT_ROOT / "infra" / "operations" / "exporter").glob("*.py"))})
     assert pushed["dockerfile"] == support.OPERATIONS_DOCKERFILE and pushed["context"] == str(PROJECT_ROOT)
     assert set(pushed["args"]) == {"BASE", "PG_MAJOR"} and set(pushed["host_args"]) == {"CA_CERTIFICATES"}
     assert pushed["platform"] == "linux/amd64"

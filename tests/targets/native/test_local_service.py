@@ -10,6 +10,8 @@ from __future__ import annotations
 import base64
 import json
 import os
+import pwd
+import resource
 import signal
 import socket
 import stat
@@ -22,11 +24,14 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+import pulumi
 import pytest
 import requests
 from pulumi.output import Unknown
 from pulumi.runtime import rpc
 
+from infra.operations import watchdog
+from infra.paths import PROJECT_ROOT
 from infra.targets.native import local_service as ls
 
 PY = sys.executable
@@ -308,8 +313,21 @@ def recorded(props: dict[str, Any], pid: int | None = None, create_time: float |
 
 def test_diff_same_inputs_is_no_change(harness: Harness) -> None:
     props = harness.props()
-    result = harness.provider.diff("web", recorded(props), {**props, "__provider": "other"})
+    result = harness.provider.diff("web", recorded(props), {**props, "__provider": "serialized"})
     assert result.changes is False and result.replaces == []
+
+
+def test_new_provider_code_is_an_update_that_restarts_nothing(harness: Harness) -> None:
+    """An upgrade's first `up` records the new code in the state, so a later destroy runs it; the process stays."""
+    props = harness.props()
+    outs = harness.create(props)
+    olds = {**outs, "__provider": "the previous release's code"}
+    news = {**props, "__provider": "this release's code"}
+    result = harness.provider.diff("web", olds, news)
+    assert result.changes is True and result.replaces == []
+    assert harness.provider.diff("web", olds, {**props, "__provider": olds["__provider"]}).changes is False
+    updated = harness.provider.update("web", olds, news).outs
+    assert updated["pid"] == outs["pid"] and updated["create_time"] == outs["create_time"]
 
 
 def test_diff_compares_by_value_across_protobuf_numbers_and_secrets(harness: Harness) -> None:
@@ -373,7 +391,7 @@ def test_refresh_of_a_killed_service_reports_it_dead_and_update_restarts_it(harn
     os.kill(outs["pid"], signal.SIGKILL)
     deadline = time.monotonic() + 15  # generous: the machine may be busy with a JVM build or test
     while not gone(outs["pid"]) and time.monotonic() < deadline:
-        ls._reap(outs["pid"])
+        ls.reap(outs["pid"])
         time.sleep(0.02)
 
     refreshed = harness.provider.read("web", outs)
@@ -458,13 +476,13 @@ def test_secrets_reach_the_process_but_never_the_log(harness: Harness) -> None:
         assert token not in text and password not in text
     assert token not in str(err.value)
     assert ls.resource_options(None).additional_secret_outputs == ["env", "files"]
-    merged = ls.resource_options(ls.pulumi.ResourceOptions(protect=True))
+    merged = ls.resource_options(pulumi.ResourceOptions(protect=True))
     assert merged.protect is True and merged.additional_secret_outputs == ["env", "files"]
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="switching users needs root")
 def test_run_as_user_and_ulimit(harness: Harness) -> None:
-    nobody = ls.pwd.getpwnam("nobody")
+    nobody = pwd.getpwnam("nobody")
     # tmp_path lives under a 0700 directory that `nobody` cannot traverse.
     base = Path(tempfile.mkdtemp(prefix="local-service-user-"))
     base.chmod(0o755)
@@ -480,7 +498,7 @@ def test_run_as_user_and_ulimit(harness: Harness) -> None:
             health={"kind": "command", "argv": ["true"]},
             run_as_user="nobody",
             # The hard limit: what Trino asks for natively; always allowed as a soft limit.
-            ulimit_nofile=ls.resource.getrlimit(ls.resource.RLIMIT_NOFILE)[1],
+            ulimit_nofile=resource.getrlimit(resource.RLIMIT_NOFILE)[1],
         )
         harness.pid_files.add(base / "data" / ".pid")
         outs = harness.create(props)
@@ -504,7 +522,7 @@ def test_run_as_user_and_ulimit(harness: Harness) -> None:
 
 def test_ulimit_above_the_hard_limit(harness: Harness) -> None:
     """Raised when this process may (CAP_SYS_RESOURCE), else a clear error before anything starts."""
-    hard = ls.resource.getrlimit(ls.resource.RLIMIT_NOFILE)[1]
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     props = harness.props("wide", ulimit_nofile=hard + 1024)
     if ls.can_raise_hard_limits():
         outs = harness.create(props)
@@ -554,7 +572,7 @@ def test_serialized_provider_loads_without_the_repository_on_the_path() -> None:
     done = subprocess.run([PY, "-c", code], input=blob, cwd="/", env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["LocalServiceProvider", "True"]
-    assert base64.b64decode(blob)[:50].count(b"infra.targets") == 0
+    assert str(PROJECT_ROOT).encode() not in base64.b64decode(blob), "no path of the checkout in the state"
 
 
 def test_post_start_steps_run_after_health_and_failure_stops_the_service(tmp_path):
@@ -647,7 +665,7 @@ def test_a_service_that_keeps_crashing_is_given_up_after_its_limit(harness: Harn
               "the watchdog gave up")
     refreshed = harness.provider.read("flaky", outs).outs
     assert refreshed["alive"] is False and refreshed["pid"] == 0
-    status = ls.watchdog.read_status(props["data_dir"])
+    status = watchdog.read_status(props["data_dir"])
     assert status["state"] == "gave-up" and status["restarts"] == 2 and status["last_exit_code"] == 3
     assert "2 restarts in the last 60s: giving up" in Path(props["log_file"]).read_text()
     assert harness.provider.diff("flaky", refreshed, props).changes is True, "the next `pulumi up` restarts it"

@@ -1,48 +1,16 @@
-"""``DeclaredTable``: a Pulumi dynamic resource that creates or evolves one declared table (tables as code).
-
-The deployment step behind ``spec.tables``: after the default catalog is healthy, each declared
-table is made to match its declaration through that catalog (``infra/operations/tables.py``,
-PyIceberg). It is idempotent, and it never drops anything:
-
-create
-    Create the namespace and the table, or adopt a table that already exists and evolve it to the
-    declaration (a platform redeployed onto an old catalog keeps its tables and data).
-update
-    Evolve: new columns, allowed promotions, partition spec evolution, properties (owner, freshness
-    promise, maintenance). An evolution Iceberg cannot make in place fails the update with a
-    message naming the column; nothing is committed. ``diff`` also compares the live table with its
-    declaration, so a table changed by hand (its owner property, a column) is put back by the next
-    ``pulumi up``; a declared table missing from the catalog is not re-created (see ``drift``).
-delete
-    The declaration goes, the table stays: removing a table from the stack config (or destroying
-    the stack) never drops a table or its data. Drop it with an engine if you mean it.
-refresh (read)
-    Reports what the table is now (schema id, spec id, columns, owner property).
-A changed namespace or name is a different table: the new one is created, the old one is kept.
-
-Serialization: like ``LocalService``, the provider ships this module's source by value, and this
-module loads ``infra/operations/tables.py`` by path (it imports nothing of the project), so the
-engine's provider process needs neither the repository on ``sys.path`` nor ``infra`` importable.
-"""
+"""The provider and the resource of a declared table (contract: the package docstring)."""
 
 from __future__ import annotations
 
-import importlib.util
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 import pulumi
 import pulumi.dynamic
 import tenacity
 
-from infra.by_value import plain
-
-TABLES_MODULE = Path(__file__).resolve().parents[1] / "operations" / "tables.py"
-_spec = importlib.util.spec_from_file_location("_lakehouse_declared_tables_logic", TABLES_MODULE)
-assert _spec is not None and _spec.loader is not None
-tables = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tables)
+from infra.by_value import code_changed, plain
+from infra.operations import tables
 
 # The fixture answers as soon as its health check passes, but the first requests right after a
 # start can still be refused; a few seconds of retries cover it.
@@ -97,14 +65,14 @@ def apply(props: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class DeclaredTableProvider(pulumi.dynamic.ResourceProvider):
-    """Creates or evolves one declared table (contract: module docstring)."""
+    """Creates or evolves one declared table (contract: the package docstring)."""
 
-    serialize_as_secret_always = False  # the blob is this module's source; credentials are inputs
+    serialize_as_secret_always = False  # the blob is code; credentials are inputs
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         from infra.by_value import provider_by_value  # pickling runs in the program only
 
-        return provider_by_value(__file__, type(self).__name__)
+        return provider_by_value(type(self))
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.CheckResult:
         failures = []
@@ -123,6 +91,8 @@ class DeclaredTableProvider(pulumi.dynamic.ResourceProvider):
         changed = old_table != new_table or plain(olds.get("catalog")) != plain(news.get("catalog"))
         # Checked live as well (like a crashed LocalService), so `pulumi up` puts a table changed by hand back.
         changed = changed or bool(drift(news))
+        # New provider code is recorded by an update: apply is idempotent, a table as declared is left alone.
+        changed = changed or code_changed(olds, news)
         renamed = (old_table.get("namespace"), old_table.get("name")) != (new_table.get("namespace"),
                                                                           new_table.get("name"))
         return pulumi.dynamic.DiffResult(changes=changed, replaces=["table"] if renamed else [],
@@ -140,7 +110,7 @@ class DeclaredTableProvider(pulumi.dynamic.ResourceProvider):
         return pulumi.dynamic.ReadResult(id_, {**props, "result": result})
 
     def delete(self, _id: str, _props: dict[str, Any]) -> None:
-        """Forget the declaration; the table and its data stay (see module docstring)."""
+        """Forget the declaration; the table and its data stay (see the package docstring)."""
 
 
 class DeclaredTable(pulumi.dynamic.Resource, module="tables", name="DeclaredTable"):
@@ -155,41 +125,3 @@ class DeclaredTable(pulumi.dynamic.Resource, module="tables", name="DeclaredTabl
                  "identifier": None, "result": None}
         super().__init__(DeclaredTableProvider(), name, props, pulumi.ResourceOptions.merge(
             opts, pulumi.ResourceOptions(additional_secret_outputs=SECRET_INPUTS)))
-
-
-def catalog_input(spec: Any, secrets: Mapping[str, pulumi.Output[str]]) -> pulumi.Output[dict[str, str]]:
-    """The default catalog's PyIceberg properties as the deploying host reaches it, as the platform's identity
-    (the gate's token where the catalog is gated) with the platform's store keys: a secret."""
-    from infra.services import profiles
-    from infra.services.context import Side
-    from infra.services.placeholders import secret
-    from infra.services.secrets import render_inputs
-
-    props: dict[str, str] = {**profiles.pyiceberg(spec, Side.EXTERNAL),
-                             **profiles.client_secrets(spec, spec.platform_identity)}
-    if "s3.endpoint" in props:
-        props.update({"s3.access-key-id": secret("s3-access-key"), "s3.secret-access-key": secret("s3-secret-key")})
-    return pulumi.Output.secret(pulumi.Output.from_input(render_inputs(props, secrets)))
-
-
-def declare_tables(spec: Any, secrets: Mapping[str, pulumi.Output[str]], parent: pulumi.Resource,
-                   depends_on: Sequence[pulumi.Resource]) -> dict[str, DeclaredTable]:
-    """One ``DeclaredTable`` per ``spec.tables`` entry, after the catalog (and what it depends on) is up."""
-    from infra.layers import layer_labels
-    from infra.spec import Layer
-
-    if not spec.tables:
-        return {}
-    catalog = catalog_input(spec, secrets)
-    labels = layer_labels(spec, Layer.ORCHESTRATION)
-    declared: dict[str, DeclaredTable] = {}
-    previous: list[pulumi.Resource] = []
-    for table in spec.tables:
-        # One at a time: the catalog serialises commits anyway, and the fixture answers concurrent
-        # creations of one namespace with a 500 instead of a 409.
-        resource = DeclaredTable(f"table-{table.identifier}", table=table.model_dump(mode="json"), catalog=catalog,
-                                 labels=labels,
-                                 opts=pulumi.ResourceOptions(parent=parent, depends_on=[*depends_on, *previous]))
-        declared[table.identifier] = resource
-        previous = [resource]
-    return declared

@@ -19,7 +19,8 @@ Its state is in ``<data_dir>/.watchdog.json`` (``read_status``): the service's p
 last exit code and time, and ``state`` (``running`` | ``backoff`` | ``gave-up`` | ``stopped``). The
 stack outputs and the metrics exporter read it.
 
-Standard library only, and no import of the project: the dynamic provider runs it by path.
+Standard library only, and no import of the project: LocalService writes this module's source into the
+service's data dir and runs it there with the base interpreter, so a running service never depends on a checkout.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ from typing import Any
 
 STATUS_FILE = ".watchdog.json"
 CONFIG_FILE = ".watchdog-config.json"
+#: The copy of this file the service's watchdog runs from, in its data dir (LocalService writes it at each start).
+SCRIPT_FILE = ".watchdog.py"
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 

@@ -7,7 +7,7 @@ the configuration with ``org.apache.flink.runtime.util.bash.BashJavaUtils``. Thi
 and ``{dynamic-params}``, and ``exec``s the JVM in place: the service's pid stays the one LocalService
 started, and no shell script or daemon wrapper is involved. Flink's memory model is never re-implemented.
 
-    python -m infra.targets.native.bash_java_utils --java JAVA --classpath CP --conf-dir DIR \\
+    python -m infra.operations.bash_java_utils --java JAVA --classpath CP --conf-dir DIR \\
         --params GET_JM_RESOURCE_PARAMS [--mkdir DIR]... -- JAVA ... {jvm-params} ... MAIN ... {dynamic-params}
 """
 
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: ... -- JAVA ARGS (see the module docstring)", file=sys.stderr)
         return 2
     split = args.index("--")
-    parser = argparse.ArgumentParser(prog="python -m infra.targets.native.bash_java_utils")
+    parser = argparse.ArgumentParser(prog="python -m infra.operations.bash_java_utils")
     parser.add_argument("--java", required=True)
     parser.add_argument("--classpath", required=True, help="bash-java-utils.jar, flink-dist and log4j")
     parser.add_argument("--conf-dir", required=True)

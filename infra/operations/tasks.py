@@ -1,10 +1,10 @@
 """Small idempotent tasks the native target runs after a service is healthy (LocalService post_start).
 
-``python -m infra.targets.native.tasks create-bucket --endpoint URL --bucket NAME --region R``
+``python -m infra.operations.tasks create-bucket --endpoint URL --bucket NAME --region R``
 Credentials come from LAKEHOUSE_S3_ACCESS_KEY / LAKEHOUSE_S3_SECRET_KEY (secret env of the service),
 never from the command line.
 
-``python -m infra.targets.native.tasks create-topics --bootstrap HOST:PORT --topics JSON``
+``python -m infra.operations.tasks create-topics --bootstrap HOST:PORT --topics JSON``
 waits (bounded) until the broker answers, then creates the topics that are missing (replication 1,
 the given partitions and configs); existing topics are left alone. One process for all of them:
 a JVM per topic (kafka-topics.sh) took 3-9 s each under load.
@@ -75,7 +75,7 @@ def create_topics(bootstrap: str, topics: list[dict], wait_s: float = 120.0) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m infra.targets.native.tasks")
+    parser = argparse.ArgumentParser(prog="python -m infra.operations.tasks")
     sub = parser.add_subparsers(dest="task", required=True)
     bucket = sub.add_parser("create-bucket", help="create the warehouse bucket if missing")
     bucket.add_argument("--endpoint", required=True)
