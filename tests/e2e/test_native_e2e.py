@@ -127,7 +127,7 @@ def leftovers(before: Footprint, after: Footprint) -> list[str]:
     if set(after.snapshots) != set(before.snapshots):
         found.append(f"tables: added {sorted(set(after.snapshots) - set(before.snapshots))}, "
                      f"removed {sorted(set(before.snapshots) - set(after.snapshots))}")
-    streamed = set()  # tables a streaming writer committed to during the run: their new files are its own
+    streamed = set()  # tables a streaming writer committed to during the run: the files under them are its own
     for table, known in before.snapshots.items():
         added = {sid: summary for sid, summary in after.snapshots.get(table, {}).items() if sid not in known}
         foreign = {sid: summary for sid, summary in added.items()
@@ -141,8 +141,9 @@ def leftovers(before: Footprint, after: Footprint) -> list[str]:
     def written_by_streams(key: str) -> bool:
         return any(key.startswith(location) for location in streamed)
 
+    # A streaming writer also deletes files of its own (Flink's committer its checkpoint manifests once committed).
     added_objects = sorted(k for k in after.objects - before.objects if not written_by_streams(k))
-    removed_objects = sorted(before.objects - after.objects)
+    removed_objects = sorted(k for k in before.objects - after.objects if not written_by_streams(k))
     if added_objects:
         found.append(f"{len(added_objects)} objects left under the warehouse: {added_objects[:10]}")
     if removed_objects:
