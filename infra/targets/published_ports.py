@@ -82,6 +82,8 @@ def conflicts(spec: PlatformSpec, stack: str, publishers: Publishers = engine_pu
     if not problems:
         return []
     offset = spec.lab.published_port_offset
+    highest = max(port.external for service in spec.enabled_services().values()
+                  for port in service.ports.values() if port.external is not None)
     problems.append(f"lab.published_port_offset: stop what holds them, or move every published port of the lab at "
-                    f"once (now {offset}; e.g. {offset + 20000}) in Pulumi.{stack}.yaml")
+                    f"once in Pulumi.{stack}.yaml (now {offset}; allowed up to {65535 - (highest - offset)})")
     return problems

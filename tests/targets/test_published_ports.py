@@ -47,6 +47,8 @@ def test_a_taken_published_port_stops_the_lab_before_any_resource_naming_what_ho
     assert (f"services.trino.ports.http.external: port {held_port} on 127.0.0.1 is already in use by "
             f"pid {os.getpid()} ") in message
     assert "lab.published_port_offset: stop what holds them, or move every published port" in message
+    # What the offset may be: every published port stays within 65535 (the lab's own highest default is 9464).
+    assert f"(now 0; allowed up to {65535 - max(held_port, 48443, 9464)})" in message
     assert mocks.resources == []  # nothing registered, nothing half-deployed
 
 
