@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from infra.labels import LAYER_NAMES
 from infra.paths import PROJECT_ROOT
 from infra.services import registry
+from infra.services.capabilities import Capability
 from infra.spec import DEFAULT_CONTRACTS, PlacementContext, PlatformSpec
 
 NAMESPACE = "lakehouse"
@@ -64,6 +65,8 @@ def defaults() -> dict[str, Any]:
         "layers": copy.deepcopy(DEFAULT_CONTRACTS),
         "services": copy.deepcopy(registry().defaults()),
         "identities": copy.deepcopy(DEFAULT_IDENTITIES),
+        # The chapter's first catalog (the REST fixture): the first catalog of the registry.
+        "catalog": {"default": next(iter(registry().catalogs()), "")},
     }
 
 
@@ -71,8 +74,10 @@ def placement_context() -> PlacementContext:
     """What the registry tells validation: where services cannot run, which are jobs, which are catalogs."""
     reg = registry()
     secret_keys = {item.config_key: d.name for d in reg for item in d.secrets if item.config_key}
+    identity_secrets = {kind: (item.config_key, item.what) for kind, (_, item) in reg.identity_secrets().items()}
     return PlacementContext(unavailable=reg.placement(), job_of=reg.jobs_of(), catalogs=tuple(reg.catalogs()),
-                            checks=reg.checks(), gates=reg.gates(), secret_keys=secret_keys)
+                            checks=reg.checks(), gates=reg.gates(), secret_keys=secret_keys,
+                            identity_secrets=identity_secrets)
 
 
 def _merge(base: Any, override: Any) -> Any:
@@ -131,7 +136,9 @@ def _conditional_dependencies(services: dict[str, Any]) -> dict[str, Any]:
              for job in (d.catalog.ready_after if d.catalog else ())]
     result = dict(services)
     for definition in reg:
-        wanted = list(definition.after) + (ready if definition.uses_catalogs else [])
+        after = [n for item in definition.after
+                 for n in (reg.providers(item) if isinstance(item, Capability) else (item,))]
+        wanted = after + (ready if definition.uses_catalogs else [])
         body = result.get(definition.name)
         if not wanted or not isinstance(body, dict):
             continue
@@ -326,22 +333,29 @@ def read_stack_config(path: Path) -> dict[str, Any]:
     """The ``config`` mapping of a stack file (duplicate keys refused, like Pulumi's own parser)."""
     if not path.exists():
         raise ConfigError(str(path), [f"{path.name}: no such stack file"])
-    raw = path.read_bytes()
+    return parse_stack_config(path.read_bytes(), path.name)
+
+
+def parse_stack_config(raw: bytes, name: str) -> dict[str, Any]:
+    """The ``config`` mapping of a stack file's bytes (a file, or a revision of it from git); ``name`` is what
+    errors call it."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[:exc.start].count(b"\n") + 1
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise ConfigError(path.name, [
-            f"{path.name}: line {line}, column {column}: byte 0x{raw[exc.start]:02x} is not UTF-8 (a Latin-1 or "
+        raise ConfigError(name, [
+            f"{name}: line {line}, column {column}: byte 0x{raw[exc.start]:02x} is not UTF-8 (a Latin-1 or "
             "Windows-1252 character?); Pulumi reads stack files as UTF-8: save the file as UTF-8"]) from None
     try:
         document = yaml.load(text, Loader=_UniqueKeyLoader) or {}  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
-        raise ConfigError(path.name, [f"{path.name}: not valid YAML: {exc}"]) from None
+        raise ConfigError(name, [f"{name}: not valid YAML: {exc}"]) from None
+    if not isinstance(document, dict):
+        raise ConfigError(name, [f"{name}: a stack file is a mapping with a 'config' key"])
     config = document.get("config") or {}
     if not isinstance(config, dict):
-        raise ConfigError(path.name, [f"{path.name}: 'config' must be a mapping"])
+        raise ConfigError(name, [f"{name}: 'config' must be a mapping"])
     return config
 
 

@@ -17,6 +17,7 @@ from infra.services.resolver import CacheResolver, Resolver
 from infra.services.secrets import resolve_secrets
 from infra.spec import Layer, PlatformSpec
 from infra.targets import TargetNotReady, prepare
+from infra.version import PLATFORM_VERSION
 
 
 def load_spec() -> PlatformSpec:
@@ -54,6 +55,7 @@ def main(resolver: Resolver | None = None, check_ports: bool = True) -> dict[str
     for layer, component in layers.items():
         component.complete(built.layers.get(layer, {}))
 
+    pulumi.export("platform_version", PLATFORM_VERSION)  # pyproject.toml's, on every target
     pulumi.export("target", spec.target.value)
     pulumi.export("platform", spec.name)
     # Which stack these outputs are, and whether it may be disturbed: the probes run their disruptive ones only on a
@@ -69,8 +71,8 @@ def main(resolver: Resolver | None = None, check_ports: bool = True) -> dict[str
     pulumi.export("profiles", outputs.profiles(spec))
     pulumi.export("credentials", outputs.credentials(secrets, spec))
     pulumi.export("certificates", pulumi.Output.from_input(issued.certificates))
-    if (streams := outputs.streams(spec)) is not None:
-        pulumi.export("streams", streams)
+    for key, value in outputs.contributed(spec).items():  # what services add of their own (streams, ...)
+        pulumi.export(key, value)
     pulumi.export("layers", {layer.value: component.outputs for layer, component in layers.items()})
     for key, value in built.outputs.items():
         pulumi.export(key, value)

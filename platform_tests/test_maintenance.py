@@ -19,7 +19,9 @@ import time
 import pyarrow as pa
 import pytest
 
+from infra.services.capabilities import MAINTENANCE, SQL_ENGINE
 from platform_tests.support import operations as ops
+from platform_tests.support import services
 from platform_tests.support.stack import Stack, fail
 
 pytestmark = [pytest.mark.orchestration]
@@ -75,7 +77,7 @@ def test_the_scheduler_runs_every_maintenance_job_on_its_cron(stack: Stack, figu
     if not jobs:
         pytest.skip("the stack schedules no maintenance")
     try:
-        running = ops.scheduler_jobs(stack, "maintenance-scheduler")
+        running = ops.scheduler_jobs(stack, services.provider(stack, MAINTENANCE) or MAINTENANCE.name)
     except Exception as exc:  # noqa: BLE001
         fail(stack, "orchestration", "the maintenance scheduler does not answer", str(exc))
     now = dt.datetime.now(dt.UTC)
@@ -191,8 +193,9 @@ def test_maintenance_runs_and_is_safe(stack: Stack, created_tables, figure, say)
 @pytest.mark.safe  # its table is in the run's own namespace, purged at the end
 def test_trino_creates_and_evolves_a_declared_table_as_the_cloud_does(stack: Stack, created_tables, figure, say):
     """The aws target declares tables through Trino (tables.trino_statements); the same statements, on this Trino."""
-    if "trino" not in stack.host_profiles:
-        pytest.skip("this stack runs no Trino")
+    engine = services.engine_of(stack, SQL_ENGINE)
+    if engine is None:
+        pytest.skip("this stack runs no SQL engine (Trino)")
     from infra.operations import tables as tables_logic
 
     namespace = f"probe_{stack.run_id}"
@@ -201,12 +204,12 @@ def test_trino_creates_and_evolves_a_declared_table_as_the_cloud_does(stack: Sta
                    "columns": [{"name": "id", "type": "long", "required": True}, {"name": "n", "type": "int"},
                                {"name": "ts", "type": "timestamptz", "doc": "when"}],
                    "partition_by": [{"source": "ts", "transform": "day"}]}
-    cursor = stack.trino_connection().cursor()
+    cursor = engine.cursor()
     ident = f"{namespace}.declared_by_trino"
     created_tables.append(ident)
 
     def apply(decl: dict) -> int:
-        statements = tables_logic.trino_statements(stack.trino_catalog, decl)
+        statements = tables_logic.trino_statements(engine.catalog, decl)
         for sql in statements:
             cursor.execute(sql)
             cursor.fetchall()

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from platform_tests.support import signals
+from infra.services.capabilities import METRICS
+from platform_tests.support import services, signals
 from platform_tests.support.stack import Stack, fail
 
 pytestmark = [pytest.mark.observability, pytest.mark.safe]
@@ -37,9 +38,10 @@ def by_table(prometheus: str, expr: str) -> dict[str, float]:
 
 def test_signals_and_alerts_are_current_and_agree_with_the_tables(stack: Stack, figure, say):
     obs = signals.observability(stack.outputs)
-    prometheus = obs.get("prometheus")
+    prometheus = services.metrics_url(stack, METRICS)  # the service that evaluates the alert rules, by capability
     if not prometheus:
-        pytest.skip("this stack exports no Prometheus endpoint (observability output; aws: CloudWatch alarms)")
+        pytest.skip("this stack exports no metrics endpoint to read alerts from (observability output; aws: "
+                    "CloudWatch alarms)")
     session = signals.session()
     groups = session.get(f"{prometheus}/api/v1/rules", timeout=10).json()["data"]["groups"]
     rules = {rule["name"]: rule for group in groups for rule in group["rules"] if rule.get("type") == "alerting"}

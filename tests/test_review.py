@@ -53,7 +53,19 @@ def test_review_markdown_native_shows_only_its_services():
     result = review("--stack", "native", "--format", "markdown")
     assert result.returncode == 0
     assert "| storage | platform |" in result.stdout
-    assert "polaris" not in result.stdout and "trino 476" in result.stdout  # native runs 476
+    ownership = result.stdout.split("### Catalog access")[0]
+    assert "polaris" not in ownership and "trino 476" in ownership  # native runs 476
+    # Each catalog says how its clients authenticate here, or why it does not run here.
+    assert "- rest-fixture: through catalog-gate: each identity with its own bearer token" in result.stdout
+    assert "- polaris: not on native: no registry serves Polaris's server" in result.stdout
+
+
+def test_review_says_lakekeeper_is_refused_and_polaris_has_a_principal_per_identity():
+    result = review("--stack", "cloud")
+    assert result.returncode == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    assert "lakekeeper: not on aws: refused until it enforces the stack's grants" in text
+    assert "polaris: each identity is its own principal" in text and "root credential only in polaris-bootstrap" in text
 
 
 def test_review_diff_lab_cloud():
@@ -80,9 +92,10 @@ def test_review_of_missing_stack(tmp_path):
     assert result.returncode == 2 and "Pulumi.nope.yaml: no such stack file" in result.stderr
 
 
-def test_review_shows_the_declared_tables_with_their_owners_freshness_and_maintenance(capsys):
+def test_review_shows_the_declared_tables_with_their_owners_freshness_and_maintenance(capsys, monkeypatch):
     from infra import review as command
 
+    monkeypatch.setenv("COLUMNS", "200")  # the table layout: one row per table
     assert command.main(["--stack", "native"]) == 0
     out = capsys.readouterr().out
     assert "Declared tables: stack native" in out

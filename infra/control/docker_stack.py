@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import os
 import shlex
 from collections.abc import Callable
 from pathlib import Path
@@ -81,7 +82,8 @@ def install_hint(workspace: auto.LocalWorkspace, version: str) -> str:
     """The command that installs a provider binary into the workspace's Pulumi home, whole as it is: the CLI the
     workspace runs by its path and the home by name (nothing to source first: scripts/pulumi-env.sh needs the
     project's CLI, which the engine-only path never builds)."""
-    home = (workspace.env_vars or {}).get("PULUMI_HOME", str(Path.home() / ".pulumi"))
+    home = ((workspace.env_vars or {}).get("PULUMI_HOME") or os.environ.get("PULUMI_HOME")
+            or str(Path.home() / ".pulumi"))  # the CLI's own default where neither the workspace nor you set one
     cli = workspace.pulumi_command.command if workspace.pulumi_command is not None else "pulumi"
     return (f"PULUMI_HOME={shlex.quote(home)} {shlex.quote(cli)} plugin install resource {PROVIDER} {version} "
             "--file <path to pulumi-resource-docker>")

@@ -133,7 +133,7 @@ MIN_SIGNING_KEY_BYTES = 32
 MAX_FORM_BYTES = 64 * 1024
 SERVER = "lakehouse-catalog-gate"
 
-log = logging.getLogger("catalog-gate")
+log = logging.getLogger("catalog-gate")  # not the service: the gate process's logger
 
 
 def kind_of(method: str, path: str) -> str:
@@ -380,7 +380,7 @@ def oauth_error(code: int, error: str, description: str) -> web.Response:
     """An OAuth2 error answer (RFC 6749 section 5.2)."""
     headers = {"Cache-Control": "no-store", "Pragma": "no-cache"}
     if code == 401:
-        headers["WWW-Authenticate"] = 'Basic realm="catalog-gate"'
+        headers["WWW-Authenticate"] = 'Basic realm="catalog-gate"'  # not the service: the realm clients see
     body = json.dumps({"error": error, "error_description": description}).encode()
     return web.Response(status=code, body=body, content_type="application/json", headers=headers)
 

@@ -65,6 +65,8 @@ class TrinoAccess(_Model):
     host: str
     port: int
     catalog: str
+    #: The engine's service in this stack, as the run records name it (the services layer renders it).
+    engine: str = ""
     user: str = "platform-maintenance"
     http_scheme: str = "http"
     #: ``${ENV:LAKEHOUSE_SECRET_<NAME>}`` references (``Credentials.secrets``), never the values.
@@ -174,9 +176,9 @@ class Credentials(_Model):
         creds = outputs.get("credentials") or {}
         secrets = {str(k): str(v) for k, v in creds.items() if isinstance(v, str)}
         for identity, entry in (creds.get("identities") or {}).items():  # as in the processes' environment
-            for key in ("catalog_token", "trino_password"):
-                if entry.get(key):
-                    secrets[f"{key}_{identity.replace('-', '_')}"] = str(entry[key])
+            for key, value in entry.items():  # its catalog token and its secret at each service that declares one
+                if key not in ("role", "s3_access_key", "s3_secret_key") and isinstance(value, str) and value:
+                    secrets[f"{key}_{identity.replace('-', '_')}"] = value
         for name, pem in (outputs.get("certificates") or {}).items():
             secrets[f"{name.replace('-', '_')}_cert"] = str(pem)
         return cls(s3_access_key=creds.get("s3_access_key"), s3_secret_key=creds.get("s3_secret_key"),

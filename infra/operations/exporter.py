@@ -256,7 +256,7 @@ class Exporter:
         if self._catalog is None:
             from pyiceberg.catalog import load_catalog
 
-            self._catalog = load_catalog("exporter", **self.catalog_props)
+            self._catalog = load_catalog("exporter", **self.catalog_props)  # not the service: the client's catalog name
         return self._catalog
 
     def _headers(self) -> dict[str, str]:

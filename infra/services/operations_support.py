@@ -21,15 +21,19 @@ from infra.paths import PROJECT_ROOT
 from infra.services.context import ServiceContext, Side
 from infra.services.placeholders import secret
 from infra.services.plans import ContainerHost, ContainerPlan, NativeHost
+from infra.version import PLATFORM_VERSION
 
 if TYPE_CHECKING:
     from infra.spec import PlatformSpec
 
 APSCHEDULER_VERSION = "3.11.3"  # requirements.lock's (a unit test keeps them equal)
-#: The one operations image (the project's version), built from ``OPERATIONS_DOCKERFILE`` by the docker target.
-OPERATIONS_IMAGE = "lakehouse/operations:0.3.0"
+#: The one operations image, tagged with the platform's version (pyproject.toml, ``infra.version``), built from
+#: ``OPERATIONS_DOCKERFILE`` by the docker target.
+OPERATIONS_IMAGE = f"lakehouse/operations:{PLATFORM_VERSION}"
 OPERATIONS_DOCKERFILE = "docker/operations.Dockerfile"
 OPERATIONS_LOCK = PROJECT_ROOT / "docker" / "operations.lock"
+#: Its build context: the repository root, as ``.dockerignore`` admits it (``operations_context_files``).
+OPERATIONS_CONTEXT = PROJECT_ROOT
 #: The image's user (docker/operations.Dockerfile): every operations container runs as it.
 OPERATIONS_USER = "10001:10001"
 # The container's view: its config, and the stack's state at the same relative paths as on the host.
@@ -37,6 +41,17 @@ CONTAINER_CONFIG = f"/etc/lakehouse/{CONFIG_FILE}"
 CONTAINER_STATE = "/var/lib/lakehouse"
 #: The state the operations write (the run record and its locks, the backups): owned by ``OPERATIONS_USER``.
 WRITTEN_STATE = ("operations", "backups")
+
+
+def operations_context_files(root: Path = OPERATIONS_CONTEXT) -> list[str]:
+    """The files of the operations image's build context, relative to ``root``: what ``.dockerignore`` admits, by
+    the rules the Docker SDK applies when it sends a context (the lab's builds send the same files)."""
+    from docker.utils.build import exclude_paths
+
+    patterns = [line.strip() for line in (root / ".dockerignore").read_text().splitlines()
+                if line.strip() and not line.lstrip().startswith("#")]
+    return sorted(p for p in exclude_paths(str(root), patterns, dockerfile=OPERATIONS_DOCKERFILE)
+                  if (root / p).is_file())
 
 
 def container_health_command(port: int) -> list[str]:

@@ -12,9 +12,10 @@ from infra.spec.catalog import CatalogSpec, EngineSpec
 from infra.spec.flink import FlinkJobSpec, FlinkSpec
 from infra.spec.governance import GovernanceSpec, Role, role_of
 from infra.spec.lab import LabSpec
-from infra.spec.layers import DEFAULT_CONTRACTS, Layer, LayerSpec
+from infra.spec.layers import DEFAULT_CONTRACTS, OWNER_APPROVER, Layer, LayerSpec
 from infra.spec.operations import MaintenanceJob, ObservabilitySpec, RecoverySpec, cron_problem, eventbridge_cron
 from infra.spec.platform import PlacementContext, PlatformSpec
+from infra.spec.review import ReviewSpec
 from infra.spec.service import HealthCheckSpec, PortSpec, RestartSpec, ServiceSpec
 from infra.spec.storage import IdentitySpec, StorageSpec, bucket_name_problem
 from infra.spec.streams import DebeziumPostgresSpec, IcebergSinkSpec, StreamsSpec, TopicSpec
@@ -23,6 +24,7 @@ from infra.spec.tables import ColumnSpec, PartitionFieldSpec, TableSpec
 __all__ = [
     "DEFAULT_CONTRACTS",
     "LAYER_NAMES",
+    "OWNER_APPROVER",
     "SIZE_HELP",
     "AwsSpec",
     "CatalogSpec",
@@ -46,6 +48,7 @@ __all__ = [
     "PortSpec",
     "RecoverySpec",
     "RestartSpec",
+    "ReviewSpec",
     "Role",
     "ServiceSpec",
     "StorageSpec",

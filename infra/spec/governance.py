@@ -1,21 +1,23 @@
 """Who may read and write what: which identity each use gets, and the checks that fail closed (governance).
 
 Every identity of ``PlatformSpec.identities`` is one principal everywhere it is checked: an S3 identity
-of the lab store (or an IAM role on aws), a bearer token at the catalog gate, a Trino user with its
-own password. Its *role* follows from its store actions: ``Admin`` is the platform's own identity,
-``Write`` a writer, anything else a reader. ``governance.writer`` names the identity the host
+of the lab store (or an IAM role on aws), a bearer token at the catalog gate, and a principal of its own
+at every service that declares per-identity secrets (a Trino user with its own password). Its *role*
+follows from its store actions: ``Admin`` is the platform's own identity, ``Write`` a writer, anything
+else a reader. ``governance.writer`` names the identity the host
 profiles hand to engines that write, ``governance.reader`` the read-only one.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
-from typing import Literal
+from collections.abc import Collection, Mapping
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
 from infra.spec.base import Strict
+from infra.spec.layers import Layer
 from infra.spec.storage import IdentitySpec
 
 Role = Literal["platform", "writer", "reader"]
@@ -44,20 +46,28 @@ def catalog_token_key(name: str, identity: IdentitySpec) -> str:
     return identity.catalog_token_config_key or f"catalogToken{config_key_suffix(name)}"
 
 
-def trino_password_key(name: str, identity: IdentitySpec) -> str:
-    """The stack config key of an identity's Trino password (``trinoPassword<Name>`` unless it names one)."""
-    return identity.trino_password_config_key or f"trinoPassword{config_key_suffix(name)}"
+def identity_secret_key(name: str, identity: IdentitySpec, kind: str, prefix: str) -> str:
+    """The stack config key of an identity's secret of one kind (a service's ``IdentitySecret``):
+    ``<prefix><Name>`` (``trinoPasswordReader``) unless the identity names one under ``secret_keys``."""
+    return identity.secret_keys.get(kind) or f"{prefix}{config_key_suffix(name)}"
 
 
-def identity_config_keys(name: str, identity: IdentitySpec) -> dict[str, str]:
-    """Each stack config key an identity's secrets are read from, by the field that names it (or defaults it)."""
-    return {"secret_config_key": identity.secret_config_key,
-            "catalog_token_config_key": catalog_token_key(name, identity),
-            "trino_password_config_key": trino_password_key(name, identity)}
+def identity_config_keys(name: str, identity: IdentitySpec, kinds: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Each stack config key an identity's secrets are read from, by the field that names it (or defaults it).
+
+    ``kinds`` are the services' per-identity secrets (kind -> config key prefix, from the registry).
+    """
+    keys = {"secret_config_key": identity.secret_config_key,
+            "catalog_token_config_key": catalog_token_key(name, identity)}
+    for kind, prefix in (kinds or {}).items():
+        keys[f"secret_keys.{kind}"] = identity_secret_key(name, identity, kind, prefix)
+    return keys
 
 
 class GovernanceSpec(Strict):
     """Which identity each use gets; everything else follows from the identities' actions."""
+
+    LAYER: ClassVar[Layer] = Layer.GOVERNANCE  # the layer its keys belong to (change review)
 
     writer: str = Field(default="writer", description="The identity engines that write use (the host profiles' "
                                                        "default); it needs Write and must not be Admin.")

@@ -25,18 +25,14 @@ from infra.spec.operations import (
     MaintenanceJob,
     ObservabilitySpec,
     RecoverySpec,
-    cron_max_interval_minutes,
     eventbridge_cron,
 )
+from infra.spec.review import ReviewSpec
 from infra.spec.service import ServiceSpec
 from infra.spec.storage import IdentitySpec, StorageSpec
 from infra.spec.streams import StreamsSpec
 from infra.spec.tables import TableSpec
 
-# The operating layers' services (the maintenance_scheduler and catalog_backup packages), named here
-# because the model checks that what a stack declares (maintenance, a recovery point) has what runs it.
-SCHEDULER = "maintenance-scheduler"
-BACKUP = "catalog-backup"
 _NAME = re.compile(r"^[a-z][a-z0-9-]{1,30}$")
 
 
@@ -51,6 +47,9 @@ class PlacementContext:
     checks: tuple[Callable[[PlatformSpec], list[str]], ...] = ()
     gates: Mapping[str, str] = field(default_factory=dict)  # gate service -> the catalog it fronts
     secret_keys: Mapping[str, str] = field(default_factory=dict)  # a service's secret's stack config key -> service
+    #: The per-identity secrets services declare: kind -> (its stack config key prefix, what it is, e.g. "Trino
+    #: password"), so each identity's keys are checked like its own.
+    identity_secrets: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
 
 def _context(info: ValidationInfo) -> PlacementContext | None:
@@ -94,6 +93,8 @@ class PlatformSpec(Strict):
                                              description="Signals from the metadata tables and how fast alerts fire.")
     aws: AwsSpec = Field(default_factory=AwsSpec, description="Region, sizes and counts of the cloud target.")
     lab: LabSpec = Field(default_factory=LabSpec, description="The lab's images (docker target): upstream or built.")
+    review: ReviewSpec = Field(default_factory=ReviewSpec,
+                               description="Change review: the teams' handles where pull requests are reviewed.")
 
     @field_validator("name")
     @classmethod
@@ -212,19 +213,23 @@ class PlatformSpec(Strict):
         return self
 
     @model_validator(mode="after")
-    def _streams_sources(self) -> PlatformSpec:
-        """A CDC source needs the platform's PostgreSQL wherever its connectors are deployed."""
-        enabled = self.enabled_services()
-        deployed = "kafka-connect" in enabled or (self.target is Target.AWS and self.aws.kafka_msk)
-        if deployed and self.streams.sources() and "postgres" not in enabled:
-            index = next(i for i, c in enumerate(self.streams.connectors) if c.kind == "debezium-postgres")
-            raise ValueError(f"streams.connectors.{index}: a Debezium source captures the bookshop in the platform's "
-                             "PostgreSQL; enable services.postgres or remove the connector")
+    def _native_command(self) -> PlatformSpec:
+        """A container command override means nothing natively: a local process runs its own argv (the artifact's
+        java, classpath and main class), with no image entrypoint to hand the override to; refused, not ignored."""
+        if self.target is not Target.NATIVE:
+            return self
+        for name, service in self.enabled_services().items():
+            if service.command:
+                raise ValueError(f"services.{name}.command: a container command override; natively a service runs "
+                                 "its own process (no image entrypoint takes it): remove it from the native stack "
+                                 "(services.<x>.env applies on every target)")
         return self
 
     @model_validator(mode="after")
     def _service_checks(self, info: ValidationInfo) -> PlatformSpec:
-        """The checks service definitions declare about their own settings (``ServiceDefinition.check``)."""
+        """The checks service definitions declare (``ServiceDefinition.check``): their own settings, and what they
+        need of the rest (a CDC source its database, declared maintenance its scheduler and engine, a recovery
+        point its backups' schedule, the store an Admin identity)."""
         context = _context(info)
         problems = [line for check in (context.checks if context is not None else ()) for line in check(self)]
         if problems:
@@ -238,37 +243,6 @@ class PlatformSpec(Strict):
             if table.identifier in seen:
                 raise ValueError(f"tables.{index}: {table.identifier} is declared twice")
             seen.add(table.identifier)
-        return self
-
-    @model_validator(mode="after")
-    def _maintenance_runs(self) -> PlatformSpec:
-        """Scheduled maintenance has an engine and a scheduler: declared jobs never stop silently."""
-        if not self.maintenance:
-            return self
-        enabled = self.enabled_services()
-        if "trino" not in enabled:
-            how = ("its Iceberg procedures, from EventBridge's maintenance tasks" if self.target is Target.AWS
-                   else "its Iceberg procedures, from the maintenance scheduler")
-            raise ValueError(f"maintenance: on {self.target.value} maintenance runs through Trino ({how}); "
-                             "enable services.trino or remove maintenance")
-        if self.target is not Target.AWS and SCHEDULER not in enabled:
-            raise ValueError(f"maintenance: the jobs are scheduled by services.{SCHEDULER}, which is disabled; "
-                             f"enable it or remove maintenance (nothing else runs them)")
-        return self
-
-    @model_validator(mode="after")
-    def _recovery_point(self) -> PlatformSpec:
-        """Backups fire often enough for the recovery point objective (aws: continuous backup instead)."""
-        if self.target is Target.AWS or BACKUP not in self.enabled_services():
-            return self
-        recovery = self.recovery
-        every = cron_max_interval_minutes(recovery.backup_schedule)
-        if every > recovery.rpo_minutes:
-            raise ValueError(
-                f"recovery.backup_schedule: {recovery.backup_schedule!r} leaves up to {every:g} minutes between "
-                f"backups, more than recovery.rpo_minutes ({recovery.rpo_minutes}); back up at least every "
-                f"{recovery.rpo_minutes} minutes (e.g. '*/{min(recovery.rpo_minutes, 59)} * * * *') or state a "
-                "longer rpo_minutes")
         return self
 
     @model_validator(mode="after")
@@ -297,9 +271,6 @@ class PlatformSpec(Strict):
                 raise ValueError(f"governance.{use}: identity {name!r} has actions {', '.join(actions)} without Read; "
                                  + ("a writer reads the table's metadata before every commit" if use == "writer"
                                     else "the read-only identity reads through every engine") + ": add Read")
-        if "seaweedfs" in self.enabled_services() and not self.identities_of("platform"):
-            raise ValueError("identities: no identity has Admin; the platform itself needs one (it creates the "
-                             "warehouse bucket and runs the catalog)")
         return self
 
     @model_validator(mode="after")
@@ -312,8 +283,14 @@ class PlatformSpec(Strict):
         """
         context = _context(info)
         service_keys = context.secret_keys if context is not None else {}
+        kinds = dict(context.identity_secrets) if context is not None else {}
         what = {"secret_config_key": "secret key", "catalog_token_config_key": "catalog token",
-                "trino_password_config_key": "Trino password"}
+                **{f"secret_keys.{kind}": held for kind, (_, held) in kinds.items()}}
+        for name, identity in self.identities.items():
+            unknown = [kind for kind in identity.secret_keys if kind not in kinds]
+            if unknown:
+                raise ValueError(f"identities.{name}.secret_keys.{unknown[0]}: no enabled or disabled service declares "
+                                 f"a per-identity secret {unknown[0]!r}; allowed: " + (", ".join(kinds) or "none"))
         access_keys: dict[str, str] = {}
         config_keys: dict[str, tuple[str, str]] = {}  # stack config key -> (identity, what it holds)
         for name, identity in self.identities.items():
@@ -323,8 +300,10 @@ class PlatformSpec(Strict):
                     f"{access_keys[identity.access_key]}; each identity needs its own: the store knows an identity by "
                     "its access key, so one would act with the other's rights")
             access_keys[identity.access_key] = name
-            for key_field, key in identity_config_keys(name, identity).items():
-                default = "" if getattr(identity, key_field) is not None else " (by default)"
+            for key_field, key in identity_config_keys(name, identity, {k: p for k, (p, _) in kinds.items()}).items():
+                named = (key_field.removeprefix("secret_keys.") in identity.secret_keys
+                         if key_field.startswith("secret_keys.") else getattr(identity, key_field) is not None)
+                default = "" if named else " (by default)"
                 here = f"identities.{name}.{key_field}: {key!r}{default}"
                 if key in config_keys:
                     owner, held = config_keys[key]
@@ -332,7 +311,7 @@ class PlatformSpec(Strict):
                            "a shared secret is one credential, and whoever holds it has both identities' rights "
                            "(a reader's token could write)")
                     raise ValueError(f"{here} is also the stack config key of identities.{owner}'s {held}; each "
-                                     f"secret of an identity (secret key, catalog token, Trino password) needs a key "
+                                     f"secret of an identity ({', '.join(dict.fromkeys(what.values()))}) needs a key "
                                      f"of its own: {why}")
                 if key in service_keys:
                     raise ValueError(f"{here} is the stack config key of services.{service_keys[key]}'s own secret; "

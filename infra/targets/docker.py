@@ -34,6 +34,7 @@ from infra.operations.config import OperationsConfig
 from infra.paths import PROJECT_ROOT, state_root
 from infra.services import ServiceContext, registry
 from infra.services.built_image import ImageBuildError
+from infra.services.capabilities import DATABASE
 from infra.services.catalogs import gate_of
 from infra.services.context import Side
 from infra.services.plans import ContainerHost, ContainerPlan, StepHost
@@ -263,7 +264,8 @@ class DockerTarget:
 
         # The host's PostgreSQL client tools where they are the server's own (built images run the native
         # artifact's major); upstream's server is another major than any client here: PATH's, if any.
-        postgres = self.artifacts.services.get("postgres") if self.spec.runs_native_artifacts else None
+        database = registry().provider(self.spec, DATABASE)
+        postgres = self.artifacts.services.get(database) if database and self.spec.runs_native_artifacts else None
         return operations_config(self.spec, self.state_dir.name,
                                  host_paths(self.spec, str(self.state_dir), str(postgres.path) if postgres else None),
                                  Side.EXTERNAL)

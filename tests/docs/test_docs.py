@@ -119,6 +119,31 @@ def test_the_stack_outputs_the_workflow_reads_are_ones_the_program_exports():
         assert f'"{output}"' in sources, output
 
 
+def test_the_workflow_runs_pulumis_own_release_in_the_supported_range_and_builds_no_go():
+    from infra.control import toolchain
+
+    steps = _steps()
+    assert not any(step.get("uses", "").startswith("actions/setup-go") for step in steps)
+    (install,) = [step for step in steps if step.get("uses", "").startswith("pulumi/actions@")]
+    version = toolchain.parse_version(str(install["with"]["pulumi-version"]))
+    low, high = toolchain.supported_range()
+    assert version is not None and low <= version < high
+    assert _workflow()["jobs"]["deploy"]["env"]["LAKEHOUSE_PULUMI"] == "installed"  # an error, never a Go build
+
+
+def test_the_workflow_posts_the_change_review_on_pull_requests_and_gates_on_its_exit_code():
+    (step,) = [s for s in _steps() if "infra.review --base" in s.get("run", "")]
+    assert step["if"] == "env.PR != ''"
+    script = step["run"]
+    assert '--approved-by "$approved_by"' in script and "--format markdown" in script
+    assert "verdict=$?" in script and script.rstrip().endswith('exit "$verdict"')
+    assert 'infra.review --stack "$STACK" --handles' in script
+    events = _workflow()["on"]
+    assert "pull_request" in events and "pull_request_review" in events
+    assert _workflow()["jobs"]["deploy"]["env"]["DEPLOY"] == (
+        "${{ github.event_name == 'push' || github.event_name == 'workflow_dispatch' }}")  # a review never deploys
+
+
 def test_the_workflow_probes_the_cloud_with_the_safe_set_and_the_ephemeral_lab_with_everything():
     """Which probes run is each stack's config (its ``disposable`` output), never a flag in the pipeline: the cloud,
     which a team relies on, gets the safe set; the lab it destroys at the end gets every probe (issue 24)."""

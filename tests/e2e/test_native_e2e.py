@@ -5,8 +5,9 @@ The stack is an isolated copy of the native stack (``e2e``: its own block of por
 state, infra.control.isolated), so the test never collides with a user's own ``make up`` platform.
 It is deployed as a stack a team relies on is: not disposable, so the probe suite runs only its safe set on it,
 and the catalog and the store are compared before and after that run (issue 24, item 3).
-Needs the Pulumi CLI (.tools/bin) and the native artifacts in the cache: ``make test`` installs both
-first. A failed first ``pulumi up`` fails the test: it is never retried behind the reader's back.
+Needs a Pulumi CLI (yours, or the project's build: ``make pulumi``) and the native artifacts in the cache:
+``make test`` installs both first. A failed first ``pulumi up`` fails the test: it is never retried behind the
+reader's back.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import yaml
 from infra.control import clients, commands, isolated
 from infra.control.workspace import forget, outputs, refresh, select
 from infra.paths import PROJECT_ROOT, state_root
+from infra.services.trino import client as trino_client
 
 STACK = "e2e"
 
@@ -66,7 +68,7 @@ def _catalog(outputs):
 
 
 def _trino_count(outputs, table: str) -> int:
-    cur = clients.trino_connection(outputs, catalog="fixture").cursor()
+    cur = trino_client.connection(outputs, catalog="fixture").cursor()
     cur.execute(f"SELECT count(*) FROM fixture.{table}")
     return cur.fetchone()[0]
 

@@ -28,6 +28,7 @@ from infra.services.rest_fixture import container as rest_fixture_container
 from infra.services.trino import aws as trino_aws
 from infra.services.trino import config as trino_config
 from infra.targets import lab_images as images
+from infra.version import PLATFORM_VERSION
 from tests.support.harness import FakeResolver, ProgramRun, run_program
 from tests.support.stacks import built_lab_platform, stack_platform
 
@@ -198,7 +199,7 @@ def test_the_built_postgresql_runs_exactly_the_point_release_its_tag_says(built_
 def test_built_mode_says_what_each_image_is(built_run) -> None:
     found = built_run.outputs["lab_images"]
     assert found["trino"]["kind"] == "built" and (found["trino"]["version"], found["trino"]["pin"]) == ("476", "483")
-    assert found["lakehouse-exporter"] == {"image": support.OPERATIONS_IMAGE, "kind": "platform", "version": "0.3.0"}
+    assert found["lakehouse-exporter"] == {"image": support.OPERATIONS_IMAGE, "kind": "platform", "version": PLATFORM_VERSION}
     spec = load_platform(built_platform())
     assert spec.pin_of("trino") == "476" and spec.version_manifest()["iceberg in trino"] == "1.9.1"
     assert load_platform(stack_platform("lab")).pin_of("trino") == "483"
@@ -233,12 +234,11 @@ def test_a_built_tag_changes_with_what_the_image_is_made_of() -> None:
     assert images.built_tags(other_base, BuiltResolver().resolve(other_base))["trino"] != before["trino"]
 
 
-def test_polaris_and_lakekeeper_are_refused_in_built_mode_unless_their_images_are_local() -> None:
-    spec = load_platform(built_platform(polaris={"enabled": True}, lakekeeper={"enabled": True}))
+def test_polaris_is_refused_in_built_mode_unless_its_images_are_local() -> None:
+    spec = load_platform(built_platform(polaris={"enabled": True}))  # Lakekeeper: refused anyway (ADR 0013)
     problems = images.refusals(spec, present=lambda image: False)
     assert any(p.startswith("services.polaris.enabled: lab.images: built builds no image for polaris (")
                and "apache/polaris:1.7.0 is not in the engine" in p for p in problems)
-    assert any(p.startswith("services.lakekeeper.enabled:") for p in problems)
     assert images.refusals(spec, present=lambda image: True) == []
     assert images.refusals(load_platform(stack_platform("lab")), present=lambda image: False) == []  # upstream
 

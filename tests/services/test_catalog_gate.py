@@ -24,6 +24,7 @@ import pytest
 
 from infra.operations import catalog_gate
 from infra.paths import PROJECT_ROOT
+from infra.version import PLATFORM_VERSION
 from platform_tests.support import gate as support_gate
 from platform_tests.support.fixture import free_port
 from tests.support.harness import SECRET_KEY
@@ -443,7 +444,7 @@ def test_lab_gate_holds_token_hashes_and_clients_reach_the_fixture_only_through_
 def test_lab_gate_runs_in_the_operations_image_with_its_signing_key_only_in_its_environment(lab):
     image = lab.named("operations-image")  # the one operations image, built once for every operations container
     assert image.inputs["build"]["dockerfile"].endswith("docker/operations.Dockerfile")
-    assert image.inputs["imageName"] == "lakehouse/operations:0.3.0"
+    assert image.inputs["imageName"] == f"lakehouse/operations:{PLATFORM_VERSION}"
     container = lab.named("catalog-gate")
     assert container.inputs["command"] == ["python", "-m", "infra.operations.catalog_gate", "--config",
                                            "/etc/lakehouse/catalog-gate.json"]

@@ -10,6 +10,7 @@ import re
 
 import yaml
 
+from infra.version import PLATFORM_VERSION
 from tests.support.aws_graph import policy
 from tests.support.rendered import reveal, uploads
 
@@ -18,7 +19,7 @@ def test_lab_exporter_is_built_from_the_repository_and_reads_as_the_reader(lab):
     image = lab.named("operations-image")  # the one operations image (exporter, gate, scheduler, backups)
     assert image.type == "docker:index/image:Image"
     assert image.inputs["build"]["dockerfile"].endswith("docker/operations.Dockerfile")
-    assert image.inputs["imageName"] == "lakehouse/operations:0.3.0" and image.inputs["skipPush"] is True
+    assert image.inputs["imageName"] == f"lakehouse/operations:{PLATFORM_VERSION}" and image.inputs["skipPush"] is True
     container = lab.named("lakehouse-exporter")
     config = json.loads(uploads(lab, "lakehouse-exporter")["/etc/lakehouse/exporter.json"])
     assert config["catalog"]["s3.access-key-id"] == "reader-access-key"
@@ -41,4 +42,5 @@ def test_cloud_exporter_runs_as_the_reader_beside_an_agent_writing_the_workspace
     assert "--agent" in script
     grant = policy(cloud, "lakehouse-exporter-remote-write")["Statement"][0]
     assert grant["Action"] == ["aps:RemoteWrite"] and grant["Resource"].endswith("lakehouse-signals")
-    assert {s["name"] for s in containers["lakehouse-exporter"]["secrets"]} == {"POLARIS_ROOT_SECRET"}
+    # The reader's own Polaris client secret: the read-only exporter never holds Polaris's root.
+    assert {s["name"] for s in containers["lakehouse-exporter"]["secrets"]} == {"CATALOG_CLIENT_SECRET"}

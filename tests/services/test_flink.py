@@ -106,7 +106,7 @@ def test_a_secret_catalog_credential_reaches_the_job_by_environment_never_in_its
     assert "--catalog-env.credential" in args and "LAKEHOUSE_CATALOG_CREDENTIAL" in args
     assert not any("secret:" in a for a in args)
     env = flink_config.aws_env(spec)
-    assert env["LAKEHOUSE_CATALOG_CREDENTIAL"] == "root:${secret:polaris-root-secret}"
+    assert env["LAKEHOUSE_CATALOG_CREDENTIAL"] == "writer:${secret:polaris-client-secret-writer}"  # its own principal
 
 
 def test_to_host_and_back():
@@ -227,9 +227,10 @@ def test_aws_runs_the_same_job_on_managed_service_for_apache_flink(cloud_run):
     assert props["catalog.header.X-Iceberg-Access-Delegation"] == "vended-credentials"
     assert props["source"] == "generator" and "checkpoint-dir" not in props and "s3-endpoint" not in props
     # The catalog credential is a Secrets Manager reference the job resolves when it starts, never the value.
-    assert props["catalog-secret.credential"] == (
-        "root:{secretsmanager:arn:aws:secretsmanager:eu-west-1:123456789012:secret:lakehouse-polaris-root-secret-AbCdEf}")
-    assert "test-polaris-root-secret" not in json.dumps(app.inputs, default=str)
+    # As the writer identity's own Polaris principal, never as Polaris's root.
+    assert props["catalog-secret.credential"] == ("writer:{secretsmanager:arn:aws:secretsmanager:eu-west-1:123456789012:"
+                                                  "secret:lakehouse-polaris-client-secret-writer-AbCdEf}")
+    assert "polaris-root-secret" not in json.dumps(app.inputs, default=str)
     checkpoints = config["flinkApplicationConfiguration"]["checkpointConfiguration"]
     assert checkpoints["checkpointInterval"] == 10_000 and checkpoints["checkpointingEnabled"] is True
     assert config["applicationSnapshotConfiguration"] == {"snapshotsEnabled": True}
@@ -250,7 +251,7 @@ def test_aws_flink_role_has_no_rights_on_the_warehouse_only_its_own_things(cloud
                                "ReadCatalogCredential", "DecryptCatalogCredential"}
     assert statements["ReadApplicationCode"]["Resource"].endswith("lakehouse-artifacts/flink/*")
     assert statements["ReadCatalogCredential"]["Resource"] == [
-        "arn:aws:secretsmanager:eu-west-1:123456789012:secret:lakehouse-polaris-root-secret-AbCdEf"]
+        "arn:aws:secretsmanager:eu-west-1:123456789012:secret:lakehouse-polaris-client-secret-writer-AbCdEf"]
     assert "warehouse" not in json.dumps(statements)  # table data only through vended credentials
     app, _, _ = _msf(cloud_run)
     assert app.inputs["cloudwatchLoggingOptions"]["logStreamArn"]

@@ -101,7 +101,8 @@ def test_kafka_is_msk_with_debezium_on_msk_connect(streaming: ProgramRun) -> Non
     assert cdc["publication.name"] == "bookshop_cdc" and cdc["publication.autocreate.mode"] == "disabled"
     sink = connectors["lakehouse-bookshop-iceberg"]["connectorConfiguration"]
     assert sink["iceberg.catalog.uri"] == "http://polaris.lakehouse.internal:8181/api/catalog"
-    assert sink["iceberg.catalog.credential"] == "root:${secretsmanager:lakehouse-polaris-root-secret:value}"
+    # The writer identity's own Polaris principal, never Polaris's root.
+    assert sink["iceberg.catalog.credential"] == "writer:${secretsmanager:lakehouse-polaris-client-secret-writer:value}"
     assert sink["iceberg.kafka.sasl.mechanism"] == "AWS_MSK_IAM"  # the sink's own control-topic clients
     topics = {r.inputs["name"]: r.inputs for r in streaming.of_type("aws:msk/topic:Topic")}
     assert set(topics) == {"orders", "bookshop.public.orders", "iceberg-control"}

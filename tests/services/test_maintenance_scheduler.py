@@ -60,7 +60,9 @@ def test_the_maintenance_task_is_the_python_maintenance_with_the_stacks_config(
     from infra.services.operations_config import host_paths, operations_config
 
     container = _task_container(cloud_with_tables, "lakehouse-maintenance")
-    assert container["image"] == "lakehouse/operations:0.3.0"
+    # The operations image the stack pushed, by digest (tests/targets/aws/test_images.py).
+    assert re.fullmatch(r"\d{12}\.dkr\.ecr\.eu-west-1\.amazonaws\.com/lakehouse-cloud/operations@sha256:[0-9a-f]{64}",
+                        container["image"]), container["image"]
     assert container["command"][0].endswith(
         "exec python -m infra.operations maintenance run --config /tmp/lakehouse/operations.json")
     # The config the task writes is the stack's operations config as a task sees it (written, then read back).
@@ -77,7 +79,7 @@ def test_the_maintenance_task_is_the_python_maintenance_with_the_stacks_config(
     assert "unknown maintenance job 'compact_everything'; known: expire_snapshots, rewrite_data_files" in refused.stderr
     # Its secrets are task secrets (Secrets Manager), never values in the task definition.
     assert {s["name"] for s in container["secrets"]} == {
-        "LAKEHOUSE_SECRET_POLARIS_ROOT_SECRET", "LAKEHOUSE_SECRET_TRINO_PASSWORD_PLATFORM",
+        "LAKEHOUSE_SECRET_POLARIS_CLIENT_SECRET_PLATFORM", "LAKEHOUSE_SECRET_TRINO_PASSWORD_PLATFORM",
         "LAKEHOUSE_SECRET_TRINO_TLS_CERT"}
     assert all(not e["name"].startswith("LAKEHOUSE_SECRET_") for e in container["environment"])
 

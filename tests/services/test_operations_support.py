@@ -192,6 +192,12 @@ def test_rebuild_scans_where_the_default_catalog_lays_its_tables_out() -> None:
     cloud = stack_platform("cloud")
     assert config_of(cloud).catalog.properties["warehouse"] == "warehouse"
     assert tables_location(config_of(cloud)) == f"s3://{cloud['storage']['bucket']}/polaris/"
-    cloud["catalog"]["default"] = "lakekeeper"
+    # Lakekeeper (refused on every target for now, ADR 0013) names table directories by uuid: its role says so.
+    from infra.services.lakekeeper import CATALOG as LAKEKEEPER
+
+    assert LAKEKEEPER.tables_location(load_platform(cloud)) is None
+    polaris = config_of(cloud)
+    as_lakekeeper = polaris.model_copy(update={"catalog": polaris.catalog.model_copy(
+        update={"service": "lakekeeper", "tables_location": None})})
     with pytest.raises(ProcedureError, match="lakekeeper does not lay its tables out by name"):
-        tables_location(config_of(cloud))
+        tables_location(as_lakekeeper)

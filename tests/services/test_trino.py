@@ -1,18 +1,26 @@
 """Trino: its password file (Trino's own PBKDF2 check) and access rules per identity, HTTPS with the platform's certificate
-on docker, the coordinator and workers on ECS, the catalog properties a declared table may set."""
+on docker, the coordinator and workers on ECS, the catalog properties a declared table may set, the declared tables on
+aws (a deployment step through Trino, its script run for real against a stand-in Trino CLI)."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
 import json
+import os
 import re
+import stat
+import subprocess
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from infra.config import load_platform
 from infra.operations import tables
 from infra.services import ServiceContext
 from infra.services.secrets import pbkdf2_hash
+from infra.services.trino import aws as trino_aws
 from infra.services.trino import config as trino
 from tests.support.aws_graph import TASK, ecs_service, named
 from tests.support.harness import ProgramRun
@@ -58,6 +66,44 @@ def test_readers_reach_only_the_read_only_catalog_and_its_credentials_cannot_wri
     assert env["S3_SECRET_KEY_READER"] == "${secret:s3-secret-key-reader}"
     assert env["S3_ACCESS_KEY_READER"] == "reader-access-key"
     assert "S3_SECRET_KEY" not in env, "no engine gets the platform's admin key"
+
+
+def test_trino_renders_each_catalogs_neutral_rest_properties_and_refuses_one_it_cannot() -> None:
+    """A catalog gives its REST client properties in the one neutral form (CatalogRole.client_properties); Trino
+    renders them into its own names, its secrets as environment references that secret_env fills."""
+    spec = load_platform(stack_platform("cloud"))
+    files = trino.catalog_files(ServiceContext(spec, "trino"))
+    polaris = dict(line.split("=", 1) for line in files["polaris.properties"].splitlines())
+    assert {k: v for k, v in polaris.items() if k.startswith("iceberg.rest-catalog.")
+            and k not in ("iceberg.rest-catalog.uri", "iceberg.rest-catalog.warehouse")} == {
+        "iceberg.rest-catalog.security": "OAUTH2",
+        "iceberg.rest-catalog.oauth2.credential": "writer:${ENV:POLARIS_CLIENT_SECRET_WRITER}",  # its own principal
+        "iceberg.rest-catalog.oauth2.scope": "PRINCIPAL_ROLE:ALL",
+        "iceberg.rest-catalog.oauth2.server-uri": "http://polaris.lakehouse.internal:8181/api/catalog/v1/oauth/tokens",
+        "iceberg.rest-catalog.vended-credentials-enabled": "true",
+    }
+    # Polaris tells identities apart: the reader gets a Trino catalog of its own, as its own principal.
+    assert "iceberg.rest-catalog.oauth2.credential=reader:${ENV:POLARIS_CLIENT_SECRET_READER}" in files[
+        "polaris_ro.properties"]
+    assert "lakekeeper.properties" not in files  # refused until it enforces grants (ADR 0013)
+    env = trino.secret_env(ServiceContext(spec, "trino"))
+    assert env["POLARIS_CLIENT_SECRET_WRITER"] == "${secret:polaris-client-secret-writer}"
+    assert not any("ROOT" in key or "root" in value for key, value in env.items())
+    with pytest.raises(ValueError) as refused:
+        trino.rest_properties("made-up", {"scope": "x", "rest-metrics-reporting-enabled": "false"})
+    assert str(refused.value).startswith("services.made-up: Trino has no catalog property for the REST client "
+                                         "property rest-metrics-reporting-enabled='false'")
+
+
+def test_each_identity_holds_a_trino_password_declared_by_the_trino_package() -> None:
+    """The per-identity secret is Trino's declaration (IdentitySecret), not a case in the secrets module: its config
+    key, its lab default and where clients find it follow from it."""
+    from infra.services import registry
+
+    declaring, item = registry().identity_secrets()["trino-password"]
+    assert (declaring, item.secret_name("reader"), item.credentials_key, item.lab_default("reader")) == (
+        "trino", "trino-password-reader", "trino_password", "lab-reader-trino-password")
+    assert item.values is not None and item.values("reader") == {"trino_user": "reader"}
 
 
 def test_trino_may_set_the_properties_a_declared_table_carries() -> None:
@@ -120,3 +166,57 @@ def test_trino_catalog_files_are_the_shared_ones(cloud: ProgramRun) -> None:
         assert body in files
     assert "iceberg.rest-catalog.uri=http://polaris.lakehouse.internal:8181/api/catalog" in files
     assert "node-scheduler.include-coordinator=false" in files
+
+
+# -- the declared tables on aws (Trino's aws part of the orchestration layer): a deployment step, its script -----
+
+
+def test_the_cloud_creates_declared_tables_through_trino_as_a_deployment_step(cloud_with_tables: ProgramRun) -> None:
+    (step,) = cloud_with_tables.of_type("pulumi-python:dynamic/aws:EcsTaskRun")
+    declared = tables.trino_statements("polaris", {
+        "namespace": "shop", "name": "orders", "owner": "bookshop data engineering", "freshness_minutes": 60,
+        "columns": [{"name": "order_id", "type": "long"}], "maintenance": ["expire_snapshots"],
+        "properties": {"comment": "the bookshop's orders"}})
+
+    assert step.inputs["trigger"] == hashlib.sha256(json.dumps(declared).encode()).hexdigest()
+    assert step.inputs["region"] == "eu-west-1" and step.inputs["labels"]["lakehouse.layer"] == "orchestration"
+    assert {"lakehouse-logs-tables"} <= set(step.depends_on)
+    task = next(t for t in cloud_with_tables.of_type("aws:ecs/taskDefinition:TaskDefinition")
+                if t.name == "lakehouse-tables")
+    script = json.loads(task.inputs["containerDefinitions"])[0]["command"][0]
+    assert declared[1] in script.replace("'\"'\"'", "'")  # shlex-quoted in the script
+
+
+# -- the tables script against a stand-in Trino CLI ----------------------------------------------------------
+
+
+FAKE_TRINO = """#!/bin/sh
+# Records its arguments, one call per line; answers the table listing like `trino --output-format TSV`.
+printf '%s\\n' "$*" >> "$TRINO_CALLS"
+case "$*" in
+  *information_schema.tables*) printf 'shop\\torders\\nshop\\tcustomers\\nprobe\\tscratch\\n' ;;
+  *FAIL_HERE*) echo "Query failed: TABLE_NOT_FOUND" >&2; exit 1 ;;
+esac
+"""
+
+
+def _fake_trino(tmp_path: Path) -> dict[str, str]:
+    bindir = tmp_path / "bin"
+    bindir.mkdir(parents=True)
+    tool = bindir / "trino"
+    tool.write_text(FAKE_TRINO)
+    tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
+    return {"PATH": f"{bindir}:{os.environ['PATH']}", "TRINO_CALLS": str(tmp_path / "calls")}
+
+
+def _run(script: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["/bin/sh", "-c", "\n".join(script)], env=env, capture_output=True, text=True, timeout=30,
+                          check=False)
+
+
+def test_a_failing_statement_fails_the_tables_task(tmp_path: Path) -> None:
+    statements = ["CREATE SCHEMA IF NOT EXISTS x", "SELECT FAIL_HERE", "CREATE TABLE never"]
+    failed = _run(trino_aws.tables_script("http://trino:8080", statements), _fake_trino(tmp_path / "t"))
+    assert failed.returncode != 0 and "TABLE_NOT_FOUND" in failed.stderr
+    calls = (tmp_path / "t" / "calls").read_text().splitlines()
+    assert [c.split("--execute ")[1] for c in calls] == ["SELECT 1", *statements[:2]]  # stopped at the failure

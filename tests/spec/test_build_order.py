@@ -32,15 +32,12 @@ def test_lab_store_comes_before_the_catalog_and_its_bucket_job(lab_run: ProgramR
     containers = edges(lab_run, CONTAINER)
     assert "seaweedfs" in containers["rest-fixture"]
     assert "seaweedfs" in containers["seaweedfs-bucket"]
-    assert "seaweedfs" in containers["lakekeeper-s3-loopback"]
 
 
 def test_lab_bootstrap_and_migrate_jobs_and_the_database_come_before_their_catalogs(lab_run: ProgramRun) -> None:
     containers = edges(lab_run, CONTAINER)
     assert {"postgres", "polaris-bootstrap"} <= containers["polaris"]
-    assert {"postgres", "lakekeeper-migrate"} <= containers["lakekeeper"]
-    assert "postgres" in containers["polaris-bootstrap"] and "postgres" in containers["lakekeeper-migrate"]
-    assert "lakekeeper" in containers["lakekeeper-s3-loopback"]
+    assert "postgres" in containers["polaris-bootstrap"]
 
 
 def test_lab_every_declared_dependency_is_an_edge(lab_run: ProgramRun) -> None:

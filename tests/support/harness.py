@@ -8,6 +8,7 @@ unit tier needs no artifact cache, no network and no free ports.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,12 +55,14 @@ class FakeResolver:
 
 CLOUD_SECRETS = {
     "lakehouse:polarisRootSecret": "test-polaris-root-secret",
-    "lakehouse:lakekeeperEncryptionKey": "test-lakekeeper-encryption-key",
     "lakehouse:polarisTokenKey": "test-polaris-token-signing-key",
     "lakehouse:trinoSharedSecret": "test-trino-shared-secret",
     "lakehouse:trinoPasswordPlatform": "test-trino-password-platform",
     "lakehouse:trinoPasswordWriter": "test-trino-password-writer",
     "lakehouse:trinoPasswordReader": "test-trino-password-reader",
+    "lakehouse:polarisClientSecretPlatform": "test-polaris-client-secret-platform",
+    "lakehouse:polarisClientSecretWriter": "test-polaris-client-secret-writer",
+    "lakehouse:polarisClientSecretReader": "test-polaris-client-secret-reader",
 }
 SECRET_KEY = wire.SIG_KEY  # the key Pulumi's wire format puts next to SECRET_SIG
 SECRET_SIG = wire.SECRET_SIG  # Pulumi's wire signature of a secret value
@@ -102,6 +105,10 @@ class RecordingMocks(pulumi.runtime.Mocks):
             outputs.update({"exitCode": code, "containerLogs": logs})
         if args.typ.startswith("aws:"):
             outputs = {**aws_computed_outputs(args.typ, args.name), **outputs}
+        if args.typ == "aws:ecr/repository:Repository":
+            outputs["repositoryUrl"] = f"{ECR_REGISTRY}/{args.inputs.get('name') or args.name}"
+        if args.typ.endswith(":PushedImage"):  # what the registry answers the push with
+            outputs.update(pushed_image_outputs(args.inputs))
         if args.typ.endswith(":SelfSignedCertificate"):  # what the provider issues on create
             cert, key = f"-----BEGIN CERTIFICATE-----\n{args.name}\n", f"-----BEGIN PRIVATE KEY-----\n{args.name}\n"
             outputs.update(cert_pem=cert, key_pem=key, pem=key + cert, not_after="2099-01-01T00:00:00+00:00")
@@ -115,12 +122,23 @@ class RecordingMocks(pulumi.runtime.Mocks):
             return {"name": "eu-west-1", "region": "eu-west-1", "id": "eu-west-1"}
         if args.token == "aws:index/getPartition:getPartition":
             return {"partition": "aws", "dnsSuffix": "amazonaws.com"}
+        if args.token == "aws:ecr/getAuthorizationToken:getAuthorizationToken":
+            return {"authorizationToken": "QVdTOnRlc3QtZWNyLXBhc3N3b3Jk", "userName": "AWS",
+                    "password": "test-ecr-password", "proxyEndpoint": f"https://{ECR_REGISTRY}",
+                    "expiresAt": "2099-01-01T00:00:00Z", "registryId": ACCOUNT}
         if args.token == "aws:index/getAvailabilityZones:getAvailabilityZones":
             return {"names": ["eu-west-1a", "eu-west-1b", "eu-west-1c"], "zoneIds": ["a", "b", "c"]}
         return {}
 
 
 ACCOUNT = "123456789012"
+ECR_REGISTRY = f"{ACCOUNT}.dkr.ecr.eu-west-1.amazonaws.com"
+
+
+def pushed_image_outputs(inputs: dict[str, Any]) -> dict[str, Any]:
+    """A pushed image's digest as a registry would answer (derived from the context: stable per context)."""
+    digest = "sha256:" + hashlib.sha256(f"{inputs['repository']}\0{inputs['context_digest']}".encode()).hexdigest()
+    return {"digest": digest, "reference": f"{inputs['repository']}@{digest}", "pushed": True}
 
 
 def aws_computed_outputs(typ: str, name: str) -> dict[str, Any]:
@@ -146,6 +164,8 @@ def aws_computed_outputs(typ: str, name: str) -> dict[str, Any]:
         computed["bootstrapBrokersSaslIam"] = f"b-1.{name}.kafka.eu-west-1.amazonaws.com:9098"
     elif typ in ("aws:mskconnect/customPlugin:CustomPlugin", "aws:mskconnect/workerConfiguration:WorkerConfiguration"):
         computed["latestRevision"] = 1
+    elif typ == "aws:ecr/repository:Repository":
+        computed["registryId"] = ACCOUNT
     elif typ == "aws:sqs/queue:Queue":
         computed["url"] = f"https://sqs.eu-west-1.amazonaws.com/{ACCOUNT}/{name}"
     return computed

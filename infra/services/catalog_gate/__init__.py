@@ -21,13 +21,14 @@ from __future__ import annotations
 from infra.services import operations_support as support
 from infra.services.catalog_gate import container, native
 from infra.services.catalog_gate.config import FRONTS, NAME, SIGNING_KEY
-from infra.services.definition import ServiceDefinition
+from infra.services.definition import Metrics, ServiceDefinition
 from infra.spec import Target
+from infra.version import PLATFORM_VERSION
 
 DEFAULT = {
     "layer": "governance",
     "role": "bearer tokens in front of the REST fixture: readers read, writers write, no token is refused",
-    "version": "0.3.0",  # the project's own (pyproject.toml)
+    "version": PLATFORM_VERSION,  # the project's own (pyproject.toml)
     "image": support.OPERATIONS_IMAGE,  # built from docker/operations.Dockerfile
     "ports": {"http": {"internal": 8182, "external": 8182}},
     "health": {"kind": "http", "port": "http", "path": "/healthz",
@@ -42,6 +43,7 @@ SERVICES = (
     ServiceDefinition(
         name=NAME, default=DEFAULT, summary="bearer-token gate in front of the REST fixture (fails closed)",
         job_of=FRONTS, fronts=FRONTS, container=container.server, native=native.server, secrets=(SIGNING_KEY,),
+        metrics=Metrics("catalog_gate_metrics"),
         unavailable={Target.AWS: "the REST fixture does not run on aws; Polaris and Lakekeeper authenticate "
                                  "their own principals"},
     ),

@@ -12,7 +12,8 @@ from infra.services.definition import SecretSpec
 from infra.services.placeholders import secret, sha256_of
 
 NAME = "catalog-gate"
-FRONTS = "rest-fixture"
+#: The catalog the gate fronts: its declared dependency (``job_of``, ``fronts``, ``depends_on`` of its definition).
+FRONTS = "rest-fixture"  # not the service: the gate's declared dependency, the catalog it fronts
 GATE_SOURCE = PROJECT_ROOT / "infra" / "operations" / "catalog_gate.py"
 GATE_MODULE = "infra.operations.catalog_gate"
 IMAGE_CONFIG = "/etc/lakehouse/catalog-gate.json"

@@ -7,10 +7,11 @@ process, the bucket job, and the native artifact (``weed`` built from the Go mod
 
 from __future__ import annotations
 
-from infra.services.definition import ArtifactRecipe, ServiceDefinition
+from infra.services.capabilities import STORE, WAREHOUSE_BUCKET
+from infra.services.definition import ArtifactRecipe, Lazy, ProbeHooks, ServiceDefinition
 from infra.services.seaweedfs import container, image, native
 from infra.services.seaweedfs.artifact import artifact_key, fetch_weed
-from infra.services.seaweedfs.config import BUCKET_JOB, IMAGE, NAME
+from infra.services.seaweedfs.config import BUCKET_JOB, IMAGE, NAME, check
 from infra.spec import Target
 
 DEFAULT = {
@@ -54,11 +55,14 @@ SERVICES = (
         container=container.server, native=native.server,
         unavailable={Target.AWS: "on aws the store is S3 itself"},
         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_weed, source="Go module proxy (go build ./weed)"),
+        provides=(STORE,), check=check, title="SeaweedFS",
+        probes=ProbeHooks(version=Lazy("infra.services.seaweedfs.probe:version")),
     ),
     ServiceDefinition(
         lab_image=image.IMAGE,  # with lab.images: built
         name=BUCKET_JOB, default=BUCKET_JOB_DEFAULT, job_of=NAME, summary="creates the warehouse bucket",
         container=container.bucket_job, native_folded="a post-start step of seaweedfs creates the bucket",
         unavailable={Target.AWS: "on aws the storage layer creates the bucket itself"},
+        provides=(WAREHOUSE_BUCKET,),
     ),
 )

@@ -6,6 +6,7 @@ import json
 
 from infra.services.context import ServiceContext
 from infra.services.placeholders import secret
+from infra.spec import PlatformSpec
 
 NAME = "seaweedfs"
 
@@ -57,3 +58,11 @@ def go_memory_limit(ctx: ServiceContext) -> str:
     Without it the store's resident memory grew past its 512 MiB budget over a few probe runs.
     """
     return f"{ctx.service.memory_bytes * 3 // 4 // (1024 * 1024)}MiB"
+
+
+def check(spec: PlatformSpec) -> list[str]:
+    """The store needs the platform's own identity: it creates the warehouse bucket and runs the catalog with it."""
+    if NAME in spec.enabled_services() and not spec.identities_of("platform"):
+        return ["identities: no identity has Admin; the platform itself needs one (it creates the warehouse bucket "
+                "and runs the catalog)"]
+    return []

@@ -19,10 +19,31 @@ writes and the catalog gate refuses the commits.
 
 from __future__ import annotations
 
-from infra.services.definition import ArtifactRecipe, AwsPart, CertificateSpec, Lazy, ServiceDefinition
+from infra.services.capabilities import SQL_ENGINE
+from infra.services.definition import (
+    ArtifactRecipe,
+    AwsIngress,
+    AwsPart,
+    CertificateSpec,
+    ClientProfile,
+    Lazy,
+    ProbeHooks,
+    ServiceDefinition,
+)
 from infra.services.trino import container, image, native
 from infra.services.trino.artifact import artifact_key, fetch_server
-from infra.services.trino.config import JAVA, NAME, PASSWORD_DB, SHARED_SECRET, TLS, tls_hosts
+from infra.services.trino.config import (
+    JAVA,
+    NAME,
+    PASSWORD,
+    PASSWORD_DB,
+    PROFILE,
+    SHARED_SECRET,
+    TLS,
+    client_profile,
+    service_profiles,
+    tls_hosts,
+)
 from infra.spec import Layer
 
 DEFAULT = {
@@ -55,6 +76,13 @@ SERVICES = (
         uses_catalogs=True,  # its catalog files point at each catalog's warehouse: wait until it exists
         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_server, source="Maven Central io.trino:trino-server"),
         secrets=(SHARED_SECRET, PASSWORD_DB), certificates=(CertificateSpec(TLS, tls_hosts),),
+        identity_secrets=(PASSWORD,), provides=(SQL_ENGINE,), title="Trino",
+        profile=ClientProfile(PROFILE, client=client_profile, services=service_profiles),
+        probes=ProbeHooks(smoke=Lazy("infra.services.trino.client:smoke"),
+                          version=Lazy("infra.services.trino.probe:version"),
+                          engine=Lazy("infra.services.trino.probe:engine")),
+        aws_ingress=(AwsIngress("engines", "http", "engines", "Trino coordinator and workers; maintenance tasks",
+                                back="Trino coordinator and workers"),),
     ),
 )
 
@@ -62,4 +90,8 @@ AWS_PARTS = (
     AwsPart(name=NAME, layer=Layer.COMPUTE, build=Lazy("infra.services.trino.aws:build"),
             enabled=lambda spec: NAME in spec.enabled_services(),
             log_sources=Lazy("infra.services.trino.aws:log_sources")),
+    # Tables as code on aws: Trino creates the declared tables from a task in the VPC.
+    AwsPart(name="declared-tables", layer=Layer.ORCHESTRATION, build=Lazy("infra.services.trino.aws:build_tables"),
+            enabled=Lazy("infra.services.trino.aws:tables_enabled"),
+            log_sources=Lazy("infra.services.trino.aws:tables_log_sources")),
 )

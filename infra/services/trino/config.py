@@ -9,15 +9,18 @@ import json
 from typing import Any, Literal
 
 from infra.operations import tables as declared_tables
+from infra.services.capabilities import STORE
 from infra.services.catalogs import catalog_url, gate_of
 from infra.services.context import ServiceContext, Side, host_of, url
-from infra.services.definition import SecretSpec
-from infra.services.placeholders import pbkdf2_of, secret
+from infra.services.definition import IdentitySecret, SecretSpec
+from infra.services.placeholders import SECRET_TOKEN, pbkdf2_of, secret
 from infra.services.plans import properties
 from infra.services.registry import registry
 from infra.spec import PlatformSpec, Target, parse_size
 
 NAME = "trino"
+#: Its key in the profiles output (``profiles.host.trino``).
+PROFILE = "trino"
 #: Java major Trino 476+ needs (natively, and the JDK its built lab image carries).
 JAVA = 24
 
@@ -27,6 +30,10 @@ READ_ONLY_SUFFIX = "_ro"
 
 
 SHARED_SECRET = SecretSpec("trino-shared-secret", "trinoSharedSecret", "lab-trino-internal-communication-secret")
+
+#: Each identity's Trino user (its name) and password (``trino-password-<identity>``).
+PASSWORD = IdentitySecret("trino-password", "trinoPassword", "Trino password",
+                          values=lambda identity: {"trino_user": identity})
 
 
 TLS = "trino-tls"
@@ -56,9 +63,10 @@ def store_properties(ctx: ServiceContext, side: Side, identity: str) -> dict[str
     """How Trino reaches table files: the lab store with one identity's keys from the environment, or S3 itself."""
     spec = ctx.spec
     switch = s3_switch(spec.pin_of(NAME))
-    if ctx.enabled("seaweedfs"):
+    store = registry().provider(spec, STORE)
+    if store is not None:
         return {
-            switch: "true", "s3.endpoint": ctx.url("seaweedfs", "s3", side),
+            switch: "true", "s3.endpoint": ctx.url(store, "s3", side),
             "s3.path-style-access": "true", "s3.region": spec.storage.region,
             "s3.aws-access-key": f"${{ENV:{env_name('S3_ACCESS_KEY', identity)}}}",
             "s3.aws-secret-key": f"${{ENV:{env_name('S3_SECRET_KEY', identity)}}}",
@@ -67,12 +75,51 @@ def store_properties(ctx: ServiceContext, side: Side, identity: str) -> dict[str
             "s3.path-style-access": "false", "s3.region": spec.storage.region}
 
 
+def secret_env_name(secret_name: str) -> str:
+    """The environment variable Trino reads a catalog secret from (``polaris-root-secret``: ``POLARIS_ROOT_SECRET``)."""
+    return secret_name.upper().replace("-", "_")
+
+
+def from_env(value: str) -> str:
+    """A catalog property value with each ``secret(name)`` placeholder as Trino's ``${ENV:NAME}`` reference."""
+    return SECRET_TOKEN.sub(lambda m: "${ENV:" + secret_env_name(m.group(1)) + "}", value)
+
+
+def rest_properties(catalog: str, client: dict[str, str]) -> dict[str, str]:
+    """A catalog's REST client properties (``CatalogRole.client_properties``, the neutral form) in Trino's names.
+
+    Secrets become environment references (``secret_env`` puts each secret in Trino's environment). A property
+    Trino has no rendering for stops the preview naming it: a catalog half-configured in one engine would fail
+    only when queried.
+    """
+    props: dict[str, str] = {}
+    for key, value in client.items():
+        if key == "credential":
+            props.update({"iceberg.rest-catalog.security": "OAUTH2",
+                          "iceberg.rest-catalog.oauth2.credential": from_env(value)})
+        elif key == "token":
+            props.update({"iceberg.rest-catalog.security": "OAUTH2",
+                          "iceberg.rest-catalog.oauth2.token": from_env(value)})
+        elif key == "scope":
+            props["iceberg.rest-catalog.oauth2.scope"] = value
+        elif key == "oauth2-server-uri":
+            props["iceberg.rest-catalog.oauth2.server-uri"] = value
+        elif key == "header.X-Iceberg-Access-Delegation" and value == "vended-credentials":
+            props["iceberg.rest-catalog.vended-credentials-enabled"] = "true"
+        else:
+            raise ValueError(f"services.{catalog}: Trino has no catalog property for the REST client property "
+                             f"{key}={value!r}; it renders credential, token, scope, oauth2-server-uri and "
+                             "header.X-Iceberg-Access-Delegation=vended-credentials (infra/services/trino/config.py)")
+    return props
+
+
 def catalogs(spec: PlatformSpec) -> dict[str, tuple[str, str]]:
     """Trino catalog -> (catalog service, identity whose credentials it holds), in registry order.
 
-    Every enabled catalog service is one catalog with the writer identity's credentials; a gated catalog
-    (whose gate checks tokens) is also ``<name>_ro`` with the reader identity's. An ungated catalog has
-    no read-only twin: a reader gets no Trino catalog for it rather than one that could write.
+    Every enabled catalog service is one catalog with the writer identity's credentials; a catalog that
+    tells identities apart (a gate checks their tokens, or each is a principal of the catalog's own) is also
+    ``<name>_ro`` with the reader identity's. Any other catalog has no read-only twin: a reader gets no Trino
+    catalog for it rather than one that could write.
     """
     found: dict[str, tuple[str, str]] = {}
     for name, definition in registry().catalogs().items():
@@ -80,7 +127,7 @@ def catalogs(spec: PlatformSpec) -> dict[str, tuple[str, str]]:
             continue
         assert definition.catalog is not None
         found[definition.catalog.engine_name] = (name, spec.governance.writer)
-        if gate_of(spec, name):
+        if gate_of(spec, name) or definition.catalog.principals is not None:
             found[definition.catalog.engine_name + READ_ONLY_SUFFIX] = (name, spec.governance.reader)
     return found
 
@@ -103,11 +150,15 @@ def catalog_files(ctx: ServiceContext, side: Side = Side.INTERNAL) -> dict[str, 
             # through Trino (CREATE/ALTER ... extra_properties) where Trino creates the tables (aws).
             "iceberg.allowed-extra-properties": ",".join(dict.fromkeys(
                 [*declared_tables.PROPERTY_KEYS, *(key for table in ctx.spec.tables for key in table.properties)])),
-            **role.trino_properties(catalog_ctx),
+            **rest_properties(name, role.client_properties(catalog_ctx)),
         }
         if gate_of(ctx.spec, name):
             props.update({"iceberg.rest-catalog.security": "OAUTH2",
                           "iceberg.rest-catalog.oauth2.token": f"${{ENV:{env_name('CATALOG_TOKEN', identity)}}}"})
+        if role.principals is not None:  # the identity's own principal, never the catalog's root
+            principal = role.principals.properties(identity, secret(role.principals.secret_name(identity)),
+                                                   f"{catalog_url(ctx.spec, name, side).rstrip('/')}/v1/oauth/tokens")
+            props.update(rest_properties(name, principal))
         props.update(store_properties(ctx, side, identity))
         files[f"{trino_catalog}.properties"] = properties(props)
     return files
@@ -137,7 +188,7 @@ def access_rules(spec: PlatformSpec) -> dict[str, list[dict[str, str]]]:
 
 def password_file(spec: PlatformSpec) -> str:
     """``user:<PBKDF2 hash>`` per identity (placeholders: the target renders the hashes from the secrets)."""
-    return "".join(f"{name}:{pbkdf2_of(f'trino-password-{name}')}\n" for name in spec.identities)
+    return "".join(f"{name}:{pbkdf2_of(PASSWORD.secret_name(name))}\n" for name in spec.identities)
 
 
 PASSWORD_DB = SecretSpec("trino-password-db", "", "", derive=password_file)
@@ -215,13 +266,20 @@ def secret_env(ctx: ServiceContext) -> dict[str, str]:
     spec = ctx.spec
     env = {"TRINO_SHARED_SECRET": secret(SHARED_SECRET.name)}
     for name, identity in {(n, i) for n, i in catalogs(spec).values()}:
-        if ctx.enabled("seaweedfs"):
+        if registry().provider(spec, STORE) is not None:
             env[env_name("S3_ACCESS_KEY", identity)] = spec.identities[identity].access_key  # not a secret
             env[env_name("S3_SECRET_KEY", identity)] = secret(f"s3-secret-key-{identity}")
         if gate_of(spec, name):
             env[env_name("CATALOG_TOKEN", identity)] = secret(f"catalog-token-{identity}")
-    if ctx.enabled("polaris"):
-        env["POLARIS_ROOT_SECRET"] = secret("polaris-root-secret")
+        # The client secrets its properties file reads (``rest_properties``): the identity's own Polaris client secret.
+        role = registry()[name].catalog
+        assert role is not None
+        client = dict(role.client_properties(ServiceContext(spec, name)))
+        if role.principals is not None:  # its own client secret at a catalog where it is a principal (Polaris)
+            client.update(role.principals.properties(identity, secret(role.principals.secret_name(identity))))
+        for value in client.values():
+            for secret_name in SECRET_TOKEN.findall(value):
+                env[secret_env_name(secret_name)] = secret(secret_name)
     return dict(sorted(env.items()))
 
 
@@ -239,9 +297,14 @@ def etc_files(ctx: ServiceContext, etc: str, role: Literal["single", "coordinato
     return files
 
 
+def service_profiles(spec: PlatformSpec) -> dict[str, Any]:
+    """What services next to Trino read: its catalog files as they are deployed (the ``profiles.services`` output)."""
+    return {"trino_catalogs": catalog_files(ServiceContext(spec, NAME), Side.INTERNAL)}
+
+
 def client_profile(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, Any]:
     """Where a Trino client connects (HTTPS, password), and the catalogs each identity reaches there."""
-    host, port = url(spec, "trino", "https", side).removeprefix("http://").rsplit(":", 1)
+    host, port = url(spec, NAME, "https", side).removeprefix("http://").rsplit(":", 1)
     by_identity: dict[str, list[str]] = {name: [] for name in spec.identities}
     writers = set(spec.identities_of("platform") + spec.identities_of("writer"))
     for trino_catalog, (_, holder) in catalogs(spec).items():

@@ -171,6 +171,14 @@ def build(ctx: AwsContext) -> GovernanceState:
                 continue
             secrets[key_name] = _secret(ctx, key, key_name, definition.name,
                                         f"{cert.name}: TLS key and certificate of {definition.name}")
+        # Each identity's client secret at a catalog where it is a principal of its own (Polaris): the catalog's
+        # setup job sets it there, the tasks acting as that identity read it.
+        principals = definition.catalog.principals if definition.catalog is not None else None
+        if principals is not None:
+            for member in spec.identities:
+                name = principals.secret_name(member)
+                secrets[name] = _secret(ctx, key, name, definition.name,
+                                        f"{name}: {member}'s client secret at {definition.name}")
 
     return GovernanceState(
         region=spec.aws.region, account_id=account_id, partition=partition, key=key, network=network,

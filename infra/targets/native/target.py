@@ -21,6 +21,7 @@ from infra.layers import LayerComponent, layer_labels
 from infra.operations.config import OperationsConfig
 from infra.paths import PROJECT_ROOT, state_root
 from infra.services import ServiceContext, registry
+from infra.services.capabilities import DATABASE
 from infra.services.catalogs import gate_of
 from infra.services.plans import NativeHost, StepHost
 from infra.services.resolver import Resolver
@@ -154,7 +155,8 @@ class NativeTarget:
             data_dir=str(host.home),
             log_file=str(self.state_dir / "logs" / f"{name}.log"),
             health=plan.health,
-            env={k: render(v, self.secrets) for k, v in plan.env.items()},
+            # The stack's own settings (services.<x>.env) under the plan's, as on docker and aws.
+            env={k: render(v, self.secrets) for k, v in {**service.env, **plan.env}.items()},
             files={k: render(v, self.secrets) for k, v in plan.files.items()},
             ports=[p.bound for p in service.ports.values()],
             health_timeout_s=float(service.health.ready_timeout_s),
@@ -221,7 +223,8 @@ class NativeTarget:
         from infra.services.context import Side
         from infra.services.operations_config import host_paths, operations_config
 
-        postgres = self.artifacts.services.get("postgres")
+        database = registry().provider(self.spec, DATABASE)  # its client tools: the database server's own
+        postgres = self.artifacts.services.get(database) if database else None
         return operations_config(self.spec, self.state_dir.name,
                                  host_paths(self.spec, str(self.state_dir), str(postgres.path) if postgres else None),
                                  Side.EXTERNAL)

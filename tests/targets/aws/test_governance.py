@@ -50,8 +50,7 @@ def test_encryption_everywhere(run_name: str, request: pytest.FixtureRequest) ->
 def test_only_the_catalogs_may_assume_the_vending_role_and_it_reaches_only_the_warehouse(cloud: ProgramRun) -> None:
     vending = cloud.named("lakehouse-credential-vending").inputs
     (trust,) = json.loads(vending["assumeRolePolicy"])["Statement"]
-    assert sorted(trust["Principal"]["AWS"]) == [
-        "arn:aws:iam:eu-west-1:123456789012:lakehouse-lakekeeper-task",
+    assert sorted(trust["Principal"]["AWS"]) == [  # Lakekeeper's task role too, once it runs (ADR 0013)
         "arn:aws:iam:eu-west-1:123456789012:lakehouse-polaris-task",
     ]
     policy = json.loads(cloud.named("lakehouse-credential-vending-warehouse").inputs["policy"])

@@ -86,5 +86,5 @@ def rules_yaml(spec: PlatformSpec) -> str:
     """The Prometheus rules file of the stack (one group, evaluated at the scrape interval)."""
     group = {"name": "lakehouse", "interval": f"{spec.observability.scrape_interval_s}s",
              "rules": [alert.rule(spec) for alert in alerts(spec)]}
-    return "# Generated from the stack's spec by infra.operations.alerts; do not edit.\n" + yaml.safe_dump(
+    return "# Generated from the stack's spec by infra.services.prometheus.alerts; do not edit.\n" + yaml.safe_dump(
         {"groups": [group]}, sort_keys=False, width=200)
