@@ -141,6 +141,14 @@ def tables(spec: PlatformSpec) -> list[dict[str, Any]]:
     } for table in spec.tables]
 
 
+def grants(spec: PlatformSpec) -> dict[str, dict[str, list[str]]]:
+    """identity -> namespace -> what it may do there (``PlatformSpec.access_of``: each known namespace and ``*``).
+
+    The same answer every enforcer was rendered from; CD and the governance probe read it (no secret in it).
+    """
+    return {name: {ns: list(actions) for ns, actions in spec.access_of(name).items()} for name in spec.identities}
+
+
 def contributed(spec: PlatformSpec) -> dict[str, Any]:
     """The stack outputs services add of their own (``ServiceDefinition.stack_outputs``), e.g. ``streams``."""
     return {k: v for k, v in registry().contributed_outputs(spec).items() if k not in (RECOVERY, OBSERVABILITY)}

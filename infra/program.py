@@ -66,6 +66,7 @@ def main(resolver: Resolver | None = None, check_ports: bool = True) -> dict[str
     pulumi.export("version_manifest", spec.version_manifest())
     pulumi.export("ownership", outputs.ownership(spec))
     pulumi.export("tables", outputs.tables(spec))
+    pulumi.export("grants", outputs.grants(spec))
     pulumi.export("recovery", outputs.recovery(spec))
     pulumi.export("observability", outputs.observability(spec))
     pulumi.export("profiles", outputs.profiles(spec))

@@ -3,10 +3,10 @@
 Prints, per layer: owner, change control, approvers, promise, what "down" means for everyone else, and the
 layer's services with their pins; then the declared tables with their owners, freshness promises
 and the maintenance that applies (with its schedule), how each catalog's clients authenticate (or why the
-catalog is refused on this target), and the recovery promise in figures.
-``--diff OTHER`` shows what differs between two stacks. Exits 2 with the config errors (no
-traceback) when a stack's config is invalid. The table fits the terminal (``COLUMNS``): narrower than
-``TABLE_WIDTH`` each layer is a block of lines instead of a row.
+catalog is refused on this target), who may read, write and manage each namespace (``infra.grants``), and the
+recovery promise in figures. ``--diff OTHER`` shows what differs between two stacks, each changed grant included.
+Exits 2 with the config errors (no traceback) when a stack's config is invalid. The table fits the terminal
+(``COLUMNS``): narrower than ``TABLE_WIDTH`` each layer is a block of lines instead of a row.
 
 Change mode, for pull requests (``infra.change_review``): ``--base <file or rev:path> --head <file>`` and/or
 ``--preview <pulumi preview --json>``, with ``--approved-by team,...``: each changed key and resource with its
@@ -25,6 +25,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from infra import grants
 from infra.change_review import EXIT_BAD_INPUT
 from infra.change_review.terminal import print_wrapped
 from infra.config import ConfigError, load_stack
@@ -106,6 +107,10 @@ def render_markdown(stack: str, spec: PlatformSpec) -> str:
                        for t in declared)
         out += f"\n{_undeclared_text(spec)}\n"
     out += "\n### Catalog access\n\n" + "".join(f"- {line}\n" for line in _catalog_access_text(spec))
+    out += ("\n### Grants (who may, per namespace)\n\n| Namespace | read | write | manage |\n|---|---|---|---|\n"
+            + "".join(f"| {r['namespace']} | {_names(r['read'])} | {_names(r['write'])} | {_names(r['manage'])} |\n"
+                      for r in grants.grants_table(spec)))
+    out += "".join(f"\n- {flag}" for flag in grants.flags(spec)) + ("\n" if grants.flags(spec) else "")
     return out + f"\n**Recovery**: {_recovery_text(spec)}\n"
 
 
@@ -114,6 +119,30 @@ def _approvers_text(spec: PlatformSpec, layer: str) -> str:
     contract = spec.layers[Layer(layer)]
     return ", ".join(f"the owner of what changes ({contract.owner} or a service's own)" if name == OWNER_APPROVER
                      else name for name in contract.approvers)
+
+
+def _names(identities: list[str]) -> str:
+    return ", ".join(identities) or "-"
+
+
+def render_grants(console: Console, stack: str, spec: PlatformSpec) -> None:
+    """Who may read, write and manage each namespace; what to read twice; where it is enforced."""
+    if console.width >= TABLE_WIDTH:
+        table = Table(title=f"Grants: stack {stack} (who may, per namespace)", show_lines=True)
+        for column in ("Namespace", "read", "write", "manage"):
+            table.add_column(column, overflow="fold")
+        for r in grants.grants_table(spec):
+            table.add_row(r["namespace"], _names(r["read"]), _names(r["write"]), _names(r["manage"]))
+        console.print(table)
+    else:
+        print_wrapped(console, f"Grants: stack {stack} (who may, per namespace)", indent=0)
+        for r in grants.grants_table(spec):
+            print_wrapped(console, f"{r['namespace']}: read {_names(r['read'])}; write {_names(r['write'])}; "
+                                   f"manage {_names(r['manage'])}")
+    for flag in grants.flags(spec):
+        print_wrapped(console, f"! {flag}", indent=0)
+    print_wrapped(console, "Enforced by: " + ("; ".join(grants.enforced_by(spec)) or "nothing on this stack"),
+                  indent=0)
 
 
 def render_table(console: Console, stack: str, spec: PlatformSpec) -> None:
@@ -155,6 +184,7 @@ def render_table(console: Console, stack: str, spec: PlatformSpec) -> None:
     print_wrapped(console, "Catalog access:", indent=0)
     for line in _catalog_access_text(spec):
         print_wrapped(console, line)
+    render_grants(console, stack, spec)
     print_wrapped(console, f"Recovery: {_recovery_text(spec)}", indent=0)
 
 
@@ -190,6 +220,7 @@ def diff(left: PlatformSpec, right: PlatformSpec) -> list[dict[str, str]]:
         for key in ("owner", "freshness_minutes", "maintenance", "columns", "partition_by"):
             if lt[key] != rt[key]:
                 changes.append({"what": f"tables.{name}.{key}", "left": str(lt[key]), "right": str(rt[key])})
+    changes += grants.grant_changes(left, right)
     right_recovery = recovery(right)
     for key, promised in recovery(left).items():
         if promised != right_recovery.get(key):
@@ -297,7 +328,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.format == "json":
         print(json.dumps({"stack": args.stack, "target": spec.target.value, "platform_version": PLATFORM_VERSION,
-                          "layers": ownership(spec), "tables": tables(spec), "recovery": recovery(spec)}, indent=2))
+                          "layers": ownership(spec), "tables": tables(spec), "grants": grants.grants_table(spec),
+                          "flags": grants.flags(spec), "recovery": recovery(spec)}, indent=2))
     elif args.format == "markdown":
         print(render_markdown(args.stack, spec))
     else:

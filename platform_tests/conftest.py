@@ -38,9 +38,9 @@ REQUIRED_OUTPUTS = ("target", "endpoints", "profiles", "version_manifest", "owne
 _RESULTS: list = [None]  # the session's results (logreport has no config argument)
 
 MODULE_ORDER = (
-    "test_engines", "test_governance", "test_flink", "test_catalog_concurrency", "test_storage", "test_lifecycle",
-    "test_signals_read", "test_cdc", "test_restart", "test_faults", "test_maintenance", "test_recovery",
-    "test_signals", "test_manifest", "test_memory",
+    "test_engines", "test_governance", "test_governance_matrix", "test_flink", "test_catalog_concurrency",
+    "test_storage", "test_lifecycle", "test_signals_read", "test_cdc", "test_restart", "test_faults", "test_maintenance",
+    "test_recovery", "test_signals", "test_manifest", "test_memory",
 )
 
 

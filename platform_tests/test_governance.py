@@ -25,6 +25,7 @@ from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.types import StringType
 
 from platform_tests.support import engines, services
+from platform_tests.support.refusals import REFUSAL, describe, short
 from platform_tests.support.stack import Stack, fail
 
 # Safe: the writer's table is in the run's own namespace (purged at the end); every write the reader tries is
@@ -46,33 +47,6 @@ class Attempt:
 def rows(start: int, count: int) -> pa.Table:
     return pa.table({"order_id": list(range(start, start + count)), "amount": [i * 1.5 for i in range(count)]},
                     schema=SCHEMA)
-
-
-#: What a refusal says, whichever layer refused (store 403, catalog gate 401/403, Trino's access control).
-REFUSAL = ("AccessDenied", "Access Denied", "ACCESS_DENIED", "ForbiddenException", "NotAuthorized", "Forbidden",
-           "PERMISSION_DENIED", "Unauthorized", "Invalid credentials", "403", "401")
-
-
-def describe(exc: BaseException) -> str:
-    """The whole story of an error: its message, and for Trino the cause chain of the failed query."""
-    text = str(exc)
-    failure = getattr(exc, "failure_info", None)
-    if failure:
-        causes, cause = [], failure
-        while isinstance(cause, dict):
-            causes.append(f"{cause.get('type')}: {cause.get('message')}")
-            cause = cause.get("cause")
-        text += " | caused by: " + " <- ".join(causes)
-    return " ".join(text.split())
-
-
-def short(exc: BaseException) -> str:
-    text = describe(exc)
-    for marker in REFUSAL:
-        at = text.find(marker)
-        if at >= 0:
-            return f"{type(exc).__name__}: ...{text[max(0, at - 80):at + 160]}"
-    return f"{type(exc).__name__}: {text[:240]}"
 
 
 def attempt(log: list[Attempt], engine: str, what: str, action: Callable[[], Any]) -> None:

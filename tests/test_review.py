@@ -122,3 +122,43 @@ def test_review_diff_shows_a_table_whose_owner_changed(tmp_path, capsys):
     assert command.main(["--stack", "native", "--diff", "other", "--format", "json", "--root", str(tmp_path)]) == 0
     changes = {c["what"]: (c["left"], c["right"]) for c in json.loads(capsys.readouterr().out)["changes"]}
     assert changes == {"tables.shop.orders.owner": ("bookshop data engineering", "sales analytics")}
+
+
+def test_review_prints_who_may_read_write_and_manage_each_namespace_and_what_to_read_twice(tmp_path, capsys):
+    import yaml
+
+    from infra import review as command
+
+    assert command.main(["--stack", "native", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    everyone, writers = ["platform", "writer", "reader"], ["platform", "writer"]
+    assert data["grants"] == [
+        {"namespace": "shop", "read": everyone, "write": writers, "manage": writers},
+        {"namespace": "* (any other)", "read": everyone, "write": writers, "manage": writers}]
+    assert data["flags"] == []  # the writer acts for the tables' owner (identities.writer.team)
+    stack = yaml.safe_load((ROOT / "Pulumi.native.yaml").read_text())
+    platform = stack["config"]["lakehouse:platform"]
+    platform["identities"] = {"wide": {"access_key": "wide-access-key", "actions": ["Read", "Write", "List"],
+                                       "secret_config_key": "s3WideSecretKey",
+                                       "grants": {"*": ["read", "write"], "shop": ["read"]}}}
+    (tmp_path / "Pulumi.teams.yaml").write_text(yaml.safe_dump(stack))
+    assert command.main(["--stack", "teams", "--format", "markdown", "--root", str(tmp_path)]) == 0
+    text = capsys.readouterr().out
+    assert "| shop | platform, writer, reader, wide | platform, writer | platform, writer |" in text
+    assert "- table shop.orders: its owner 'bookshop data engineering' has no identity that may write shop" in text
+    assert "- identity wide: the lab store cannot narrow '*' for shop: its store keys may still write there" in text
+
+
+def test_review_diff_shows_a_grant_that_changed(tmp_path, capsys):
+    import yaml
+
+    from infra import review as command
+
+    shutil.copy(ROOT / "Pulumi.native.yaml", tmp_path / "Pulumi.native.yaml")
+    other = yaml.safe_load((ROOT / "Pulumi.native.yaml").read_text())
+    other["config"]["lakehouse:platform"]["identities"]["writer"]["grants"] = {
+        "*": ["read", "write", "manage"], "shop": ["read", "write"]}
+    (tmp_path / "Pulumi.other.yaml").write_text(yaml.safe_dump(other))
+    assert command.main(["--stack", "native", "--diff", "other", "--format", "json", "--root", str(tmp_path)]) == 0
+    changes = {c["what"]: (c["left"], c["right"]) for c in json.loads(capsys.readouterr().out)["changes"]}
+    assert changes == {"grants.writer.shop": ("read, write, manage", "read, write")}

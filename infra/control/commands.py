@@ -49,7 +49,8 @@ def verify(pytest_args: list[str], stack: str = "native") -> int:
     """The probe suite, JUnit XML in reports/probes.xml for CD; its exit code.
 
     A docker stack (the lab) is probed as deployed (``make up STACK=lab`` first). Otherwise an isolated copy of
-    the native stack (``verify``: its own ports and state) is deployed, probed and destroyed whatever happens.
+    the native stack (``verify``: its own ports and state, and ``isolated.VERIFY_GOVERNANCE``'s canary namespaces
+    and team identities) is deployed, probed and destroyed whatever happens.
     """
     (PROJECT_ROOT / "reports").mkdir(exist_ok=True)
     if docker_stack.is_docker(stack):
@@ -58,7 +59,7 @@ def verify(pytest_args: list[str], stack: str = "native") -> int:
             raise StackCommandFailed(f"stack {stack} has no outputs: deploy it first (make up STACK={stack})")
         return _probes(stack, pytest_args)
     copy = "verify"
-    isolated.isolated_stack(copy)
+    isolated.isolated_stack(copy, overrides=isolated.VERIFY_GOVERNANCE)
     try:
         console.print(f"==> stack {copy} up in {up(copy, quiet=True):.1f} s")
         return _probes(copy, pytest_args)

@@ -24,6 +24,22 @@ BLOCK_SIZE = 100
 DEFAULT_PORT_BASE = 26000
 
 
+#: What ``make verify`` adds to its copy of the stack (``verify``): two canary namespaces and two team identities
+#: whose grants differ per namespace, so the governance probe's matrix (platform_tests/test_governance_matrix.py)
+#: has more answers than the roles give: team-a manages canary_a and reads canary_b; team-b writes canary_b (no
+#: manage) and may do nothing anywhere else. Their secrets are lab defaults, like every secret of a native stack.
+VERIFY_GOVERNANCE = {
+    "governance": {"namespaces": ["canary_a", "canary_b"]},
+    "identities": {
+        "team-a": {"access_key": "team-a-access-key", "actions": ["Read", "Write", "List"],
+                   "secret_config_key": "s3TeamASecretKey",
+                   "grants": {"canary_a": ["read", "write", "manage"], "canary_b": ["read"]}},
+        "team-b": {"access_key": "team-b-access-key", "actions": ["Read", "Write", "List"],
+                   "secret_config_key": "s3TeamBSecretKey", "grants": {"canary_b": ["read", "write"]}},
+    },
+}
+
+
 def first_port_of(name: str) -> int:
     """First port of a stack's block: ``$LAKEHOUSE_PORT_BASE`` (default 26000) + 100 per stack before it.
 

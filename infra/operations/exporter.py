@@ -47,13 +47,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
+from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 import requests
 from prometheus_client.core import REGISTRY, CounterMetricFamily, GaugeMetricFamily, Metric
-from prometheus_client.exposition import generate_latest, start_http_server
+from prometheus_client.exposition import ThreadingWSGIServer, generate_latest, make_wsgi_app
 from pydantic import BaseModel, ConfigDict, Field
 
 from infra.operations import runs
+from infra.operations.config import LISTEN_BACKLOG
 
 #: A table property tables-as-code writes with the declared promise (minutes).
 FRESHNESS_PROPERTY = "platform.freshness-minutes"
@@ -633,6 +635,25 @@ def service_families(catalog: str, probe: Probe, services: list[ServiceWatch]) -
     yield state
 
 
+class MetricsServer(ThreadingWSGIServer):
+    """``/metrics`` of the default registry: prometheus-client's threaded WSGI server, listening with a real backlog
+    (``LISTEN_BACKLOG``; its own start_http_server keeps socketserver's 5)."""
+
+    request_queue_size = LISTEN_BACKLOG
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # a scrape every few seconds would flood the log
+
+
+def serve_metrics(host: str, port: int) -> MetricsServer:
+    """Serve the default registry on ``host:port`` in a daemon thread; the server (its port, to stop it)."""
+    server = make_server(host, port, make_wsgi_app(REGISTRY), MetricsServer, handler_class=_QuietHandler)
+    threading.Thread(target=server.serve_forever, name="metrics", daemon=True).start()
+    return server
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m infra.operations.exporter", description=__doc__.splitlines()[0])
     parser.add_argument("--config", required=True, type=Path)
@@ -650,7 +671,7 @@ def main(argv: list[str] | None = None) -> int:
     stopped = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopped.set())
     signal.signal(signal.SIGINT, lambda *_: stopped.set())
-    start_http_server(config.listen_port, addr=config.listen_host)
+    serve_metrics(config.listen_host, config.listen_port)
     exporter.start()
     sys.stderr.write(f"[exporter] serving http://{config.listen_host}:{config.listen_port}/metrics; "
                      f"{len(config.tables)} declared tables, discover={config.discover}\n")

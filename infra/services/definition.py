@@ -284,6 +284,15 @@ class Metrics:
     scraped: bool = True  # the metrics store scrapes it (the store itself: False, it scrapes itself)
 
 
+@dataclass(frozen=True)
+class GrantsEnforcement:
+    """How a service enforces the stack's grants (``PlatformSpec.access_of``, rendered into its own config): one
+    line for the review's "Enforced by", and what of the grants it cannot say on a stack (the review's flags)."""
+
+    what: str  # e.g. "every REST request of the fixture, per namespace"
+    gaps: Callable[[PlatformSpec], list[str]] | None = None  # lines: what it cannot enforce of this stack's grants
+
+
 ContainerRenderer = Callable[[ServiceContext, ContainerHost], ContainerPlan]
 NativeRenderer = Callable[[ServiceContext, NativeHost], NativePlan]
 EcsRenderer = Callable[[ServiceContext], EcsPlan]
@@ -353,6 +362,8 @@ class ServiceDefinition:
     stack_outputs: Callable[[PlatformSpec], Mapping[str, Any]] | None = None
     #: How messages name it to a person ("Trino"); its name when empty.
     title: str = ""
+    #: How it enforces the stack's grants, where it is an enforcement point (the review prints it).
+    enforces_grants: GrantsEnforcement | None = None
 
     @property
     def display_name(self) -> str:

@@ -86,9 +86,10 @@ def env_reference(secret_name: str) -> str:
 
 
 def operations_identity(spec: PlatformSpec) -> str:
-    """Who the operations act as at the gate and in Trino: the platform's own identity (maintenance is the
-    platform's), the writer where the stack declares no platform identity."""
-    return spec.platform_identity or spec.governance.writer
+    """Who the operations act as at the gate, in Trino and at the store: ``governance.maintenance``, the least
+    identity that does maintenance's job (the spec refuses the platform's own, and one that cannot write where
+    maintenance runs)."""
+    return spec.governance.maintenance
 
 
 def catalog_properties(spec: PlatformSpec, side: Side) -> dict[str, str]:
@@ -131,7 +132,9 @@ def operations_config(spec: PlatformSpec, stack: str, paths: Paths, side: Side =
     if (engine := maintenance_engine(spec)) is not None:
         client = engine_client(engine[1], spec, side)
         identity = operations_identity(spec)
-        trino = TrinoAccess(host=client["host"], port=client["port"], catalog=role.engine_name, engine=engine[0],
+        # Its own catalog at the engine where the engine has one per identity (Trino's catalog_of), else the name.
+        own_catalog = (client.get("catalog_of") or {}).get(catalog_name, {}).get(identity) or role.engine_name
+        trino = TrinoAccess(host=client["host"], port=client["port"], catalog=own_catalog, engine=engine[0],
                             user=identity, http_scheme=client["http_scheme"],
                             password=env_reference(engine_password(engine[1], identity)),
                             certificate=env_reference(f"{client['certificate']}-cert"))

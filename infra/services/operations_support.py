@@ -67,6 +67,17 @@ def catalog_secret_env(spec: PlatformSpec) -> dict[str, str]:
     return {f"{ENV_SECRET_PREFIX}{name.replace('-', '_').upper()}": secret(name) for name in operation_secrets(spec)}
 
 
+def maintenance_store_env(spec: PlatformSpec) -> dict[str, str]:
+    """The store key pair the maintenance runs with: its own identity's (``operations_identity``), never the
+    platform's admin key."""
+    from infra.operations.config import ENV_S3_ACCESS_KEY, ENV_S3_SECRET_KEY
+    from infra.services.operations_config import operations_identity
+
+    identity = operations_identity(spec)
+    return {ENV_S3_ACCESS_KEY: spec.identities[identity].access_key,  # an access key id is not a secret
+            ENV_S3_SECRET_KEY: secret(f"s3-secret-key-{identity}")}
+
+
 def native_config(spec: PlatformSpec, host: NativeHost, pg_bindir: str | None = None) -> OperationsConfig:
     """The operations config as the native processes (and the host's CLI) see the stack."""
     from infra.services.operations_config import host_paths, operations_config

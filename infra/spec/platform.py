@@ -18,7 +18,21 @@ from infra.spec.aws import FARGATE_SIZES, AwsSpec
 from infra.spec.base import Strict, Target
 from infra.spec.catalog import CatalogSpec, EngineSpec
 from infra.spec.flink import FlinkSpec
-from infra.spec.governance import IDENTITY_NAME, READ_ONLY_ACTIONS, GovernanceSpec, Role, identity_config_keys, role_of
+from infra.spec.governance import (
+    ACTIONS,
+    EVERY_NAMESPACE,
+    IDENTITY_NAME,
+    READ_ONLY_ACTIONS,
+    ROLE_GRANTS,
+    Action,
+    GovernanceSpec,
+    IdentitySpec,
+    Role,
+    access_table,
+    identity_config_keys,
+    role_of,
+)
+from infra.spec.governance import may as grants_allow
 from infra.spec.lab import LabSpec
 from infra.spec.layers import Layer, LayerSpec
 from infra.spec.operations import (
@@ -29,7 +43,7 @@ from infra.spec.operations import (
 )
 from infra.spec.review import ReviewSpec
 from infra.spec.service import ServiceSpec
-from infra.spec.storage import IdentitySpec, StorageSpec
+from infra.spec.storage import StorageSpec
 from infra.spec.streams import StreamsSpec
 from infra.spec.tables import TableSpec
 
@@ -77,9 +91,11 @@ class PlatformSpec(Strict):
                                  description="The default catalog and how the REST fixture keeps its pointers.")
     identities: dict[str, IdentitySpec] = Field(
         default_factory=dict, description="The platform's principals: lab store S3 identity (IAM role on aws), "
-                                          "catalog token and Trino user each (see governance).")
+                                          "catalog token and Trino user each, with their grants per namespace "
+                                          "(see governance).")
     governance: GovernanceSpec = Field(default_factory=GovernanceSpec,
-                                       description="Which identity engines write and read as; Trino's certificate.")
+                                       description="Which identity engines, the exporter and maintenance act as; the "
+                                                   "namespaces grants may name; Trino's certificate.")
     engines: EngineSpec = Field(default_factory=EngineSpec,
                                 description="Host-side engine versions and the certified Iceberg library.")
     flink: FlinkSpec = Field(default_factory=FlinkSpec, description="Flink's cluster settings and its streaming job.")
@@ -320,6 +336,57 @@ class PlatformSpec(Strict):
         return self
 
     @model_validator(mode="after")
+    def _grants(self) -> PlatformSpec:
+        """Grants name namespaces the platform knows; the platform's identity is whole; the operations' identities
+        hold what their jobs need and no more (an exporter that could write, maintenance as Admin, fail open)."""
+        known = self.known_namespaces()
+        for name, identity in self.identities.items():
+            for namespace in identity.grants or {}:
+                if namespace != EVERY_NAMESPACE and namespace not in known:
+                    raise ValueError(
+                        f"identities.{name}.grants.{namespace}: {namespace!r} is not a namespace the platform knows; "
+                        f"known: {', '.join(known) or 'none'} (the declared tables' namespaces and "
+                        "governance.namespaces): add it to governance.namespaces, or use '*' for every namespace")
+            if self.role_of_identity(name) == "platform" and self.grants_of(name) != ROLE_GRANTS["platform"]:
+                raise ValueError(
+                    f"identities.{name}.grants: {name} is the platform's own identity (Admin at the store, which no "
+                    "grant narrows): it runs the catalog and creates the declared tables, so it manages every "
+                    "namespace; leave its grants unset and give narrower rights to an identity of their own")
+        for use in ("exporter", "maintenance"):
+            name = getattr(self.governance, use)
+            if name not in self.identities:
+                raise ValueError(f"governance.{use}: {name!r} is not an identity; allowed: "
+                                 + (", ".join(self.identities) or "none (declare identities)"))
+            if self.role_of_identity(name) == "platform":
+                raise ValueError(f"governance.{use}: {name!r} is the platform's own identity (Admin at the store); "
+                                 f"the {use} runs as the least identity that does its job: name one without Admin")
+        exporter = self.governance.exporter
+        writes = [ns for ns, actions in self.access_of(exporter).items() if "write" in actions or "manage" in actions]
+        if writes:
+            raise ValueError(f"governance.exporter: identity {exporter!r} may write ({', '.join(writes)}); the "
+                             "exporter only reads: name an identity that writes nowhere (e.g. governance.reader)")
+        watched = [t.namespace for t in self.tables]
+        if self.observability.discover_tables:  # it watches every table it finds
+            watched += [*known, EVERY_NAMESPACE]
+        blind = [ns for ns in dict.fromkeys(watched) if not self.may(exporter, "read", ns)]
+        if blind:
+            raise ValueError(f"governance.exporter: identity {exporter!r} may not read {', '.join(blind)}, which the "
+                             "exporter watches; grant it read there, or name an identity that reads them")
+        maintainer = self.governance.maintenance
+        needed = [t.namespace for t in self.tables if t.maintenance]
+        if any(job.scope == "all" for job in self.maintenance):  # a job with scope all reaches every table
+            needed += [*known, EVERY_NAMESPACE]
+        if self.maintenance:
+            short = [ns for ns in dict.fromkeys(needed)
+                     if not (self.may(maintainer, "read", ns) and self.may(maintainer, "write", ns))]
+            if short:
+                raise ValueError(f"governance.maintenance: identity {maintainer!r} may not write {', '.join(short)}, "
+                                 "where maintenance rewrites and expires ('*': any other namespace, which a job "
+                                 "with scope all reaches); grant it read and write there, or name an identity that "
+                                 "has them")
+        return self
+
+    @model_validator(mode="after")
     def _gates_kept(self, info: ValidationInfo) -> PlatformSpec:
         """A catalog with no authentication of its own is only reachable through its gate: disabling the gate
         would hand every client, with or without credentials, the whole catalog."""
@@ -378,6 +445,35 @@ class PlatformSpec(Strict):
 
     def role_of_identity(self, name: str) -> Role:
         return role_of(self.identities[name].actions)
+
+    def grants_of(self, identity: str) -> dict[str, tuple[Action, ...]]:
+        """An identity's grants as declared, else its role's (``ROLE_GRANTS``); actions in ``ACTIONS`` order."""
+        declared = self.identities[identity].grants
+        if declared is None:
+            return dict(ROLE_GRANTS[self.role_of_identity(identity)])
+        return {ns: tuple(a for a in ACTIONS if a in actions) for ns, actions in declared.items()}
+
+    def may(self, identity: str, action: Action, namespace: str) -> bool:
+        """Whether ``identity`` may take ``action`` on ``namespace``: the decision every enforcer is rendered from."""
+        return grants_allow(self.grants_of(identity), action, namespace)
+
+    def known_namespaces(self) -> list[str]:
+        """The namespaces grants may name: the declared tables', then ``governance.namespaces``, each once."""
+        return list(dict.fromkeys([*(t.namespace for t in self.tables), *self.governance.namespaces]))
+
+    def access_of(self, identity: str) -> dict[str, tuple[Action, ...]]:
+        """What ``identity`` may do on each known namespace and on any other (``*``), as ``may`` decides."""
+        return access_table(self.grants_of(identity), self.known_namespaces())
+
+    def owners_without_writer(self) -> list[tuple[str, str, str]]:
+        """Declared tables whose owner team has no identity that may write the table's namespace:
+        (table, owner, namespace). The review flags them: a team answers for what it cannot write."""
+        gaps = []
+        for table in self.tables:
+            team = [name for name, identity in self.identities.items() if identity.team == table.owner]
+            if not any(self.may(name, "write", table.namespace) for name in team):
+                gaps.append((table.identifier, table.owner, table.namespace))
+        return gaps
 
     @property
     def platform_identity(self) -> str | None:

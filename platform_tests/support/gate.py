@@ -28,6 +28,7 @@ from typing import Any
 
 from infra.paths import PROJECT_ROOT
 from infra.services.capabilities import REFERENCE_CATALOG
+from infra.spec.governance import ROLE_GRANTS
 from platform_tests.support import services
 
 #: A signing key for test gates (the gate wants at least 32 bytes).
@@ -36,9 +37,15 @@ GATE_MODULE = "infra.operations.catalog_gate"
 LISTENING = re.compile(r"listening on ([0-9.]+):(\d+)")
 
 
-def identities(tokens: Mapping[str, str], roles: Mapping[str, str] | None = None) -> list[dict[str, str]]:
-    """The gate config's ``identities`` for ``{name: token}`` (role = name unless ``roles`` says)."""
-    return [{"name": name, "role": (roles or {}).get(name, name),
+#: The access table of each role's default grants, as the gate's config holds it.
+ROLE_ACCESS = {role: {ns: list(actions) for ns, actions in grants.items()} for role, grants in ROLE_GRANTS.items()}
+
+
+def identities(tokens: Mapping[str, str],
+               grants: Mapping[str, Mapping[str, list[str]]] | None = None) -> list[dict[str, Any]]:
+    """The gate config's ``identities`` for ``{name: token}``: each with ``grants[name]`` (an access table), else
+    the default grants of the role its name is."""
+    return [{"name": name, "grants": dict((grants or {}).get(name) or ROLE_ACCESS[name]),
              "token_sha256": hashlib.sha256(token.encode()).hexdigest()} for name, token in tokens.items()]
 
 

@@ -80,7 +80,8 @@ def _narrow_the_reader(platform: dict[str, Any]) -> str:
     """A governance change on the reader identity: its grants where the model has them, else its store actions."""
     reader = platform.setdefault("identities", {}).setdefault("reader", {})
     if "grants" in IdentitySpec.model_fields:
-        reader["grants"] = {"shop": ["read"]}
+        # The reader is also the exporter, which reads every namespace: its grants spelled out, read on '*' only.
+        reader["grants"] = {"*": ["read"]}
         return "identities.reader.grants"
     reader["actions"] = ["Read"]
     return "identities.reader.actions"
@@ -188,7 +189,7 @@ def test_every_key_of_every_stack_has_its_layer_from_the_model(stack):
     layers = key_layers(spec)
     every = {key for key, found in layers.items() if found == ALL_LAYERS}
     # Only what shapes every layer at once: where it deploys, the names, the cloud's network, the lab's images and
-    # published ports, and whether probes may disturb the stack (every layer's owner says so: ADR 0014).
+    # published ports, and whether probes may disturb the stack (every layer's owner says so: ADR 0015).
     assert every == {"target", "name", "aws.region", "aws.vpc_cidr", "aws.availability_zones", "lab.images",
                      "lab.base_image", "lab.published_port_offset", "disposable"}
     for key, found in layers.items():

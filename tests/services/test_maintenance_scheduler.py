@@ -79,8 +79,8 @@ def test_the_maintenance_task_is_the_python_maintenance_with_the_stacks_config(
     assert "unknown maintenance job 'compact_everything'; known: expire_snapshots, rewrite_data_files" in refused.stderr
     # Its secrets are task secrets (Secrets Manager), never values in the task definition.
     assert {s["name"] for s in container["secrets"]} == {
-        "LAKEHOUSE_SECRET_POLARIS_CLIENT_SECRET_PLATFORM", "LAKEHOUSE_SECRET_TRINO_PASSWORD_PLATFORM",
-        "LAKEHOUSE_SECRET_TRINO_TLS_CERT"}
+        "LAKEHOUSE_SECRET_POLARIS_CLIENT_SECRET_WRITER", "LAKEHOUSE_SECRET_TRINO_PASSWORD_WRITER",
+        "LAKEHOUSE_SECRET_TRINO_TLS_CERT"}  # governance.maintenance's, never the platform's
     assert all(not e["name"].startswith("LAKEHOUSE_SECRET_") for e in container["environment"])
 
 

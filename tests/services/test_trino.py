@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from infra.config import load_platform
+from infra.config import ConfigError, load_platform
 from infra.operations import tables
 from infra.services import ServiceContext
 from infra.services.secrets import pbkdf2_hash
@@ -49,14 +49,27 @@ def test_password_file_hashes_are_trinos_pbkdf2_and_stable():
         f"{name}:${{pbkdf2:trino-password-{name}}}\n" for name in ("platform", "writer", "reader"))
 
 
-def test_readers_reach_only_the_read_only_catalog_and_its_credentials_cannot_write():
+def test_each_identity_reaches_only_its_own_catalog_whose_credentials_are_its_own():
     spec = native_spec()
+    # The platform's identity has no catalog of its own (no engine holds the store's admin key): the writer's.
     assert trino.catalogs(spec) == {"fixture": ("rest-fixture", "writer"), "fixture_ro": ("rest-fixture", "reader")}
-    assert trino.access_rules(spec) == {"catalogs": [
-        {"user": "platform|writer", "catalog": "fixture", "allow": "all"},
-        {"user": "reader", "catalog": "fixture_ro", "allow": "read-only"},
-        {"catalog": "system", "allow": "read-only"},
-    ]}
+    assert trino.catalogs_of_users(spec) == {"platform": ["fixture"], "writer": ["fixture"], "reader": ["fixture_ro"]}
+    everything = ["SELECT", "INSERT", "DELETE", "UPDATE", "OWNERSHIP"]
+    assert trino.access_rules(spec) == {
+        "catalogs": [{"user": "platform", "catalog": "fixture", "allow": "all"},
+                     {"user": "writer", "catalog": "fixture", "allow": "all"},
+                     {"user": "reader", "catalog": "fixture_ro", "allow": "read-only"},
+                     {"catalog": "system", "allow": "read-only"}],
+        "schemas": [{"user": user, "catalog": catalog, "schema": schema, "owner": owner}
+                    for user, catalog, owner in (("platform", "fixture", True), ("writer", "fixture", True),
+                                                 ("reader", "fixture_ro", False))
+                    for schema in (r"shop(\..*)?", ".*")],
+        "tables": [{"user": user, "catalog": catalog, "schema": schema, "privileges": privileges}
+                   for user, catalog, privileges in (("platform", "fixture", everything),
+                                                     ("writer", "fixture", everything),
+                                                     ("reader", "fixture_ro", ["SELECT"]))
+                   for schema in (r"shop(\..*)?", ".*")],
+    }
 
     files = trino.catalog_files(ServiceContext(spec, "trino"))
     assert "oauth2.token=${ENV:CATALOG_TOKEN_READER}" in files["fixture_ro.properties"]
@@ -65,7 +78,43 @@ def test_readers_reach_only_the_read_only_catalog_and_its_credentials_cannot_wri
     env = trino.secret_env(ServiceContext(spec, "trino"))
     assert env["S3_SECRET_KEY_READER"] == "${secret:s3-secret-key-reader}"
     assert env["S3_ACCESS_KEY_READER"] == "reader-access-key"
-    assert "S3_SECRET_KEY" not in env, "no engine gets the platform's admin key"
+    assert not [k for k in env if k.startswith("S3_") and k.endswith(("_KEY", "_PLATFORM"))], \
+        "no engine gets the platform's admin key"
+
+
+def test_grants_per_namespace_become_trinos_schema_and_table_rules_known_namespaces_first():
+    platform = stack_platform("native")
+    platform["governance"] = {"namespaces": ["finance"]}
+    platform["identities"] = {"etl": {"access_key": "etl-access-key", "actions": ["Read", "Write", "List"],
+                                      "secret_config_key": "s3EtlSecretKey",
+                                      "grants": {"shop": ["read", "write", "manage"], "finance": ["read"],
+                                                 "*": ["read", "write"]}}}
+    spec = load_platform(platform)
+    rules = trino.access_rules(spec)
+    mine = {section: [{k: v for k, v in rule.items() if k not in ("user", "catalog")} for rule in rules[section]
+                      if rule.get("user") == "etl"] for section in rules}
+    assert mine == {
+        "catalogs": [{"allow": "all"}],
+        "schemas": [{"schema": r"shop(\..*)?", "owner": True}, {"schema": r"finance(\..*)?", "owner": False},
+                    {"schema": ".*", "owner": False}],
+        "tables": [{"schema": r"shop(\..*)?", "privileges": ["SELECT", "INSERT", "DELETE", "UPDATE", "OWNERSHIP"]},
+                   {"schema": r"finance(\..*)?", "privileges": ["SELECT"]},
+                   {"schema": ".*", "privileges": ["SELECT", "INSERT", "DELETE", "UPDATE"]}],
+    }
+    assert [r["catalog"] for r in rules["catalogs"] if r.get("user") == "etl"] == ["fixture_etl"]
+    files = trino.catalog_files(ServiceContext(spec, "trino"))
+    assert "oauth2.token=${ENV:CATALOG_TOKEN_ETL}" in files["fixture_etl.properties"]
+    assert trino.client_profile(spec)["catalogs_by_identity"]["etl"] == ["fixture_etl"]
+
+
+def test_an_identity_whose_trino_catalog_would_be_anothers_is_refused():
+    platform = stack_platform("native")
+    platform["identities"] = {"ro": {"access_key": "ro-access-key", "actions": ["Read", "List"],
+                                     "secret_config_key": "s3RoSecretKey"}}
+    with pytest.raises(ConfigError) as info:
+        load_platform(platform)
+    assert info.value.errors == ["lakehouse:platform.identities.ro: its Trino catalog 'fixture_ro' would be the one "
+                                 "of identities.reader; rename the identity"]
 
 
 def test_trino_renders_each_catalogs_neutral_rest_properties_and_refuses_one_it_cannot() -> None:

@@ -1,7 +1,7 @@
 """The metrics exporter: the tables' metadata and the platform's own records turned into signals (observability).
 
 The process is ``infra/operations/exporter.py``; this module renders what it watches from the spec:
-the default catalog as the read-only identity (``governance.reader``: watching never writes), every
+the default catalog as its own identity (``governance.exporter``, read-only: watching never writes), every
 declared table with its freshness promise and retention, the stack's defaults for undeclared tables,
 the run record the scheduler and on-demand operations write (``infra.operations.runs``), and every
 other service of the stack with its health check and, natively, its watchdog's status file.

@@ -65,7 +65,7 @@ class ExporterService(AwsComponent):
         workspace = prometheus.workspace
         region = spec.aws.region
         # The exporter reads as the reader identity (its IAM role); the agent in its task may write the workspace.
-        reader_role = gov.identity_roles[spec.governance.reader]
+        reader_role = gov.identity_roles[spec.governance.exporter]
         gov_module.grant(ctx, "exporter-remote-write", reader_role, [
             {"Sid": "RemoteWriteSignals", "Effect": "Allow", "Action": ["aps:RemoteWrite"],
              "Resource": workspace.arn}])

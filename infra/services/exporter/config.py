@@ -38,12 +38,13 @@ def health_of(spec: PlatformSpec, name: str, side: Side) -> dict[str, Any] | Non
 
 
 def catalog_settings(spec: PlatformSpec, side: Side) -> tuple[dict[str, str], dict[str, str]]:
-    """(PyIceberg properties, environment) of the reader identity: secrets stay out of the config file.
+    """(PyIceberg properties, environment) of the exporter's identity (``governance.exporter``, read-only: the spec
+    refuses one that could write): secrets stay out of the config file.
 
     Every credential is ``${ENV:NAME}`` in the properties (the exporter expands it at start) and a whole
     secret in the environment, which every target can inject (ECS from Secrets Manager).
     """
-    reader = spec.governance.reader
+    reader = spec.governance.exporter
     env: dict[str, str] = {}
     known: dict[str, str | tuple[str, str]] = {"s3_access_key": spec.identities[reader].access_key,
              "s3_secret_key": ("S3_SECRET_KEY", f"s3-secret-key-{reader}"),

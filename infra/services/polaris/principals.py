@@ -33,9 +33,10 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from infra.spec import PlatformSpec
+from infra.spec.governance import EVERY_NAMESPACE
 
-#: The grant key for every namespace (gov-core's ``EVERY_NAMESPACE``).
-EVERY = "*"
+#: The grant key for every namespace.
+EVERY = EVERY_NAMESPACE
 
 #: Polaris 1.7.0 privileges each platform action maps to (the management API's CatalogPrivilege and
 #: NamespacePrivilege enums hold them all, so each is grantable on the catalog and on a namespace).
@@ -120,28 +121,15 @@ def principals(grants: Grants, namespaces: Iterable[str]) -> list[Principal]:
     return [principal(name, per_namespace, known) for name, per_namespace in grants.items()]
 
 
-#: An identity's grants when the stack declares none: its role's (gov-core's ``ROLE_GRANTS``).
-ROLE_GRANTS: dict[str, dict[str, tuple[str, ...]]] = {
-    "platform": {EVERY: ("read", "write", "manage")},
-    "writer": {EVERY: ("read", "write", "manage")},
-    "reader": {EVERY: ("read",)},
-}
-
-
 def stack_grants(spec: PlatformSpec) -> dict[str, dict[str, tuple[str, ...]]]:
-    """identity -> namespace (or ``*``) -> actions, as the stack declares them (its role's when it declares none)."""
-    found: dict[str, dict[str, tuple[str, ...]]] = {}
-    for name, identity in spec.identities.items():
-        declared = getattr(identity, "grants", None)
-        found[name] = ({ns: tuple(actions) for ns, actions in declared.items()} if declared is not None
-                       else dict(ROLE_GRANTS[spec.role_of_identity(name)]))
-    return found
+    """identity -> namespace (each known one, and ``*``) -> actions: its access table (``PlatformSpec.access_of``,
+    the one decision every enforcer is rendered from)."""
+    return {name: dict(spec.access_of(name)) for name in spec.identities}
 
 
 def stack_namespaces(spec: PlatformSpec) -> list[str]:
-    """The namespaces the platform knows: the declared tables' (and ``governance.namespaces`` where declared)."""
-    declared = getattr(spec.governance, "namespaces", None) or []
-    return list(dict.fromkeys([*(t.namespace for t in spec.tables), *declared]))
+    """The namespaces the platform knows: the declared tables' and ``governance.namespaces``."""
+    return spec.known_namespaces()
 
 
 def stack_principals(spec: PlatformSpec) -> list[Principal]:

@@ -9,12 +9,13 @@ trino-server tarball from Maven Central, plugins pruned).
 Security (governance, fails closed): clients authenticate with a password over HTTPS only (the platform
 issues the certificate, ``trino-tls``); plain HTTP answers health checks and refuses queries. One Trino
 user per identity (``identities``), its password the identity's ``trino-password-<name>``, hashed
-(PBKDF2) into the password file. File-based access control gives writers (platform and writer
-identities) the catalogs that hold the writer identity's store keys and catalog token, and readers only
-the ``<catalog>_ro`` catalogs, whose store keys and catalog token are the reader identity's. Trino's
-file-based rules do not gate table procedures (``ALTER TABLE ... EXECUTE optimize``, ``expire_snapshots``)
-once a catalog is readable, so a reader's catalog must itself be unable to write: its store refuses the
-writes and the catalog gate refuses the commits.
+(PBKDF2) into the password file. A gated catalog is one Trino catalog per identity, holding that
+identity's store keys and catalog token (the writer's is the catalog's name, the read-only identity's
+``<name>_ro``, another's ``<name>_<identity>``), and each user reaches only its own. File-based access
+control renders the grants per schema (``access_rules``). Trino's file-based rules do not gate table
+procedures (``ALTER TABLE ... EXECUTE optimize``, ``expire_snapshots``) once a catalog is readable, so
+each catalog must itself be unable to do more than its identity may: the store refuses its writes where
+its grants do not reach and the catalog gate refuses its commits.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from infra.services.definition import (
     AwsPart,
     CertificateSpec,
     ClientProfile,
+    GrantsEnforcement,
     Lazy,
     ProbeHooks,
     ServiceDefinition,
@@ -40,6 +42,7 @@ from infra.services.trino.config import (
     PROFILE,
     SHARED_SECRET,
     TLS,
+    catalog_name_problems,
     client_profile,
     service_profiles,
     tls_hosts,
@@ -76,7 +79,8 @@ SERVICES = (
         uses_catalogs=True,  # its catalog files point at each catalog's warehouse: wait until it exists
         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_server, source="Maven Central io.trino:trino-server"),
         secrets=(SHARED_SECRET, PASSWORD_DB), certificates=(CertificateSpec(TLS, tls_hosts),),
-        identity_secrets=(PASSWORD,), provides=(SQL_ENGINE,), title="Trino",
+        identity_secrets=(PASSWORD,), provides=(SQL_ENGINE,), title="Trino", check=catalog_name_problems,
+        enforces_grants=GrantsEnforcement("each identity's own catalog, schema and table rules"),
         profile=ClientProfile(PROFILE, client=client_profile, services=service_profiles),
         probes=ProbeHooks(smoke=Lazy("infra.services.trino.client:smoke"),
                           version=Lazy("infra.services.trino.probe:version"),

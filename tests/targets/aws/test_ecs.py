@@ -57,9 +57,9 @@ def test_execution_roles_read_only_their_own_secrets(cloud: ProgramRun) -> None:
     assert sorted(polaris["ReadOwnSecrets"]["Resource"]) == [
         "arn:aws:secretsmanager:eu-west-1:123456789012:secret:lakehouse-polaris-token-key-AbCdEf",
         "arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-lakehouse-catalog-db-AbCdEf"]
-    # The maintenance task: the platform identity's catalog credential and Trino password, Trino's certificate
+    # The maintenance task: governance.maintenance's catalog credential and Trino password, Trino's certificate
     # (secrets of the task's own, made for it: the TLS key beside that certificate is not among them).
     maintenance = {s["Sid"]: s for s in policies["lakehouse-maintenance-execution"]["Statement"]}
     assert sorted(maintenance["ReadOwnSecrets"]["Resource"]) == [
         f"arn:aws:secretsmanager:eu-west-1:123456789012:secret:lakehouse-{name}-AbCdEf"
-        for name in ("polaris-client-secret-platform", "trino-password-platform", "trino-tls-cert")]
+        for name in ("polaris-client-secret-writer", "trino-password-writer", "trino-tls-cert")]
