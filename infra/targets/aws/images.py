@@ -20,7 +20,7 @@ The repository (ADR 0008):
   made again from the repository's files by the next ``pulumi up``).
 
 Evaluating the program reads the context's files to compute the digest and builds nothing; ``pulumi up``
-builds and pushes (``infra.resources.pushed_image``). Placed under the observability layer: its always-on
+builds and pushes (``infra.targets.aws.pushed_image``). Placed under the observability layer: its always-on
 consumer is the exporter, and its owner the platform team that owns the code in it.
 """
 
@@ -31,12 +31,12 @@ import json
 import pulumi
 import pulumi_aws as aws
 
-from infra.resources.pushed_image import PushedImage
 from infra.services import operations_support as support
 from infra.services.definition import AwsPart
 from infra.spec import Layer, PlatformSpec
 from infra.targets.aws.context import AwsComponent, AwsContext, RegistryImage
 from infra.targets.aws.governance import GovernanceState
+from infra.targets.aws.pushed_image import PushedImage
 from infra.targets.lab_images import host_ca_certificates, operations_args
 from infra.version import PLATFORM_VERSION
 

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from infra.paths import PROJECT_ROOT
-from infra.resources.pushed_image import context_digest, tag_of
 from infra.services import operations_support as support
 from infra.spec import PlatformSpec
 from infra.targets.aws import ecs, images
 from infra.targets.aws.context import RegistryImage
+from infra.targets.aws.pushed_image import context_digest, tag_of
 from infra.version import PLATFORM_VERSION
 from tests.support.aws_graph import ALL_RUNS, containers, policy, the
 from tests.support.harness import ECR_REGISTRY, ProgramRun, pushed_image_outputs

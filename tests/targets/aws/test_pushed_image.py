@@ -1,4 +1,4 @@
-"""``PushedImage`` (infra/resources/pushed_image.py) without an engine: what identifies an image, the context sent to
+"""``PushedImage`` (infra/targets/aws/pushed_image.py) without an engine: what identifies an image, the context sent to
 the engine, the diff, the checks, and the provider loading without the repository. The build and push run for
 real against a local registry in tests/lab/test_image_push.py (marker ``lab``)."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from infra.resources import pushed_image as pi
+from infra.targets.aws import pushed_image as pi
 
 FILES = ["Dockerfile", "app/main.py", "app/run.sh"]
 ARGS = {"BASE": "debian:bookworm-20260202-slim", "PG_MAJOR": "15"}
