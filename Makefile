@@ -29,7 +29,8 @@ artifacts: venv
 
 ## up: the native platform on 127.0.0.1 via a real `pulumi up`, then endpoints, ownership, smoke check;
 ## STACK=lab: the lab on DOCKER_HOST's engine (else the project's own, `make engine`): the provider plugin checked,
-## with lab.images: built the service images built where missing, then `pulumi up`, endpoints, smoke check
+## with lab.images: built the service images built where missing, then `pulumi up`, endpoints, smoke check;
+## STACK=lab-offline: the same lab on images built here (no registry), without Polaris and Lakekeeper
 up: bootstrap
 	@$(PY) -m infra.control up --stack $(STACK)
 
@@ -83,8 +84,9 @@ engine-stop:
 engine-status:
 	@bash scripts/docker-engine.sh status
 
+# The lab stack the lab-* targets read: lab (upstream images) or lab-offline (built images, no registry needed)
 LAB_STACK ?= lab
-# Overrides of the stack's platform config, e.g. LAB_ARGS="--set lab.images=built --set services.polaris.enabled=false"
+# Overrides of the stack's platform config, e.g. LAB_ARGS="--set lab.published_port_offset=20000"
 LAB_ARGS ?=
 DOCKER_ENV = eval "$$(bash scripts/docker-engine.sh env)" &&
 

@@ -34,7 +34,9 @@ from platform_tests.support import flink as flink_support
 from platform_tests.support.fixture import IN_MEMORY_URI, postgres_fixture, throwaway_fixture
 from platform_tests.support.stack import Stack, fail
 
-pytestmark = [pytest.mark.catalog]
+pytestmark = [pytest.mark.catalog, pytest.mark.disruptive(
+    "a commit storm: up to 32 appenders beside the streaming writer, on the platform's own streaming table, "
+    "and a second catalog and a second streaming job started beside the platform's")]
 
 
 # The load probe: 32 appenders starting together, one commit each, with a retry budget large enough

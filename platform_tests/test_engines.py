@@ -18,7 +18,8 @@ import pytest
 from platform_tests.support import engines, services
 from platform_tests.support.stack import Stack, fail
 
-pytestmark = [pytest.mark.compute, pytest.mark.catalog]
+# Safe: its one table lives in a canary namespace of the run's own (probe_<run id>), purged at the end.
+pytestmark = [pytest.mark.compute, pytest.mark.catalog, pytest.mark.safe]
 
 ORDERS = 50_000
 DAYS = 9

@@ -156,6 +156,7 @@ def _reconcile(catalog, ident: str, commit_id: str) -> int | None:
 
 
 @pytest.mark.catalog
+@pytest.mark.disruptive("SIGKILLs the catalog while 4 writers commit")
 def test_kill_9_of_the_catalog_mid_commit_loses_no_acknowledged_commit(stack: Stack, created_tables, figure, say):
     ctl = control.control(stack)
     catalog_service = services.default_catalog(stack)  # the catalog every engine commits through
@@ -231,6 +232,7 @@ def _answers(stack: Stack) -> bool:
 
 
 @pytest.mark.storage
+@pytest.mark.disruptive("stops the store")
 def test_a_commit_with_the_store_stopped_fails_clearly_and_the_pointer_does_not_move(stack: Stack, created_tables,
                                                                                   figure, say):
     ctl = control.control(stack, starts_again=True)

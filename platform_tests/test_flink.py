@@ -19,7 +19,8 @@ from platform_tests.support import engines, services
 from platform_tests.support import flink as flink_support
 from platform_tests.support.stack import Stack, fail
 
-pytestmark = [pytest.mark.compute]
+# Safe: it watches the running job's checkpoints and commits, and reads the table at one snapshot.
+pytestmark = [pytest.mark.compute, pytest.mark.safe]
 
 CHECKPOINTS = 3
 

@@ -28,7 +28,9 @@ from platform_tests.support import engines, services
 from platform_tests.support.refusals import REFUSAL, describe, short
 from platform_tests.support.stack import Stack, fail
 
-pytestmark = [pytest.mark.governance]
+# Safe: the writer's table is in the run's own namespace (purged at the end); every write the reader tries is
+# refused, and the orphan it plants is under that table.
+pytestmark = [pytest.mark.governance, pytest.mark.safe]
 
 ROWS = 40
 SCHEMA = pa.schema([pa.field("order_id", pa.int64(), nullable=False), pa.field("amount", pa.float64())])

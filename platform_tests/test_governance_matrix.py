@@ -39,7 +39,9 @@ from platform_tests.support import engines, services
 from platform_tests.support.refusals import REFUSAL, describe, short
 from platform_tests.support.stack import ROOT, Stack, fail
 
-pytestmark = [pytest.mark.governance]
+# Safe: it works in canary namespaces (canary_*) that it makes and removes with every object under them, and
+# every refused attempt is checked to have changed nothing.
+pytestmark = [pytest.mark.governance, pytest.mark.safe]
 
 CANARY = "canary_"
 TABLE = "t"

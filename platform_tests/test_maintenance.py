@@ -30,6 +30,7 @@ THRESHOLD_S = 30  # the probe's safety margin (the spec's is days): long enough 
 HISTORY = 4
 
 
+@pytest.mark.safe  # reads the declared tables
 def test_declared_tables_exist_with_their_schema_owner_and_promises(stack: Stack, figure, say):
     declared = ops.operations(stack).get("tables") or []
     if not declared:
@@ -68,6 +69,7 @@ def test_declared_tables_exist_with_their_schema_owner_and_promises(stack: Stack
         fail(stack, "orchestration", "declared tables differ from their declaration in the catalog", problems)
 
 
+@pytest.mark.safe  # reads the scheduler's jobs
 def test_the_scheduler_runs_every_maintenance_job_on_its_cron(stack: Stack, figure, say):
     from croniter import croniter  # an independent cron implementation, not the scheduler's APScheduler
 
@@ -103,6 +105,8 @@ def _append(table, start: int, rows: int) -> None:
         [{"id": start + i, "note": f"row {start + i}"} for i in range(rows)], schema=table.schema().as_arrow()))
 
 
+@pytest.mark.disruptive("runs expire_snapshots and remove_orphan_files on demand, recorded in the platform's run "
+                        "record")
 def test_maintenance_runs_and_is_safe(stack: Stack, created_tables, figure, say):
     if not ops.operations(stack):
         pytest.skip("the stack exports no operations (no maintenance scheduler on this target)")
@@ -186,6 +190,7 @@ def test_maintenance_runs_and_is_safe(stack: Stack, created_tables, figure, say)
         fail(stack, "observability", "the maintenance runs are not in the run record", sorted(recorded))
 
 
+@pytest.mark.safe  # its table is in the run's own namespace, purged at the end
 def test_trino_creates_and_evolves_a_declared_table_as_the_cloud_does(stack: Stack, created_tables, figure, say):
     """The aws target declares tables through Trino (tables.trino_statements); the same statements, on this Trino."""
     engine = services.engine_of(stack, SQL_ENGINE)

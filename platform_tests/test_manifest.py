@@ -29,7 +29,7 @@ from platform_tests.support.versions import declared_versions
 
 # Marked compute (engine and service upgrades are certified there); a failure names the layer of the
 # component whose version is wrong.
-pytestmark = [pytest.mark.compute]
+pytestmark = [pytest.mark.compute, pytest.mark.safe]  # reads versions from the running services
 
 @dataclass
 class Reading:

@@ -48,6 +48,7 @@ def _needs_backups(stack: Stack, drill: bool = False) -> dict:
     return operations
 
 
+@pytest.mark.safe  # lists the backups and verifies their checksums and archives
 def test_backups_run_on_schedule_checksummed_within_the_recovery_point(stack: Stack, figure, say):
     from croniter import croniter  # an independent cron implementation, not the scheduler's APScheduler
 
@@ -131,6 +132,7 @@ def _compare(truth: dict, tables: dict, streaming: set[str] = frozenset()) -> li
     return wrong
 
 
+@pytest.mark.disruptive("loses the catalog's database (stopped, its file deleted) and restores it from a backup")
 def test_drill_restore_from_the_latest_backup(stack: Stack, created_tables, figure, say):
     operations = _needs_backups(stack, drill=True)
     from pyiceberg.schema import Schema
@@ -204,6 +206,7 @@ def test_drill_restore_from_the_latest_backup(stack: Stack, created_tables, figu
         fail(stack, "recovery", "the backup restored is older than the recovery point objective", {"age_s": point_s})
 
 
+@pytest.mark.disruptive("loses the catalog's database again and rebuilds it from storage")
 def test_drill_rebuild_from_storage_without_a_backup(stack: Stack, figure, say):
     operations = _needs_backups(stack, drill=True)
     objectives = operations["recovery"]

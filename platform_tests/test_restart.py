@@ -23,7 +23,7 @@ import requests
 from platform_tests.support import commits, control, services
 from platform_tests.support.stack import ROOT, Stack, fail
 
-pytestmark = [pytest.mark.catalog]
+pytestmark = [pytest.mark.catalog, pytest.mark.disruptive("restarts the catalog")]
 
 RESTART_TIMEOUT_S = 600
 MAX_TABLES = 500

@@ -83,6 +83,8 @@ def maintain(stack: Stack, identity: str, job: str, ident: str, statements: list
     return "ok", ""
 
 
+@pytest.mark.disruptive("makes TableStale and MaintenanceFailed fire on the stack's Prometheus (a page wherever "
+                        "alerts are routed) and writes maintenance runs into its run record")
 def test_freshness_and_table_health_signals_fire_and_recover(stack: Stack, created_tables, figure, say):
     prometheus, exporter, obs = endpoints(stack)
     if not ops.operations(stack).get("runs_db"):
@@ -171,6 +173,7 @@ def test_freshness_and_table_health_signals_fire_and_recover(stack: Stack, creat
              {"waited_s": round(waited_resolve, 1), "age_s": table_value("snapshot_age_seconds", "fresh")})
 
 
+@pytest.mark.disruptive("stops the catalog")
 def test_catalog_down_is_noticed_and_resolves(stack: Stack, figure, say):
     prometheus, exporter, obs = endpoints(stack)
     ctl = control.control(stack, starts_again=True)
@@ -232,6 +235,7 @@ def _catalog_down_watch(prometheus: str, exporter: str) -> tuple[Any, dict[str, 
     return check, seen
 
 
+@pytest.mark.disruptive("hangs the catalog (SIGSTOP; docker pause)")
 def test_a_hung_catalog_is_noticed_and_resolves(stack: Stack, figure, say):
     """The catalog hangs (natively SIGSTOP of its processes, in the lab ``docker pause``): the port accepts, nothing
     answers, every probe waits out its timeout. SIGCONT (``docker unpause``) comes in a ``finally``, whatever happens."""

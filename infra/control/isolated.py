@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from infra.config import CONFIG_KEY, load_stack, read_stack_config
+from infra.config import CONFIG_KEY, load_stack, stack_platform
 from infra.paths import PROJECT_ROOT, state_root
 
 #: The isolated stacks, in the order of their blocks of ports.
@@ -68,11 +68,14 @@ def isolated_platform(name: str, base: str = "native", first_port: int | None = 
                       overrides: dict | None = None) -> tuple[dict, range]:
     """``base``'s ``lakehouse:platform`` with every port from ``name``'s block, and the ports it uses.
 
-    ``overrides`` are merged into it (e.g. a service disabled).
+    An isolated stack is a throwaway copy: it is marked ``disposable`` (every probe runs on it, the disruptive ones
+    too). ``overrides`` are merged into it (e.g. a service disabled, or ``disposable: False`` to probe it as a stack
+    someone relies on).
     """
     start = first_port if first_port is not None else first_port_of(name)
     spec = load_stack(base)
-    platform = read_stack_config(PROJECT_ROOT / f"Pulumi.{base}.yaml")[CONFIG_KEY]
+    platform = stack_platform(base)
+    platform["disposable"] = True
     services = platform.setdefault("services", {})
     port = start
     for svc_name, svc in spec.enabled_services().items():
@@ -108,6 +111,6 @@ def isolated_stack(name: str, base: str = "native", first_port: int | None = Non
 
 def remove_stack_file(name: str) -> None:
     """Delete an isolated stack's file (its state directory is kept for post-mortems)."""
-    if name in ("native", "lab", "cloud"):
+    if name in ("native", "lab", "lab-offline", "cloud"):
         raise ValueError(f"refusing to remove the stack file of {name}")
     (PROJECT_ROOT / f"Pulumi.{name}.yaml").unlink(missing_ok=True)

@@ -77,6 +77,13 @@ class PlatformSpec(Strict):
     target: Target = Field(description="Where the stack deploys: docker, aws or native.")
     name: str = Field(default="lakehouse", description="Resource name prefix: lowercase letters, digits and -, 2 to 31 "
                                                        "characters, starting with a letter.")
+    disposable: bool = Field(
+        default=False,
+        description="Whether this stack may be disturbed: the disruptive probes (faults, restarts, the recovery drill, "
+                    "commit storms, maintenance runs, CDC changes, alerts made to fire) run only against a disposable "
+                    "stack (or with pytest's --disruptive=<this stack>); against any other they skip, saying why. "
+                    "Exported as the `disposable` stack output. The lab and the isolated stacks of tests are "
+                    "disposable; a stack anyone relies on is not.")
     layers: dict[Layer, LayerSpec] = Field(description="The seven layers' contracts.")
     services: dict[str, ServiceSpec] = Field(description="Every service, enabled or not.")
     storage: StorageSpec = Field(default_factory=StorageSpec, description="The warehouse bucket and its protection.")
@@ -152,6 +159,13 @@ class PlatformSpec(Strict):
     def _state_dir_on_the_host(self) -> PlatformSpec:
         if self.state_dir is not None and self.target is Target.AWS:
             raise ValueError("state_dir: the aws target keeps no state on this host (S3, RDS): remove state_dir")
+        return self
+
+    @model_validator(mode="after")
+    def _port_offset_on_docker(self) -> PlatformSpec:
+        if self.lab.published_port_offset and self.target is not Target.DOCKER:
+            raise ValueError(f"lab.published_port_offset: moves the lab's published ports; the {self.target.value} "
+                             "target publishes none: remove it (natively, give each service its own ports)")
         return self
 
     @model_validator(mode="after")

@@ -189,9 +189,10 @@ def test_every_key_of_every_stack_has_its_layer_from_the_model(stack):
     layers = key_layers(spec)
     every = {key for key, found in layers.items() if found == ALL_LAYERS}
     # Only what shapes every layer at once: where it deploys, the names, where its data lives on the host, the
-    # cloud's network, the lab's images.
+    # cloud's network, the lab's images and published ports, and whether probes may disturb the stack (every
+    # layer's owner says so: ADR 0017).
     assert every == {"target", "name", "state_dir", "aws.region", "aws.vpc_cidr", "aws.availability_zones",
-                     "lab.images", "lab.base_image"}
+                     "lab.images", "lab.base_image", "lab.published_port_offset", "disposable"}
     for key, found in layers.items():
         section = key.split(".")[0]
         if section == "services":
@@ -215,7 +216,11 @@ def test_every_key_of_every_stack_has_its_layer_from_the_model(stack):
 def test_the_base_is_read_from_git_and_a_stack_new_in_the_change_needs_every_layer(tmp_path):
     head = head_with(tmp_path, "lab", lambda p: p.setdefault("catalog", {}).update(default="polaris"))
     _, from_git = review("--base", "HEAD:Pulumi.lab.yaml", "--head", str(head))
-    _, from_file = review("--base", "Pulumi.lab.yaml", "--head", str(head))
+    committed = tmp_path / "committed" / "Pulumi.lab.yaml"  # the same revision as a file (the tree may differ)
+    committed.parent.mkdir()
+    committed.write_bytes(subprocess.run(["git", "show", "HEAD:Pulumi.lab.yaml"], cwd=PROJECT_ROOT, check=True,
+                                         capture_output=True).stdout)
+    _, from_file = review("--base", str(committed), "--head", str(head))
     assert from_git["changes"] == from_file["changes"] and from_git["base"] == "HEAD:Pulumi.lab.yaml"
     new = write_stack(tmp_path, "lab", stack_platform("lab"), name="staging")
     code, report = review("--base", "HEAD:Pulumi.staging.yaml", "--head", str(new), "--approved-by", "platform")

@@ -142,3 +142,16 @@ def test_the_workflow_posts_the_change_review_on_pull_requests_and_gates_on_its_
     assert "pull_request" in events and "pull_request_review" in events
     assert _workflow()["jobs"]["deploy"]["env"]["DEPLOY"] == (
         "${{ github.event_name == 'push' || github.event_name == 'workflow_dispatch' }}")  # a review never deploys
+
+
+def test_the_workflow_probes_the_cloud_with_the_safe_set_and_the_ephemeral_lab_with_everything():
+    """Which probes run is each stack's config (its ``disposable`` output), never a flag in the pipeline: the cloud,
+    which a team relies on, gets the safe set; the lab it destroys at the end gets every probe (issue 24)."""
+    from infra.config import load_stack
+
+    probes = [step["run"] for step in _steps() if "pytest platform_tests" in step.get("run", "")]
+    assert len(probes) == 1 and "--outputs" in probes[0]
+    assert "--disruptive" not in probes[0] and " -m " not in probes[0]
+    stacks = {entry["stack"]: entry for entry in _workflow()["jobs"]["deploy"]["strategy"]["matrix"]["include"]}
+    assert load_stack("cloud").disposable is False and stacks["cloud"]["ephemeral"] is False
+    assert load_stack("lab").disposable is True and stacks["lab"]["ephemeral"] is True

@@ -212,11 +212,12 @@ def run_program(
     mocks: RecordingMocks | None = None,
     resolver: Any = None,
     secret_keys: list[str] | None = None,
+    check_ports: bool = False,
 ) -> ProgramRun:
     """Evaluate the whole program for ``stack`` with the given ``lakehouse:platform`` object.
 
     ``extra_config`` keys are secret (as `pulumi config set --secret` makes them) unless ``secret_keys`` names
-    which are.
+    which are. ``check_ports``: the host's ports checked as a real run checks them (a test of that check).
     """
     from infra import program
 
@@ -251,7 +252,7 @@ def run_program(
     def body() -> None:
         # An in-process transformation sees each resource's options, so parents and edges can be asserted.
         pulumi.runtime.register_stack_transformation(record_options)
-        holder["layers"] = program.main(resolver=resolver or FakeResolver(), check_ports=False)
+        holder["layers"] = program.main(resolver=resolver or FakeResolver(), check_ports=check_ports)
 
     pulumi.export = capture
     try:
