@@ -4,18 +4,24 @@
 SHELL := /bin/bash
 PY := .venv/bin/python
 STACK ?= native
+# PULUMI=auto|project|installed: which Pulumi CLI every target runs (LAKEHOUSE_PULUMI; docs/toolchain.md). auto: a
+# pulumi on PATH in the supported range with its Python plugins, else the project's build (built only then).
+ifdef PULUMI
+export LAKEHOUSE_PULUMI := $(PULUMI)
+endif
 
 .PHONY: bootstrap venv pulumi artifacts up down smoke verify test unit lint docs lock review bench \
 	engine engine-stop engine-status lab-base lab-images lab-run lab-test
 
-## bootstrap: project venv (hash-locked), Pulumi CLI + language host (Go module proxy), the stack's artifacts
+## bootstrap: project venv (hash-locked), the Pulumi CLI (yours, else built from the Go module proxy), the stack's artifacts
 bootstrap: venv pulumi artifacts
 
 venv:
 	@scripts/venv.sh
 
-pulumi:
-	@bash scripts/install-pulumi.sh
+## pulumi: the CLI the project runs, and why: yours where it fits, else the project's build (scripts/install-pulumi.sh)
+pulumi: venv
+	@$(PY) -m infra.control pulumi
 
 ## artifacts: what the stack's target runs or mounts, for the pins of Pulumi.$(STACK).yaml (never fetched by `pulumi up`)
 artifacts: venv
@@ -23,7 +29,8 @@ artifacts: venv
 
 ## up: the native platform on 127.0.0.1 via a real `pulumi up`, then endpoints, ownership, smoke check;
 ## STACK=lab: the lab on DOCKER_HOST's engine (else the project's own, `make engine`): the provider plugin checked,
-## with lab.images: built the service images built where missing, then `pulumi up`, endpoints, smoke check
+## with lab.images: built the service images built where missing, then `pulumi up`, endpoints, smoke check;
+## STACK=lab-offline: the same lab on images built here (no registry), without Polaris and Lakekeeper
 up: bootstrap
 	@$(PY) -m infra.control up --stack $(STACK)
 
@@ -51,10 +58,12 @@ test: bootstrap
 unit: venv
 	$(PY) -m pytest tests -q -m "not e2e and not toolchain and not lab" -n 2 --dist loadgroup
 
-## lint: ruff and mypy on the Python; when Go is present: gofmt, go vet and go test on tools/, actionlint on examples/
+## lint: ruff and mypy on the Python, the layers' import contracts (import-linter, pyproject [tool.importlinter]);
+## when Go is present: gofmt, go vet and go test on tools/, actionlint on examples/
 lint: venv
 	$(PY) -m ruff check infra policies tests platform_tests bench docs/hooks
 	$(PY) -m mypy
+	.venv/bin/lint-imports
 	@if command -v go >/dev/null; then bash scripts/check-go.sh && bash scripts/check-workflows.sh; \
 	else echo "==> go not on PATH: Go checks and actionlint skipped"; fi
 
@@ -75,8 +84,9 @@ engine-stop:
 engine-status:
 	@bash scripts/docker-engine.sh status
 
+# The lab stack the lab-* targets read: lab (upstream images) or lab-offline (built images, no registry needed)
 LAB_STACK ?= lab
-# Overrides of the stack's platform config, e.g. LAB_ARGS="--set lab.images=built --set services.polaris.enabled=false"
+# Overrides of the stack's platform config, e.g. LAB_ARGS="--set lab.published_port_offset=20000"
 LAB_ARGS ?=
 DOCKER_ENV = eval "$$(bash scripts/docker-engine.sh env)" &&
 

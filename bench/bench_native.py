@@ -24,6 +24,7 @@ import psutil
 from infra.config import load_stack
 from infra.control import commands, isolated
 from infra.control.workspace import forget, outputs, select
+from infra.services import registry
 
 STACK = "bench"
 
@@ -58,13 +59,13 @@ def main() -> None:
               f"after {os.getloadavg()[0]:.1f} (2 cores)")
         print("resources (ready at, took):", ", ".join(f"{name} {at:.0f}s ({took:.0f}s)" for name, (at, took)
                                                      in sorted(created.items(), key=lambda item: item[1][0])))
-        flink = out["profiles"]["host"].get("flink") or {}
         for job, info in (out.get("jobs") or {}).items():
-            ours = flink.get("rest") and info.get("job_name") == flink["job"]["name"]
-            state = commands.flink_smoke(flink, out["jobs"])[3] if ours else info.get("state")  # read from Flink
-            print(f"job {job}: {state}")
-        for _layer, check, ok, detail in commands.smoke_streams(out):
-            print(f"  {'ok' if ok else 'FAILED'}: {check}: {detail}")
+            print(f"job {job}: {info.get('state')}")
+        # Each service's own smoke lines (ServiceDefinition.probes.smoke): the streaming job read from Flink, the
+        # topics and connectors, Trino's catalogs, Prometheus's targets.
+        for definition in registry():
+            for _layer, check, ok, detail in definition.probes.smoke(out) if definition.probes.smoke else []:
+                print(f"  {'ok' if ok else 'FAILED'}: {check}: {detail}")
         print(f"\n{'service':<18} {'version':<10} {'resident':>10} {'budget':>10}")
         total = 0
         for name, info in out["native"]["services"].items():

@@ -10,7 +10,7 @@ name, never by a path. In the provider process the blob installs those sources a
 them resolves to the blob's own copy (each embedded module gets an ``__import__`` scoped to its blob), so two
 releases of one module can be loaded side by side (an upgrade's deletes run the code that made the resource,
 its updates the new code). The blob references only builtins, is deterministic, and changes only when a
-module of the closure changes: an unchanged provider shows no diff (docs/adr/0003).
+module of the closure changes: an unchanged provider shows no diff (docs/adr/0015).
 
 This module ships in every blob under its own name (``infra.by_value``); it imports nothing of the project
 and only the standard library at the top. A provider class calls ``provider_by_value(type(self))`` from its
@@ -213,6 +213,18 @@ def _project_imports(name: str, source: str, is_package: bool) -> set[str]:
         for alias in node.names:
             found.add(f"{base}.{alias.name}" if _is_module(f"{base}.{alias.name}") else base)
     return {n for n in found if n == PROJECT_PACKAGE or n.startswith(PROJECT_PACKAGE + ".")}
+
+
+def dropped(resource: str, reason: str) -> None:
+    """Say that a delete gave up on undoing ``resource`` (its service cannot act) and drops it from the state.
+
+    A destroy completes when a service it deletes through is already down: what cannot be undone there is not
+    left to block it, and the operator reads why. On the provider process's stderr, which the engine shows in
+    ``pulumi destroy``'s output (the provider process has no engine connection for ``pulumi.log``).
+    """
+    import sys
+
+    print(f"warning: {resource}: {reason}; dropped from the state without undoing it", file=sys.stderr, flush=True)
 
 
 def plain(value: Any, *, drop_none: bool = False) -> Any:

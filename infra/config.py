@@ -9,6 +9,7 @@ validated by Pydantic with the registry's placement as context. Any problem beco
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +19,15 @@ from pydantic import BaseModel, ValidationError
 from infra.labels import LAYER_NAMES
 from infra.paths import PROJECT_ROOT
 from infra.services import registry
+from infra.services.capabilities import Capability
 from infra.spec import DEFAULT_CONTRACTS, PlacementContext, PlatformSpec
 
 NAMESPACE = "lakehouse"
 CONFIG_KEY = f"{NAMESPACE}:platform"
+#: A stack whose file names another stack here takes that stack's ``lakehouse:platform`` and changes only what it
+#: sets itself (``Pulumi.lab-offline.yaml``: the lab with built images, without Polaris and Lakekeeper).
+EXTENDS_KEY = f"{NAMESPACE}:extends"
+_STACK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 # One identity per use (governance): the platform's admin for the platform itself, a writer for engines
 # that write, a read-only one for readers. The platform keeps the lab's historical access key.
@@ -59,6 +65,8 @@ def defaults() -> dict[str, Any]:
         "layers": copy.deepcopy(DEFAULT_CONTRACTS),
         "services": copy.deepcopy(registry().defaults()),
         "identities": copy.deepcopy(DEFAULT_IDENTITIES),
+        # The chapter's first catalog (the REST fixture): the first catalog of the registry.
+        "catalog": {"default": next(iter(registry().catalogs()), "")},
     }
 
 
@@ -128,7 +136,9 @@ def _conditional_dependencies(services: dict[str, Any]) -> dict[str, Any]:
              for job in (d.catalog.ready_after if d.catalog else ())]
     result = dict(services)
     for definition in reg:
-        wanted = list(definition.after) + (ready if definition.uses_catalogs else [])
+        after = [n for item in definition.after
+                 for n in (reg.providers(item) if isinstance(item, Capability) else (item,))]
+        wanted = after + (ready if definition.uses_catalogs else [])
         body = result.get(definition.name)
         if not wanted or not isinstance(body, dict):
             continue
@@ -208,6 +218,61 @@ def _format(error: Any) -> list[str]:
     return [f"{path}: {message}"]
 
 
+def _shift_published_ports(merged: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The lab's every published port moved by ``lab.published_port_offset`` (docker only; the model refuses it
+    elsewhere); errors name the offset and the port it would move past 65535."""
+    lab = merged.get("lab")
+    offset = lab.get("published_port_offset") if isinstance(lab, dict) else None
+    if merged.get("target") != "docker" or type(offset) is not int or offset <= 0:
+        return merged, []  # not the lab, no offset, or one the model reports as it is wrong
+    services, errors, highest = {}, [], 0
+    for name, body in (merged.get("services") or {}).items():
+        ports = body.get("ports") if isinstance(body, dict) else None
+        if not isinstance(ports, dict):
+            services[name] = body
+            continue
+        moved = {}
+        for port_name, port in ports.items():
+            external = port.get("external") if isinstance(port, dict) else None
+            if type(external) is not int:
+                moved[port_name] = port
+                continue
+            highest = max(highest, external)
+            moved[port_name] = {**port, "external": external + offset}
+            if external + offset > 65535:
+                key = f"services.{name}.ports.{port_name}.external"
+                errors.append(f"{CONFIG_KEY}.lab.published_port_offset: {offset} moves {key} {external} to "
+                              f"{external + offset}, past 65535")
+        services[name] = {**body, "ports": moved}
+    if errors:
+        return merged, [*errors[:1], f"{CONFIG_KEY}.lab.published_port_offset: allowed: 0 to {65535 - highest} "
+                                     f"(the highest published port is {highest})"]
+    return {**merged, "services": services}, []
+
+
+def extended(raw: Any, base: Any, root: Path = PROJECT_ROOT, *, source: str = "stack config") -> Any:
+    """A stack's ``lakehouse:platform`` over that of the stack its ``lakehouse:extends`` names (mappings merged,
+    anything else replaced), or ``raw`` itself where it names none. One level: the base extends nothing."""
+    if base is None:
+        return raw
+    if not isinstance(base, str) or not _STACK_NAME.match(base):
+        raise ConfigError(source, [f"{EXTENDS_KEY}: {base!r} is not a stack name (e.g. lab: Pulumi.lab.yaml)"])
+    path = stack_file(base, root)
+    if not path.exists():
+        stacks = sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in root.glob("Pulumi.*.yaml"))
+        raise ConfigError(source, [f"{EXTENDS_KEY}: no stack file {path.name}; allowed: {', '.join(stacks)}"])
+    config = read_stack_config(path)
+    if config.get(EXTENDS_KEY) is not None:
+        raise ConfigError(source, [f"{EXTENDS_KEY}: {base} extends {config[EXTENDS_KEY]} itself; name a stack that "
+                                   "extends none"])
+    underneath = config.get(CONFIG_KEY)
+    if not isinstance(underneath, dict):
+        raise ConfigError(source, [f"{EXTENDS_KEY}: {path.name} has no {CONFIG_KEY} mapping to extend"])
+    if raw is None:
+        return copy.deepcopy(underneath)
+    return _merge(underneath, raw) if isinstance(raw, dict) else raw  # not a mapping: load_platform says so
+
+
 def load_platform(raw: dict[str, Any] | None, *, source: str = "stack config") -> PlatformSpec:
     """Validate one stack's ``lakehouse:platform`` object merged over the defaults."""
     if raw is None:
@@ -222,6 +287,9 @@ def load_platform(raw: dict[str, Any] | None, *, source: str = "stack config") -
         override["services"] = _carry_jobs(override["services"])
     merged = _merge(defaults(), override)
     merged["services"] = _conditional_dependencies(merged["services"])
+    merged, errors = _shift_published_ports(merged)
+    if errors:
+        raise ConfigError(source, errors)
     try:
         return PlatformSpec.model_validate(merged, context=placement_context())
     except ValidationError as exc:
@@ -265,26 +333,39 @@ def read_stack_config(path: Path) -> dict[str, Any]:
     """The ``config`` mapping of a stack file (duplicate keys refused, like Pulumi's own parser)."""
     if not path.exists():
         raise ConfigError(str(path), [f"{path.name}: no such stack file"])
-    raw = path.read_bytes()
+    return parse_stack_config(path.read_bytes(), path.name)
+
+
+def parse_stack_config(raw: bytes, name: str) -> dict[str, Any]:
+    """The ``config`` mapping of a stack file's bytes (a file, or a revision of it from git); ``name`` is what
+    errors call it."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[:exc.start].count(b"\n") + 1
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise ConfigError(path.name, [
-            f"{path.name}: line {line}, column {column}: byte 0x{raw[exc.start]:02x} is not UTF-8 (a Latin-1 or "
+        raise ConfigError(name, [
+            f"{name}: line {line}, column {column}: byte 0x{raw[exc.start]:02x} is not UTF-8 (a Latin-1 or "
             "Windows-1252 character?); Pulumi reads stack files as UTF-8: save the file as UTF-8"]) from None
     try:
         document = yaml.load(text, Loader=_UniqueKeyLoader) or {}  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
-        raise ConfigError(path.name, [f"{path.name}: not valid YAML: {exc}"]) from None
+        raise ConfigError(name, [f"{name}: not valid YAML: {exc}"]) from None
+    if not isinstance(document, dict):
+        raise ConfigError(name, [f"{name}: a stack file is a mapping with a 'config' key"])
     config = document.get("config") or {}
     if not isinstance(config, dict):
-        raise ConfigError(path.name, [f"{path.name}: 'config' must be a mapping"])
+        raise ConfigError(name, [f"{name}: 'config' must be a mapping"])
     return config
+
+
+def stack_platform(stack: str, root: Path = PROJECT_ROOT) -> Any:
+    """A stack file's ``lakehouse:platform`` as the program sees it: over its ``lakehouse:extends`` stack's."""
+    path = stack_file(stack, root)
+    config = read_stack_config(path)
+    return extended(config.get(CONFIG_KEY), config.get(EXTENDS_KEY), root, source=path.name)
 
 
 def load_stack(stack: str, root: Path = PROJECT_ROOT) -> PlatformSpec:
     """Load and validate a stack from its file, without Pulumi (used by review and tests)."""
-    path = stack_file(stack, root)
-    return load_platform(read_stack_config(path).get(CONFIG_KEY), source=path.name)
+    return load_platform(stack_platform(stack, root), source=stack_file(stack, root).name)

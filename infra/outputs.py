@@ -9,9 +9,7 @@ import pulumi
 from infra.services import profiles as engine_profiles
 from infra.services import registry
 from infra.services.capabilities import STORE
-from infra.services.context import ServiceContext, Side, address, url
-from infra.services.flink import config as flink_config
-from infra.services.trino import config as trino_config
+from infra.services.context import Side, address
 from infra.spec import LAYER_NAMES, Layer, PlatformSpec, Target
 
 
@@ -27,14 +25,18 @@ def endpoints(spec: PlatformSpec) -> dict[str, dict[str, dict[str, str]]]:
     return table
 
 
-def observability(spec: PlatformSpec) -> dict[str, Any]:
-    """Where the signals are (host side) and what the alerts promise: the observability layer's endpoints."""
-    from infra.operations.alerts import alerts
+#: Outputs of the platform's own that services add to (a backup service: how it keeps the recovery promise; the
+#: metrics store: the alerts it evaluates), merged into them; the platform's own keys stay.
+RECOVERY = "recovery"
+OBSERVABILITY = "observability"
 
+
+def observability(spec: PlatformSpec) -> dict[str, Any]:
+    """Where the signals are (host side) and what the alerts promise: the observability layer's endpoints; the
+    alerts' names are the metrics store's (its ``stack_outputs``)."""
     enabled = spec.enabled_services()
     found: dict[str, Any] = {
         "catalog": spec.catalog.default,
-        "alerts": [alert.name for alert in alerts(spec)],
         "catalog_down_bound_s": spec.observability.catalog_down_bound_s,
         "catalog_down_terms_s": spec.observability.catalog_down_terms_s,
         "table_stale_for_s": spec.observability.table_stale_for_s,
@@ -42,11 +44,14 @@ def observability(spec: PlatformSpec) -> dict[str, Any]:
         "probe_interval_s": spec.observability.probe_interval_s,
         "scrape_interval_s": spec.observability.scrape_interval_s,
     }
-    for name, key, path in (("prometheus", "prometheus", ""), ("lakehouse-exporter", "exporter", "/metrics"),
-                            ("catalog-gate", "catalog_gate_metrics", "/metrics")):
-        if name in enabled and spec.target is not Target.AWS:
-            side = Side.EXTERNAL if spec.services[name].ports["http"].external else Side.INTERNAL
-            found[key] = f"http://{address(spec, name, 'http', side)}{path}"
+    if spec.target is not Target.AWS:
+        for definition in registry():
+            metrics = definition.metrics
+            if metrics is None or definition.name not in enabled:
+                continue
+            side = Side.EXTERNAL if spec.services[definition.name].ports[metrics.port].external else Side.INTERNAL
+            found[metrics.key] = f"http://{address(spec, definition.name, metrics.port, side)}{metrics.path}"
+    found.update(registry().contributed_outputs(spec).get(OBSERVABILITY) or {})
     return found
 
 
@@ -73,6 +78,11 @@ def ownership(spec: PlatformSpec) -> list[dict[str, Any]]:
 def _per_identity_kinds() -> tuple[str, ...]:
     """The secret name prefixes kept per identity (under ``credentials.identities``), not at the top level."""
     return ("s3-secret-key-", "catalog-token-", *(f"{kind}-" for kind in registry().identity_secrets()))
+
+
+def admin_secrets() -> set[str]:
+    """The catalogs' root/admin credentials: their bootstrap jobs' alone, never a stack output."""
+    return {name for d in registry().catalogs().values() if d.catalog is not None for name in d.catalog.admin_secrets}
 
 
 def identity_credentials(spec: PlatformSpec, secrets: dict[str, pulumi.Output[str]]) -> dict[str, Any]:
@@ -105,43 +115,16 @@ def identity_credentials(spec: PlatformSpec, secrets: dict[str, pulumi.Output[st
 def credentials(secrets: dict[str, pulumi.Output[str]], spec: PlatformSpec | None = None) -> pulumi.Output:
     """Every credential a client may need, as one secret output (names match the profiles).
 
-    Top level: the platform's own (its admin S3 key, database passwords, ...); ``identities``: one entry
-    per identity, which is what engines use (the host profiles name the identity).
+    Top level: the platform's own (its admin S3 key, database passwords, ...), never a catalog's root/admin
+    credential (its bootstrap jobs' alone); ``identities``: one entry per identity, which is what engines use
+    (the host profiles name the identity).
     """
     names: dict[str, Any] = {k.replace("-", "_"): v for k, v in secrets.items()
-                             if not k.startswith(_per_identity_kinds()) and not k.endswith(("-pem", "-cert"))}
+                             if not k.startswith(_per_identity_kinds()) and not k.endswith(("-pem", "-cert"))
+                             and k not in admin_secrets()}
     if spec is not None:
         names["identities"] = identity_credentials(spec, secrets)
     return pulumi.Output.secret(pulumi.Output.from_input(names))
-
-
-def streams(spec: PlatformSpec) -> dict[str, Any] | None:
-    """What the streams run and promise: topics, connectors (kind, topics, table, commit interval), CDC freshness.
-
-    None where no Connect runs (neither the platform's worker nor MSK Connect).
-    """
-    from infra.services.kafka import config as kafka_config
-
-    enabled = spec.enabled_services()
-    if "kafka-connect" not in enabled and not (spec.target is Target.AWS and spec.aws.kafka_msk):
-        return None
-    streams_spec = spec.streams
-    connectors = []
-    for connector in streams_spec.connectors:
-        entry: dict[str, Any] = {"name": connector.name, "kind": connector.kind}
-        if connector.kind == "debezium-postgres":
-            entry.update(database=connector.database, tables=list(connector.tables), topics=connector.topics,
-                         slot=connector.slot, publication=connector.publication)
-        else:
-            entry.update(topics=list(connector.topics), table=connector.table, cdc=connector.cdc,
-                         commit_interval_s=connector.commit_interval_s, commit_timeout_s=connector.timeout_s)
-        connectors.append(entry)
-    return {
-        "topics": [{"name": t.name, "partitions": t.partitions, "doc": t.doc}
-                   for t in kafka_config.platform_topics(spec)],
-        "connectors": connectors,
-        "cdc_visible_within_s": streams_spec.cdc_visible_within_s,
-    }
 
 
 def tables(spec: PlatformSpec) -> list[dict[str, Any]]:
@@ -158,6 +141,19 @@ def tables(spec: PlatformSpec) -> list[dict[str, Any]]:
     } for table in spec.tables]
 
 
+def grants(spec: PlatformSpec) -> dict[str, dict[str, list[str]]]:
+    """identity -> namespace -> what it may do there (``PlatformSpec.access_of``: each known namespace and ``*``).
+
+    The same answer every enforcer was rendered from; CD and the governance probe read it (no secret in it).
+    """
+    return {name: {ns: list(actions) for ns, actions in spec.access_of(name).items()} for name in spec.identities}
+
+
+def contributed(spec: PlatformSpec) -> dict[str, Any]:
+    """The stack outputs services add of their own (``ServiceDefinition.stack_outputs``), e.g. ``streams``."""
+    return {k: v for k, v in registry().contributed_outputs(spec).items() if k not in (RECOVERY, OBSERVABILITY)}
+
+
 def recovery(spec: PlatformSpec) -> dict[str, Any]:
     """The recovery promise as figures, and how this target keeps it (checked by the recovery drill)."""
     promise = spec.recovery
@@ -165,11 +161,9 @@ def recovery(spec: PlatformSpec) -> dict[str, Any]:
                            "backup_retention_days": promise.backup_retention_days}
     if spec.target is Target.AWS:
         out["backups"] = "AWS Backup: continuous backup (point-in-time restore) of the catalog database"
-    elif "catalog-backup" in spec.enabled_services():
-        out["backup_schedule"] = promise.backup_schedule
-        out["backups"] = "catalog-backup service: SQLite online backup / pg_dump, sha256 sidecars"
     else:
-        out["backups"] = "none: services.catalog-backup is disabled"
+        out["backups"] = "none: no backup service is enabled"
+    out.update(registry().contributed_outputs(spec).get(RECOVERY) or {})
     return out
 
 
@@ -177,24 +171,19 @@ def profiles(spec: PlatformSpec) -> dict[str, Any]:
     """Every profile, host side and service side, as one stack output."""
     enabled = spec.enabled_services()
     host: dict[str, Any] = {"identity": spec.governance.writer, "reader_identity": spec.governance.reader,
-                            "pyiceberg": engine_profiles.pyiceberg(spec), "spark": engine_profiles.spark(spec),
+                            "pyiceberg": engine_profiles.pyiceberg(spec),
+                            "spark": engine_profiles.spark(spec),  # not the service: the host's Spark client
                             "spark_packages": engine_profiles.spark_packages(spec),
                             "duckdb": engine_profiles.duckdb(spec)}
     services: dict[str, Any] = {}
-    if "trino" in enabled:
-        host["trino"] = trino_config.client_profile(spec)
-        services["trino_catalogs"] = trino_config.catalog_files(ServiceContext(spec, "trino"), Side.INTERNAL)
-    if "flink-jobmanager" in enabled:
-        host["flink"] = flink_config.profile(spec, Side.EXTERNAL)
-        services["flink"] = flink_config.profile(spec, Side.INTERNAL)
-        services["flink_sql"] = engine_profiles.flink_sql(spec)
-    if "kafka" in enabled:
-        # Two listeners: PLAINTEXT for the platform's services, HOST for clients on the host.
-        host["kafka"] = {"bootstrap.servers": address(spec, "kafka", "host", Side.EXTERNAL)}
-        services["kafka"] = {"bootstrap.servers": address(spec, "kafka", "broker", Side.INTERNAL)}
-    if "kafka-connect" in enabled:
-        host["kafka_connect"] = {"url": url(spec, "kafka-connect", "rest", Side.EXTERNAL)}
-        services["kafka_connect"] = {"url": url(spec, "kafka-connect", "rest", Side.INTERNAL)}
+    for definition in registry():  # each service's clients (ServiceDefinition.profile)
+        profile = definition.profile
+        if profile is None or definition.name not in enabled:
+            continue
+        if profile.client is not None:
+            host[profile.key] = profile.client(spec, Side.EXTERNAL)
+        if profile.services is not None:
+            services.update(profile.services(spec))
     result: dict[str, Any] = {"host": host, "services": services}
     if spec.target is Target.NATIVE:
         result["note"] = "127.0.0.1 on both sides (local processes)"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
@@ -10,18 +9,30 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 TOOLS_DIR = PROJECT_ROOT / ".tools"
 
 
-def state_root() -> Path:
-    """Where stacks keep local state (native data dirs and logs, lab bind mounts).
+#: The state root of a root user (services such as PostgreSQL run as their own system user and must reach it).
+SYSTEM_STATE_ROOT = Path("/var/lib/lakehouse-platform")
 
-    ``$LAKEHOUSE_STATE_DIR`` if set, else ``<project>/.state``, unless some parent of the
-    project is closed to other users (a checkout under /root): natively PostgreSQL runs as its own
-    system user and must reach its data directory, so the state then lives under /var/tmp.
+
+def state_root() -> Path:
+    """Where stacks keep their data on this host (native data dirs and logs, lab bind mounts): never in a checkout.
+
+    ``$LAKEHOUSE_STATE_DIR`` if set; else ``/var/lib/lakehouse-platform`` for root (a service that runs as its
+    own user, PostgreSQL, must traverse to its data: /root is closed); else
+    ``${XDG_STATE_HOME:-~/.local/state}/lakehouse-platform``. A stack's directory is named after the stack
+    (``stack_state_dir``), so a renamed, moved or second checkout deploying the same stack finds the same data,
+    and running services never lose the ground under them when a checkout moves.
     """
     if os.environ.get("LAKEHOUSE_STATE_DIR"):
         return Path(os.environ["LAKEHOUSE_STATE_DIR"])
-    if all(os.stat(p).st_mode & 0o001 for p in (PROJECT_ROOT, *PROJECT_ROOT.parents)):
-        return PROJECT_ROOT / ".state"
-    return Path("/var/tmp/lakehouse-platform") / hashlib.sha256(str(PROJECT_ROOT).encode()).hexdigest()[:12]
+    if os.geteuid() == 0:
+        return SYSTEM_STATE_ROOT
+    xdg = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(xdg) / "lakehouse-platform"
+
+
+def stack_state_dir(stack: str, configured: str | None = None) -> Path:
+    """A stack's state directory: its ``state_dir`` setting if it has one, else ``<state root>/<stack>``."""
+    return Path(configured) if configured else state_root() / stack
 
 
 def cache_base() -> Path:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pulumi
 
 from infra import outputs
-from infra.config import NAMESPACE, ConfigError, load_platform
+from infra.config import NAMESPACE, ConfigError, extended, load_platform
 from infra.layers import LayerComponent, create_layers
 from infra.resources import issue_certificates
 from infra.services.resolver import CacheResolver, Resolver
@@ -23,8 +23,11 @@ from infra.version import PLATFORM_VERSION
 def load_spec() -> PlatformSpec:
     """The stack's validated spec; a config error stops the run before any resource exists."""
     config = pulumi.Config(NAMESPACE)
+    source = f"Pulumi.{pulumi.get_stack()}.yaml"
     try:
-        return load_platform(config.get_object("platform"), source=f"Pulumi.{pulumi.get_stack()}.yaml")
+        # A stack that extends another (lakehouse:extends) is that stack's platform with its own changes on top.
+        return load_platform(extended(config.get_object("platform"), config.get("extends"), source=source),
+                             source=source)
     except ConfigError as exc:
         # RunError: Pulumi prints the message alone, without a Python traceback.
         raise pulumi.RunError(str(exc)) from None
@@ -55,17 +58,22 @@ def main(resolver: Resolver | None = None, check_ports: bool = True) -> dict[str
     pulumi.export("platform_version", PLATFORM_VERSION)  # pyproject.toml's, on every target
     pulumi.export("target", spec.target.value)
     pulumi.export("platform", spec.name)
+    # Which stack these outputs are, and whether it may be disturbed: the probes run their disruptive ones only on a
+    # disposable stack, or when --disruptive names this stack.
+    pulumi.export("stack", pulumi.get_stack())
+    pulumi.export("disposable", spec.disposable)
     pulumi.export("endpoints", outputs.endpoints(spec))
     pulumi.export("version_manifest", spec.version_manifest())
     pulumi.export("ownership", outputs.ownership(spec))
     pulumi.export("tables", outputs.tables(spec))
+    pulumi.export("grants", outputs.grants(spec))
     pulumi.export("recovery", outputs.recovery(spec))
     pulumi.export("observability", outputs.observability(spec))
     pulumi.export("profiles", outputs.profiles(spec))
     pulumi.export("credentials", outputs.credentials(secrets, spec))
     pulumi.export("certificates", pulumi.Output.from_input(issued.certificates))
-    if (streams := outputs.streams(spec)) is not None:
-        pulumi.export("streams", streams)
+    for key, value in outputs.contributed(spec).items():  # what services add of their own (streams, ...)
+        pulumi.export(key, value)
     pulumi.export("layers", {layer.value: component.outputs for layer, component in layers.items()})
     for key, value in built.outputs.items():
         pulumi.export(key, value)

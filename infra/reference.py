@@ -315,3 +315,22 @@ def services_reference() -> str:
             lines.append(f"| `{definition.name}` | `{port}` | {numbers['internal']} | "
                          f"{external if external is not None else '-'} |")
     return "\n".join(lines) + "\n"
+
+
+#: How the runbook makes each secret's value: 32 random bytes, hex (every secret the cloud reads is a free string).
+GENERATED_VALUE = '"$(openssl rand -hex 32)"'
+
+
+def secret_commands(spec: PlatformSpec, stack: str) -> list[str]:
+    """The ``pulumi config set --secret`` line of every secret the stack must set on aws, each with what reads it."""
+    from infra.services.secrets import required_on_aws
+
+    return [f"pulumi config set --secret lakehouse:{item.key} {GENERATED_VALUE} --stack {stack}   # {item.used_by}"
+            for item in required_on_aws(spec)]
+
+
+def cloud_secrets_reference(stack: str = "cloud") -> str:
+    """The cloud runbook's secrets step for ``Pulumi.<stack>.yaml`` as committed, as a shell block."""
+    from infra.config import load_stack
+
+    return "```bash\n" + "\n".join(secret_commands(load_stack(stack), stack)) + "\n```"

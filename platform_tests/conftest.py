@@ -12,6 +12,10 @@ or against an outputs file (``pulumi stack output --json --show-secrets > output
 One layer's probes only: ``-m catalog`` (markers: storage, catalog, compute, governance, orchestration,
 observability, recovery). Each probe records a figure; the table printed at the end (and the JUnit
 XML's ``<property name="figure">``) carries it.
+
+Safe and disruptive (``support/selection.py``): every probe is marked ``safe`` or ``disruptive("why")``. The
+disruptive ones run only against a stack marked disposable (the ``disposable`` output) or with
+``--disruptive=<stack>`` naming the outputs' stack; elsewhere they skip, saying why. ``-m safe`` selects the safe set.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from platform_tests.support import report
+from platform_tests.support import report, selection
 from platform_tests.support.stack import OutputsError, Stack, read_outputs_file, read_stack_outputs
 
 LAYERS = ("storage", "catalog", "compute", "governance", "orchestration", "observability", "recovery")
@@ -34,9 +38,9 @@ REQUIRED_OUTPUTS = ("target", "endpoints", "profiles", "version_manifest", "owne
 _RESULTS: list = [None]  # the session's results (logreport has no config argument)
 
 MODULE_ORDER = (
-    "test_engines", "test_governance", "test_flink", "test_catalog_concurrency", "test_storage", "test_lifecycle",
-    "test_cdc", "test_restart", "test_faults", "test_maintenance", "test_recovery", "test_signals", "test_manifest",
-    "test_memory",
+    "test_engines", "test_governance", "test_governance_matrix", "test_flink", "test_catalog_concurrency",
+    "test_storage", "test_lifecycle", "test_signals_read", "test_cdc", "test_restart", "test_faults", "test_maintenance",
+    "test_recovery", "test_signals", "test_manifest", "test_memory",
 )
 
 
@@ -53,6 +57,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="duration of the concurrent-commit probe (default 30 s)")
     group.addoption("--keep-tables", action="store_true",
                     help="keep the tables the probes created (default: purge them at the end)")
+    group.addoption("--disruptive", metavar="STACK", default=None,
+                    help="run the disruptive probes (faults, restarts, the recovery drill, commit storms, maintenance "
+                         "runs) against STACK although it is not marked disposable; refused unless STACK is the stack "
+                         "the outputs are of. Without it they run only on a disposable stack")
     group.addoption("--strict-engines", action="store_true",
                     help="fail on engine capability gaps the target declares (e.g. DuckDB 1.4 cannot INSERT "
                          "into a partitioned table) instead of reporting them as deviations")
@@ -108,10 +116,36 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     results.record(report)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A disruptive probe skips, before any of its fixtures runs, unless this stack may be disturbed (decided at the
+    first probe, so a refused --disruptive ends the run before anything ran)."""
+    allowed = _disruption(item.config)
+    reason = selection.skip_reason(selection.kind_of(item.iter_markers()), allowed)
+    if reason:
+        pytest.skip(reason)
+
+
+def _disruption(config: pytest.Config) -> selection.Disruption:
+    """What this run may do to the stack (decided once, from the outputs and --disruptive; a refused flag ends the
+    run before any probe)."""
+    found = getattr(config, "_platform_disruption", None)
+    if found is None:
+        try:
+            found = selection.disruption(_stack(config).outputs, config.getoption("--disruptive"))
+        except selection.RefusedFlag as exc:
+            pytest.exit(str(exc), 4)
+        config._platform_disruption = found  # type: ignore[attr-defined]
+    return found
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
     results = config._platform_results  # type: ignore[attr-defined]
     wall = time.monotonic() - config._platform_started  # type: ignore[attr-defined]
     report.print_summary(terminalreporter, results, wall)
+    decided = getattr(config, "_platform_disruption", None)
+    if decided is not None:
+        terminalreporter.write_line(f"disruptive probes {'ran' if decided.allowed else 'skipped'}: {decided.why}")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -122,7 +156,18 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
 @pytest.fixture(scope="session")
 def stack(request: pytest.FixtureRequest) -> Stack:
     """The deployed stack: its outputs and clients. Exits the run when no outputs can be read."""
-    config = request.config
+    return _stack(request.config)
+
+
+def _stack(config: pytest.Config) -> Stack:
+    """The session's stack, read once (the ``stack`` fixture, and the choice of which probes may run)."""
+    found = getattr(config, "_platform_stack", None)
+    if found is None:
+        found = config._platform_stack = _read_stack(config)  # type: ignore[attr-defined]
+    return found
+
+
+def _read_stack(config: pytest.Config) -> Stack:
     outputs_path, stack_name = config.getoption("--outputs"), config.getoption("--stack")
     if outputs_path:
         loader = lambda: read_outputs_file(Path(outputs_path))  # noqa: E731

@@ -16,7 +16,7 @@ the chapter; its own failure is part of the evidence.
 What it found on the file-backed fixture: after a restart on an existing ``fixture.db`` (default pool
 of 2 connections), concurrent commits get 500 ``SQLITE_BUSY: database is locked``; with
 ``CATALOG_CLIENTS=1`` (one pooled connection) they do not. The catalog's own log lines are part of
-the evidence (``native.services["rest-fixture"].log_file``).
+the evidence (the default catalog's ``native.services.<catalog>.log_file``).
 """
 
 from __future__ import annotations
@@ -29,12 +29,14 @@ from pathlib import Path
 
 import pytest
 
-from platform_tests.support import commits
+from platform_tests.support import commits, services
 from platform_tests.support import flink as flink_support
 from platform_tests.support.fixture import IN_MEMORY_URI, postgres_fixture, throwaway_fixture
 from platform_tests.support.stack import Stack, fail
 
-pytestmark = [pytest.mark.catalog]
+pytestmark = [pytest.mark.catalog, pytest.mark.disruptive(
+    "a commit storm: up to 32 appenders beside the streaming writer, on the platform's own streaming table, "
+    "and a second catalog and a second streaming job started beside the platform's")]
 
 
 # The load probe: 32 appenders starting together, one commit each, with a retry budget large enough
@@ -99,7 +101,7 @@ def test_the_fixture_on_the_platforms_postgresql_takes_concurrent_commits(stack:
 
 
 def _concurrency(stack: Stack, created_tables, figure, say, workload: commits.Workload, table: str) -> None:
-    log_file = stack.service_record("rest-fixture").get("log_file")
+    log_file = stack.service_record(services.default_catalog(stack)).get("log_file")
     job = flink_support.streaming_job(stack)
     if job is not None:
         outcome = _with_the_streaming_job(stack, job, workload, log_file, say)
@@ -107,7 +109,7 @@ def _concurrency(stack: Stack, created_tables, figure, say, workload: commits.Wo
         ident = f"probe_{stack.run_id}.{table}"
         created_tables.append(ident)
         outcome = _probe(stack, None, ident, workload, log_file)
-    writers = sorted({c.writer for c in outcome.commits} | ({"flink"} if job else set()))
+    writers = sorted({c.writer for c in outcome.commits} | ({job.writer} if job else set()))
     say(f"== {len(writers)} writers ({', '.join(writers[:6])}{', ...' if len(writers) > 6 else ''}): "
         f"{outcome.summary()}")
     say(f"== status codes: {dict(sorted(outcome.statuses.items()))}; verified {outcome.verified}")
@@ -131,7 +133,7 @@ def _with_the_streaming_job(stack: Stack, job: flink_support.StreamingJob, workl
     job_id = str(running["jid"])
     failures_before = len(rest.exceptions(job_id))
     before = max(flink_support.completed(rest, job_id), default=0)
-    tm_log = stack.service_record("flink-taskmanager").get("log_file")
+    tm_log = job.task_log
     tm_offset = commits.log_size(tm_log)
     # '~' sorts after every lowercase status, so the job's files are pruned by their column bounds.
     batches = commits.OrderBatches(tag=f"~probe-{stack.run_id}")
@@ -144,20 +146,20 @@ def _with_the_streaming_job(stack: Stack, job: flink_support.StreamingJob, workl
         table = flink_support.wait_committed(lambda: catalog.load_table(job.table), job_id,
                                              window[-1] if window else 0)
         check = flink_support.CommitCheck(window, flink_support.commits(table, job_id), job.source).run()
-        outcome.problems += [f"flink: {p}" for p in check.problems]
+        outcome.problems += [f"{job.writer}: {p}" for p in check.problems]
         if not window:
-            outcome.problems.append(f"flink: no checkpoint completed in {outcome.seconds:.0f}s")
+            outcome.problems.append(f"{job.writer}: no checkpoint completed in {outcome.seconds:.0f}s")
         lineage = _lineage(table)
         lost = [ids for c in window for ids in check.committed.get(c, []) if ids not in lineage]
         if lost:
-            outcome.problems.append(f"flink: committed snapshots missing from the snapshot log: {lost}")
+            outcome.problems.append(f"{job.writer}: committed snapshots missing from the snapshot log: {lost}")
         failures = flink_support.failures_since(rest, job_id, failures_before)
         if failures:
-            outcome.problems.append(f"flink: the streaming job failed during the run: {failures[:2]}")
+            outcome.problems.append(f"{job.writer}: the streaming job failed during the run: {failures[:2]}")
         retries = commits.grep_log(tm_log, "Retrying task after failure", tm_offset, 1000)
-        outcome.verified["flink"] = {"checkpoints": window, "snapshots": check.snapshots,
+        outcome.verified[job.writer] = {"checkpoints": window, "snapshots": check.snapshots,
                                      "committer retries (409)": len(retries)}
-        say(f"== flink: checkpoints {window} -> {check.snapshots} snapshots; its committer retried "
+        say(f"== {job.writer}: checkpoints {window} -> {check.snapshots} snapshots; its committer retried "
             f"{len(retries)} conflicting commit(s)")
         if retries:
             outcome.log_evidence.append(f"flink task manager: {retries[0][:300]}")

@@ -19,7 +19,9 @@ import pytest
 from platform_tests.support import cdc
 from platform_tests.support.stack import Stack, fail
 
-pytestmark = [pytest.mark.compute]
+pytestmark = [pytest.mark.compute, pytest.mark.disruptive(
+    "writes 60 inserts, updates and deletes into the bookshop's source database, which the sink carries into "
+    "its table")]
 
 CHANGES = 60
 RATE_PER_S = 10.0

@@ -15,10 +15,11 @@ import time
 
 import pytest
 
-from platform_tests.support import engines
+from platform_tests.support import engines, services
 from platform_tests.support.stack import Stack, fail
 
-pytestmark = [pytest.mark.compute, pytest.mark.catalog]
+# Safe: its one table lives in a canary namespace of the run's own (probe_<run id>), purged at the end.
+pytestmark = [pytest.mark.compute, pytest.mark.catalog, pytest.mark.safe]
 
 ORDERS = 50_000
 DAYS = 9
@@ -133,20 +134,21 @@ def test_four_engines_one_catalog_one_table(stack: Stack, created_tables, figure
     spark.sql(f"REFRESH TABLE {spark_ident}")
 
     # -- every engine counts ----------------------------------------------------------------------------
-    counts: dict[str, int | str] = {"spark": spark.table(spark_ident).count()}
+    counts: dict[str, int | str] = {engines.SPARK: spark.table(spark_ident).count()}
     table = catalog.load_table(ident)
     counts["pyiceberg"] = table.scan().to_arrow().num_rows
     con, _ = engines.duckdb_connect(stack)
     counts["duckdb"] = con.execute(f"SELECT count(*) FROM lab.{namespace}.orders").fetchone()[0]
     con.close()
-    try:
-        counts["trino"] = engines.trino_scalar(stack, f'SELECT count(*) FROM {stack.trino_catalog}."{namespace}".orders')
-    except Exception as exc:  # noqa: BLE001
-        counts["trino"] = f"error: {exc}"
+    for engine in services.engines(stack):  # the engine services of the stack (Trino)
+        try:
+            counts[engine.name] = engine.count(None, namespace, "orders")
+        except Exception as exc:  # noqa: BLE001
+            counts[engine.name] = f"error: {exc}"
     snapshots = len(table.snapshots())
     say(f"== counts: {counts}")
-    figure(f"{files} files; spark {spark_stale:,} cached -> {counts['spark']:,} after REFRESH; "
-           f"spark/pyiceberg/duckdb/trino {'/'.join(str(v) for v in counts.values())}; {snapshots} snapshots"
+    figure(f"{files} files; spark {spark_stale:,} cached -> {counts[engines.SPARK]:,} after REFRESH; "
+           f"{'/'.join(counts)} {'/'.join(str(v) for v in counts.values())}; {snapshots} snapshots"
            + (f"; {len(deviations)} deviation(s): " + ", ".join(d.split(":")[0].split(" (")[0][:60] for d in deviations)
               if deviations else ""))
 
@@ -158,4 +160,4 @@ def test_four_engines_one_catalog_one_table(stack: Stack, created_tables, figure
     if snapshots != 3:
         fail(stack, "catalog", "the table does not have exactly three snapshots (one per committing engine)",
              [(s.snapshot_id, s.summary.operation.value, s.summary.get("added-records")) for s in table.snapshots()])
-    say(f"== PASS: four engines, one catalog, one table, {ORDERS + 2:,} rows, {snapshots} snapshots")
+    say(f"== PASS: {len(counts)} engines, one catalog, one table, {ORDERS + 2:,} rows, {snapshots} snapshots")

@@ -24,11 +24,10 @@ import pytest
 import requests
 import tenacity
 
-from platform_tests.support import commits, control
+from infra.services.capabilities import STORE
+from platform_tests.support import commits, control, services
 from platform_tests.support.stack import Stack, fail
 
-CATALOG = "rest-fixture"
-STORE = "seaweedfs"
 WRITERS = 4
 RUN_S = 30.0
 KILL_AFTER_S = 6.0
@@ -157,15 +156,17 @@ def _reconcile(catalog, ident: str, commit_id: str) -> int | None:
 
 
 @pytest.mark.catalog
+@pytest.mark.disruptive("SIGKILLs the catalog while 4 writers commit")
 def test_kill_9_of_the_catalog_mid_commit_loses_no_acknowledged_commit(stack: Stack, created_tables, figure, say):
     ctl = control.control(stack)
+    catalog_service = services.default_catalog(stack)  # the catalog every engine commits through
     try:
-        ctl.can_crash(CATALOG)
+        ctl.can_crash(catalog_service)
     except control.Unsupported as exc:
         pytest.skip(str(exc))
     except control.ServiceControlError as exc:
-        fail(stack, "catalog", f"{CATALOG} has no running service process to kill", str(exc))
-    before = ctl.instance(CATALOG)
+        fail(stack, "catalog", f"{catalog_service} has no running service process to kill", str(exc))
+    before = ctl.instance(catalog_service)
     ident = f"faults_{stack.run_id}.kill9"
     _new_table(stack, ident, created_tables)
 
@@ -175,27 +176,27 @@ def test_kill_9_of_the_catalog_mid_commit_loses_no_acknowledged_commit(stack: St
         thread.start()
     time.sleep(KILL_AFTER_S)
     acknowledged_at_kill = len(tally.acknowledged)
-    victim = ctl.crash(CATALOG)
+    victim = ctl.crash(catalog_service)
     killed_at = time.monotonic()
     healed_in = None
     while time.monotonic() - killed_at < HEAL_BOUND_S:
-        now = ctl.instance(CATALOG)
+        now = ctl.instance(catalog_service)
         if now.running and not now.same_as(victim) and _answers(stack):
             healed_in = time.monotonic() - killed_at
             break
         time.sleep(0.2)
     for thread in threads:
         thread.join(RUN_S + HEAL_BOUND_S + 60)
-    after = ctl.instance(CATALOG)
+    after = ctl.instance(catalog_service)
     supervisor = "its watchdog" if ctl.target == "native" else "the engine's restart policy"
-    say(f"== kill -9 of {CATALOG} ({victim.ident}, pid {victim.detail.get('pid')}) after {acknowledged_at_kill} "
+    say(f"== kill -9 of {catalog_service} ({victim.ident}, pid {victim.detail.get('pid')}) after {acknowledged_at_kill} "
         f"commits; healed by {supervisor} in {healed_in if healed_in is None else round(healed_in, 1)} s "
         f"(restarts {before.restarts or 0} -> {after.restarts}); {len(tally.acknowledged)} commits acknowledged, "
         f"{tally.conflicts} 409s, "
         f"{tally.connection_errors} lost answers retried ({tally.reconciled} had landed), statuses "
         f"{dict(sorted(tally.statuses.items()))}")
     if healed_in is None:
-        fail(stack, "catalog", f"{CATALOG} did not come back by itself within {HEAL_BOUND_S:.0f} s of a SIGKILL",
+        fail(stack, "catalog", f"{catalog_service} did not come back by itself within {HEAL_BOUND_S:.0f} s of a SIGKILL",
              {"before": str(before), "after": str(after), "supervisor": after.detail})
     outcome = commits.Outcome(table=ident, commits=tally.acknowledged, errors=tally.errors)
     # The gate's 502s while the catalog was down are the lost answers the writers retried; any other 5xx,
@@ -231,9 +232,13 @@ def _answers(stack: Stack) -> bool:
 
 
 @pytest.mark.storage
+@pytest.mark.disruptive("stops the store")
 def test_a_commit_with_the_store_stopped_fails_clearly_and_the_pointer_does_not_move(stack: Stack, created_tables,
                                                                                   figure, say):
     ctl = control.control(stack, starts_again=True)
+    store = services.provider(stack, STORE)
+    if store is None:
+        pytest.skip("this stack runs no store of its own (aws: S3 itself)")
     ident = f"faults_{stack.run_id}.store"
     catalog, table = _new_table(stack, ident, created_tables)
     table.append(commits._rows("before", 0, 100))
@@ -242,7 +247,7 @@ def test_a_commit_with_the_store_stopped_fails_clearly_and_the_pointer_does_not_
     # The writer has loaded its table (as a running job has) before the store stops.
     writer = stack.catalog(**{"s3.connect-timeout": "5", "s3.request-timeout": "10"}).load_table(ident)
     # Natively SIGTERM of its tree (the watchdog stops and does not restart it); in the lab `docker stop`.
-    ctl.stop(STORE)
+    ctl.stop(store)
     try:
         started = time.monotonic()
         error = None
@@ -251,9 +256,9 @@ def test_a_commit_with_the_store_stopped_fails_clearly_and_the_pointer_does_not_
         except Exception as exc:  # noqa: BLE001 - the error itself is what the probe reads
             error = f"{type(exc).__name__}: {exc}"
         seconds = time.monotonic() - started
-        say(f"== with {STORE} stopped, a commit failed after {seconds:.1f} s: {str(error)[:300]}")
+        say(f"== with {store} stopped, a commit failed after {seconds:.1f} s: {str(error)[:300]}")
     finally:
-        back_s = ctl.start(STORE)  # back through the target (natively `pulumi up`, the lab `docker start`), healthy
+        back_s = ctl.start(store)  # back through the target (natively `pulumi up`, the lab `docker start`), healthy
     if error is None:
         fail(stack, "storage", "a commit was acknowledged while the store was stopped", {"table": ident})
     if not any(word in error.lower() for word in ("connect", "refused", "unreachable", "timed out", "timeout")):

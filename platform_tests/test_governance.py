@@ -24,10 +24,13 @@ import requests
 from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.types import StringType
 
-from platform_tests.support import engines
+from platform_tests.support import engines, services
+from platform_tests.support.refusals import REFUSAL, describe, short
 from platform_tests.support.stack import Stack, fail
 
-pytestmark = [pytest.mark.governance]
+# Safe: the writer's table is in the run's own namespace (purged at the end); every write the reader tries is
+# refused, and the orphan it plants is under that table.
+pytestmark = [pytest.mark.governance, pytest.mark.safe]
 
 ROWS = 40
 SCHEMA = pa.schema([pa.field("order_id", pa.int64(), nullable=False), pa.field("amount", pa.float64())])
@@ -44,33 +47,6 @@ class Attempt:
 def rows(start: int, count: int) -> pa.Table:
     return pa.table({"order_id": list(range(start, start + count)), "amount": [i * 1.5 for i in range(count)]},
                     schema=SCHEMA)
-
-
-#: What a refusal says, whichever layer refused (store 403, catalog gate 401/403, Trino's access control).
-REFUSAL = ("AccessDenied", "Access Denied", "ACCESS_DENIED", "ForbiddenException", "NotAuthorized", "Forbidden",
-           "PERMISSION_DENIED", "Unauthorized", "Invalid credentials", "403", "401")
-
-
-def describe(exc: BaseException) -> str:
-    """The whole story of an error: its message, and for Trino the cause chain of the failed query."""
-    text = str(exc)
-    failure = getattr(exc, "failure_info", None)
-    if failure:
-        causes, cause = [], failure
-        while isinstance(cause, dict):
-            causes.append(f"{cause.get('type')}: {cause.get('message')}")
-            cause = cause.get("cause")
-        text += " | caused by: " + " <- ".join(causes)
-    return " ".join(text.split())
-
-
-def short(exc: BaseException) -> str:
-    text = describe(exc)
-    for marker in REFUSAL:
-        at = text.find(marker)
-        if at >= 0:
-            return f"{type(exc).__name__}: ...{text[max(0, at - 80):at + 160]}"
-    return f"{type(exc).__name__}: {text[:240]}"
 
 
 def attempt(log: list[Attempt], engine: str, what: str, action: Callable[[], Any]) -> None:
@@ -102,29 +78,6 @@ def objects(s3, bucket: str, prefix: str) -> set[str]:
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
         found.update(o["Key"] for o in page.get("Contents", []))
     return found
-
-
-def impersonating(stack: Stack, identity: str, as_user: str, catalog: str | None) -> Any:
-    """A Trino cursor authenticated as ``identity`` whose session user is ``as_user``."""
-    import trino
-
-    own = stack.creds_of(identity)
-    profile = stack.host_profiles["trino"]
-    session = requests.Session()
-    session.trust_env = False
-    session.verify = stack.certificate_file(profile["certificate"])
-    return trino.dbapi.connect(host=profile["host"], port=int(profile["port"]), user=as_user,
-                               auth=trino.auth.BasicAuthentication(own["trino_user"], own["trino_password"]),
-                               http_scheme="https", http_session=session, catalog=catalog, request_timeout=60).cursor()
-
-
-def trino_run(stack: Stack, identity: str, sql: list[str], catalog: str | None = None) -> list[Any]:
-    cursor = stack.trino_connection(identity=identity, catalog=catalog).cursor()
-    result: list[Any] = []
-    for statement in sql:
-        cursor.execute(statement)
-        result = cursor.fetchall()
-    return result
 
 
 def test_read_only_identity_reads_through_every_engine_and_writes_through_none(stack: Stack, created_tables, figure,
@@ -168,19 +121,19 @@ def test_read_only_identity_reads_through_every_engine_and_writes_through_none(s
         if key.startswith("spark.sql.catalog.reader"):
             spark.conf.set(key, value)
     try:
-        reads["spark"] = spark.table(f"reader.{ident}").count()
+        reads[engines.SPARK] = spark.table(f"reader.{ident}").count()
     except Exception as exc:  # noqa: BLE001
-        reads["spark"] = short(exc)
-    read_only_catalog = stack.trino_catalog_of(reader)
-    try:
-        reads["trino"] = trino_run(stack, reader, [f'SELECT count(*) FROM "{namespace}".orders'],
-                                   catalog=read_only_catalog)[0][0]
-    except Exception as exc:  # noqa: BLE001
-        reads["trino"] = short(exc)
+        reads[engines.SPARK] = short(exc)
+    engine_services = services.engines(stack)  # the engine services of the stack (Trino), each its package's
+    for engine in engine_services:
+        try:
+            reads[engine.name] = engine.count(reader, namespace, "orders")
+        except Exception as exc:  # noqa: BLE001
+            reads[engine.name] = short(exc)
     say(f"== {reader} reads: {reads}")
     if any(value != ROWS for value in reads.values()):
         fail(stack, "governance", f"the read-only identity {reader!r} cannot read the table through every engine",
-             {"expected": ROWS, "reads": reads, "trino catalog": read_only_catalog})
+             {"expected": ROWS, "reads": reads})
 
     # -- writes: every one refused ------------------------------------------------------------------------
     log: list[Attempt] = []
@@ -196,32 +149,13 @@ def test_read_only_identity_reads_through_every_engine_and_writes_through_none(s
     if con is not None:
         attempt(log, "duckdb", "INSERT", lambda: con.execute(f"INSERT INTO lab.{ident} VALUES (2000, 1.0)"))
         con.close()
-    attempt(log, "spark", "INSERT", lambda: spark.sql(f"INSERT INTO reader.{ident} VALUES (3000, 1.0)").collect())
-    attempt(log, "spark", "ALTER TABLE ADD COLUMN",
+    attempt(log, engines.SPARK, "INSERT", lambda: spark.sql(f"INSERT INTO reader.{ident} VALUES (3000, 1.0)").collect())
+    attempt(log, engines.SPARK, "ALTER TABLE ADD COLUMN",
             lambda: spark.sql(f"ALTER TABLE reader.{ident} ADD COLUMN note string").collect())
-    attempt(log, "spark", "DELETE", lambda: spark.sql(f"DELETE FROM reader.{ident} WHERE order_id < 5").collect())
-    quoted = f'"{namespace}".orders'
-    retention = f"SET SESSION {read_only_catalog}.expire_snapshots_min_retention = '0s'"
-    orphans = f"SET SESSION {read_only_catalog}.remove_orphan_files_min_retention = '0s'"
-    trino_writes = [
-        ("INSERT", [f"INSERT INTO {quoted} VALUES (4000, 1.0)"]),
-        ("ALTER TABLE ADD COLUMN", [f"ALTER TABLE {quoted} ADD COLUMN note varchar"]),
-        ("DROP TABLE", [f"DROP TABLE {quoted}"]),
-        ("EXECUTE optimize", [f"ALTER TABLE {quoted} EXECUTE optimize"]),
-        ("EXECUTE expire_snapshots", [retention, f"ALTER TABLE {quoted} EXECUTE expire_snapshots(retention_threshold => '0s')"]),
-        ("EXECUTE remove_orphan_files",
-         [orphans, f"ALTER TABLE {quoted} EXECUTE remove_orphan_files(retention_threshold => '0s')"]),
-    ]
-    for what, statements in trino_writes:
-        attempt(log, "trino", what, lambda statements=statements: trino_run(stack, reader, statements,
-                                                                           catalog=read_only_catalog))
-    writer_catalog_name = stack.trino_catalog_of(writer)
-    attempt(log, "trino", f"read the writer's catalog {writer_catalog_name}",
-            lambda: trino_run(stack, reader, [f'SELECT count(*) FROM {writer_catalog_name}."{namespace}".orders'],
-                              catalog=read_only_catalog))
-    attempt(log, "trino", f"impersonate {writer} (authenticated as {reader}, session user {writer})",
-            lambda: impersonating(stack, reader, writer, writer_catalog_name).execute(
-                f'SELECT count(*) FROM "{namespace}".orders'))
+    attempt(log, engines.SPARK, "DELETE", lambda: spark.sql(f"DELETE FROM reader.{ident} WHERE order_id < 5").collect())
+    for engine in engine_services:  # every write and table procedure the engine offers, each refused
+        for what, action in engine.writes(reader, namespace, "orders"):
+            attempt(log, engine.name, what, action)
 
     after = objects(store, stack.bucket, f"{namespace}/")
     try:
@@ -311,31 +245,17 @@ def test_no_or_wrong_credentials_are_refused_never_served(stack: Stack, figure, 
     for key, value in engines.spark_catalog_conf(stack, name="nobody").items():
         if key.startswith("spark.sql.catalog.nobody"):
             spark.conf.set(key, "wrong-token" if key.endswith(".token") else value)
-    attempt(refused, "spark", "list namespaces with a wrong token", lambda: spark.sql("SHOW NAMESPACES IN nobody").collect())
+    attempt(refused, engines.SPARK, "list namespaces with a wrong token", lambda: spark.sql("SHOW NAMESPACES IN nobody").collect())
 
-    trino = stack.host_profiles.get("trino")
-    if trino:
-        attempt(refused, "trino", "query with a wrong password",
-                lambda: stack.trino_connection(password="wrong-password").cursor().execute("SELECT 1"))
-        attempt(refused, "trino", "query as an unknown user",
-                lambda: stack.trino_connection(user="nobody", password="nothing").cursor().execute("SELECT 1"))
-        https = f"https://{trino['host']}:{trino['port']}/v1/statement"
-        verify = stack.certificate_file(trino["certificate"])
-        status_https = session.post(https, data="SELECT 1", headers={"X-Trino-User": stack.identity}, verify=verify,
-                                    timeout=20)
-        refused.append(Attempt("trino", "POST /v1/statement over HTTPS without a password",
-                               status_https.status_code == 401, f"HTTP {status_https.status_code}"))
-        plain = stack.endpoint("trino", "http")
-        status_http = session.post(f"http://{plain}/v1/statement", data="SELECT 1",
-                                   headers={"X-Trino-User": stack.identity}, timeout=20)
-        refused.append(Attempt("trino", "POST /v1/statement over plain HTTP", status_http.status_code in (401, 403),
-                               f"HTTP {status_http.status_code}"))
+    for engine in services.engines(stack):  # each engine service's wrong or missing credentials (Trino's)
+        for what, action in engine.refusals():
+            attempt(refused, engine.name, what, action)
 
     for item in refused:
         say(f"== {item.engine}: {item.what}: {'refused' if item.refused else 'SERVED'} ({item.detail})")
     served = [item for item in refused if not item.refused]
     figure(f"{len(refused) - len(served)}/{len(refused)} unauthenticated or wrongly authenticated requests refused "
-           f"(catalog, store, PyIceberg, DuckDB, Spark, Trino)")
+           f"(catalog, store, {', '.join(dict.fromkeys(a.engine for a in refused if a.engine not in ('catalog', 'store')))})")
     if served:
         fail(stack, "governance", "a client with no or wrong credentials was served (fails open)",
              [f"{a.engine}: {a.what}: {a.detail}" for a in served])

@@ -15,7 +15,7 @@ from botocore.exceptions import ClientError
 
 from platform_tests.support.stack import Stack, fail
 
-pytestmark = [pytest.mark.storage]
+pytestmark = [pytest.mark.storage, pytest.mark.safe]  # reads the bucket's rules and HEADs files
 
 MAX_TABLES = 200  # bound on the tables walked (the probe's own come first)
 

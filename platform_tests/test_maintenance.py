@@ -19,7 +19,9 @@ import time
 import pyarrow as pa
 import pytest
 
+from infra.services.capabilities import MAINTENANCE, SQL_ENGINE
 from platform_tests.support import operations as ops
+from platform_tests.support import services
 from platform_tests.support.stack import Stack, fail
 
 pytestmark = [pytest.mark.orchestration]
@@ -28,6 +30,7 @@ THRESHOLD_S = 30  # the probe's safety margin (the spec's is days): long enough 
 HISTORY = 4
 
 
+@pytest.mark.safe  # reads the declared tables
 def test_declared_tables_exist_with_their_schema_owner_and_promises(stack: Stack, figure, say):
     declared = ops.operations(stack).get("tables") or []
     if not declared:
@@ -66,6 +69,7 @@ def test_declared_tables_exist_with_their_schema_owner_and_promises(stack: Stack
         fail(stack, "orchestration", "declared tables differ from their declaration in the catalog", problems)
 
 
+@pytest.mark.safe  # reads the scheduler's jobs
 def test_the_scheduler_runs_every_maintenance_job_on_its_cron(stack: Stack, figure, say):
     from croniter import croniter  # an independent cron implementation, not the scheduler's APScheduler
 
@@ -73,7 +77,7 @@ def test_the_scheduler_runs_every_maintenance_job_on_its_cron(stack: Stack, figu
     if not jobs:
         pytest.skip("the stack schedules no maintenance")
     try:
-        running = ops.scheduler_jobs(stack, "maintenance-scheduler")
+        running = ops.scheduler_jobs(stack, services.provider(stack, MAINTENANCE) or MAINTENANCE.name)
     except Exception as exc:  # noqa: BLE001
         fail(stack, "orchestration", "the maintenance scheduler does not answer", str(exc))
     now = dt.datetime.now(dt.UTC)
@@ -101,6 +105,8 @@ def _append(table, start: int, rows: int) -> None:
         [{"id": start + i, "note": f"row {start + i}"} for i in range(rows)], schema=table.schema().as_arrow()))
 
 
+@pytest.mark.disruptive("runs expire_snapshots and remove_orphan_files on demand, recorded in the platform's run "
+                        "record")
 def test_maintenance_runs_and_is_safe(stack: Stack, created_tables, figure, say):
     if not ops.operations(stack):
         pytest.skip("the stack exports no operations (no maintenance scheduler on this target)")
@@ -184,10 +190,12 @@ def test_maintenance_runs_and_is_safe(stack: Stack, created_tables, figure, say)
         fail(stack, "observability", "the maintenance runs are not in the run record", sorted(recorded))
 
 
+@pytest.mark.safe  # its table is in the run's own namespace, purged at the end
 def test_trino_creates_and_evolves_a_declared_table_as_the_cloud_does(stack: Stack, created_tables, figure, say):
     """The aws target declares tables through Trino (tables.trino_statements); the same statements, on this Trino."""
-    if "trino" not in stack.host_profiles:
-        pytest.skip("this stack runs no Trino")
+    engine = services.engine_of(stack, SQL_ENGINE)
+    if engine is None:
+        pytest.skip("this stack runs no SQL engine (Trino)")
     from infra.operations import tables as tables_logic
 
     namespace = f"probe_{stack.run_id}"
@@ -196,12 +204,12 @@ def test_trino_creates_and_evolves_a_declared_table_as_the_cloud_does(stack: Sta
                    "columns": [{"name": "id", "type": "long", "required": True}, {"name": "n", "type": "int"},
                                {"name": "ts", "type": "timestamptz", "doc": "when"}],
                    "partition_by": [{"source": "ts", "transform": "day"}]}
-    cursor = stack.trino_connection().cursor()
+    cursor = engine.cursor()
     ident = f"{namespace}.declared_by_trino"
     created_tables.append(ident)
 
     def apply(decl: dict) -> int:
-        statements = tables_logic.trino_statements(stack.trino_catalog, decl)
+        statements = tables_logic.trino_statements(engine.catalog, decl)
         for sql in statements:
             cursor.execute(sql)
             cursor.fetchall()

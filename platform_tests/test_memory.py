@@ -16,7 +16,7 @@ import pytest
 from platform_tests.support import control, engines
 from platform_tests.support.stack import Stack, fail
 
-pytestmark = [pytest.mark.observability]
+pytestmark = [pytest.mark.observability, pytest.mark.safe]  # reads resident memory
 
 MiB = 1024 * 1024
 

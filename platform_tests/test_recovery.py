@@ -25,7 +25,9 @@ import time
 import pyarrow as pa
 import pytest
 
-from platform_tests.support import control
+from infra.services import registry
+from infra.services.capabilities import BACKUPS, STREAMING_WRITER
+from platform_tests.support import control, services
 from platform_tests.support import operations as ops
 from platform_tests.support.stack import Stack, fail
 
@@ -46,13 +48,14 @@ def _needs_backups(stack: Stack, drill: bool = False) -> dict:
     return operations
 
 
+@pytest.mark.safe  # lists the backups and verifies their checksums and archives
 def test_backups_run_on_schedule_checksummed_within_the_recovery_point(stack: Stack, figure, say):
     from croniter import croniter  # an independent cron implementation, not the scheduler's APScheduler
 
     operations = _needs_backups(stack)
     plan = operations["backups"]
     rpo_s = operations["recovery"]["rpo_minutes"] * 60
-    jobs = ops.scheduler_jobs(stack, "catalog-backup")
+    jobs = ops.scheduler_jobs(stack, services.provider(stack, BACKUPS) or BACKUPS.name)
     deadline = time.monotonic() + 120  # the backup at start waits for the catalogs' databases
     scheduled = []
     while time.monotonic() < deadline:
@@ -64,7 +67,7 @@ def test_backups_run_on_schedule_checksummed_within_the_recovery_point(stack: St
     backups = (listed.output or {}).get("backups", [])
     bad = [b for b in backups if not b["verified"]]
     archives = []
-    bindir = (plan.get("postgres") or {}).get("bindir")
+    bindir = (plan.get("postgres") or {}).get("bindir")  # not the service: the backups' pg_dump source
     for dump in [b for b in backups if b["kind"] == "pg_dump"][:4]:
         tool = f"{bindir}/pg_restore" if bindir else "pg_restore"
         done = subprocess.run([tool, "--list", dump["file"]], capture_output=True, text=True, timeout=60, check=False)
@@ -103,7 +106,9 @@ def _append(table, rows: int, start: int) -> None:
 
 def streaming_tables(stack: Stack) -> set[str]:
     """Tables the platform's own streaming writers (the Flink job, Connect's sinks) commit to all along."""
-    found = {(stack.host_profiles.get("flink") or {}).get("job", {}).get("table")}
+    writer = services.provider(stack, STREAMING_WRITER)
+    profile = registry()[writer].profile if writer else None
+    found = {(stack.host_profiles.get(profile.key) or {}).get("job", {}).get("table") if profile else None}
     found |= {c.get("table") for c in (stack.outputs.get("streams") or {}).get("connectors", [])}
     return {t for t in found if t}
 
@@ -127,6 +132,7 @@ def _compare(truth: dict, tables: dict, streaming: set[str] = frozenset()) -> li
     return wrong
 
 
+@pytest.mark.disruptive("loses the catalog's database (stopped, its file deleted) and restores it from a backup")
 def test_drill_restore_from_the_latest_backup(stack: Stack, created_tables, figure, say):
     operations = _needs_backups(stack, drill=True)
     from pyiceberg.schema import Schema
@@ -200,6 +206,7 @@ def test_drill_restore_from_the_latest_backup(stack: Stack, created_tables, figu
         fail(stack, "recovery", "the backup restored is older than the recovery point objective", {"age_s": point_s})
 
 
+@pytest.mark.disruptive("loses the catalog's database again and rebuilds it from storage")
 def test_drill_rebuild_from_storage_without_a_backup(stack: Stack, figure, say):
     operations = _needs_backups(stack, drill=True)
     objectives = operations["recovery"]

@@ -20,12 +20,11 @@ import time
 import pytest
 import requests
 
-from platform_tests.support import commits, control
+from platform_tests.support import commits, control, services
 from platform_tests.support.stack import ROOT, Stack, fail
 
-pytestmark = [pytest.mark.catalog]
+pytestmark = [pytest.mark.catalog, pytest.mark.disruptive("restarts the catalog")]
 
-SERVICE = "rest-fixture"
 RESTART_TIMEOUT_S = 600
 MAX_TABLES = 500
 POST_RESTART_COMMIT_S = 8.0
@@ -121,16 +120,17 @@ def wait_healthy(uri: str, timeout_s: float = 120, headers: dict[str, str] | Non
 
 def restart(stack: Stack, template: str | None, ctl: control.ServiceControl | None) -> tuple[bool, object]:
     """Restart the catalog: the ``--restart-command``, else through the target; (succeeded, evidence)."""
+    service = services.default_catalog(stack)
     if template:
-        argv = restart_argv(stack, template, SERVICE)
+        argv = restart_argv(stack, template, service)
         done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=RESTART_TIMEOUT_S)
         return done.returncode == 0, {"command": argv, "exit": done.returncode, "stdout": done.stdout[-1500:],
                                       "stderr": done.stderr[-1500:]}
     assert ctl is not None
     try:
-        return True, {"restarted": ctl.describe(SERVICE), "seconds": round(ctl.restart(SERVICE), 1)}
+        return True, {"restarted": ctl.describe(service), "seconds": round(ctl.restart(service), 1)}
     except control.ServiceControlError as exc:
-        return False, {"restarted": ctl.describe(SERVICE), "error": str(exc)[-1500:]}
+        return False, {"restarted": ctl.describe(service), "error": str(exc)[-1500:]}
 
 
 def test_catalog_survives_a_restart_with_every_table_intact(stack: Stack, created_tables, figure, say, request):
@@ -141,7 +141,8 @@ def test_catalog_survives_a_restart_with_every_table_intact(stack: Stack, create
     before = catalog_state(catalog)
     counts_before = {ident: catalog.load_table(ident).scan().to_arrow().num_rows
                      for ident in created_tables if ident in before}
-    old = ctl.instance(SERVICE) if ctl else None
+    service = services.default_catalog(stack)
+    old = ctl.instance(service) if ctl else None
 
     started = time.monotonic()
     headers = stack.catalog_headers()
@@ -150,11 +151,11 @@ def test_catalog_survives_a_restart_with_every_table_intact(stack: Stack, create
         healthy = wait_healthy(uri, headers=headers)
     seconds = time.monotonic() - started
     if not ok or not healthy:
-        fail(stack, "catalog", f"restarting {SERVICE} failed (healthy={healthy})", evidence)
+        fail(stack, "catalog", f"restarting {service} failed (healthy={healthy})", evidence)
     stack.reload()
-    new = ctl.instance(SERVICE) if ctl else None
+    new = ctl.instance(service) if ctl else None
     if old is not None and new is not None and new.same_as(old):
-        fail(stack, "catalog", f"the restart returned but {SERVICE} is the same instance ({old})", evidence)
+        fail(stack, "catalog", f"the restart returned but {service} is the same instance ({old})", evidence)
 
     catalog = stack.catalog()
     after = catalog_state(catalog)
@@ -167,7 +168,7 @@ def test_catalog_survives_a_restart_with_every_table_intact(stack: Stack, create
     advanced = {ident for ident in moved if descends(catalog.load_table(ident), *before[ident])}
     changed = {ident: moved[ident] for ident in moved if ident not in advanced}
     counts_after = {ident: catalog.load_table(ident).scan().to_arrow().num_rows for ident in counts_before}
-    say(f"== {SERVICE} restarted ({old.ident if old else '?'} -> {new.ident if new else '?'}, started "
+    say(f"== {service} restarted ({old.ident if old else '?'} -> {new.ident if new else '?'}, started "
         f"{new.started if new else '?'}) in {seconds:.1f}s; catalog unanswered "
         f"{outage.down_total:.1f}s ({outage.failed_polls}/{outage.polls} polls)")
     say(f"== {len(before)} tables before, {len(after)} after; {len(lost)} lost, {len(changed)} changed, "
@@ -185,7 +186,7 @@ def test_catalog_survives_a_restart_with_every_table_intact(stack: Stack, create
     # 500 SQLITE_BUSY after a restart with its default connection pool).
     ident = f"probe_{stack.run_id}.after_restart"
     created_tables.append(ident)
-    log_file = stack.service_record(SERVICE).get("log_file")
+    log_file = stack.service_record(service).get("log_file")
     offset = commits.log_size(log_file)
     outcome = commits.run(lambda: stack.catalog(), ident, commits.Workload(duration_s=POST_RESTART_COMMIT_S,
                                                                             stream_interval_s=1.0))

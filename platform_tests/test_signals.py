@@ -27,7 +27,8 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from platform_tests.support import control, signals
+from infra.services.capabilities import METRICS, SIGNALS, SQL_ENGINE
+from platform_tests.support import control, services, signals
 from platform_tests.support import operations as ops
 from platform_tests.support.stack import Stack, fail
 
@@ -46,9 +47,10 @@ def batch(start: int, count: int = 1) -> pa.Table:
 
 def endpoints(stack: Stack) -> tuple[str, str, dict[str, Any]]:
     obs = signals.observability(stack.outputs)
-    if not obs.get("prometheus") or not obs.get("exporter"):
-        pytest.skip("this stack exports no Prometheus and exporter endpoints (observability output)")
-    return obs["prometheus"], obs["exporter"], obs
+    prometheus, exporter = services.metrics_url(stack, METRICS), services.metrics_url(stack, SIGNALS)
+    if not prometheus or not exporter:
+        pytest.skip("this stack exports no metrics store and exporter endpoints (observability output)")
+    return prometheus, exporter, obs
 
 
 def platform_identity(stack: Stack) -> str:
@@ -63,12 +65,15 @@ def maintain(stack: Stack, identity: str, job: str, ident: str, statements: list
     from infra.operations import runs
 
     record = Path(ops.operations(stack)["runs_db"])  # the stack's run record, as this host reaches it
-    run = runs.start(record, runs.Run(job=job, target=ident, trigger="on-demand", engine="trino"))
+    engine = services.engine_of(stack, SQL_ENGINE)
+    if engine is None:
+        pytest.skip("this stack runs no SQL engine (Trino): maintenance runs through one")
+    run = runs.start(record, runs.Run(job=job, target=ident, trigger="on-demand", engine=engine.name))
     namespace, table = ident.split(".", 1)
-    cursor = stack.trino_connection(identity=identity).cursor()
+    cursor = engine.cursor(identity=identity)
     try:
         for statement in statements:
-            cursor.execute(statement.format(table=f'"{namespace}"."{table}"', catalog=stack.trino_catalog_of(identity)))
+            cursor.execute(statement.format(table=f'"{namespace}"."{table}"', catalog=engine.catalog_of(identity)))
             cursor.fetchall()
     except Exception as exc:  # noqa: BLE001 - a failed run is recorded as failed: that is the point
         detail = " ".join(str(exc).split())[:300]
@@ -78,6 +83,8 @@ def maintain(stack: Stack, identity: str, job: str, ident: str, statements: list
     return "ok", ""
 
 
+@pytest.mark.disruptive("makes TableStale and MaintenanceFailed fire on the stack's Prometheus (a page wherever "
+                        "alerts are routed) and writes maintenance runs into its run record")
 def test_freshness_and_table_health_signals_fire_and_recover(stack: Stack, created_tables, figure, say):
     prometheus, exporter, obs = endpoints(stack)
     if not ops.operations(stack).get("runs_db"):
@@ -166,10 +173,11 @@ def test_freshness_and_table_health_signals_fire_and_recover(stack: Stack, creat
              {"waited_s": round(waited_resolve, 1), "age_s": table_value("snapshot_age_seconds", "fresh")})
 
 
+@pytest.mark.disruptive("stops the catalog")
 def test_catalog_down_is_noticed_and_resolves(stack: Stack, figure, say):
     prometheus, exporter, obs = endpoints(stack)
     ctl = control.control(stack, starts_again=True)
-    service = catalog_name = obs.get("catalog", "rest-fixture")
+    service = catalog_name = services.default_catalog(stack)
     if not ctl.instance(service).running:
         pytest.skip(f"{ctl.describe(service)} is not running: is the stack up?")
     if signals.alert_state(prometheus, "CatalogDown") is not None:
@@ -227,12 +235,13 @@ def _catalog_down_watch(prometheus: str, exporter: str) -> tuple[Any, dict[str, 
     return check, seen
 
 
+@pytest.mark.disruptive("hangs the catalog (SIGSTOP; docker pause)")
 def test_a_hung_catalog_is_noticed_and_resolves(stack: Stack, figure, say):
     """The catalog hangs (natively SIGSTOP of its processes, in the lab ``docker pause``): the port accepts, nothing
     answers, every probe waits out its timeout. SIGCONT (``docker unpause``) comes in a ``finally``, whatever happens."""
     prometheus, exporter, obs = endpoints(stack)
     ctl = control.control(stack)
-    service = obs.get("catalog", "rest-fixture")
+    service = services.default_catalog(stack)
     if not ctl.instance(service).running:
         pytest.skip(f"{ctl.describe(service)} is not running: is the stack up?")
     if signals.alert_state(prometheus, "CatalogDown") is not None:

@@ -16,7 +16,8 @@ from botocore.exceptions import ClientError
 
 from platform_tests.support.stack import Stack, fail
 
-pytestmark = [pytest.mark.storage]
+# Safe: its objects are under the warehouse's _probes/ prefix, deleted before it ends.
+pytestmark = [pytest.mark.storage, pytest.mark.safe]
 
 K = 8
 

@@ -65,11 +65,12 @@ def context_for_stack(stack: str, root: Path = PROJECT_ROOT) -> dict[str, Any]:
 
 def context_from_config(stack: str, config: Mapping[str, str]) -> dict[str, Any]:
     """The stack context from the stack config as the engine passes it (key -> JSON/plain string)."""
-    from infra.config import CONFIG_KEY, load_platform
+    from infra.config import CONFIG_KEY, EXTENDS_KEY, extended, load_platform
 
     raw = config.get(CONFIG_KEY)
     value = json.loads(raw) if isinstance(raw, str) else raw
-    return stack_context(load_platform(value, source=f"Pulumi.{stack}.yaml"), stack)
+    source = f"Pulumi.{stack}.yaml"
+    return stack_context(load_platform(extended(value, config.get(EXTENDS_KEY), source=source), source=source), stack)
 
 
 def load_enforcement(path: Path = ENFORCEMENT_FILE) -> dict[str, dict[str, str]]:

@@ -44,6 +44,7 @@ LAYER_COMPONENT_PREFIX = "platform:layers:"
 DOCKER_CONTAINER = "docker:index/container:Container"
 DOCKER_REMOTE_IMAGE = "docker:index/remoteImage:RemoteImage"
 LOCAL_SERVICE = "pulumi-python:dynamic/native:LocalService"
+NATIVE_RUNTIME = "pulumi-python:dynamic/native:NativeRuntime"  # the stack's copy of the operations code
 ECS_TASK_DEFINITION = "aws:ecs/taskDefinition:TaskDefinition"
 ECS_SERVICE = "aws:ecs/service:Service"
 LB_TARGET_GROUP = "aws:lb/targetGroup:TargetGroup"

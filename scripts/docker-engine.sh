@@ -2,8 +2,9 @@
 # A Docker engine of the project's own, for hosts that have none (issue 19): start | stop | status | env.
 #
 #   start   only when `docker info` finds no engine: installs Debian's docker.io (dockerd 20.10, containerd,
-#           runc, iptables) if dockerd is missing, records the host's network state, then starts dockerd in
-#           the background with its data root, exec root, pid file and socket under <state>/docker.
+#           runc, iptables) and docker-registry (the registry tests/lab/test_image_push.py pushes to) if dockerd is
+#           missing, records the host's network state, then starts dockerd in the background with its data root,
+#           exec root, pid file and socket under <state>/docker.
 #   stop    stops that dockerd (its own pid, from its pid file; never by name), then undoes what it changed:
 #           the iptables rules and chains added since start (DOCKER, DOCKER-USER, DOCKER-ISOLATION-*, the
 #           MASQUERADE rules), the FORWARD policy, the bridges it made (docker0, br-*), ip_forward.
@@ -99,9 +100,10 @@ install_engine() {
   # Debian's packages would start their services; a policy-rc.d that refuses keeps them stopped (ours runs).
   local policy=/usr/sbin/policy-rc.d made_policy=""
   if [ ! -e "$policy" ]; then printf '#!/bin/sh\nexit 101\n' > "$policy"; chmod +x "$policy"; made_policy=1; fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends docker.io >&2 || {
+  # docker-registry: a local registry the lab tests push the cloud's operations image to (never started here).
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends docker.io docker-registry >&2 || {
     apt-get update -q >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends docker.io >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends docker.io docker-registry >&2
   }
   [ -z "$made_policy" ] || rm -f "$policy"
 }

@@ -3,8 +3,11 @@
 # them into <repo>/.tools/bin. Idempotent: a verified cached build is reused (about a second);
 # otherwise the first build takes several minutes.
 #
-#   bash scripts/install-pulumi.sh        # from any directory
-#   . scripts/pulumi-env.sh               # then: pulumi version
+# `make pulumi` runs it only where the project runs its own build: no pulumi of yours on PATH fits (the
+# supported range and its Python plugins: infra/control/toolchain.py), or PULUMI=project asks for it.
+#
+#   bash scripts/install-pulumi.sh        # from any directory: build/install the project's CLI regardless
+#   . scripts/pulumi-env.sh               # then: pulumi version (the CLI the project chose)
 #
 # Sources (modules from the Go module proxy, checked against the committed go.sum, -mod=readonly):
 #   tools/pulumi-cli/               wrapper module: pkg/v3 + sdk/v3 at one tag, `tool` .../cmd/pulumi

@@ -1,11 +1,13 @@
 # shellcheck shell=bash
-# Environment for the project's Pulumi CLI, for humans at a shell. Source it (bash), from any cwd:
+# Environment for the Pulumi CLI the project runs, for humans at a shell. Source it (bash), from any cwd:
 #
 #   . /path/to/repo/scripts/pulumi-env.sh
 #
-# The environment itself is defined once, in infra/control/workspace.py (pulumi_env): the project's
-# CLI first on PATH, a local file backend, no update checks, no plugin downloads, and the
-# documented lab passphrase "lakehouse-native-lab" unless PULUMI_CONFIG_PASSPHRASE(_FILE) is set.
+# The CLI is yours where one on PATH fits, else the project's build (infra/control/toolchain.py; `make pulumi`
+# says which). The environment itself is defined once, in infra/control/workspace.py (pulumi_env): that CLI's
+# directory first on PATH, the backend you chose (PULUMI_BACKEND_URL or `pulumi login`) else the project's local
+# file backend, no update checks, and the documented lab passphrase "lakehouse-native-lab" unless
+# PULUMI_CONFIG_PASSPHRASE(_FILE) is set; with the project's build also its own Pulumi home and no plugin downloads.
 
 if [ -z "${BASH_VERSION:-}" ]; then
   echo "pulumi-env.sh: source this file from bash" >&2
@@ -15,9 +17,9 @@ fi
 __lakehouse_root="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)"
 if [ ! -x "$__lakehouse_root/.venv/bin/python" ]; then
   echo "pulumi-env.sh: $__lakehouse_root/.venv is missing; run: make venv" >&2
-elif [ ! -x "$__lakehouse_root/.tools/bin/pulumi" ]; then
-  echo "pulumi-env.sh: $__lakehouse_root/.tools/bin/pulumi is missing; run: make pulumi" >&2
+elif __lakehouse_env="$(cd "$__lakehouse_root" && .venv/bin/python -m infra.control env --shell)"; then
+  eval "$__lakehouse_env"
 else
-  eval "$(cd "$__lakehouse_root" && .venv/bin/python -m infra.control env --shell)"
+  echo "pulumi-env.sh: no Pulumi CLI to run (the error above); run: make pulumi" >&2
 fi
-unset __lakehouse_root
+unset __lakehouse_root __lakehouse_env

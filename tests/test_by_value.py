@@ -1,4 +1,4 @@
-"""Providers serialized by value (infra/by_value.py, docs/adr/0003): their code, by module name, never a path.
+"""Providers serialized by value (infra/by_value.py, docs/adr/0015): their code, by module name, never a path.
 
 Each blob is loaded the way the engine's provider process loads it: a fresh interpreter, ``cwd=/``, no
 ``PYTHONPATH``, where the project is not importable at all.
@@ -24,20 +24,24 @@ from infra.targets.aws.run_task import EcsTaskRunProvider
 from infra.targets.declared_tables.provider import DeclaredTableProvider
 from infra.targets.lab_state import LabStateProvider
 from infra.targets.native.local_service import LocalServiceProvider
+from infra.targets.native.runtime import NativeRuntimeProvider
+from tests.support.harness import ProgramRun
 
 LOCAL_SERVICE = "infra.targets.native.local_service"
 #: What each provider carries: a new import of a provider is a decision (its blob, hence its diff, grows).
 CLOSURES = {
     LocalServiceProvider: [f"{LOCAL_SERVICE}.{m}" for m in ("errors", "health", "host", "inputs", "lifecycle",
                                                               "ports", "processes", "provider", "spawn")]
-    + ["infra.targets.native.watchdog"],
+    + ["infra.operations.watchdog"],
     DeclaredTableProvider: ["infra.operations.tables", "infra.targets.declared_tables.provider"],
     ConnectorProvider: ["infra.services.kafka_connect.connectors"],
     PostgresSourceProvider: ["infra.services.kafka_connect.postgres_source"],
-    FlinkJobProvider: ["infra.services.flink.job"],
+    FlinkJobProvider: [f"infra.services.flink.job.{m}" for m in ("inputs", "lifecycle", "lineage", "provider")]
+    + ["infra.services.flink.rest"],
     CertificateProvider: ["infra.resources.certificate"],
     EcsTaskRunProvider: ["infra.targets.aws.run_task"],
     LabStateProvider: ["infra.targets.lab_state"],
+    NativeRuntimeProvider: ["infra.targets.native.runtime"],
 }
 
 # Run in the provider process's conditions: the blob's provider loaded where the project is not importable (the
@@ -109,3 +113,17 @@ class _Reduced:
 
     def __reduce__(self) -> tuple:
         return self.reduced
+
+
+def test_every_dynamic_resource_the_programs_register_loads_from_its_blob_alone(lab_run: ProgramRun,
+                                                                            native_run: ProgramRun) -> None:
+    """What the lab and native programs put in the state (each resource's ``__provider``) loads in a process
+    where the project is not importable: any checkout, or none, can refresh and destroy them."""
+    blobs = {}
+    for run in (lab_run, native_run):
+        for resource in run.resources:
+            if resource.type.startswith("pulumi-python:dynamic"):
+                blobs.setdefault(by_value.plain(resource.inputs["__provider"]), resource.type.rsplit(":", 1)[-1])
+    loaded = load_in_a_provider_process(*blobs)
+    assert sorted(name for _, name, _ in loaded) == sorted(f"{kind}Provider" if kind != "SelfSignedCertificate"
+                                                           else "CertificateProvider" for kind in blobs.values())

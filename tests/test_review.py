@@ -53,7 +53,19 @@ def test_review_markdown_native_shows_only_its_services():
     result = review("--stack", "native", "--format", "markdown")
     assert result.returncode == 0
     assert "| storage | platform |" in result.stdout
-    assert "polaris" not in result.stdout and "trino 476" in result.stdout  # native runs 476
+    ownership = result.stdout.split("### Catalog access")[0]
+    assert "polaris" not in ownership and "trino 476" in ownership  # native runs 476
+    # Each catalog says how its clients authenticate here, or why it does not run here.
+    assert "- rest-fixture: through catalog-gate: each identity with its own bearer token" in result.stdout
+    assert "- polaris: not on native: no registry serves Polaris's server" in result.stdout
+
+
+def test_review_says_lakekeeper_is_refused_and_polaris_has_a_principal_per_identity():
+    result = review("--stack", "cloud")
+    assert result.returncode == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    assert "lakekeeper: not on aws: refused until it enforces the stack's grants" in text
+    assert "polaris: each identity is its own principal" in text and "root credential only in polaris-bootstrap" in text
 
 
 def test_review_diff_lab_cloud():
@@ -80,9 +92,10 @@ def test_review_of_missing_stack(tmp_path):
     assert result.returncode == 2 and "Pulumi.nope.yaml: no such stack file" in result.stderr
 
 
-def test_review_shows_the_declared_tables_with_their_owners_freshness_and_maintenance(capsys):
+def test_review_shows_the_declared_tables_with_their_owners_freshness_and_maintenance(capsys, monkeypatch):
     from infra import review as command
 
+    monkeypatch.setenv("COLUMNS", "200")  # the table layout: one row per table
     assert command.main(["--stack", "native"]) == 0
     out = capsys.readouterr().out
     assert "Declared tables: stack native" in out
@@ -109,3 +122,43 @@ def test_review_diff_shows_a_table_whose_owner_changed(tmp_path, capsys):
     assert command.main(["--stack", "native", "--diff", "other", "--format", "json", "--root", str(tmp_path)]) == 0
     changes = {c["what"]: (c["left"], c["right"]) for c in json.loads(capsys.readouterr().out)["changes"]}
     assert changes == {"tables.shop.orders.owner": ("bookshop data engineering", "sales analytics")}
+
+
+def test_review_prints_who_may_read_write_and_manage_each_namespace_and_what_to_read_twice(tmp_path, capsys):
+    import yaml
+
+    from infra import review as command
+
+    assert command.main(["--stack", "native", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    everyone, writers = ["platform", "writer", "reader"], ["platform", "writer"]
+    assert data["grants"] == [
+        {"namespace": "shop", "read": everyone, "write": writers, "manage": writers},
+        {"namespace": "* (any other)", "read": everyone, "write": writers, "manage": writers}]
+    assert data["flags"] == []  # the writer acts for the tables' owner (identities.writer.team)
+    stack = yaml.safe_load((ROOT / "Pulumi.native.yaml").read_text())
+    platform = stack["config"]["lakehouse:platform"]
+    platform["identities"] = {"wide": {"access_key": "wide-access-key", "actions": ["Read", "Write", "List"],
+                                       "secret_config_key": "s3WideSecretKey",
+                                       "grants": {"*": ["read", "write"], "shop": ["read"]}}}
+    (tmp_path / "Pulumi.teams.yaml").write_text(yaml.safe_dump(stack))
+    assert command.main(["--stack", "teams", "--format", "markdown", "--root", str(tmp_path)]) == 0
+    text = capsys.readouterr().out
+    assert "| shop | platform, writer, reader, wide | platform, writer | platform, writer |" in text
+    assert "- table shop.orders: its owner 'bookshop data engineering' has no identity that may write shop" in text
+    assert "- identity wide: the lab store cannot narrow '*' for shop: its store keys may still write there" in text
+
+
+def test_review_diff_shows_a_grant_that_changed(tmp_path, capsys):
+    import yaml
+
+    from infra import review as command
+
+    shutil.copy(ROOT / "Pulumi.native.yaml", tmp_path / "Pulumi.native.yaml")
+    other = yaml.safe_load((ROOT / "Pulumi.native.yaml").read_text())
+    other["config"]["lakehouse:platform"]["identities"]["writer"]["grants"] = {
+        "*": ["read", "write", "manage"], "shop": ["read", "write"]}
+    (tmp_path / "Pulumi.other.yaml").write_text(yaml.safe_dump(other))
+    assert command.main(["--stack", "native", "--diff", "other", "--format", "json", "--root", str(tmp_path)]) == 0
+    changes = {c["what"]: (c["left"], c["right"]) for c in json.loads(capsys.readouterr().out)["changes"]}
+    assert changes == {"grants.writer.shop": ("read, write, manage", "read, write")}

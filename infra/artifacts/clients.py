@@ -1,7 +1,8 @@
 """What the host-side engines load: Iceberg's Spark runtime jars, and DuckDB's extensions from PyPI packages.
 
 Neither is a service of the platform; both are obtained by ``make artifacts`` like every service
-artifact, and the native target's outputs tell clients where they are.
+artifact, and the native target's outputs tell clients where they are: in the artifact cache, never in a
+checkout (the extensions are copied there from the ``duckdb-ext-*`` packages of the venv that fetched them).
 """
 
 from __future__ import annotations
@@ -98,12 +99,50 @@ def duckdb_extensions(names: tuple[str, ...] = DUCKDB_EXTENSIONS) -> DuckDBExten
 
 
 def duckdb_artifact() -> Artifact:
-    """The DuckDB extensions as an artifact row (for the fetch table)."""
-    exts = duckdb_extensions()
-    files = {name: cache.file_record(path) for name, path in exts.paths.items()}
-    directory = {p.parents[2] for p in exts.paths.values()}.pop()
-    return Artifact(
-        name="duckdb-extensions", requested=", ".join(exts.paths), version=exts.duckdb_version, path=directory,
-        size_bytes=sum(int(m["size"]) for m in files.values()), sha256=cache.tree_digest(files),
-        classpath=tuple(exts.paths.values()), notes=tuple(f"{n}: {p}" for n, p in exts.paths.items()),
-    )
+    """The DuckDB extensions' copy in the cache as an artifact row (for the fetch table)."""
+    found = cache.lookup(duckdb_key())
+    if found is None:
+        raise ArtifactError("the DuckDB extensions are not in the cache: run `make artifacts`")
+    return found
+
+
+def duckdb_key(names: tuple[str, ...] = DUCKDB_EXTENSIONS) -> str:
+    """The cache key of the extensions for the installed DuckDB (its version names the copy)."""
+    try:
+        version = importlib.metadata.version("duckdb")
+    except importlib.metadata.PackageNotFoundError as error:
+        raise ArtifactError("duckdb is not installed in this Python; run `make venv`") from error
+    return f"duckdb-extensions:{version}:{','.join(names)}"
+
+
+def _from_entry(entry_path: Path, version: str, names: tuple[str, ...]) -> DuckDBExtensions:
+    found = {name: next(entry_path.glob(f"*/*/{name}.duckdb_extension")) for name in names}
+    return DuckDBExtensions(duckdb_version=version, paths=found)
+
+
+def cached_duckdb_extensions(names: tuple[str, ...] = DUCKDB_EXTENSIONS) -> DuckDBExtensions | None:
+    """The extensions' copy in the cache for the installed DuckDB (what stack outputs point at), or None."""
+    found = cache.lookup(duckdb_key(names))
+    return _from_entry(found.path, found.version, names) if found is not None else None
+
+
+def fetch_duckdb_extensions(names: tuple[str, ...] = DUCKDB_EXTENSIONS) -> DuckDBExtensions:
+    """The extensions of the ``duckdb-ext-*`` packages copied into the cache (the directory layout DuckDB reads)."""
+    import shutil
+
+    def build() -> cache.Entry:
+        installed = duckdb_extensions(names)
+        source = {path.parents[2] for path in installed.paths.values()}.pop()
+        root = cache.cache_root() / "duckdb-extensions" / installed.duckdb_version
+        shutil.rmtree(root, ignore_errors=True)
+        for path in installed.paths.values():
+            target = root / path.relative_to(source)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target)
+        files = cache.tree_files(root)
+        return {"name": "duckdb-extensions", "requested": ", ".join(names), "version": installed.duckdb_version,
+                "path": str(root), "root": str(root), "files": files, "sha256": cache.tree_digest(files),
+                "source": "PyPI (duckdb-ext-* packages of the project's venv)"}
+
+    found = cache.obtain(duckdb_key(names), build)
+    return _from_entry(found.path, found.version, names)

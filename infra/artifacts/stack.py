@@ -22,6 +22,7 @@ class StackArtifacts:
     spark_jars: Artifact | None = None
     duckdb: DuckDBExtensions | None = None
     cloud: dict[str, Artifact] = field(default_factory=dict)  # service -> what the aws target uploads for it
+    runtime: Artifact | None = None  # natively: the Python the project's own processes run on (artifacts.runtime)
 
     def java_home(self, major: int) -> Path:
         return self.java[major]

@@ -1,6 +1,7 @@
 """``python -m infra.control``: the operator's commands, against a stack.
 
     up | down | start | smoke | outputs | verify | env [--shell]     the stack itself (``make up`` runs ``up``)
+    pulumi                                                          the Pulumi CLI: yours, else the project's build
     stop SERVICE | start SERVICE | restart SERVICE                  one service (native: by its recorded pid and
                                                                     pulumi up; the lab: docker stop/start/restart)
     artifacts [--only NAME]                                         obtain what the stack runs (``make artifacts``)
@@ -23,8 +24,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from infra.control import commands, docker_stack, services
-from infra.control.workspace import outputs, pulumi_env, workspace
+from infra.control import commands, docker_stack, relocate, services, toolchain
+from infra.control.workspace import describe, outputs, pulumi_env, workspace
 
 
 def parser() -> argparse.ArgumentParser:
@@ -46,6 +47,8 @@ def parser() -> argparse.ArgumentParser:
     command("verify", "the probes (extra arguments go to pytest): against an isolated copy of the native stack, or "
                       "the deployed lab (--stack lab)")
     command("env", "the Pulumi environment").add_argument("--shell", action="store_true", help="as export lines")
+    command("pulumi", "the Pulumi CLI the project runs: yours where it fits (LAKEHOUSE_PULUMI=auto|project|installed), "
+                      "else the project's build, built only then (make pulumi)")
     for name in ("stop", "restart"):
         command(name, f"{name} one service").add_argument("service")
     command("artifacts", "obtain every artifact the stack needs").add_argument(
@@ -110,7 +113,15 @@ def main(argv: list[str] | None = None) -> int:
     if extra and args.command != "verify":
         top.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
+        if args.command == "pulumi":
+            toolchain.ensure(lambda line: commands.console.print(line, markup=False, highlight=False, soft_wrap=True))
+            return 0
         if args.command == "env":
+            try:
+                toolchain.choose()  # none at all: say so rather than print an environment without a CLI
+            except toolchain.ToolchainError as exc:
+                print(f"error: {exc}", file=sys.stderr)  # stdout is eval'ed by scripts/pulumi-env.sh
+                return 1
             env = pulumi_env(args.stack if args.stack != "native" else None)
             print("\n".join(f"export {k}={shlex.quote(v)}" for k, v in env.items()) if args.shell
                   else json.dumps(env, indent=2))
@@ -129,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
                 commands.console.print(f"==> engine: {docker_stack.engine()}")
                 commands.console.print(f"==> provider: {docker_stack.ensure_provider(workspace(args.stack))}")
         if args.command == "up":
+            commands.console.print(f"==> {describe(args.stack)}", markup=False, highlight=False)
             seconds = commands.up(args.stack)
             commands.console.print(f"==> stack {args.stack} up in {seconds:.1f} s")
             _remove_build_leftovers(args.stack)
@@ -164,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
             commands.console.print(f"==> {args.service} restarted and healthy in {seconds:.1f} s")
             return 0
         return commands.smoke_report(args.stack)
-    except (commands.StackCommandFailed, docker_stack.NotReady, services.ServiceControlError) as exc:
+    except (commands.StackCommandFailed, docker_stack.NotReady, services.ServiceControlError,
+            toolchain.ToolchainError, relocate.RelocationRefused) as exc:
         commands.console.print(f"error: {exc}", markup=False, highlight=False, style="red")
         return 1
 

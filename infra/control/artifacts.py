@@ -48,6 +48,8 @@ def fetch(stack: str, only: list[str] | None = None) -> int:
         rows.append((found.spark_jars, resolver.timings.get("spark-jars")))
     if found.duckdb is not None:
         rows.append((duckdb_artifact(), None))
+    if found.runtime is not None:
+        rows.append((found.runtime, resolver.timings.get(found.runtime.name)))
     for artifact, seconds in rows:
         path = artifact.path
         shown = f"<cache>/{path.relative_to(root)}" if path.is_relative_to(root) else str(path)

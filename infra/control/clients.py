@@ -8,29 +8,13 @@ the profiles say where and how, ``credentials.identities.<identity>`` holds what
 
 from __future__ import annotations
 
-import hashlib
-import tempfile
-from pathlib import Path
 from typing import Any
 
-from infra.services.profiles import fill
+# Reading a stack's profiles back is the profiles module's (a service's own client, e.g. Trino's, reads them too).
+from infra.services.profiles import certificate_file, host_profiles, identity_of, profile
 
-
-def host_profiles(outputs: dict[str, Any]) -> dict[str, Any]:
-    return (outputs.get("profiles") or {}).get("host") or {}
-
-
-def identity_of(outputs: dict[str, Any], identity: str | None) -> str:
-    """``identity``, else the host profiles' default (the writer)."""
-    return identity or str(host_profiles(outputs).get("identity") or "writer")
-
-
-def profile(outputs: dict[str, Any], engine: str, identity: str | None = None) -> Any:
-    """One engine's host profile with the identity's credentials filled in."""
-    found = host_profiles(outputs).get(engine)
-    if found is None:
-        raise KeyError(f"profiles.host.{engine} is missing from the stack outputs")
-    return fill(found, outputs.get("credentials") or {}, identity_of(outputs, identity))
+__all__ = ["certificate_file", "duckdb_connection", "host_profiles", "identity_of", "profile", "pyiceberg_catalog",
+           "s3_client"]
 
 
 def pyiceberg_catalog(outputs: dict[str, Any], identity: str | None = None, name: str = "lab", **overrides: str) -> Any:
@@ -38,39 +22,6 @@ def pyiceberg_catalog(outputs: dict[str, Any], identity: str | None = None, name
     from pyiceberg.catalog import load_catalog
 
     return load_catalog(name, **{**profile(outputs, "pyiceberg", identity), **overrides})
-
-
-def certificate_file(outputs: dict[str, Any], name: str) -> str:
-    """A file holding the platform's certificate ``name`` (content-addressed, so a renewed one is a new file)."""
-    pem = (outputs.get("certificates") or {}).get(name)
-    if not pem:
-        raise KeyError(f"certificates.{name} is missing from the stack outputs")
-    path = Path(tempfile.gettempdir()) / f"lakehouse-{name}-{hashlib.sha256(pem.encode()).hexdigest()[:12]}.pem"
-    if not path.exists():
-        path.write_text(pem)
-    return str(path)
-
-
-def trino_connection(outputs: dict[str, Any], identity: str | None = None, catalog: str | None = None,
-                     user: str | None = None, password: str | None = None, request_timeout: float = 120) -> Any:
-    """A Trino DB-API connection over HTTPS as ``identity`` (its user and password), verified against the
-    platform's certificate; ``user``/``password`` override the identity's (to prove refusals)."""
-    import requests
-    import trino
-
-    who = identity_of(outputs, identity)
-    filled = profile(outputs, "trino", who)
-    session = requests.Session()
-    # REQUESTS_CA_BUNDLE in the environment would override verify= (requests merges the environment last):
-    # this session trusts exactly the platform's certificate.
-    session.trust_env = False
-    session.verify = certificate_file(outputs, filled["certificate"])
-    user = user or filled["user"]
-    auth = trino.auth.BasicAuthentication(user, filled["password"] if password is None else password)
-    reachable = (filled.get("catalogs_by_identity") or {}).get(who) or filled.get("catalogs") or [None]
-    return trino.dbapi.connect(host=filled["host"], port=int(filled["port"]), user=user, auth=auth,
-                               http_scheme="https", http_session=session, catalog=catalog or reachable[0],
-                               request_timeout=request_timeout)
 
 
 def duckdb_connection(outputs: dict[str, Any], identity: str | None = None) -> Any:

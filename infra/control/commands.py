@@ -10,18 +10,24 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from infra.control import docker_stack, isolated, services
+from infra.control import docker_stack, isolated, relocate, services, workspace
 from infra.control.workspace import (
     StackCommandFailed,
     down,
     forget,
     outputs,
     pulumi_env,
-    up,
 )
 from infra.paths import PROJECT_ROOT
+from infra.services import registry
 
 console = Console()
+
+
+def up(stack: str, quiet: bool = False) -> float:
+    """``pulumi up`` on the stack, its data first moved to where this release keeps it (``relocate``); seconds."""
+    relocate.relocate(stack, outputs(stack), console.print)
+    return workspace.up(stack, quiet)
 
 
 def restart(service: str, stack: str) -> float:
@@ -48,7 +54,8 @@ def verify(pytest_args: list[str], stack: str = "native") -> int:
     """The probe suite, JUnit XML in reports/probes.xml for CD; its exit code.
 
     A docker stack (the lab) is probed as deployed (``make up STACK=lab`` first). Otherwise an isolated copy of
-    the native stack (``verify``: its own ports and state) is deployed, probed and destroyed whatever happens.
+    the native stack (``verify``: its own ports and state, and ``isolated.VERIFY_GOVERNANCE``'s canary namespaces
+    and team identities) is deployed, probed and destroyed whatever happens.
     """
     (PROJECT_ROOT / "reports").mkdir(exist_ok=True)
     if docker_stack.is_docker(stack):
@@ -57,7 +64,7 @@ def verify(pytest_args: list[str], stack: str = "native") -> int:
             raise StackCommandFailed(f"stack {stack} has no outputs: deploy it first (make up STACK={stack})")
         return _probes(stack, pytest_args)
     copy = "verify"
-    isolated.isolated_stack(copy)
+    isolated.isolated_stack(copy, overrides=isolated.VERIFY_GOVERNANCE)
     try:
         console.print(f"==> stack {copy} up in {up(copy, quiet=True):.1f} s")
         return _probes(copy, pytest_args)
@@ -88,7 +95,6 @@ def smoke_checks(out: dict[str, Any]) -> list[tuple[str, str, bool, str]]:
 
     from infra.control import clients
 
-    profiles = out["profiles"]["host"]
     results = []
     py = clients.profile(out, "pyiceberg")
     try:
@@ -113,91 +119,12 @@ def smoke_checks(out: dict[str, Any]) -> list[tuple[str, str, bool, str]]:
                             f"HTTP {resp.status_code}"))
         except Exception as exc:  # noqa: BLE001
             results.append(("governance", "the catalog refuses a client without a token", False, str(exc)))
-    if "trino" in profiles:
-        try:
-            cur = clients.trino_connection(out, request_timeout=30).cursor()
-            cur.execute("SHOW CATALOGS")
-            catalogs = sorted(r[0] for r in cur.fetchall())
-            wanted = profiles["trino"]["catalogs"]
-            ok = all(c in catalogs for c in wanted)
-            results.append(("compute", "Trino (HTTPS, password) sees the Iceberg catalogs", ok,
-                            f"catalogs: {catalogs}"))
-        except Exception as exc:  # noqa: BLE001
-            results.append(("compute", "Trino (HTTPS, password) sees the Iceberg catalogs", False, str(exc)))
-    if "flink" in profiles and "rest" in profiles["flink"]:
-        results.append(flink_smoke(profiles["flink"], out.get("jobs") or {}))
-    results += smoke_streams(out)
-    prometheus = (out.get("observability") or {}).get("prometheus")
-    if prometheus:
-        try:
-            session = requests.Session()
-            session.trust_env = False
-            targets = session.get(f"{prometheus}/api/v1/targets", timeout=10).json()["data"]["activeTargets"]
-            health = {t["labels"]["job"]: t["health"] for t in targets}
-            results.append(("observability", "Prometheus scrapes its targets", bool(health),
-                            ", ".join(f"{job} {state}" for job, state in sorted(health.items()))))
-        except Exception as exc:  # noqa: BLE001
-            results.append(("observability", "Prometheus scrapes its targets", False, str(exc)))
+    # What each service's package asks of it (ServiceDefinition.probes.smoke): Trino, Prometheus, Flink, Kafka,
+    # Connect; each says nothing where its service is not in this stack.
+    for definition in registry():
+        if definition.probes.smoke is not None:
+            results += definition.probes.smoke(out)
     return results
-
-
-def smoke_streams(out: dict[str, Any]) -> list[tuple[str, str, bool, str]]:
-    """Kafka lists the platform's topics; Connect runs every declared connector (and all its tasks)."""
-    import requests
-
-    results: list[tuple[str, str, bool, str]] = []
-    profiles, streams = out["profiles"]["host"], out.get("streams") or {}
-    if "kafka" in profiles:
-        check = "Kafka lists the platform's topics"
-        try:
-            from confluent_kafka.admin import AdminClient
-
-            admin = AdminClient({"bootstrap.servers": profiles["kafka"]["bootstrap.servers"]})
-            found = set(admin.list_topics(timeout=10).topics)
-            wanted = [t["name"] for t in streams.get("topics", [])]
-            missing = [t for t in wanted if t not in found]
-            results.append(("compute", check, not missing,
-                            f"missing: {missing}" if missing else f"{len(wanted)} topics: {', '.join(wanted)}"))
-        except Exception as exc:  # noqa: BLE001
-            results.append(("compute", check, False, str(exc)))
-    if "kafka_connect" in profiles:
-        check = "Connect runs every connector (RUNNING, all tasks)"
-        try:
-            base = profiles["kafka_connect"]["url"]
-            status = requests.get(f"{base}/connectors?expand=status", timeout=10).json()
-            states = {name: [body["status"]["connector"]["state"], *(t["state"] for t in body["status"]["tasks"])]
-                      for name, body in status.items()}
-            wanted = [c["name"] for c in streams.get("connectors", [])]
-            bad = {n: states.get(n, ["ABSENT"]) for n in wanted if set(states.get(n, ["ABSENT"])) != {"RUNNING"}}
-            results.append(("compute", check, not bad,
-                            f"not running: {bad}" if bad else ", ".join(f"{n} RUNNING" for n in wanted)))
-        except Exception as exc:  # noqa: BLE001
-            results.append(("compute", check, False, str(exc)))
-    return results
-
-
-def flink_smoke(profile: dict[str, Any], jobs: dict[str, Any]) -> tuple[str, str, bool, str]:
-    """The streaming job is RUNNING (every task) on the job manager, with the job id the stack recorded."""
-    from infra.services.flink.job import FlinkJobError, FlinkRest
-
-    check = "Flink runs the streaming job"
-    name = profile["job"]["name"]
-    try:
-        rest = FlinkRest(profile["rest"], timeout_s=10)
-        found = rest.find(name)
-        if found is None:
-            return ("compute", check, False, f"no running job named {name} at {profile['rest']}")
-        job = rest.job(str(found["jid"])) or {}
-        tasks = sorted({v.get("status", "?") for v in job.get("vertices", [])})
-        recorded = next((j.get("job_id") for j in jobs.values() if j.get("job_name") == name), None)
-        completed = rest.checkpoints(str(found["jid"])).get("counts", {}).get("completed", 0)
-        ok = job.get("state") == "RUNNING" and tasks == ["RUNNING"] and recorded == found["jid"]
-        detail = f"{name} {job.get('state')}, tasks {tasks}, {completed} checkpoints completed"
-        if recorded != found["jid"]:
-            detail += f"; the stack recorded job {recorded}, Flink runs {found['jid']}"
-        return ("compute", check, ok, detail)
-    except FlinkJobError as exc:
-        return ("compute", check, False, str(exc))
 
 
 def print_endpoints(stack: str) -> None:

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import os
+import shlex
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from pulumi import automation as auto
@@ -71,9 +74,19 @@ def ensure_provider(workspace: auto.LocalWorkspace) -> str:
             f"the Pulumi docker provider plugin {version} (the pulumi-docker SDK's version) is not in {home} "
             f"(installed: {others}), and `pulumi plugin install resource {PROVIDER} {version}` failed: the plugin "
             f"registry is not reachable from here ({str(exc).strip().splitlines()[-1][:200]}). Install a provider "
-            f"binary you have: source scripts/pulumi-env.sh && pulumi plugin install resource {PROVIDER} {version} "
-            "--file <path to pulumi-resource-docker>") from None
+            f"binary you have: {install_hint(workspace, version)}") from None
     return f"pulumi-resource-{PROVIDER} {version} installed from the plugin registry"
+
+
+def install_hint(workspace: auto.LocalWorkspace, version: str) -> str:
+    """The command that installs a provider binary into the workspace's Pulumi home, whole as it is: the CLI the
+    workspace runs by its path and the home by name (nothing to source first: scripts/pulumi-env.sh needs the
+    project's CLI, which the engine-only path never builds)."""
+    home = ((workspace.env_vars or {}).get("PULUMI_HOME") or os.environ.get("PULUMI_HOME")
+            or str(Path.home() / ".pulumi"))  # the CLI's own default where neither the workspace nor you set one
+    cli = workspace.pulumi_command.command if workspace.pulumi_command is not None else "pulumi"
+    return (f"PULUMI_HOME={shlex.quote(home)} {shlex.quote(cli)} plugin install resource {PROVIDER} {version} "
+            "--file <path to pulumi-resource-docker>")
 
 
 def build_images(spec: PlatformSpec, say: Callable[[str], None] = print) -> dict[str, float]:

@@ -21,6 +21,9 @@ from infra.services.built_image import ImageBuildError
 from infra.spec import PlatformSpec
 from infra.targets.lab_images import Build, operations_args, plan, proxy_args, refusals
 
+#: Lines of a failed build step's output the error carries.
+BUILD_TAIL_LINES = 12
+
 
 def _link(source: Path, target: Path) -> None:
     """A hard link of ``source`` (symlinks followed), else a copy: the context holds real files."""
@@ -61,12 +64,18 @@ def build_image(client: Any, path: Path, dockerfile: str, tag: str, args: Mappin
     """One classic-builder build through the engine's API, its steps printed as they run."""
     stream = client.api.build(path=str(path), dockerfile=dockerfile, tag=tag, buildargs={**args, **proxy_args()},
                               rm=True, forcerm=True, decode=True)
+    last: list[str] = []  # the failing step's own words (apt's "Version ... was not found"), for the error
     for chunk in stream:
         if "error" in chunk:
-            raise ImageBuildError(f"building {tag} failed: {chunk['error'].strip()}")
-        line = (chunk.get("stream") or "").rstrip()
-        if line.startswith(("Step ", "Successfully")):
-            say(f"  {tag}: {line}")
+            said = "\n".join(f"    {line}" for line in last[-BUILD_TAIL_LINES:])
+            raise ImageBuildError(f"building {tag} failed: {chunk['error'].strip()}"
+                                  + (f"; its last output:\n{said}" if said else ""))
+        for line in (chunk.get("stream") or "").splitlines():
+            if line.startswith(("Step ", "Successfully")):
+                say(f"  {tag}: {line}")
+                last.clear()
+            elif line.strip():
+                last.append(line.strip())
 
 
 def present(client: Any, name: str) -> bool:

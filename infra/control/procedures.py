@@ -158,7 +158,7 @@ def restore_postgres(config: OperationsConfig, creds: Credentials, database: str
     if plan is None or plan.postgres is None or database not in plan.postgres.databases:
         known = ", ".join(plan.postgres.databases) if plan and plan.postgres else "none"
         raise ProcedureError(f"{database!r} is not a catalog database this stack backs up; known: {known}")
-    chosen = backups.parse(Path(backup_file)) if backup_file else backups.latest(plan.dir, "postgres", database)
+    chosen = backups.parse(Path(backup_file)) if backup_file else backups.latest(plan.dir, backups.PG_DUMPS, database)
     if chosen is None or not chosen.verify():
         raise ProcedureError(f"no verified dump of {database} (sha256 sidecar missing or wrong)")
     pg = plan.postgres

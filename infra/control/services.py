@@ -173,7 +173,7 @@ class NativeServices:
         return f"{service} (process tree of pid {self._record(service).get('pid')})"
 
     def _status(self, service: str) -> dict[str, Any]:
-        from infra.targets.native import watchdog
+        from infra.operations import watchdog
 
         return watchdog.read_status(self._record(service)["data_dir"])
 

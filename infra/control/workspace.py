@@ -1,21 +1,27 @@
-"""The project's Pulumi stacks through the Automation API: one workspace, the project's own CLI, its environment.
+"""The project's Pulumi stacks through the Automation API: one workspace, the chosen CLI, its environment.
 
-The CLI is the project's own build (``.tools/bin``, scripts/install-pulumi.sh). Its environment is
-defined here and nowhere else (``scripts/pulumi-env.sh`` prints it from this module): a local file
-backend, no update checks, no plugin downloads (get.pulumi.com is not reachable), the documented lab
-passphrase unless one is set.
+The CLI is the user's own where one fits, else the project's build (``infra.control.toolchain`` decides).
+Its environment is defined here and nowhere else (``scripts/pulumi-env.sh`` prints it from this module): the
+chosen CLI's directory first on PATH (so the engine finds its plugins), no update checks, the documented lab
+passphrase unless one is set, and the backend the user chose (``PULUMI_BACKEND_URL`` or ``pulumi login``), else
+the project's local file backend. With the project's build also its own Pulumi home and no plugin downloads
+(get.pulumi.com is not reachable here); with the user's, their home and their plugin settings.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 from pulumi import automation as auto
+from semver import VersionInfo
 
 from infra.config import ConfigError, load_stack
-from infra.paths import PROJECT_ROOT, TOOLS_DIR
+from infra.control import toolchain
+from infra.control.isolated import STACKS as ISOLATED_STACKS
+from infra.paths import PROJECT_ROOT
 from infra.spec import Target
 
 LAB_PASSPHRASE = "lakehouse-native-lab"  # noqa: S105 - the documented lab passphrase (README)
@@ -25,25 +31,50 @@ NATIVE_SKIP_PLUGINS = "aws,docker"
 DOCKER_SKIP_PLUGINS = "aws"
 
 
-def pulumi_env(stack: str | None = None) -> dict[str, str]:
-    """The environment every Pulumi command of this project runs with."""
+def pulumi_env(stack: str | None = None, tool: toolchain.Toolchain | None = None) -> dict[str, str]:
+    """The environment every Pulumi command of this project runs with (``tool``: the chosen CLI by default; where
+    there is none, the project's build's layout, so the environment can still be shown)."""
+    tool = tool or toolchain.current()
+    project = tool is None or tool.kind == "project"
     env = {
-        "PATH": f"{TOOLS_DIR / 'bin'}:{os.environ.get('PATH', '')}",
-        "PULUMI_HOME": str(TOOLS_DIR / "pulumi-home"),
+        "PATH": f"{tool.bin_dir if tool else toolchain.PROJECT_BIN}:{os.environ.get('PATH', '')}",
         "PULUMI_SKIP_UPDATE_CHECK": "true",
-        "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
-        "PULUMI_BACKEND_URL": f"file://{PROJECT_ROOT / '.pulumi-state'}",
-        "PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK": "true",
+        "PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK": "true",  # the range is checked by infra.control.toolchain
         # The native target's dynamic provider forks service processes from a process running gRPC
         # threads; gRPC's fork handlers then crash the child before exec (SIGSEGV in event_engine).
         "GRPC_ENABLE_FORK_SUPPORT": "false",
     }
+    if project:
+        env["PULUMI_HOME"] = str(toolchain.PROJECT_HOME)
+        env["PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION"] = "true"
+    backend, _ = toolchain.backend(tool, isolated=stack in ISOLATED_STACKS)
+    if backend is not None:
+        env["PULUMI_BACKEND_URL"] = backend
     if "PULUMI_CONFIG_PASSPHRASE" not in os.environ and not os.environ.get("PULUMI_CONFIG_PASSPHRASE_FILE"):
         env["PULUMI_CONFIG_PASSPHRASE"] = LAB_PASSPHRASE
     skip = _skip_plugins(stack) if stack is not None else None
     if skip is not None:
         env.setdefault("PULUMI_PYTHON_SKIP_PLUGINS", os.environ.get("PULUMI_PYTHON_SKIP_PLUGINS", skip))
     return env
+
+
+def describe(stack: str | None = None) -> str:
+    """What ``make`` says about the CLI and the backend a stack's commands use."""
+    tool = toolchain.choose()
+    _, whose = toolchain.backend(tool, isolated=stack in ISOLATED_STACKS)
+    return f"pulumi: {tool.describe()}; backend: {whose}"
+
+
+class ChosenCommand(auto.PulumiCommand):
+    """The chosen CLI for the Automation API, by its path (its version already read and checked by the toolchain).
+
+    ``PulumiCommand(root=...)`` wants ``<root>/bin/pulumi`` and runs ``pulumi version`` again; a user's CLI may
+    live anywhere on PATH.
+    """
+
+    def __init__(self, tool: toolchain.Toolchain):
+        self.command = str(tool.pulumi)
+        self.version = VersionInfo.parse(tool.version)
 
 
 def _skip_plugins(stack: str) -> str | None:
@@ -56,11 +87,14 @@ def _skip_plugins(stack: str) -> str | None:
 
 
 def workspace(stack: str | None = None) -> auto.LocalWorkspace:
-    """The project's workspace: its own CLI, its own environment."""
-    (PROJECT_ROOT / ".pulumi-state").mkdir(exist_ok=True)
-    (TOOLS_DIR / "pulumi-home").mkdir(parents=True, exist_ok=True)
-    command = auto.PulumiCommand(root=str(TOOLS_DIR), skip_version_check=True)
-    return auto.LocalWorkspace(work_dir=str(PROJECT_ROOT), pulumi_command=command, env_vars=pulumi_env(stack),
+    """The project's workspace: the chosen CLI (ToolchainError when there is none), its environment."""
+    tool = toolchain.choose()
+    env = pulumi_env(stack, tool)
+    if env.get("PULUMI_BACKEND_URL", "").startswith("file://"):
+        Path(env["PULUMI_BACKEND_URL"].removeprefix("file://")).mkdir(parents=True, exist_ok=True)
+    if "PULUMI_HOME" in env:
+        Path(env["PULUMI_HOME"]).mkdir(parents=True, exist_ok=True)
+    return auto.LocalWorkspace(work_dir=str(PROJECT_ROOT), pulumi_command=ChosenCommand(tool), env_vars=env,
                                secrets_provider="passphrase")
 
 

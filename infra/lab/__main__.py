@@ -30,9 +30,9 @@ RUN_STACK = "lab-run"
 
 def _spec(stack: str, overrides: list[str]) -> tuple[dict[str, Any], PlatformSpec]:
     """The stack's platform config with ``key=value`` overrides applied, and its validated spec."""
-    from infra.config import CONFIG_KEY, load_platform, read_stack_config
+    from infra.config import load_platform, stack_platform
 
-    platform = read_stack_config(PROJECT_ROOT / f"Pulumi.{stack}.yaml")[CONFIG_KEY]
+    platform = stack_platform(stack)  # over its lakehouse:extends stack's (Pulumi.lab-offline.yaml)
     for item in overrides:
         key, _, value = item.partition("=")
         node = platform

@@ -190,10 +190,14 @@ def pg_env(creds: Credentials) -> dict[str, str]:
     return env
 
 
+#: Where the pg_dumps are kept under the backups directory (a kind of backup, not a service's name).
+PG_DUMPS = "postgres"  # not the service: the pg_dump backups' directory
+
+
 def backup_postgres(pg: PostgresSource, database: str, creds: Credentials, backups_dir: str | os.PathLike[str],
                     now: datetime | None = None) -> tuple[Backup, dict[str, Any]]:
     """``pg_dump -Fc`` of one catalog database, with its sidecar."""
-    dest_dir = Path(backups_dir) / "postgres"
+    dest_dir = Path(backups_dir) / PG_DUMPS
     dest_dir.mkdir(parents=True, exist_ok=True)
     final = dest_dir / f"{database}-{_stamp(now)}.dump"
     partial = final.with_name(final.name + ".partial")

@@ -7,10 +7,13 @@ Trino's catalog files point at it); it checks every request before the catalog s
 
 - no ``Authorization: Bearer <token>`` (the scheme in any case, RFC 7235), or a token no identity holds:
   **401** (never served, not even ``/v1/config``);
-- an identity whose role is ``reader``: ``GET``/``HEAD`` and the read-only ``POST``s (scan metrics
-  reports, server-side scan planning) pass; any other request (commits, creates, drops, renames,
-  namespace changes) is **403**;
-- ``platform`` and ``writer`` identities: everything passes.
+- an identity whose grants do not allow what the request needs (read, write or manage on each namespace it
+  touches: ``infra/operations/catalog_requests.py`` says what each REST request needs) is **403**, before
+  the catalog sees the request; a request the gate does not know is **403** too (it cannot check it);
+- ``GET /v1/namespaces`` answers only the namespaces the identity may read.
+
+The grants are the identity's access table, rendered from the stack's grants by the one decision
+(``PlatformSpec.access_of``): each known namespace with its actions, and ``*`` for any other.
 
 **Tokens.** An identity's catalog token (the platform secret ``catalog-token-<identity>``) is never
 stored: the config holds its sha256. A client presents either that token itself (matched by its hash),
@@ -32,6 +35,10 @@ reaches the gate in its environment (``CATALOG_GATE_SIGNING_KEY``), never in its
 credential is **401** ``{"error": "invalid_client", ...}`` (RFC 6749's form); an expired or forged
 access token is a 401 like a missing one. Two identities whose tokens hash alike could not be told
 apart: the gate refuses to start on such a config.
+
+A client that sends ``Expect: 100-continue`` gets ``HTTP/1.1 100 Continue`` once the gate has authenticated
+it and is about to read its body (RFC 9110 section 10.1.1); a request refused before its body is read is
+answered at once, and the connection closed (the body it would still send is not read).
 
 The gate forwards the request without the ``Authorization`` header (the catalog does not need it) and
 relays the answer. When the catalog does not answer, the gate says **502** in the Iceberg error form
@@ -63,7 +70,8 @@ which kind of token each authenticated request carried (``lakehouse_catalog_gate
 ``python -m infra.operations.catalog_gate --config gate.json``; config::
 
     {"listen_host": "127.0.0.1", "listen_port": 8182, "upstream": "http://127.0.0.1:8181",
-     "identities": [{"name": "reader", "role": "reader", "token_sha256": "<hex>"}, ...]}
+     "identities": [{"name": "reader", "grants": {"shop": ["read"], "*": ["read"]}, "token_sha256": "<hex>"},
+                    ...]}
 """
 
 from __future__ import annotations
@@ -97,10 +105,10 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from yarl import URL
 
+from infra.operations import catalog_requests
+from infra.operations.catalog_requests import EVERY_NAMESPACE, BadBody, Need, allowed
 from infra.operations.config import ENV_GATE_SIGNING_KEY, TOKEN_PATH
 
-#: Requests a reader may make: reads, plus POSTs that change nothing (scan metrics reports, scan planning).
-READ_ONLY_POST = re.compile(r"^/v1/(?:[^/]+/)?namespaces/[^/]+/tables/[^/]+/(?:metrics|plan(?:/[^/]+)?|tasks)$")
 READ_METHODS = frozenset({"GET", "HEAD"})
 #: Methods the gate forwards (after its checks); it answers OPTIONS itself and refuses anything else.
 FORWARDED_METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH")
@@ -119,7 +127,7 @@ REQUEST_BUCKETS = (0.0005, 0.001, 0.0025, *BUCKETS)
 #: Headers that describe one connection, not the message, or that the gate sets itself: never forwarded.
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
                         "trailers", "transfer-encoding", "upgrade", "authorization", "host", "content-length",
-                        "expect"})  # the gate met a 100-continue expectation itself; the body goes whole
+                        "expect"})  # the gate answers a 100-continue expectation itself; the body goes whole
 # The OAuth2 names of the Iceberg REST spec (RFC 6749, RFC 8693): names, not secrets.
 CLIENT_CREDENTIALS = "client_credentials"
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"  # noqa: S105
@@ -133,7 +141,7 @@ MIN_SIGNING_KEY_BYTES = 32
 MAX_FORM_BYTES = 64 * 1024
 SERVER = "lakehouse-catalog-gate"
 
-log = logging.getLogger("catalog-gate")
+log = logging.getLogger("catalog-gate")  # not the service: the gate process's logger
 
 
 def kind_of(method: str, path: str) -> str:
@@ -142,13 +150,6 @@ def kind_of(method: str, path: str) -> str:
         if method == kind_method and pattern.match(path):
             return kind
     return "other"
-
-
-def may(role: str, method: str, path: str) -> bool:
-    """Whether an identity of ``role`` may make this request (the whole policy, in one function)."""
-    if role in ("platform", "writer"):
-        return True
-    return method in READ_METHODS or (method == "POST" and READ_ONLY_POST.match(path) is not None)
 
 
 def has_dot_segment(path: str) -> bool:
@@ -174,12 +175,14 @@ class ConfigError(Exception):
 
 
 class Identity(BaseModel):
-    """One identity the gate knows: its name, its role, and the sha256 of its catalog token."""
+    """One identity the gate knows: its name, its access table, and the sha256 of its catalog token."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(min_length=1, description="the identity's name (its client_id at the token endpoint)")
-    role: Literal["platform", "writer", "reader"] = Field(description="what it may do through the gate")
+    grants: dict[str, tuple[Literal["read", "write", "manage"], ...]] = Field(
+        description="namespace (top level) -> what it may do there; '*' for every other namespace "
+                    "(PlatformSpec.access_of)")
     token_sha256: str = Field(pattern=r"^[0-9a-fA-F]{64}$",
                               description="sha256 (hex) of the identity's catalog token; never the token")
 
@@ -187,6 +190,14 @@ class Identity(BaseModel):
     @classmethod
     def _lower(cls, value: str) -> str:
         return value.lower()
+
+    @field_validator("grants")
+    @classmethod
+    def _every_namespace(cls, value: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+        if EVERY_NAMESPACE not in value:
+            raise ValueError("needs a '*' entry: what the identity may do on a namespace without an entry of its own "
+                             "(an empty list for nothing)")
+        return value
 
 
 class GateConfig(BaseModel):
@@ -268,10 +279,10 @@ def sha256_hex(text: str) -> str:
 
 @dataclass(frozen=True)
 class Caller:
-    """Who a request comes from, and which kind of token it carried (``static`` or ``issued``)."""
+    """Who a request comes from, what it may do, and which kind of token it carried (``static`` or ``issued``)."""
 
     identity: str
-    role: str
+    grants: Mapping[str, tuple[str, ...]]
     credential: str
 
 
@@ -293,7 +304,7 @@ class Tokens:
         """The identity a bearer token stands for: its catalog token (by hash), or a current issued token."""
         static = self.by_hash.get(sha256_hex(token))
         if static is not None:
-            return Caller(static.name, static.role, "static")
+            return Caller(static.name, static.grants, "static")
         if token.count(".") != 2:
             return None
         try:
@@ -302,7 +313,7 @@ class Tokens:
         except jwt.InvalidTokenError:
             return None
         identity = self.by_name.get(str(claims["sub"]))  # an identity removed since is gone
-        return Caller(identity.name, identity.role, "issued") if identity else None
+        return Caller(identity.name, identity.grants, "issued") if identity else None
 
     def client(self, client_id: str | None, secret: str) -> Identity | None:
         """The identity whose catalog token is ``secret`` (and whose name is ``client_id``, when given)."""
@@ -313,6 +324,23 @@ class Tokens:
         if identity is None or not hmac.compare_digest(identity.token_sha256, digest):
             return None
         return identity
+
+
+#: Set on a request once the gate has answered its ``Expect: 100-continue`` (it then reads the body).
+CONTINUED = "lakehouse.continued"
+
+
+def expects_continue(request: web.BaseRequest) -> bool:
+    """Whether an HTTP/1.1 client waits for ``100 Continue`` before it sends the body (RFC 9110 section 10.1.1)."""
+    return request.version >= (1, 1) and request.headers.get("Expect", "").strip().lower() == "100-continue"
+
+
+async def continue_if_expected(request: web.BaseRequest) -> None:
+    """``HTTP/1.1 100 Continue`` once, before the gate reads a body its client holds back until it is asked."""
+    if expects_continue(request) and not request.get(CONTINUED):
+        request[CONTINUED] = True
+        await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        request.writer.output_size = 0  # the interim answer is not part of the response's size
 
 
 def bearer_token(authorization: str | None) -> str | None:
@@ -380,7 +408,7 @@ def oauth_error(code: int, error: str, description: str) -> web.Response:
     """An OAuth2 error answer (RFC 6749 section 5.2)."""
     headers = {"Cache-Control": "no-store", "Pragma": "no-cache"}
     if code == 401:
-        headers["WWW-Authenticate"] = 'Basic realm="catalog-gate"'
+        headers["WWW-Authenticate"] = 'Basic realm="catalog-gate"'  # not the service: the realm clients see
     body = json.dumps({"error": error, "error_description": description}).encode()
     return web.Response(status=code, body=body, content_type="application/json", headers=headers)
 
@@ -422,6 +450,10 @@ class Gate:
         if request.headers.get("Origin"):
             response.headers.setdefault("Access-Control-Allow-Origin", "*")
         response.headers.setdefault("Server", SERVER)
+        if expects_continue(request) and not request.get(CONTINUED) and request.body_exists:
+            # Answered before the body was asked for: the client may never send it, so this connection
+            # carries no other request (its unread body would be read as one).
+            response.force_close()
         await response.prepare(request)
         await response.write_eof()
         self.metrics.request_seconds.labels(kind).observe(time.perf_counter() - started)
@@ -455,13 +487,47 @@ class Gate:
             challenge = 'Bearer error="invalid_token"' if token else "Bearer"
             return iceberg_error(401, "NotAuthorizedException", reason, {"WWW-Authenticate": challenge})
         self.metrics.authenticated.labels(caller.identity, caller.credential).inc()
-        if not may(caller.role, method, path):
-            self.metrics.decisions.labels(caller.identity, "refused").inc()
-            self.refused(403, caller.identity, method, path)
-            return iceberg_error(403, "ForbiddenException",
-                                 f"identity {caller.identity} ({caller.role}) may not {method} {path}")
+        found = catalog_requests.route(method, path, request.query)
+        if found is None:
+            return self.forbidden(caller, method, path, f"the gate does not know {method} {path}, and refuses what it "
+                                                        "cannot check")
+        if (refusal := self.refusal(caller, found.needs, method, path)) is not None:
+            return refusal
+        if found.body_needs is not None and not catalog_requests.holds_anywhere(caller.grants, found.body_needs):
+            return self.forbidden(caller, method, path, f"identity {caller.identity} may not {found.body_needs} on "
+                                                        f"any namespace ({method} {path})")
+        body = None
+        if found.from_body is not None or request.body_exists or method in ("POST", "PUT", "PATCH"):
+            await continue_if_expected(request)
+            body = await request.content.read()  # the whole body, however large (the catalog decides what it takes)
+        if found.from_body is not None:
+            try:
+                needs = catalog_requests.needs_of_body(found, body or b"")
+            except BadBody as exc:
+                self.metrics.decisions.labels(caller.identity, "refused").inc()
+                self.refused(400, caller.identity, method, path)
+                return iceberg_error(400, "BadRequestException", f"the gate reads this request's body to decide, and "
+                                                                 f"cannot: {exc}")
+            if (refusal := self.refusal(caller, needs, method, path)) is not None:
+                return refusal
         self.metrics.decisions.labels(caller.identity, "allowed").inc()
-        return await self.forward(request, kind)
+        return await self.forward(request, kind, body, caller if found.lists_namespaces else None)
+
+    def refusal(self, caller: Caller, needs: tuple[Need, ...], method: str, path: str) -> web.Response | None:
+        """403 for the first need the caller's grants do not allow, else None."""
+        for need in needs:
+            if not allowed(caller.grants, need):
+                top = need.namespace[0] if need.namespace else ""
+                held = caller.grants.get(top, caller.grants.get(EVERY_NAMESPACE, ()))
+                return self.forbidden(caller, method, path, f"identity {caller.identity} may not {need} ({method} "
+                                                            f"{path}); its grants allow "
+                                                            f"{', '.join(held) or 'nothing'} there")
+        return None
+
+    def forbidden(self, caller: Caller, method: str, path: str, message: str) -> web.Response:
+        self.metrics.decisions.labels(caller.identity, "refused").inc()
+        self.refused(403, caller.identity, method, path)
+        return iceberg_error(403, "ForbiddenException", message)
 
     def preflight(self, request: web.BaseRequest) -> web.Response:
         """``OPTIONS``: what the gate serves, and a CORS preflight's answer (no token: browsers send none)."""
@@ -474,12 +540,15 @@ class Gate:
     def refused(self, code: int, identity: str, method: str, path: str) -> None:
         log.info("%s %s %s %s", code, identity, method, path)
 
-    async def forward(self, request: web.BaseRequest, kind: str) -> web.StreamResponse:
+    async def forward(self, request: web.BaseRequest, kind: str, body: bytes | None,
+                      listing_for: Caller | None = None) -> web.StreamResponse:
+        """Relay the request (``body`` as read) and the catalog's answer; a namespace listing for ``listing_for``
+        keeps only the namespaces it may read."""
         method = request.method
         dropped = HOP_BY_HOP | {name.strip().lower() for name in request.headers.get("Connection", "").split(",")}
+        if listing_for is not None:
+            dropped |= {"accept-encoding"}  # the gate reads the listing to filter it: plain JSON, please
         headers = CIMultiDict((k, v) for k, v in request.headers.items() if k.lower() not in dropped)
-        # The whole body, however large (the catalog decides what it takes); a read sends none.
-        body = await request.content.read() if request.body_exists or method in ("POST", "PUT", "PATCH") else None
         session = self.reads if method in READ_METHODS else self.writes
         assert session is not None, "Gate.start() was not awaited"
         url = URL(self.upstream + request.raw_path, encoded=True)  # as sent: the catalog decodes it
@@ -502,12 +571,20 @@ class Gate:
             if (length := answer_headers.get("Content-Length")) is not None:
                 response.content_length = int(length)
             return response
+        if listing_for is not None and status == 200:
+            filtered = catalog_requests.readable_namespaces(listing_for.grants, data)
+            if filtered is None:
+                return iceberg_error(502, "ServiceUnavailableException", "the catalog's answer to a namespace listing "
+                                     "is not one; the gate relays no listing it cannot filter")
+            relayed.popall("Content-Encoding", None)
+            return web.Response(status=status, reason=reason, body=filtered, headers=relayed)
         return web.Response(status=status, reason=reason, body=data, headers=relayed)
 
     async def token(self, request: web.BaseRequest) -> web.Response:
         """``POST /v1/oauth/tokens``: client credentials or a token exchange, answered by the gate itself."""
         if request.content_length is not None and request.content_length > MAX_FORM_BYTES:
             return oauth_error(400, "invalid_request", f"the form is larger than {MAX_FORM_BYTES} bytes")
+        await continue_if_expected(request)
         form = await request.post()
         grant = str(form.get("grant_type", ""))
         basic = basic_credential(request.headers.get("Authorization"))

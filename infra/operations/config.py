@@ -32,6 +32,10 @@ ENV_MAINTENANCE_JOB = "MAINTENANCE_JOB"
 ENV_GATE_SIGNING_KEY = "CATALOG_GATE_SIGNING_KEY"
 #: The Iceberg REST spec's token endpoint, which the gate answers itself and the clients' profiles name.
 TOKEN_PATH = "/v1/oauth/tokens"  # noqa: S105 - a path, not a credential
+#: Connections the kernel queues for an operations server before it accepts them (socketserver's default is 5:
+#: a burst of health checks and scrapes beyond it waits a SYN retry, a second or more). The kernel caps it at
+#: net.core.somaxconn.
+LISTEN_BACKLOG = 1024
 ENV_SECRET_PREFIX = "LAKEHOUSE_SECRET_"  # noqa: S105 - LAKEHOUSE_SECRET_POLARIS_ROOT_SECRET -> {polaris_root_secret}
 _PLACEHOLDER = re.compile(r"\{([a-z0-9_]+)\}")
 _ENV_REFERENCE = re.compile(r"\$\{ENV:" + ENV_SECRET_PREFIX + r"([A-Z0-9_]+)\}")
@@ -65,6 +69,8 @@ class TrinoAccess(_Model):
     host: str
     port: int
     catalog: str
+    #: The engine's service in this stack, as the run records name it (the services layer renders it).
+    engine: str = ""
     user: str = "platform-maintenance"
     http_scheme: str = "http"
     #: ``${ENV:LAKEHOUSE_SECRET_<NAME>}`` references (``Credentials.secrets``), never the values.

@@ -46,7 +46,6 @@ MIN_RETENTION_PROPERTY = {
     "remove_orphan_files": "remove_orphan_files_min_retention",
 }
 DAY_S = 86400
-ENGINE = "trino"
 REMOVED_SAMPLE = 50
 
 
@@ -205,7 +204,8 @@ def run_action(config: OperationsConfig, creds: Credentials, action: str, identi
     sql, session = statement(action, trino_catalog, identifier, older_than_s)
     db = Path(config.runs_db)
     with table_lock(config.locks_dir, identifier, waiting=waiting) as waited:
-        run = runs.start(db, runs.Run(job=action, target=identifier, trigger=trigger, engine=ENGINE))
+        engine = config.trino.engine if config.trino and config.trino.engine else "none"
+        run = runs.start(db, runs.Run(job=action, target=identifier, trigger=trigger, engine=engine))
         started = time.monotonic()
         detail: dict[str, Any] = {"statement": sql, "session": session, "lock_wait_s": round(waited, 3)}
         if older_than_s is not None:

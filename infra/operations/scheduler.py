@@ -41,7 +41,7 @@ from apscheduler.triggers.combining import OrTrigger
 from apscheduler.triggers.cron import CronTrigger
 
 from infra.operations import runs
-from infra.operations.config import Credentials, OperationsConfig
+from infra.operations.config import LISTEN_BACKLOG, Credentials, OperationsConfig
 from infra.operations.cron import CronSchedule, parse_cron, value_list
 
 ROLES = ("maintenance", "backup")
@@ -197,6 +197,12 @@ def catch_up(scheduler: BackgroundScheduler, config: OperationsConfig, creds: Cr
                       replace_existing=True)
 
 
+class BackloggedServer(ThreadingHTTPServer):
+    """The scheduler's HTTP endpoint: a thread per request, listening with a real backlog (``LISTEN_BACKLOG``)."""
+
+    request_queue_size = LISTEN_BACKLOG
+
+
 def serve(config: OperationsConfig, creds: Credentials, role: str, listen: str) -> int:
     """Run the scheduler and its HTTP endpoint until SIGTERM/SIGINT."""
     scheduler = build(config, creds, role)
@@ -229,7 +235,7 @@ def serve(config: OperationsConfig, creds: Credentials, role: str, listen: str) 
             pass  # health checks every few seconds would flood the log
 
     host, port = listen.rsplit(":", 1)
-    server = ThreadingHTTPServer((host, int(port)), Handler)
+    server = BackloggedServer((host, int(port)), Handler)
 
     def stop(_signum: int, _frame: Any) -> None:
         threading.Thread(target=server.shutdown, daemon=True).start()

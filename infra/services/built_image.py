@@ -43,21 +43,15 @@ class BuiltImage:
     artifact_of: str  # the service whose native artifact it is built from
     directory: Path  # the package's lab/ directory
     context: Callable[[Artifact, StackArtifacts], ImageContext] = lambda artifact, stack: ImageContext()
-    #: Built from Debian's package of the artifact's major (apt at build time), not from its files: the image runs
-    #: that major at whatever point release the mirror has then.
-    package_major: bool = False
 
     @property
     def dockerfile(self) -> Path:
         return self.directory / "Dockerfile"
 
     def runs(self, artifact: Artifact) -> tuple[str, list[str]]:
-        """What a container of this image runs, as far as the artifact says: (version, why it is not the pin)."""
-        if not self.package_major:
-            return artifact.version, list(artifact.notes)
-        pinned = major(artifact.version)
-        return pinned, [*artifact.notes, f"the image installs Debian's package of major {pinned} at build time "
-                                         f"(its point release is the mirror's then; this host's is {artifact.version})"]
+        """What a container of this image runs: the artifact's version (an image built from a package installs that
+        exact version, or its build fails), and why it is not the pin, where it is not."""
+        return artifact.version, list(artifact.notes)
 
     @property
     def scripts(self) -> tuple[Path, ...]:

@@ -14,6 +14,7 @@ order a stack may override, and which the review prints); see ``docs/adr/0009-se
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
@@ -41,8 +42,28 @@ BROKER = Capability(
     "broker", "the Kafka broker: port 'broker' for the platform's services, port 'host' for clients on the host",
     ports=("broker", "host"))
 SQL_ENGINE = Capability(
-    "sql-engine", "the SQL engine that runs the Iceberg maintenance procedures (the scheduler's and "
-                  "EventBridge's maintenance tasks) and creates the declared tables on aws")
+    "sql-engine", "the SQL engine that runs the Iceberg maintenance procedures (the scheduler's and EventBridge's "
+                  "maintenance tasks, over Trino's protocol): its client profile gives host, port, http_scheme and "
+                  "the certificate's name, its first per-identity secret is the identity's password")
+CHANGE_CAPTURE = Capability(
+    "change-capture", "captures the database's changes for the stack's Debezium sources (the logical replication "
+                      "slots the database keeps for them)")
+BACKUPS = Capability(
+    "backups", "backs up the catalogs' pointers on the recovery schedule (a catalog's SQLite file by online backup, "
+               "the catalog databases by pg_dump): what the recovery drill restores; its scheduled jobs at /jobs on "
+               "port 'http'", ports=("http",))
+STREAMING_WRITER = Capability(
+    "streaming-writer", "the stream processor that runs the platform's streaming job (its REST API in its client "
+                        "profile, the job's summary under 'job'), committing to Iceberg once per checkpoint")
+REFERENCE_CATALOG = Capability(
+    "reference-catalog", "Iceberg's reference REST catalog server: what the probes start a throwaway of, on this host, "
+                         "for control experiments (its probes' support module: runtime, settings)")
+MAINTENANCE = Capability(
+    "maintenance", "runs the stack's declared maintenance on its schedules and records every run (its scheduled "
+                   "jobs at /jobs on port 'http')", ports=("http",))
+SIGNALS = Capability(
+    "signals", "turns the tables' metadata and the platform's records into signals (its /metrics on port 'http')",
+    ports=("http",))
 METRICS = Capability(
     "metrics", "the metrics store that scrapes the platform's /metrics endpoints and evaluates the alert rules "
                "(port 'http')", ports=("http",))
@@ -52,4 +73,33 @@ DATABASE_USER = "postgres"  # a PostgreSQL role, not the service
 #: The secret holding ``DATABASE_USER``'s password.
 DATABASE_PASSWORD = "postgres-password"  # noqa: S105 - the name of a secret, not its value
 
-ALL: tuple[Capability, ...] = (STORE, WAREHOUSE_BUCKET, DATABASE, BROKER, SQL_ENGINE, METRICS)
+
+
+class BrokerOnAws(Protocol):
+    """What the ``BROKER`` provider's aws part offers the others (Amazon MSK)."""
+
+    cluster: Any  # the cluster (its ``arn``)
+    bootstrap_brokers: Any  # IAM-authenticated bootstrap brokers (an Output)
+    topics: list[Any]  # the platform's topics, made before any client
+
+
+class MetricsOnAws(Protocol):
+    """What the ``METRICS`` provider's aws part offers the others (an Amazon Managed Prometheus workspace)."""
+
+    workspace: Any  # its ``arn`` and ``id``
+
+
+class DatabaseOnAws(Protocol):
+    """What the ``DATABASE`` provider's aws part offers the others (RDS PostgreSQL)."""
+
+    database: Any  # the instance (its ``arn``), which the recovery layer backs up
+
+
+class SqlEngineOnAws(Protocol):
+    """What the ``SQL_ENGINE`` provider's aws part offers the others (Trino on ECS)."""
+
+    coordinator: Any  # the coordinator's ECS service, which the declared tables' task waits for
+
+
+ALL: tuple[Capability, ...] = (STORE, WAREHOUSE_BUCKET, DATABASE, BROKER, SQL_ENGINE, CHANGE_CAPTURE, BACKUPS,
+                                STREAMING_WRITER, REFERENCE_CATALOG, MAINTENANCE, SIGNALS, METRICS)

@@ -33,3 +33,22 @@ def catalog_path(spec: PlatformSpec, catalog: str | None = None) -> tuple[str, .
     name = catalog or spec.catalog.default
     gate = gate_of(spec, name)
     return (name, gate) if gate else (name,)
+
+
+def table_prefixes(spec: PlatformSpec) -> list[str]:
+    """Key prefixes of the warehouse bucket under which catalogs lay tables out as ``<namespace>/<table>/``.
+
+    One per enabled catalog that lays its tables out by name (``CatalogRole.tables_location``): the REST
+    fixture at the bucket's root, Polaris under ``polaris/``. Lakekeeper lays them out by uuid: a namespace's
+    files cannot be named there, so only ``*`` grants reach them.
+    """
+    prefixes = []
+    for name, definition in registry().catalogs().items():
+        role = definition.catalog
+        if name not in spec.enabled_services() or role is None:
+            continue
+        location = role.tables_location(spec)
+        bucket, _, prefix = (location or "").removeprefix("s3://").partition("/")
+        if location and bucket == spec.storage.bucket:
+            prefixes.append(prefix)
+    return list(dict.fromkeys(prefixes))

@@ -28,7 +28,7 @@ from typing import Any
 from infra.artifacts.artifact import Artifact
 from infra.services.built_image import BuiltImage
 from infra.services.capabilities import Capability
-from infra.services.context import ServiceContext
+from infra.services.context import ServiceContext, Side
 from infra.services.plans import ContainerHost, ContainerPlan, EcsPlan, NativeHost, NativePlan, StepHost, StepPlan
 from infra.spec import Layer, PlatformSpec, Target
 
@@ -81,8 +81,41 @@ class AwsPart:
     build: Callable[[Any], Any]
     enabled: Callable[[PlatformSpec], bool]
     log_sources: Callable[[PlatformSpec], dict[str, str | None]] | None = None
-    #: Parts of the same layer built before this one when the stack has them (it reads their components).
-    after: tuple[str, ...] = ()
+    #: Parts of the same layer built before this one when the stack has them (it reads their components): a part's
+    #: name, or a capability (the part of the service that provides it).
+    after: tuple[str | Capability, ...] = ()
+
+
+@dataclass(frozen=True)
+class CatalogPrincipals:
+    """A catalog that authenticates every identity as a principal of its own, with OAuth2 client credentials.
+
+    Identity ``<id>``'s client id is ``<id>`` and its client secret the per-identity secret ``secret`` (which the
+    catalog's definition also declares in ``identity_secrets``, so every target makes it). A client acting as it
+    sends ``credential: <id>:<secret>`` and ``scope`` (the Iceberg REST client properties); host profiles say it
+    as ``{<id_key>}:{<secret's credentials key>}``, filled from ``credentials.identities.<id>``. The catalog's own
+    admin credential (``CatalogRole.admin_secrets``) reaches none of them.
+    """
+
+    secret: IdentitySecret  # e.g. polaris-client-secret: identity <id> holds polaris-client-secret-<id>
+    scope: str  # the OAuth2 scope a client asks for
+    id_key: str  # the client id's key in credentials.identities.<id> (the secret's ``values`` set it)
+
+    def secret_name(self, identity: str) -> str:
+        return self.secret.secret_name(identity)
+
+    @property
+    def secret_key(self) -> str:
+        """Its key in ``credentials.identities.<id>`` and the profiles' placeholder (``polaris_client_secret``)."""
+        return self.secret.credentials_key
+
+    def properties(self, identity: str, client_secret: str, token_uri: str | None = None) -> dict[str, str]:
+        """The REST client properties of one identity (``client_secret``: a placeholder or a reference), with the
+        catalog's token endpoint when given (``oauth2-server-uri``: clients warn, and will fail, without it)."""
+        props = {"credential": f"{identity}:{client_secret}", "scope": self.scope}
+        if token_uri is not None:
+            props["oauth2-server-uri"] = token_uri
+        return props
 
 
 @dataclass(frozen=True)
@@ -112,6 +145,13 @@ class CatalogRole:
     # Where the catalog lays tables out as ``<namespace>/<table>/`` on storage (``s3://bucket/prefix/``), which
     # rebuild-from-storage scans; None: not by name (Lakekeeper's uuid directories: restore its database instead).
     tables_location: Callable[[PlatformSpec], str | None] = lambda spec: None
+    #: Each identity a principal of its own (None: clients authenticate with no credential of theirs, or at a gate).
+    principals: CatalogPrincipals | None = None
+    #: The secrets that are the catalog's root/admin credential, and the only services (its bootstrap jobs)
+    #: that may hold them: the policy pack refuses any other holder (``catalog-admin-credential-in-bootstrap``).
+    admin_secrets: tuple[str, ...] = ()
+    admin_jobs: tuple[str, ...] = ()
+    admin_client_id: str | None = None  # the admin's OAuth2 client id (Polaris's root)
 
 
 @dataclass(frozen=True)
@@ -178,13 +218,15 @@ class IdentitySecret:
 class ClientProfile:
     """What a service hands its clients in the ``profiles`` stack output (secrets as ``{placeholders}``).
 
-    ``host`` is the profile a client on the host uses (external addresses), under ``profiles.host.<key>``;
-    ``services`` gives the entries for clients running next to the services (internal addresses), each
-    under ``profiles.services.<its key>``. The probes and the smoke check find a service's clients there.
+    ``client(spec, side)`` is the profile a client on one side of the network uses: the host's (external
+    addresses) is ``profiles.host.<key>``, where the probes and the smoke check find it; the platform's own
+    processes render theirs for their side (the operations' maintenance engine). ``services`` gives the
+    entries for clients running next to the services (internal addresses), each under
+    ``profiles.services.<its key>``.
     """
 
     key: str  # e.g. kafka_connect
-    host: Callable[[PlatformSpec], Any] | None = None
+    client: Callable[[PlatformSpec, Side], Any] | None = None
     services: Callable[[PlatformSpec], Mapping[str, Any]] | None = None
 
 
@@ -198,31 +240,57 @@ class AwsIngress:
     """
 
     group: str
-    port: str
+    port: str | int  # one of the service's named ports (its internal number), or a port fixed by AWS
     source: str
     why: str
-    #: Whether the stack has this hop (None: whenever the service is enabled), e.g. only with MSK.
+    back: str = ""  # the matching egress rule's description (``why`` when empty)
+    to_port: int | None = None  # a range up to this port (MSK's broker-to-broker ports)
+    #: Whether the stack has this hop (None: whenever the service or its aws part is in the stack), e.g. with MSK only.
     when: Callable[[PlatformSpec], bool] | None = None
 
 
 @dataclass(frozen=True)
 class ProbeHooks:
-    """What the smoke check and the post-deploy probes ask of a service, each a function of its package.
+    """What the smoke check and the post-deploy probes ask of a service, each answered by its own package.
 
-    Each is a ``Lazy`` reference (``module:function``), imported only by the check that asks, so reading the
-    registry never imports a client library. The probes ask the registry which services answer a question
-    instead of listing them:
+    Each is a function of the package, usually a ``Lazy`` reference (``module:function``) imported only by the
+    check that asks, so reading the registry never imports a client library. The probes ask the registry which
+    services answer a question instead of listing them (``infra.services.probing`` says what a hook is handed):
 
-    - ``smoke(outputs) -> list[(layer, check, ok, detail)]``: the service's lines of ``make smoke``;
-    - ``version(stack, control) -> (running version, how it was read) | None``: the version manifest's
-      reading of the running service (None: it cannot tell here);
-    - ``engine``: a cross-engine probe's client: ``count(stack, identity, namespace, table) -> int`` and
-      ``run(stack, identity, statements) -> rows``, so "every engine" includes it.
+    - ``smoke(outputs) -> [(layer, check, ok, detail)]``: the service's lines of ``make smoke`` (none where
+      the stack does not run it);
+    - ``version(stack, hands) -> {manifest name: VersionReading}``: the version manifest's readings of the
+      running service (empty where it cannot read here);
+    - ``engine(stack) -> EngineProbe``: the service as an engine of the cross-engine probes (the same table's
+      count through every engine, the read-only identity refused through every engine);
+    - ``support``: the module of the package the probes use for this service's own experiments, found by a
+      capability it provides (the streaming writer's REST client, a throwaway reference catalog).
     """
 
     smoke: Callable[[Mapping[str, Any]], list[tuple[str, str, bool, str]]] | None = None
-    version: Callable[..., tuple[str, str] | None] | None = None
+    version: Callable[..., Mapping[str, Any]] | None = None
     engine: Callable[..., Any] | None = None
+    support: str | None = None
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """Where a service serves its metrics: the ``observability.<key>`` stack output, and (``scraped``) a job of
+    the metrics store (the ``METRICS`` capability's provider) named after the service."""
+
+    key: str  # its key in the observability output, e.g. exporter
+    path: str = "/metrics"
+    port: str = "http"
+    scraped: bool = True  # the metrics store scrapes it (the store itself: False, it scrapes itself)
+
+
+@dataclass(frozen=True)
+class GrantsEnforcement:
+    """How a service enforces the stack's grants (``PlatformSpec.access_of``, rendered into its own config): one
+    line for the review's "Enforced by", and what of the grants it cannot say on a stack (the review's flags)."""
+
+    what: str  # e.g. "every REST request of the fixture, per namespace"
+    gaps: Callable[[PlatformSpec], list[str]] | None = None  # lines: what it cannot enforce of this stack's grants
 
 
 ContainerRenderer = Callable[[ServiceContext, ContainerHost], ContainerPlan]
@@ -260,9 +328,10 @@ class ServiceDefinition:
     java: int | None = None  # JDK major the native process needs
     catalog: CatalogRole | None = None
     secrets: tuple[SecretSpec, ...] = ()  # on aws each must be set in the stack's secret config
-    #: Also waits for these where the stack enables them (the loader adds them to ``depends_on``):
-    #: helpers that exist on one target only, such as the lab's bucket job or loopback sidecar.
-    after: tuple[str, ...] = ()
+    #: Also waits for these where the stack enables them (the loader adds them to ``depends_on``): its own helpers
+    #: that exist on one target only (a loopback sidecar), or another service by the capability it provides (the
+    #: warehouse bucket's job, the database), never by that service's name.
+    after: tuple[str | Capability, ...] = ()
     #: Queries the catalogs: waits for every enabled catalog's ``CatalogRole.ready_after`` jobs.
     uses_catalogs: bool = False
     #: Deployment steps that are not processes (register a connector, submit the streaming job), in
@@ -283,6 +352,9 @@ class ServiceDefinition:
     aws_ingress: tuple[AwsIngress, ...] = ()
     #: What the smoke check and the probes ask of it.
     probes: ProbeHooks = field(default_factory=ProbeHooks)
+    #: Databases it keeps on the platform's database (the ``DATABASE`` provider creates them, whether or not this
+    #: service runs); a catalog's ``CatalogRole.database`` counts too.
+    databases: tuple[str, ...] = ()
     #: Capabilities it offers the other services (``infra.services.capabilities``): they reach "the store" or
     #: "the database" through the registry (``Registry.provider``), never by this service's name.
     provides: tuple[Capability, ...] = ()
@@ -290,6 +362,20 @@ class ServiceDefinition:
     #: savepoints no longer restore): read from its data on this host when the program starts, so ``pulumi preview``
     #: and ``pulumi up`` stop before any resource is touched, with the procedure (docs/operations/upgrades.md).
     in_place: InPlaceCheck | None = None
+    #: Where it serves metrics (the observability output, the metrics store's scrape jobs).
+    metrics: Metrics | None = None
+    #: Stack outputs it contributes (output key -> value; a mapping is merged into the platform's output of
+    #: that key), asked on every stack whether or not it is enabled (empty: nothing here), e.g. ``streams``.
+    stack_outputs: Callable[[PlatformSpec], Mapping[str, Any]] | None = None
+    #: How messages name it to a person ("Trino"); its name when empty.
+    title: str = ""
+    #: How it enforces the stack's grants, where it is an enforcement point (the review prints it).
+    enforces_grants: GrantsEnforcement | None = None
+
+    @property
+    def display_name(self) -> str:
+        """How messages name it to a person: its title, else its name."""
+        return self.title or self.name
 
     def runs_on(self, target: Target) -> bool:
         """Whether a target has a way to run this service (a renderer, a fold or a managed service)."""

@@ -7,6 +7,7 @@ CLI) or a container of the lab (internal addresses, the container's mount points
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from infra.operations.config import (
     ENV_SECRET_PREFIX,
@@ -19,15 +20,13 @@ from infra.operations.config import (
     SqliteSource,
     TrinoAccess,
 )
-from infra.services import ServiceContext, profiles, registry
+from infra.services import ServiceContext, profiles
+from infra.services.capabilities import DATABASE, DATABASE_USER, SQL_ENGINE
 from infra.services.context import Side, host_of, port_of
+from infra.services.definition import ServiceDefinition
 from infra.services.placeholders import SECRET_TOKEN
-from infra.services.trino import config as trino_config
+from infra.services.registry import registry
 from infra.spec import PlatformSpec, Target
-
-SCHEDULER = "maintenance-scheduler"
-BACKUP = "catalog-backup"
-POSTGRES = "postgres"
 
 
 @dataclass(frozen=True)
@@ -58,10 +57,27 @@ def host_paths(spec: PlatformSpec, state_dir: str, pg_bindir: str | None = None)
 
 def catalog_databases(spec: PlatformSpec) -> list[str]:
     """The production catalogs' databases on the platform's PostgreSQL (there whether or not the catalog runs)."""
-    from infra.services.postgres import config as postgres
-
     wanted = [d.catalog.database for d in registry().catalogs().values() if d.catalog and d.catalog.database]
-    return [db for db in postgres.DATABASES if db in wanted]
+    return [db for db in registry().databases() if db in wanted]
+
+
+def maintenance_engine(spec: PlatformSpec) -> tuple[str, ServiceDefinition] | None:
+    """The enabled SQL engine the maintenance runs through (the ``SQL_ENGINE`` provider), with its definition."""
+    name = registry().provider(spec, SQL_ENGINE)
+    return (name, registry()[name]) if name else None
+
+
+def engine_client(definition: ServiceDefinition, spec: PlatformSpec, side: Side) -> dict[str, Any]:
+    """The SQL engine's client profile from one side (its ``ClientProfile``: host, port, scheme, certificate)."""
+    assert definition.profile is not None and definition.profile.client is not None, \
+        f"{definition.name} provides {SQL_ENGINE.name} without a client profile"
+    return dict(definition.profile.client(spec, side))
+
+
+def engine_password(definition: ServiceDefinition, identity: str) -> str:
+    """The secret holding an identity's password at the SQL engine (its first per-identity secret)."""
+    assert definition.identity_secrets, f"{definition.name} provides {SQL_ENGINE.name} without per-identity secrets"
+    return definition.identity_secrets[0].secret_name(identity)
 
 
 def env_reference(secret_name: str) -> str:
@@ -70,9 +86,10 @@ def env_reference(secret_name: str) -> str:
 
 
 def operations_identity(spec: PlatformSpec) -> str:
-    """Who the operations act as at the gate and in Trino: the platform's own identity (maintenance is the
-    platform's), the writer where the stack declares no platform identity."""
-    return spec.platform_identity or spec.governance.writer
+    """Who the operations act as at the gate, in Trino and at the store: ``governance.maintenance``, the least
+    identity that does maintenance's job (the spec refuses the platform's own, and one that cannot write where
+    maintenance runs)."""
+    return spec.governance.maintenance
 
 
 def catalog_properties(spec: PlatformSpec, side: Side) -> dict[str, str]:
@@ -93,9 +110,9 @@ def operation_secrets(spec: PlatformSpec) -> list[str]:
     certificate): each an environment variable of the operations processes."""
     identity = operations_identity(spec)
     names = [n for v in profiles.client_secrets(spec, identity).values() for n in SECRET_TOKEN.findall(v)]
-    if "trino" in spec.enabled_services():
-        client = trino_config.client_profile(spec)
-        names += [f"trino-password-{identity}", f"{client['certificate']}-cert"]
+    if (engine := maintenance_engine(spec)) is not None:
+        client = engine_client(engine[1], spec, Side.EXTERNAL)
+        names += [engine_password(engine[1], identity), f"{client['certificate']}-cert"]
     return list(dict.fromkeys(names))
 
 
@@ -107,18 +124,19 @@ def maintenance_job_ids(spec: PlatformSpec) -> list[str]:
 
 def operations_config(spec: PlatformSpec, stack: str, paths: Paths, side: Side = Side.EXTERNAL) -> OperationsConfig:
     """Everything the operating layers' processes and commands read, for one point of view."""
-    enabled = spec.enabled_services()
     catalog_name = spec.catalog.default
     role = profiles.catalog_role(spec)
     catalog = CatalogAccess(service=catalog_name, engine_name=role.engine_name,
                             properties=catalog_properties(spec, side), tables_location=role.tables_location(spec))
     trino = None
-    if "trino" in enabled:
-        client = trino_config.client_profile(spec, side)
+    if (engine := maintenance_engine(spec)) is not None:
+        client = engine_client(engine[1], spec, side)
         identity = operations_identity(spec)
-        trino = TrinoAccess(host=client["host"], port=client["port"], catalog=role.engine_name, user=identity,
-                            http_scheme=client["http_scheme"],
-                            password=env_reference(f"trino-password-{identity}"),
+        # Its own catalog at the engine where the engine has one per identity (Trino's catalog_of), else the name.
+        own_catalog = (client.get("catalog_of") or {}).get(catalog_name, {}).get(identity) or role.engine_name
+        trino = TrinoAccess(host=client["host"], port=client["port"], catalog=own_catalog, engine=engine[0],
+                            user=identity, http_scheme=client["http_scheme"],
+                            password=env_reference(engine_password(engine[1], identity)),
                             certificate=env_reference(f"{client['certificate']}-cert"))
     jobs = [MaintenanceJobConfig(id=job_id, action=job.action, schedule=job.schedule,
                                  older_than_days=job.older_than_days, scope=job.scope)
@@ -126,9 +144,10 @@ def operations_config(spec: PlatformSpec, stack: str, paths: Paths, side: Side =
     backups = None
     if spec.target is not Target.AWS:
         postgres = None
-        if POSTGRES in enabled and catalog_databases(spec):
-            postgres = PostgresSource(host=host_of(spec, POSTGRES, side), port=port_of(spec, POSTGRES, "pg", side),
-                                      user="postgres", databases=catalog_databases(spec), bindir=paths.pg_bindir)
+        database = registry().provider(spec, DATABASE)
+        if database is not None and catalog_databases(spec):
+            postgres = PostgresSource(host=host_of(spec, database, side), port=port_of(spec, database, "pg", side),
+                                      user=DATABASE_USER, databases=catalog_databases(spec), bindir=paths.pg_bindir)
         backups = BackupConfig(dir=paths.backups_dir, schedule=spec.recovery.backup_schedule,
                                retention_days=spec.recovery.backup_retention_days,
                                sqlite=[SqliteSource(name=n, path=p) for n, p in paths.sqlite.items()],

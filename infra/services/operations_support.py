@@ -32,6 +32,8 @@ APSCHEDULER_VERSION = "3.11.3"  # requirements.lock's (a unit test keeps them eq
 OPERATIONS_IMAGE = f"lakehouse/operations:{PLATFORM_VERSION}"
 OPERATIONS_DOCKERFILE = "docker/operations.Dockerfile"
 OPERATIONS_LOCK = PROJECT_ROOT / "docker" / "operations.lock"
+#: Its build context: the repository root, as ``.dockerignore`` admits it (``operations_context_files``).
+OPERATIONS_CONTEXT = PROJECT_ROOT
 #: The image's user (docker/operations.Dockerfile): every operations container runs as it.
 OPERATIONS_USER = "10001:10001"
 # The container's view: its config, and the stack's state at the same relative paths as on the host.
@@ -39,6 +41,17 @@ CONTAINER_CONFIG = f"/etc/lakehouse/{CONFIG_FILE}"
 CONTAINER_STATE = "/var/lib/lakehouse"
 #: The state the operations write (the run record and its locks, the backups): owned by ``OPERATIONS_USER``.
 WRITTEN_STATE = ("operations", "backups")
+
+
+def operations_context_files(root: Path = OPERATIONS_CONTEXT) -> list[str]:
+    """The files of the operations image's build context, relative to ``root``: what ``.dockerignore`` admits, by
+    the rules the Docker SDK applies when it sends a context (the lab's builds send the same files)."""
+    from docker.utils.build import exclude_paths
+
+    patterns = [line.strip() for line in (root / ".dockerignore").read_text().splitlines()
+                if line.strip() and not line.lstrip().startswith("#")]
+    return sorted(p for p in exclude_paths(str(root), patterns, dockerfile=OPERATIONS_DOCKERFILE)
+                  if (root / p).is_file())
 
 
 def container_health_command(port: int) -> list[str]:
@@ -52,6 +65,17 @@ def catalog_secret_env(spec: PlatformSpec) -> dict[str, str]:
     from infra.services.operations_config import operation_secrets
 
     return {f"{ENV_SECRET_PREFIX}{name.replace('-', '_').upper()}": secret(name) for name in operation_secrets(spec)}
+
+
+def maintenance_store_env(spec: PlatformSpec) -> dict[str, str]:
+    """The store key pair the maintenance runs with: its own identity's (``operations_identity``), never the
+    platform's admin key."""
+    from infra.operations.config import ENV_S3_ACCESS_KEY, ENV_S3_SECRET_KEY
+    from infra.services.operations_config import operations_identity
+
+    identity = operations_identity(spec)
+    return {ENV_S3_ACCESS_KEY: spec.identities[identity].access_key,  # an access key id is not a secret
+            ENV_S3_SECRET_KEY: secret(f"s3-secret-key-{identity}")}
 
 
 def native_config(spec: PlatformSpec, host: NativeHost, pg_bindir: str | None = None) -> OperationsConfig:

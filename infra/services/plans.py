@@ -84,8 +84,10 @@ class NativeHost:
     home: Path  # the service's data directory under the stack's state directory
     artifact: Artifact | None  # what the service runs (None for services without an artifact)
     java_home: Path | None = None
-    python: str = "python3"  # the project's interpreter, for post-start tasks
-    project_root: Path | None = None
+    # The project's own Python processes (operations, post-start tasks, launchers): the operations runtime's
+    # interpreter (infra/artifacts/runtime.py) and the stack's copy of the code (NativeRuntime), never a checkout.
+    python: str = "python3"
+    code_root: Path | None = None
     state_dir: Path | None = None  # the stack's state directory (other services' homes are under it)
     # Every artifact the stack resolved, by service: a service may run another's tools (the backups
     # run the platform PostgreSQL's own pg_dump).

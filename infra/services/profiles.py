@@ -4,20 +4,25 @@ Host-side clients (Spark, PyIceberg, DuckDB, the Trino client) get external addr
 running next to the services (Trino's catalog files, Flink's catalog DDL) get internal ones. Profiles
 hold no secret: the credentials an identity uses are placeholders (``{s3_access_key}``,
 ``{s3_secret_key}``, ``{catalog_token}``, ``{trino_user}``, ``{trino_password}``) that a client fills
-from the ``credentials`` secret output, ``credentials.identities.<identity>`` (``fill``); the
-platform's own secrets (``{polaris_root_secret}``, ...) are at the top level of ``credentials``. The
+from the ``credentials`` secret output, ``credentials.identities.<identity>`` (``fill``), including its own
+principal at a catalog that has them (``{polaris_client_id}``, ``{polaris_client_secret}``); the platform's
+own secrets are at the top level of ``credentials``, a catalog's root/admin credential nowhere. The
 host profiles name the identity engines that write use (``identity``) and the read-only one
 (``reader_identity``); the same profile filled with the reader's credentials is a reader's client.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
+import tempfile
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from infra.operations.config import TOKEN_PATH
 from infra.services import ServiceContext, registry
+from infra.services.capabilities import STORE
 from infra.services.catalogs import catalog_url, gate_of
 from infra.services.context import Side, url
 from infra.services.definition import CatalogRole
@@ -59,6 +64,38 @@ def fill(profile: Any, credentials: Mapping[str, Any], identity: str | None = No
     return profile
 
 
+# -- reading them back from a deployed stack's outputs (host clients, the smoke check, the probes) ---------------------
+
+
+def host_profiles(outputs: Mapping[str, Any]) -> dict[str, Any]:
+    """The host side's profiles of a deployed stack (``profiles.host``)."""
+    return dict((outputs.get("profiles") or {}).get("host") or {})
+
+
+def identity_of(outputs: Mapping[str, Any], identity: str | None) -> str:
+    """``identity``, else the host profiles' default (the writer)."""
+    return identity or str(host_profiles(outputs).get("identity") or "writer")
+
+
+def profile(outputs: Mapping[str, Any], key: str, identity: str | None = None) -> Any:
+    """One host profile (an engine's, a service's ``ClientProfile.key``) with the identity's credentials filled."""
+    found = host_profiles(outputs).get(key)
+    if found is None:
+        raise KeyError(f"profiles.host.{key} is missing from the stack outputs")
+    return fill(found, outputs.get("credentials") or {}, identity_of(outputs, identity))
+
+
+def certificate_file(outputs: Mapping[str, Any], name: str) -> str:
+    """A file holding the platform's certificate ``name`` (content-addressed, so a renewed one is a new file)."""
+    pem = (outputs.get("certificates") or {}).get(name)
+    if not pem:
+        raise KeyError(f"certificates.{name} is missing from the stack outputs")
+    path = Path(tempfile.gettempdir()) / f"lakehouse-{name}-{hashlib.sha256(pem.encode()).hexdigest()[:12]}.pem"
+    if not path.exists():
+        path.write_text(pem)
+    return str(path)
+
+
 def catalog_role(spec: PlatformSpec, catalog: str | None = None) -> CatalogRole:
     """The role of a catalog service (the stack's default catalog unless named)."""
     role = registry()[catalog or spec.catalog.default].catalog
@@ -71,6 +108,11 @@ def catalog_uri(spec: PlatformSpec, side: Side, catalog: str | None = None) -> s
     return catalog_url(spec, catalog or spec.catalog.default, side)
 
 
+def token_uri(spec: PlatformSpec, side: Side, catalog: str | None = None) -> str:
+    """The catalog's OAuth2 token endpoint (Iceberg REST's ``/v1/oauth/tokens`` under its REST path)."""
+    return f"{catalog_uri(spec, side, catalog).rstrip('/')}/v1/oauth/tokens"
+
+
 def gated(spec: PlatformSpec, catalog: str | None = None) -> bool:
     """Whether clients of the catalog authenticate with their identity's bearer token (at its gate)."""
     return gate_of(spec, catalog or spec.catalog.default) is not None
@@ -78,9 +120,8 @@ def gated(spec: PlatformSpec, catalog: str | None = None) -> bool:
 
 def s3_endpoint(spec: PlatformSpec, side: Side) -> str | None:
     """The lab store's S3 endpoint, or None on AWS (real S3)."""
-    if "seaweedfs" not in spec.enabled_services():
-        return None
-    return url(spec, "seaweedfs", "s3", side)
+    store = registry().provider(spec, STORE)
+    return None if store is None else url(spec, store, "s3", side)
 
 
 def warehouse(spec: PlatformSpec) -> str:
@@ -92,9 +133,14 @@ def client_secrets(spec: PlatformSpec, identity: str | None = None) -> dict[str,
     identity unless named): secret values as ``secret(name)`` placeholders, the gate's bearer token when
     the catalog is gated. What the streaming writers (Connect's sink, the Flink job) and maintenance use.
     """
-    props = dict(catalog_role(spec).client_properties(ServiceContext(spec, spec.catalog.default)))
+    role = catalog_role(spec)
+    props = dict(role.client_properties(ServiceContext(spec, spec.catalog.default)))
+    acting = identity or spec.governance.writer
+    if role.principals is not None:
+        props.update(role.principals.properties(acting, secret(role.principals.secret_name(acting)),
+                                                token_uri(spec, Side.INTERNAL)))
     if gated(spec):
-        props["token"] = secret(f"catalog-token-{identity or spec.governance.writer}")
+        props["token"] = secret(f"catalog-token-{acting}")
     return props
 
 
@@ -104,8 +150,12 @@ def client_properties(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[st
     When the catalog is gated: ``token`` (the identity's catalog token), and the gate's token endpoint as
     ``oauth2-server-uri``, where Iceberg Java refreshes that token and where a client that uses
     ``credential`` (``<identity>:<catalog token>``) instead gets one."""
-    props = catalog_role(spec).client_properties(ServiceContext(spec, spec.catalog.default))
+    role = catalog_role(spec)
+    props = role.client_properties(ServiceContext(spec, spec.catalog.default))
     props = {k: SECRET_TOKEN.sub(lambda m: "{" + m.group(1).replace("-", "_") + "}", v) for k, v in props.items()}
+    if role.principals is not None:  # the identity's own principal: {polaris_client_id}:{polaris_client_secret}
+        props.update(role.principals.properties("{" + role.principals.id_key + "}",
+                                                "{" + role.principals.secret_key + "}", token_uri(spec, side)))
     if gated(spec):
         props["token"] = "{catalog_token}"  # noqa: S105 - a placeholder the client fills
         props["oauth2-server-uri"] = f"{catalog_uri(spec, side).rstrip('/')}{TOKEN_PATH}"

@@ -13,6 +13,7 @@ import functools
 import importlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from infra.services.capabilities import Capability
 from infra.services.definition import AwsPart, IdentitySecret, ServiceDefinition
@@ -93,6 +94,24 @@ class Registry:
         enabled = spec.enabled_services()
         return next((name for name in self.providers(capability) if name in enabled), None)
 
+    def contributed_outputs(self, spec: PlatformSpec) -> dict[str, Any]:
+        """The stack outputs the services contribute (``ServiceDefinition.stack_outputs``), merged by key."""
+        found: dict[str, Any] = {}
+        for definition in self:
+            for key, value in (definition.stack_outputs(spec) if definition.stack_outputs else {}).items():
+                if isinstance(value, Mapping) and isinstance(found.get(key), Mapping):
+                    found[key] = {**found[key], **value}
+                else:
+                    found[key] = value
+        return found
+
+    def databases(self) -> tuple[str, ...]:
+        """The databases the services keep on the platform's database (``ServiceDefinition.databases``, a catalog's
+        ``CatalogRole.database``), in registry order."""
+        found = [name for d in self for name in (
+            *((d.catalog.database,) if d.catalog and d.catalog.database else ()), *d.databases)]
+        return tuple(dict.fromkeys(found))
+
     def identity_secrets(self) -> dict[str, tuple[str, IdentitySecret]]:
         """kind -> (the service declaring it, the per-identity secret), for every ``IdentitySecret``."""
         return {item.kind: (d.name, item) for d in self for item in d.identity_secrets}
@@ -105,9 +124,10 @@ class Registry:
         def visit(part: AwsPart) -> None:
             if part.name in ordered:
                 return
-            for name in part.after:
-                if name in enabled:
-                    visit(enabled[name])
+            for before in part.after:
+                for name in self.providers(before) if isinstance(before, Capability) else (before,):
+                    if name in enabled:
+                        visit(enabled[name])
             ordered[part.name] = part
 
         for part in enabled.values():
@@ -151,3 +171,13 @@ def _check(found: Registry) -> None:
                 raise ValueError(f"per-identity secret {item.kind!r} is declared by {kinds[item.kind]!r} and "
                                  f"{definition.name!r}; a kind names one service's secret")
             kinds[item.kind] = definition.name
+
+
+def needed(spec: PlatformSpec, capability: Capability, who: str) -> str:
+    """The enabled service that provides ``capability`` to ``who``; a clear error naming what to enable if none does."""
+    found = registry().provider(spec, capability)
+    if found is None:
+        offered = ", ".join(f"services.{name}" for name in registry().providers(capability)) or "no service"
+        raise ValueError(f"services.{who} needs {capability.name} ({capability.summary}), which no enabled service "
+                         f"of this stack provides; enable one of: {offered}")
+    return found

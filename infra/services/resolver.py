@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from infra.artifacts import cache, clients, java
+from infra.artifacts import cache, clients, java, runtime
 from infra.artifacts.artifact import Artifact, ArtifactError, ArtifactMissing
 from infra.artifacts.stack import StackArtifacts
 from infra.services import ServiceContext, registry
@@ -94,14 +94,22 @@ class CacheResolver:
             spark_jars = cache.lookup(clients.spark_jars_key(spec.engines))
             if spark_jars is None:
                 missing.append(f"spark-jars ({clients.spark_jars_key(spec.engines)}, from Maven Central)")
-            duckdb = clients.duckdb_extensions()
+            duckdb = clients.cached_duckdb_extensions()
+            if duckdb is None:
+                missing.append(f"duckdb-extensions ({clients.duckdb_key()}, from the duckdb-ext-* packages)")
+        python = None
+        if spec.target is Target.NATIVE:
+            python = runtime.lookup()
+            if python is None:
+                missing.append(f"{runtime.NAME} ({runtime.runtime_key()}, from PyPI: docker/operations.lock)")
         if missing:
             raise ArtifactMissing(
                 "artifacts missing from the cache "
                 f"({cache.cache_root(create=False)}): " + "; ".join(missing)
                 + ". Fetch them with `make artifacts STACK=<stack>` (python -m infra.control artifacts --stack <stack>)"
             )
-        return StackArtifacts(services, {m: java.find_java(m) for m in java_majors(spec)}, spark_jars, duckdb, cloud)
+        return StackArtifacts(services, {m: java.find_java(m) for m in java_majors(spec)}, spark_jars, duckdb, cloud,
+                              python)
 
 
 class FetchingResolver:
@@ -142,5 +150,11 @@ class FetchingResolver:
             started = time.monotonic()
             spark_jars = clients.fetch_spark_jars(spec.engines)
             self.timings["spark-jars"] = time.monotonic() - started
-            duckdb = clients.duckdb_extensions()
-        return StackArtifacts(services, {m: java.find_java(m) for m in java_majors(spec)}, spark_jars, duckdb, cloud)
+            duckdb = clients.fetch_duckdb_extensions()
+        python = None
+        if spec.target is Target.NATIVE and (not self.only or runtime.NAME in self.only):
+            started = time.monotonic()
+            python = runtime.fetch()
+            self.timings[runtime.NAME] = time.monotonic() - started
+        return StackArtifacts(services, {m: java.find_java(m) for m in java_majors(spec)}, spark_jars, duckdb, cloud,
+                              python)

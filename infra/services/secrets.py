@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
@@ -23,6 +24,32 @@ from infra.spec.governance import catalog_token_key, identity_secret_key
 PBKDF2_ITERATIONS = 10_000
 
 
+@dataclass(frozen=True)
+class StackSecret:
+    """A secret the stack reads from its config: ``pulumi config set --secret lakehouse:<key>``."""
+
+    key: str  # the config key, without ``lakehouse:``
+    secret: str  # its placeholder name (``${secret:<secret>}``)
+    used_by: str  # the service that reads it
+
+
+def required_on_aws(spec: PlatformSpec) -> list[StackSecret]:
+    """Every secret the stack must set on the aws target (no lab default reaches the cloud): each enabled
+    service's own, unless AWS keeps it (``managed_on``) or it is made from others, and each identity's secret of
+    each enabled service that declares one needed on aws (``IdentitySecret``: Trino's passwords). On aws the
+    catalogs authenticate their own principals (no gate tokens) and the store is S3 with IAM roles (no store keys).
+    """
+    enabled = [definition for definition in registry() if definition.name in spec.enabled_services()]
+    found = [StackSecret(item.config_key, item.name, definition.name)
+             for definition in enabled for item in definition.secrets
+             if Target.AWS not in item.managed_on and item.derive is None]
+    found += [StackSecret(identity_secret_key(name, identity, item.kind, item.config_key), item.secret_name(name),
+                          definition.name)
+              for name, identity in spec.identities.items()
+              for definition in enabled for item in definition.identity_secrets if item.needed_on_aws]
+    return list({item.key: item for item in found}.values())
+
+
 def resolve_secrets(config: pulumi.Config, spec: PlatformSpec) -> dict[str, pulumi.Output[str]]:
     """Every named secret of the stack as a Pulumi secret.
 
@@ -34,31 +61,27 @@ def resolve_secrets(config: pulumi.Config, spec: PlatformSpec) -> dict[str, pulu
     """
     values: dict[str, pulumi.Output[str]] = {}
     enabled = spec.enabled_services()
-    missing: list[str] = []
+    missing = [item.key for item in required_on_aws(spec) if config.get_secret(item.key) is None] \
+        if spec.target is Target.AWS else []
     for definition in registry():
         for item in definition.secrets:
             if spec.target in item.managed_on or item.derive is not None:
                 continue
             given = config.get_secret(item.config_key)
             if given is None and spec.target is Target.AWS:
-                if definition.name in enabled:
-                    missing.append(item.config_key)
                 continue
             values[item.name] = given if given is not None else pulumi.Output.secret(item.lab_default)
     for name, identity in spec.identities.items():
         per_identity = [
-            # (secret, config key, lab default, needed on aws)
-            (f"catalog-token-{name}", catalog_token_key(name, identity),
-             f"lab-{name}-catalog-token", False),  # on aws the catalogs authenticate themselves
+            # (secret, config key, lab default); on aws the catalogs authenticate themselves (no gate tokens)
+            (f"catalog-token-{name}", catalog_token_key(name, identity), f"lab-{name}-catalog-token"),
             *((item.secret_name(name), identity_secret_key(name, identity, item.kind, item.config_key),
-               item.lab_default(name), item.needed_on_aws)
+               item.lab_default(name))
               for definition in registry() if definition.name in enabled for item in definition.identity_secrets),
         ]
-        for secret_name, key, lab_default, needed_on_aws in per_identity:
+        for secret_name, key, lab_default in per_identity:
             given = config.get_secret(key)
             if given is None and spec.target is Target.AWS:
-                if needed_on_aws:
-                    missing.append(key)
                 continue
             values[secret_name] = given if given is not None else pulumi.Output.secret(lab_default)
     if missing:

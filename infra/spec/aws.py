@@ -8,6 +8,7 @@ import re
 from pydantic import Field, field_validator
 
 from infra.spec.base import Strict
+from infra.spec.layers import Layer, of_layer
 
 AWS_REGION_RE = re.compile(
     r"^(us|eu|ap|sa|ca|me|af|il|mx)-(north|south|east|west|central|northeast|southeast|southwest|northwest)-\d$"
@@ -17,29 +18,45 @@ AWS_REGION_RE = re.compile(
 class AwsSpec(Strict):
     """Sizes and counts for the cloud target."""
 
+    # Each field names the layer its key belongs to (the change review), unless it shapes every layer (the region,
+    # the network).
     region: str = Field(default="eu-west-1", description="AWS region, e.g. eu-west-1.")
     vpc_cidr: str = Field(default="10.42.0.0/16", description="CIDR of the platform's VPC.")
     availability_zones: int = Field(default=2, ge=2, le=3, description="Private subnets, one per AZ.")
-    rds_instance_class: str = Field(default="db.t4g.medium", description="RDS PostgreSQL instance class.")
-    rds_allocated_storage_gb: int = Field(default=50, ge=20, le=16384, description="RDS storage in GB.")
-    trino_workers: int = Field(default=2, ge=1, le=100, description="Trino workers on Fargate.")
-    trino_worker_cpu: int = Field(default=2048, description="Fargate CPU units per Trino worker.")
-    trino_worker_memory_mb: int = Field(default=8192, ge=512, description="Fargate memory per Trino worker.")
-    catalog_task_count: int = Field(default=2, ge=1, le=20, description="Tasks per catalog service.")
-    spark_emr_serverless: bool = Field(default=True, description="Run Spark as an EMR Serverless application.")
-    kafka_msk: bool = Field(default=False, description="Run Kafka as Amazon MSK (with MSK Connect for Debezium).")
-    msk_broker_count: int = Field(default=2, ge=2, description="MSK brokers (a multiple of the AZ count).")
+    rds_instance_class: str = Field(default="db.t4g.medium", description="RDS PostgreSQL instance class.",
+                                    json_schema_extra=of_layer(Layer.CATALOG))
+    rds_allocated_storage_gb: int = Field(default=50, ge=20, le=16384, description="RDS storage in GB.",
+                                          json_schema_extra=of_layer(Layer.CATALOG))
+    trino_workers: int = Field(default=2, ge=1, le=100, description="Trino workers on Fargate.",
+                               json_schema_extra=of_layer(Layer.COMPUTE))
+    trino_worker_cpu: int = Field(default=2048, description="Fargate CPU units per Trino worker.",
+                                  json_schema_extra=of_layer(Layer.COMPUTE))
+    trino_worker_memory_mb: int = Field(default=8192, ge=512, description="Fargate memory per Trino worker.",
+                                        json_schema_extra=of_layer(Layer.COMPUTE))
+    catalog_task_count: int = Field(default=2, ge=1, le=20, description="Tasks per catalog service.",
+                                    json_schema_extra=of_layer(Layer.CATALOG))
+    spark_emr_serverless: bool = Field(default=True, description="Run Spark as an EMR Serverless application.",
+                                       json_schema_extra=of_layer(Layer.COMPUTE))
+    kafka_msk: bool = Field(default=False, description="Run Kafka as Amazon MSK (with MSK Connect for Debezium).",
+                            json_schema_extra=of_layer(Layer.COMPUTE))
+    msk_broker_count: int = Field(default=2, ge=2, description="MSK brokers (a multiple of the AZ count).",
+                                  json_schema_extra=of_layer(Layer.COMPUTE))
     msk_instance_type: str = Field(default="kafka.m7g.large", pattern=r"^kafka\.[a-z0-9]+\.[a-z0-9]+$",
-                                   description="MSK broker instance type.")
-    msk_kafka_version: str = Field(default="3.9.x", description="Kafka version MSK runs (an MSK-supported version).")
+                                   description="MSK broker instance type.", json_schema_extra=of_layer(Layer.COMPUTE))
+    msk_kafka_version: str = Field(default="3.9.x", description="Kafka version MSK runs (an MSK-supported version).",
+                                   json_schema_extra=of_layer(Layer.COMPUTE))
     emr_release_label: str = Field(default="emr-7.10.0", pattern=r"^emr-\d+\.\d+\.\d+$",
-                                   description="EMR Serverless release of the Spark application.")
+                                   description="EMR Serverless release of the Spark application.",
+                                   json_schema_extra=of_layer(Layer.COMPUTE))
     spark_max_vcpu: int = Field(default=16, ge=1, le=400,
-                                description="Most vCPU the Spark application may hold (memory: 4 GB per vCPU).")
-    log_retention_days: int = Field(default=30, description="CloudWatch log retention (a CloudWatch-allowed value).")
+                                description="Most vCPU the Spark application may hold (memory: 4 GB per vCPU).",
+                                json_schema_extra=of_layer(Layer.COMPUTE))
+    log_retention_days: int = Field(default=30, description="CloudWatch log retention (a CloudWatch-allowed value).",
+                                    json_schema_extra=of_layer(Layer.OBSERVABILITY))
     replica_region: str | None = Field(
         default=None,
-        description="Region of the replica bucket (storage.replica_bucket); the platform's region if unset."
+        description="Region of the replica bucket (storage.replica_bucket); the platform's region if unset.",
+        json_schema_extra=of_layer(Layer.RECOVERY),
     )
 
     @field_validator("region", "replica_region")

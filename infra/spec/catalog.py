@@ -2,22 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, field_validator
 
 from infra.spec.base import Strict
+from infra.spec.layers import Layer, of_layer
 
 
 class CatalogSpec(Strict):
     """How the catalogs store their pointers and which one engines use by default."""
 
-    default: str = Field(default="rest-fixture", description="The catalog engine profiles point at.")
+    LAYER: ClassVar[Layer] = Layer.CATALOG  # the layer its keys belong to (change review)
+
+    default: str = Field(default="", description="The catalog engine profiles point at (default: the registry's first "
+                                                "catalog, the REST fixture).",
+                         json_schema_extra=of_layer(Layer.CATALOG, on_change=(
+                             "every engine and client moves to the new catalog (the engines restart); tables "
+                             "registered only in the old catalog are not found through the new one")))
     fixture_jdbc_uri: str = Field(
         default="jdbc:sqlite:file:/catalog/fixture.db",
         description="JDBC URI of the REST fixture's SQLite database; must be file-backed.",
     )
-    fixture_backend: Literal["sqlite", "postgres"] = Field(
+    fixture_backend: Literal["sqlite", "postgres"] = Field(  # not the service: the fixture's JDBC backend
         default="sqlite",
         description="Where the REST fixture's JDBC catalog keeps its pointers: the file-backed SQLite of "
         "fixture_jdbc_uri, or the platform's PostgreSQL (database `fixture`; same JDBC catalog, pooled "
@@ -48,6 +55,8 @@ class CatalogSpec(Strict):
 
 class EngineSpec(Strict):
     """Host-side engines and the Iceberg library version the platform is certified with."""
+
+    LAYER: ClassVar[Layer] = Layer.COMPUTE  # the layer its keys belong to (change review)
 
     iceberg: str = Field(default="1.11.0", description="Iceberg library version wherever it is a library.")
     spark: str = Field(default="4.1.3", description="pyspark version (host client).")

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, field_validator
 
 from infra.spec.base import SIZE_HELP, Strict, parse_size
+from infra.spec.layers import Layer
 
 _TABLE = re.compile(r"^[a-z_][a-z0-9_]{0,62}\.[a-z_][a-z0-9_]{0,62}$")
 _JOB_NAME = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
@@ -21,7 +22,7 @@ class FlinkJobSpec(Strict):
     checkpoint_interval_s: int = Field(
         default=10, ge=1, le=3600,
         description="Seconds between checkpoints; the Iceberg sink commits once per completed checkpoint.")
-    source: Literal["auto", "generator", "kafka"] = Field(
+    source: Literal["auto", "generator", "kafka"] = Field(  # not the service: kafka is the orders topic as source
         default="auto",
         description="Where orders come from: kafka (the orders topic), generator (a checkpointed generator), "
                     "or auto (kafka when the kafka service is enabled, else generator).")
@@ -61,6 +62,8 @@ class FlinkJobSpec(Strict):
 
 class FlinkSpec(Strict):
     """Flink's cluster settings (memory is each manager's service budget) and its streaming job."""
+
+    LAYER: ClassVar[Layer] = Layer.COMPUTE  # the layer its keys belong to (change review)
 
     task_slots: int = Field(default=2, ge=1, le=64,
                             description="Slots of the task manager (taskmanager.numberOfTaskSlots).")

@@ -26,6 +26,13 @@ class LabSpec(Strict):
         description="Debian bookworm image the platform's own images build on (the operations image, and every "
                     "built service image); `make lab-base` debootstraps one under this name from Debian's mirror.")
 
+    published_port_offset: int = Field(
+        default=0, ge=0, le=60000,
+        description="Added to every published (external) port of the lab, defaults and the stack's own alike, so one "
+                    "setting moves them all clear of another platform on this host (e.g. 20000: Trino's 8080 is "
+                    "published on 28080; the native stack's default ports stay free). Containers and the ports "
+                    "services reach each other on are unchanged; the stack outputs carry the moved ports.")
+
     @field_validator("base_image")
     @classmethod
     def _pinned(cls, value: str) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from enum import Enum
 
 from pydantic import Field, field_validator
+from pydantic.config import JsonDict
 
 from infra.labels import LAYER_NAMES
 from infra.spec.base import Strict
@@ -27,13 +28,39 @@ class Layer(str, Enum):
 
 assert tuple(layer.value for layer in Layer) == LAYER_NAMES  # one list of layers, shared with the policy pack
 
+# Which layer a config key belongs to is read from the models (the change review: infra/change_review/keys.py):
+# a section's model says it as a class attribute, ``LAYER: ClassVar[Layer] = Layer.STORAGE``; a field of a
+# section that serves several layers (``aws``) says it with ``json_schema_extra=of_layer(Layer.COMPUTE)``; a
+# service's keys belong to its ``layer``, a layer's contract to that layer. A key none of these places
+# (``target``, ``name``, ``aws.region``, ``lab``) belongs to every layer.
+
+
+def of_layer(layer: Layer, on_change: str | None = None) -> JsonDict:
+    """A field's ``json_schema_extra``: the layer its key belongs to, and what changing it does (for the review)."""
+    extra: JsonDict = {"layer": layer.value}
+    if on_change:
+        extra["on_change"] = on_change
+    return extra
+
+
+#: In a layer's ``approvers``: the owner of what changes (a service's own owner, a declared table's owner, else the
+#: layer's owner), so one rule serves every engine team.
+OWNER_APPROVER = "owner"
+
 
 class LayerSpec(Strict):
-    """A layer's contract: who owns it, how it changes, what it promises, what its loss means."""
+    """A layer's contract: who owns it, how it changes (and who approves a change), what it promises, what its loss
+    means."""
 
     owns: str = Field(description="What the layer owns.")
     owner: str = Field(description="The team that answers for the layer.")
     change_control: str = Field(description="How changes to the layer are reviewed and released.")
+    approvers: list[str] = Field(
+        default_factory=lambda: [OWNER_APPROVER], min_length=1,
+        description=f"Who must approve a change to the layer's keys or resources, every one of them (python -m "
+                    f"infra.review --base ...): team names, and '{OWNER_APPROVER}' for the owner of what changes (a "
+                    "service's or a declared table's owner, else the layer's). The base's rules apply to a change: "
+                    "a pull request can add approvers, never remove one.")
     promise: str = Field(description="What the owner promises everyone else.")
     down_means: str = Field(description="What the layer being down means for everyone else.")
 
@@ -44,10 +71,22 @@ class LayerSpec(Strict):
             raise ValueError("every layer needs an owner: name the team that answers for it")
         return value.strip()
 
+    @field_validator("approvers")
+    @classmethod
+    def _approvers(cls, value: list[str]) -> list[str]:
+        names = [name.strip() for name in value]
+        if any(not name for name in names):
+            raise ValueError(f"an approver is empty; name a team (or '{OWNER_APPROVER}', the owner of what changes)")
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(f"{', '.join(repeated)} listed twice; list each approver once")
+        return names
 
-# Each entry: what the layer owns, who owns it, how it changes, what it promises, and what its
-# failure means for everyone else. Kept as data so review, outputs, labels and policies share it.
-DEFAULT_CONTRACTS: dict[str, dict[str, str]] = {
+
+# Each entry: what the layer owns, who owns it, how it changes (approvers: who approves a change, where the
+# change control names more than its owner), what it promises, and what its failure means for everyone else.
+# Kept as data so review, outputs, labels and policies share it.
+DEFAULT_CONTRACTS: dict[str, dict[str, str | list[str]]] = {
     "storage": {
         "owns": "the bytes: data files, manifests, metadata files",
         "owner": "platform",
@@ -73,6 +112,7 @@ DEFAULT_CONTRACTS: dict[str, dict[str, str]] = {
         "owns": "who may read and write what, and how credentials reach the engines",
         "owner": "security, executed by platform",
         "change_control": "policy changes reviewed by both",
+        "approvers": ["security", "platform"],  # both: the owner is security, executed by platform
         "promise": "the same answer through every engine",
         "down_means": "reads fail closed or, worse, fail open",
     },
@@ -80,6 +120,7 @@ DEFAULT_CONTRACTS: dict[str, dict[str, str]] = {
         "owns": "when writes and maintenance run, and in what order",
         "owner": "data engineering",
         "change_control": "maintenance is scheduled by the platform, pipelines by their owners",
+        "approvers": [OWNER_APPROVER, "platform"],  # the table's (or the layer's) owner, and the platform's schedule
         "promise": "freshness per table",
         "down_means": "tables go stale, maintenance stops, and nobody notices until the bill or the planning "
                       "time says so",

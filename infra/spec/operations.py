@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import EmailStr, Field, field_validator, model_validator
 
 from infra.operations.cron import CronError, cron_max_interval_minutes, eventbridge_expression, parse_cron
 from infra.spec.base import SIZE_HELP, Strict, parse_size
+from infra.spec.layers import Layer
 
 __all__ = ["MaintenanceJob", "ObservabilitySpec", "RecoverySpec", "cron_max_interval_minutes", "cron_problem",
            "eventbridge_cron"]
@@ -34,6 +35,8 @@ def eventbridge_cron(schedule: str) -> str:
 
 class MaintenanceJob(Strict):
     """A maintenance task scheduled by the platform (orchestration layer)."""
+
+    LAYER: ClassVar[Layer] = Layer.ORCHESTRATION  # the layer its keys belong to (change review)
 
     action: Literal["rewrite_data_files", "expire_snapshots", "rewrite_manifests", "remove_orphan_files"] = Field(
         description="The Iceberg maintenance action, run as its Trino procedure on every table in scope.")
@@ -61,6 +64,8 @@ class MaintenanceJob(Strict):
 
 class RecoverySpec(Strict):
     """What the recovery layer promises."""
+
+    LAYER: ClassVar[Layer] = Layer.RECOVERY  # the layer its keys belong to (change review)
 
     backup_retention_days: int = Field(default=7, ge=1, le=35, description="Catalog database backup retention.")
     backup_schedule: str = Field(
@@ -93,6 +98,8 @@ class ObservabilitySpec(Strict):
     purpose. A table is stale past its promise, and TableStale waits ``stale_for_s`` (at least one
     refresh, so a commit the exporter has not seen yet never raises it).
     """
+
+    LAYER: ClassVar[Layer] = Layer.OBSERVABILITY  # the layer its keys belong to (change review)
 
     freshness_minutes: int = Field(default=60, ge=1, description="Freshness promise of a table no declaration "
                                                                   "covers: older than this is stale.")

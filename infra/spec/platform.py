@@ -18,25 +18,35 @@ from infra.spec.aws import FARGATE_SIZES, AwsSpec
 from infra.spec.base import Strict, Target
 from infra.spec.catalog import CatalogSpec, EngineSpec
 from infra.spec.flink import FlinkSpec
-from infra.spec.governance import IDENTITY_NAME, READ_ONLY_ACTIONS, GovernanceSpec, Role, identity_config_keys, role_of
+from infra.spec.governance import (
+    ACTIONS,
+    EVERY_NAMESPACE,
+    IDENTITY_NAME,
+    READ_ONLY_ACTIONS,
+    ROLE_GRANTS,
+    Action,
+    GovernanceSpec,
+    IdentitySpec,
+    Role,
+    access_table,
+    identity_config_keys,
+    role_of,
+)
+from infra.spec.governance import may as grants_allow
 from infra.spec.lab import LabSpec
 from infra.spec.layers import Layer, LayerSpec
 from infra.spec.operations import (
     MaintenanceJob,
     ObservabilitySpec,
     RecoverySpec,
-    cron_max_interval_minutes,
     eventbridge_cron,
 )
+from infra.spec.review import ReviewSpec
 from infra.spec.service import ServiceSpec
-from infra.spec.storage import IdentitySpec, StorageSpec
+from infra.spec.storage import StorageSpec
 from infra.spec.streams import StreamsSpec
 from infra.spec.tables import TableSpec
 
-# The operating layers' services (the maintenance_scheduler and catalog_backup packages), named here
-# because the model checks that what a stack declares (maintenance, a recovery point) has what runs it.
-SCHEDULER = "maintenance-scheduler"
-BACKUP = "catalog-backup"
 _NAME = re.compile(r"^[a-z][a-z0-9-]{1,30}$")
 
 
@@ -67,6 +77,13 @@ class PlatformSpec(Strict):
     target: Target = Field(description="Where the stack deploys: docker, aws or native.")
     name: str = Field(default="lakehouse", description="Resource name prefix: lowercase letters, digits and -, 2 to 31 "
                                                        "characters, starting with a letter.")
+    disposable: bool = Field(
+        default=False,
+        description="Whether this stack may be disturbed: the disruptive probes (faults, restarts, the recovery drill, "
+                    "commit storms, maintenance runs, CDC changes, alerts made to fire) run only against a disposable "
+                    "stack (or with pytest's --disruptive=<this stack>); against any other they skip, saying why. "
+                    "Exported as the `disposable` stack output. The lab and the isolated stacks of tests are "
+                    "disposable; a stack anyone relies on is not.")
     layers: dict[Layer, LayerSpec] = Field(description="The seven layers' contracts.")
     services: dict[str, ServiceSpec] = Field(description="Every service, enabled or not.")
     storage: StorageSpec = Field(default_factory=StorageSpec, description="The warehouse bucket and its protection.")
@@ -74,9 +91,11 @@ class PlatformSpec(Strict):
                                  description="The default catalog and how the REST fixture keeps its pointers.")
     identities: dict[str, IdentitySpec] = Field(
         default_factory=dict, description="The platform's principals: lab store S3 identity (IAM role on aws), "
-                                          "catalog token and Trino user each (see governance).")
+                                          "catalog token and Trino user each, with their grants per namespace "
+                                          "(see governance).")
     governance: GovernanceSpec = Field(default_factory=GovernanceSpec,
-                                       description="Which identity engines write and read as; Trino's certificate.")
+                                       description="Which identity engines, the exporter and maintenance act as; the "
+                                                   "namespaces grants may name; Trino's certificate.")
     engines: EngineSpec = Field(default_factory=EngineSpec,
                                 description="Host-side engine versions and the certified Iceberg library.")
     flink: FlinkSpec = Field(default_factory=FlinkSpec, description="Flink's cluster settings and its streaming job.")
@@ -90,6 +109,21 @@ class PlatformSpec(Strict):
                                              description="Signals from the metadata tables and how fast alerts fire.")
     aws: AwsSpec = Field(default_factory=AwsSpec, description="Region, sizes and counts of the cloud target.")
     lab: LabSpec = Field(default_factory=LabSpec, description="The lab's images (docker target): upstream or built.")
+    review: ReviewSpec = Field(default_factory=ReviewSpec,
+                               description="Change review: the teams' handles where pull requests are reviewed.")
+    state_dir: str | None = Field(
+        default=None, description="Where this stack keeps its data on the host (native: every service's data dir "
+                                  "and log; the lab: its bind mounts), an absolute path. Default: <state root>/"
+                                  "<stack>, the state root being $LAKEHOUSE_STATE_DIR, else /var/lib/lakehouse-"
+                                  "platform as root, else ~/.local/state/lakehouse-platform: never inside a checkout. "
+                                  "Not for aws.")
+
+    @field_validator("state_dir")
+    @classmethod
+    def _state_dir(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith("/"):
+            raise ValueError(f"{value!r} is not an absolute path")
+        return value
 
     @field_validator("name")
     @classmethod
@@ -119,6 +153,19 @@ class PlatformSpec(Strict):
         if self.lab_built and self.target is not Target.DOCKER:
             raise ValueError(f"lab.images: 'built' makes the lab's container images; the {self.target.value} target "
                              "runs none of them: remove lab.images or use upstream")
+        return self
+
+    @model_validator(mode="after")
+    def _state_dir_on_the_host(self) -> PlatformSpec:
+        if self.state_dir is not None and self.target is Target.AWS:
+            raise ValueError("state_dir: the aws target keeps no state on this host (S3, RDS): remove state_dir")
+        return self
+
+    @model_validator(mode="after")
+    def _port_offset_on_docker(self) -> PlatformSpec:
+        if self.lab.published_port_offset and self.target is not Target.DOCKER:
+            raise ValueError(f"lab.published_port_offset: moves the lab's published ports; the {self.target.value} "
+                             "target publishes none: remove it (natively, give each service its own ports)")
         return self
 
     @model_validator(mode="after")
@@ -201,19 +248,23 @@ class PlatformSpec(Strict):
         return self
 
     @model_validator(mode="after")
-    def _streams_sources(self) -> PlatformSpec:
-        """A CDC source needs the platform's PostgreSQL wherever its connectors are deployed."""
-        enabled = self.enabled_services()
-        deployed = "kafka-connect" in enabled or (self.target is Target.AWS and self.aws.kafka_msk)
-        if deployed and self.streams.sources() and "postgres" not in enabled:
-            index = next(i for i, c in enumerate(self.streams.connectors) if c.kind == "debezium-postgres")
-            raise ValueError(f"streams.connectors.{index}: a Debezium source captures the bookshop in the platform's "
-                             "PostgreSQL; enable services.postgres or remove the connector")
+    def _native_command(self) -> PlatformSpec:
+        """A container command override means nothing natively: a local process runs its own argv (the artifact's
+        java, classpath and main class), with no image entrypoint to hand the override to; refused, not ignored."""
+        if self.target is not Target.NATIVE:
+            return self
+        for name, service in self.enabled_services().items():
+            if service.command:
+                raise ValueError(f"services.{name}.command: a container command override; natively a service runs "
+                                 "its own process (no image entrypoint takes it): remove it from the native stack "
+                                 "(services.<x>.env applies on every target)")
         return self
 
     @model_validator(mode="after")
     def _service_checks(self, info: ValidationInfo) -> PlatformSpec:
-        """The checks service definitions declare about their own settings (``ServiceDefinition.check``)."""
+        """The checks service definitions declare (``ServiceDefinition.check``): their own settings, and what they
+        need of the rest (a CDC source its database, declared maintenance its scheduler and engine, a recovery
+        point its backups' schedule, the store an Admin identity)."""
         context = _context(info)
         problems = [line for check in (context.checks if context is not None else ()) for line in check(self)]
         if problems:
@@ -227,37 +278,6 @@ class PlatformSpec(Strict):
             if table.identifier in seen:
                 raise ValueError(f"tables.{index}: {table.identifier} is declared twice")
             seen.add(table.identifier)
-        return self
-
-    @model_validator(mode="after")
-    def _maintenance_runs(self) -> PlatformSpec:
-        """Scheduled maintenance has an engine and a scheduler: declared jobs never stop silently."""
-        if not self.maintenance:
-            return self
-        enabled = self.enabled_services()
-        if "trino" not in enabled:
-            how = ("its Iceberg procedures, from EventBridge's maintenance tasks" if self.target is Target.AWS
-                   else "its Iceberg procedures, from the maintenance scheduler")
-            raise ValueError(f"maintenance: on {self.target.value} maintenance runs through Trino ({how}); "
-                             "enable services.trino or remove maintenance")
-        if self.target is not Target.AWS and SCHEDULER not in enabled:
-            raise ValueError(f"maintenance: the jobs are scheduled by services.{SCHEDULER}, which is disabled; "
-                             f"enable it or remove maintenance (nothing else runs them)")
-        return self
-
-    @model_validator(mode="after")
-    def _recovery_point(self) -> PlatformSpec:
-        """Backups fire often enough for the recovery point objective (aws: continuous backup instead)."""
-        if self.target is Target.AWS or BACKUP not in self.enabled_services():
-            return self
-        recovery = self.recovery
-        every = cron_max_interval_minutes(recovery.backup_schedule)
-        if every > recovery.rpo_minutes:
-            raise ValueError(
-                f"recovery.backup_schedule: {recovery.backup_schedule!r} leaves up to {every:g} minutes between "
-                f"backups, more than recovery.rpo_minutes ({recovery.rpo_minutes}); back up at least every "
-                f"{recovery.rpo_minutes} minutes (e.g. '*/{min(recovery.rpo_minutes, 59)} * * * *') or state a "
-                "longer rpo_minutes")
         return self
 
     @model_validator(mode="after")
@@ -286,9 +306,6 @@ class PlatformSpec(Strict):
                 raise ValueError(f"governance.{use}: identity {name!r} has actions {', '.join(actions)} without Read; "
                                  + ("a writer reads the table's metadata before every commit" if use == "writer"
                                     else "the read-only identity reads through every engine") + ": add Read")
-        if "seaweedfs" in self.enabled_services() and not self.identities_of("platform"):
-            raise ValueError("identities: no identity has Admin; the platform itself needs one (it creates the "
-                             "warehouse bucket and runs the catalog)")
         return self
 
     @model_validator(mode="after")
@@ -335,6 +352,57 @@ class PlatformSpec(Strict):
                     raise ValueError(f"{here} is the stack config key of services.{service_keys[key]}'s own secret; "
                                      "name a key of this identity's own")
                 config_keys[key] = (name, what[key_field] + default)
+        return self
+
+    @model_validator(mode="after")
+    def _grants(self) -> PlatformSpec:
+        """Grants name namespaces the platform knows; the platform's identity is whole; the operations' identities
+        hold what their jobs need and no more (an exporter that could write, maintenance as Admin, fail open)."""
+        known = self.known_namespaces()
+        for name, identity in self.identities.items():
+            for namespace in identity.grants or {}:
+                if namespace != EVERY_NAMESPACE and namespace not in known:
+                    raise ValueError(
+                        f"identities.{name}.grants.{namespace}: {namespace!r} is not a namespace the platform knows; "
+                        f"known: {', '.join(known) or 'none'} (the declared tables' namespaces and "
+                        "governance.namespaces): add it to governance.namespaces, or use '*' for every namespace")
+            if self.role_of_identity(name) == "platform" and self.grants_of(name) != ROLE_GRANTS["platform"]:
+                raise ValueError(
+                    f"identities.{name}.grants: {name} is the platform's own identity (Admin at the store, which no "
+                    "grant narrows): it runs the catalog and creates the declared tables, so it manages every "
+                    "namespace; leave its grants unset and give narrower rights to an identity of their own")
+        for use in ("exporter", "maintenance"):
+            name = getattr(self.governance, use)
+            if name not in self.identities:
+                raise ValueError(f"governance.{use}: {name!r} is not an identity; allowed: "
+                                 + (", ".join(self.identities) or "none (declare identities)"))
+            if self.role_of_identity(name) == "platform":
+                raise ValueError(f"governance.{use}: {name!r} is the platform's own identity (Admin at the store); "
+                                 f"the {use} runs as the least identity that does its job: name one without Admin")
+        exporter = self.governance.exporter
+        writes = [ns for ns, actions in self.access_of(exporter).items() if "write" in actions or "manage" in actions]
+        if writes:
+            raise ValueError(f"governance.exporter: identity {exporter!r} may write ({', '.join(writes)}); the "
+                             "exporter only reads: name an identity that writes nowhere (e.g. governance.reader)")
+        watched = [t.namespace for t in self.tables]
+        if self.observability.discover_tables:  # it watches every table it finds
+            watched += [*known, EVERY_NAMESPACE]
+        blind = [ns for ns in dict.fromkeys(watched) if not self.may(exporter, "read", ns)]
+        if blind:
+            raise ValueError(f"governance.exporter: identity {exporter!r} may not read {', '.join(blind)}, which the "
+                             "exporter watches; grant it read there, or name an identity that reads them")
+        maintainer = self.governance.maintenance
+        needed = [t.namespace for t in self.tables if t.maintenance]
+        if any(job.scope == "all" for job in self.maintenance):  # a job with scope all reaches every table
+            needed += [*known, EVERY_NAMESPACE]
+        if self.maintenance:
+            short = [ns for ns in dict.fromkeys(needed)
+                     if not (self.may(maintainer, "read", ns) and self.may(maintainer, "write", ns))]
+            if short:
+                raise ValueError(f"governance.maintenance: identity {maintainer!r} may not write {', '.join(short)}, "
+                                 "where maintenance rewrites and expires ('*': any other namespace, which a job "
+                                 "with scope all reaches); grant it read and write there, or name an identity that "
+                                 "has them")
         return self
 
     @model_validator(mode="after")
@@ -396,6 +464,35 @@ class PlatformSpec(Strict):
 
     def role_of_identity(self, name: str) -> Role:
         return role_of(self.identities[name].actions)
+
+    def grants_of(self, identity: str) -> dict[str, tuple[Action, ...]]:
+        """An identity's grants as declared, else its role's (``ROLE_GRANTS``); actions in ``ACTIONS`` order."""
+        declared = self.identities[identity].grants
+        if declared is None:
+            return dict(ROLE_GRANTS[self.role_of_identity(identity)])
+        return {ns: tuple(a for a in ACTIONS if a in actions) for ns, actions in declared.items()}
+
+    def may(self, identity: str, action: Action, namespace: str) -> bool:
+        """Whether ``identity`` may take ``action`` on ``namespace``: the decision every enforcer is rendered from."""
+        return grants_allow(self.grants_of(identity), action, namespace)
+
+    def known_namespaces(self) -> list[str]:
+        """The namespaces grants may name: the declared tables', then ``governance.namespaces``, each once."""
+        return list(dict.fromkeys([*(t.namespace for t in self.tables), *self.governance.namespaces]))
+
+    def access_of(self, identity: str) -> dict[str, tuple[Action, ...]]:
+        """What ``identity`` may do on each known namespace and on any other (``*``), as ``may`` decides."""
+        return access_table(self.grants_of(identity), self.known_namespaces())
+
+    def owners_without_writer(self) -> list[tuple[str, str, str]]:
+        """Declared tables whose owner team has no identity that may write the table's namespace:
+        (table, owner, namespace). The review flags them: a team answers for what it cannot write."""
+        gaps = []
+        for table in self.tables:
+            team = [name for name, identity in self.identities.items() if identity.team == table.owner]
+            if not any(self.may(name, "write", table.namespace) for name in team):
+                gaps.append((table.identifier, table.owner, table.namespace))
+        return gaps
 
     @property
     def platform_identity(self) -> str | None:

@@ -121,8 +121,10 @@ class ServiceSpec(Strict):
     )
     image: str = Field(description="Container image, always with an explicit tag (digest advised).")
     ports: dict[str, PortSpec] = Field(default_factory=dict, description="Named ports.")
-    env: dict[str, str] = Field(default_factory=dict, description="Non-secret environment variables.")
-    command: list[str] = Field(default_factory=list, description="Container command override.")
+    env: dict[str, str] = Field(default_factory=dict, description="Non-secret environment variables, on every target "
+                                                                  "(the service's own settings win).")
+    command: list[str] = Field(default_factory=list, description="Container command override (docker and aws; "
+                                                                 "natively refused: a process runs its own argv).")
     health: HealthCheckSpec | None = Field(default=None, description="Readiness check (required for servers).")
     memory: str = Field(description=f"Memory budget and container limit: {SIZE_HELP}.")
     heap: str | None = Field(default=None, description="JVM heap (-Xmx) for JVM services.")

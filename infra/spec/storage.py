@@ -1,14 +1,15 @@
-"""The warehouse bucket, what may happen to it, and the lab store's identities."""
+"""The warehouse bucket and what may happen to it (the identities that reach it: ``infra.spec.governance``)."""
 
 from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Literal
+from typing import ClassVar
 
 from pydantic import Field, field_validator
 
 from infra.spec.base import Strict
+from infra.spec.layers import Layer
 
 # S3's naming rules for general purpose buckets (docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html).
 _BUCKET_CHARS = re.compile(r"^[a-z0-9][a-z0-9.-]*[a-z0-9]$")
@@ -40,78 +41,10 @@ def bucket_name_problem(name: str) -> str | None:
     return None
 
 
-_ACCESS_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{2,127}$")
-# A key of the stack's ``lakehouse:`` namespace, named without it (``pulumi config set --secret lakehouse:<key>``).
-_CONFIG_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,99}$")
-
-
-def _check_config_key(value: str) -> None:
-    if not _CONFIG_KEY.match(value):
-        raise ValueError(f"{value!r} is not a stack config key: letters, digits, '_' and '-', starting with a "
-                         "letter, named without the 'lakehouse:' namespace (the platform adds it)")
-
-
-class IdentitySpec(Strict):
-    """One principal of the platform: an S3 identity of the lab store (an IAM role on aws), a catalog
-    bearer token and a principal at every service that declares per-identity secrets (a Trino user),
-    all with the same rights (see ``infra.spec.governance``).
-
-    Its access key and each of its stack config keys are its own: two identities sharing one would
-    share a credential, and whichever the store or the catalog gate reads last would hold both rights.
-    """
-
-    access_key: str = Field(description="Access key id of the lab store (not secret): letters, digits, . _ -.")
-    actions: list[Literal["Admin", "Read", "Write", "List", "Tagging"]] = Field(
-        min_length=1, description="SeaweedFS S3 actions granted (on aws: the S3 actions of the identity's IAM role)."
-    )
-    secret_config_key: str = Field(
-        description="Stack config key (secret) holding the secret key; a lab default applies when unset."
-    )
-    catalog_token_config_key: str | None = Field(
-        default=None, description="Stack config key (secret) of the identity's catalog bearer token; "
-                                  "default catalogToken<Name>; a lab default applies when unset (not on aws).")
-    secret_keys: dict[str, str] = Field(
-        default_factory=dict,
-        description="Stack config keys (secret) of the identity's own credential at each service that declares one, "
-                    "by kind (e.g. trino-password: the identity's Trino password); default <kind in camelCase>"
-                    "<Name> (trinoPasswordReader); a lab default applies when unset (not on aws).")
-
-    @field_validator("access_key")
-    @classmethod
-    def _access_key(cls, value: str) -> str:
-        if not _ACCESS_KEY.match(value):
-            raise ValueError(f"{value!r} is not an access key id: 3 to 128 letters, digits, '.', '_' and '-', "
-                             "starting with a letter or digit (it is part of every signed request)")
-        return value
-
-    @field_validator("actions")
-    @classmethod
-    def _actions(cls, value: list[str]) -> list[str]:
-        repeated = sorted({a for a in value if value.count(a) > 1})
-        if repeated:
-            raise ValueError(f"{', '.join(repeated)} listed twice; list each action once")
-        return value
-
-    @field_validator("secret_config_key", "catalog_token_config_key")
-    @classmethod
-    def _config_key(cls, value: str | None) -> str | None:
-        if value is not None:
-            _check_config_key(value)
-        return value
-
-    @field_validator("secret_keys")
-    @classmethod
-    def _secret_keys(cls, value: dict[str, str]) -> dict[str, str]:
-        for kind, key in value.items():
-            try:
-                _check_config_key(key)
-            except ValueError as exc:
-                raise ValueError(f"{kind}: {exc}") from None
-        return value
-
-
 class StorageSpec(Strict):
     """The warehouse bucket and what may happen to it."""
+
+    LAYER: ClassVar[Layer] = Layer.STORAGE  # the layer its keys belong to (change review)
 
     bucket: str = Field(default="warehouse", description="Bucket name (S3's naming rules apply in full).")
     warehouse_prefixes: list[str] = Field(

@@ -10,11 +10,12 @@ the same declarations become MSK Connect connectors.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from infra.spec.base import Strict
+from infra.spec.layers import Layer
 
 _TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 _CONNECTOR = re.compile(r"^[a-z][a-z0-9-]{1,62}$")
@@ -194,6 +195,8 @@ def _default_connectors() -> list[DebeziumPostgresSpec | IcebergSinkSpec]:
 
 class StreamsSpec(Strict):
     """The platform's topics, its connectors, and the CDC freshness it promises."""
+
+    LAYER: ClassVar[Layer] = Layer.COMPUTE  # the layer its keys belong to (change review)
 
     topics: list[TopicSpec] = Field(default_factory=_default_topics, description="Topics the platform creates.")
     connectors: list[ConnectorSpec] = Field(default_factory=_default_connectors,

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from infra.spec.base import Strict
+from infra.spec.layers import Layer
 
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 ColumnType = Literal["boolean", "int", "long", "float", "double", "decimal(10,2)", "decimal(38,2)", "date",
@@ -67,6 +68,8 @@ class PartitionFieldSpec(Strict):
 
 class TableSpec(Strict):
     """A table the platform creates and watches: schema, partitioning, owner, freshness, maintenance."""
+
+    LAYER: ClassVar[Layer] = Layer.ORCHESTRATION  # the layer its keys belong to (change review)
 
     namespace: str = Field(description="Namespace (database) of the table.")
     name: str = Field(description="Table name.")

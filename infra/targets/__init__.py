@@ -1,9 +1,9 @@
 """Deployment targets: one declaration, three places it runs.
 
 A target is made in two steps. ``prepare`` checks everything that can be checked before a resource
-exists (ports on this host, artifacts in the cache) and raises ``TargetNotReady`` with every
-problem; ``build`` then registers every resource as a child of its layer's component, in
-dependency order, and returns what each layer and the stack export.
+exists (ports on this host: natively every port, in the lab the published ones; artifacts in the cache)
+and raises ``TargetNotReady`` with every problem; ``build`` then registers every resource as a child of
+its layer's component, in dependency order, and returns what each layer and the stack export.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def prepare(spec: PlatformSpec, secrets: dict[str, pulumi.Output[str]], resolver
     if spec.target is Target.DOCKER:
         from infra.targets.docker import DockerTarget
 
-        return DockerTarget(spec, secrets, resolver)
+        return DockerTarget(spec, secrets, resolver, check_ports=check_ports)
     if spec.target is Target.AWS:
         from infra.artifacts.artifact import ArtifactError
         from infra.targets.aws.target import AwsTarget

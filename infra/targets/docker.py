@@ -31,16 +31,17 @@ from infra.artifacts.artifact import ArtifactError
 from infra.artifacts.stack import host_clients
 from infra.layers import LayerComponent, layer_labels
 from infra.operations.config import OperationsConfig
-from infra.paths import PROJECT_ROOT, state_root
+from infra.paths import PROJECT_ROOT, stack_state_dir
 from infra.services import ServiceContext, registry
 from infra.services.built_image import ImageBuildError
+from infra.services.capabilities import DATABASE
 from infra.services.catalogs import gate_of
 from infra.services.context import Side
 from infra.services.plans import ContainerHost, ContainerPlan, StepHost
 from infra.services.resolver import Resolver
 from infra.services.secrets import render
 from infra.spec import Layer, PlatformSpec, ServiceSpec
-from infra.targets import Built, TargetNotReady, declared_tables, dependencies, lab_images
+from infra.targets import Built, TargetNotReady, declared_tables, dependencies, lab_images, published_ports
 from infra.targets.deploy_steps import build_steps, export_steps
 from infra.targets.lab_state import LabState
 
@@ -115,10 +116,15 @@ def restart_policy(service: ServiceSpec) -> str:
 class DockerTarget:
     """Builds the lab on a Docker engine: the network in governance, each service in its own layer."""
 
-    def __init__(self, spec: PlatformSpec, secrets: dict[str, pulumi.Output[str]], resolver: Resolver):
+    def __init__(self, spec: PlatformSpec, secrets: dict[str, pulumi.Output[str]], resolver: Resolver,
+                 check_ports: bool = True):
         self.spec = spec
         self.secrets = secrets
-        self.state_dir = state_root() / pulumi.get_stack()
+        stack = pulumi.get_stack()
+        self.state_dir = stack_state_dir(stack, spec.state_dir)
+        # Published ports held by anything but this stack's own containers stop the program here, before any
+        # resource exists (the engine would find them only when it starts that container).
+        problems = published_ports.conflicts(spec, stack) if check_ports and published_ports.engine_is_local() else []
         try:
             # Host files containers mount, and what the host's clients load (looked up, never fetched).
             self.artifacts = resolver.resolve(spec)
@@ -126,7 +132,9 @@ class DockerTarget:
             # computed from the cache, never built here.
             self.builds = lab_images.service_builds(spec, self.artifacts)
         except (ArtifactError, ImageBuildError) as exc:
-            raise TargetNotReady(f"the lab cannot be built here:\n  - {exc}") from None
+            problems.append(str(exc))
+        if problems:
+            raise TargetNotReady("the lab cannot be built here:\n" + "\n".join(f"  - {p}" for p in problems))
         self.platform_images: dict[str, docker.Image] = {}  # image name -> the one build of it (operations)
         self.containers: dict[str, docker.Container] = {}
         self.job_gates: dict[str, pulumi.Output[str]] = {}  # job -> its checked outcome ("exit 0")
@@ -256,7 +264,8 @@ class DockerTarget:
 
         # The host's PostgreSQL client tools where they are the server's own (built images run the native
         # artifact's major); upstream's server is another major than any client here: PATH's, if any.
-        postgres = self.artifacts.services.get("postgres") if self.spec.runs_native_artifacts else None
+        database = registry().provider(self.spec, DATABASE)
+        postgres = self.artifacts.services.get(database) if database and self.spec.runs_native_artifacts else None
         return operations_config(self.spec, self.state_dir.name,
                                  host_paths(self.spec, str(self.state_dir), str(postgres.path) if postgres else None),
                                  Side.EXTERNAL)

@@ -70,10 +70,14 @@ def proxy_args() -> dict[str, str]:
 
 def operations_args(spec: PlatformSpec, artifacts: StackArtifacts) -> dict[str, str]:
     """Build arguments of the operations image: its base, the CA, and the lab server's PostgreSQL major."""
-    if spec.lab_built and "postgres" in artifacts.services:
-        pg_major = major(artifacts.services["postgres"].version)  # what the built server runs (Debian's)
+    from infra.services import registry
+    from infra.services.capabilities import DATABASE
+
+    database = registry().provider(spec, DATABASE) or registry().providers(DATABASE)[0]
+    if spec.lab_built and database in artifacts.services:
+        pg_major = major(artifacts.services[database].version)  # what the built server runs (Debian's)
     else:
-        pg_major = major(spec.services["postgres"].version)
+        pg_major = major(spec.services[database].version)
     return {**base_args(spec), "PG_MAJOR": pg_major}
 
 

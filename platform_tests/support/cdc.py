@@ -21,6 +21,9 @@ from typing import Any
 
 import requests
 
+from infra.services import registry
+from infra.services.capabilities import BROKER, DATABASE, DATABASE_USER
+from platform_tests.support import services
 from platform_tests.support.stack import Stack
 
 COLUMNS = "order_id, customer_id, book_isbn, quantity, unit_price, status, order_ts, updated_at"
@@ -70,8 +73,12 @@ def pipeline(stack: Stack) -> Pipeline:
 def pg_connect(stack: Stack, database: str):
     import psycopg
 
-    host, port = stack.endpoint("postgres", "pg").rsplit(":", 1)
-    return psycopg.connect(host=host, port=int(port), user="postgres", dbname=database, autocommit=True,
+    name = services.provider(stack, DATABASE)
+    address = stack.endpoint(name, "pg") if name else None
+    if address is None:
+        raise CdcUnavailable("the platform's database is not reachable from this host (no endpoint in the outputs)")
+    host, port = address.rsplit(":", 1)
+    return psycopg.connect(host=host, port=int(port), user=DATABASE_USER, dbname=database, autocommit=True,
                            password=stack.credentials.get("postgres_password", ""), connect_timeout=15)
 
 
@@ -108,7 +115,9 @@ def connector_states(connect_url: str | None) -> dict[str, Any]:
 
 def topic_end_offsets(stack: Stack, topics: list[str]) -> dict[str, Any]:
     """High watermark of each topic's partition 0: whether events reached Kafka at all (evidence)."""
-    bootstrap = (stack.host_profiles.get("kafka") or {}).get("bootstrap.servers")
+    broker = services.provider(stack, BROKER)
+    profile = registry()[broker].profile if broker else None
+    bootstrap = (stack.host_profiles.get(profile.key) or {}).get("bootstrap.servers") if profile else None
     if not bootstrap:
         return {}
     try:

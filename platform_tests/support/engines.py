@@ -1,4 +1,5 @@
-"""The four engines as the probes drive them: Spark, PyIceberg, DuckDB, Trino — each from the profiles.
+"""The host's engines as the probes drive them: Spark, PyIceberg, DuckDB, each from the profiles. The engine
+services (Trino) are their packages' own (``ProbeHooks.engine``), found through ``support.services``.
 
 Spark runs as ``local[1]`` with an explicit driver heap and exactly the two Iceberg jars the target
 provides (``clients.spark_jars``); its catalog ``lab`` is configured from ``profiles.host.spark`` plus
@@ -11,12 +12,13 @@ from __future__ import annotations
 import os
 import re
 import threading
-from typing import Any
 
 from platform_tests.support.stack import Stack
 
 SPARK_DRIVER_MEMORY = os.environ.get("PROBE_SPARK_DRIVER_MEMORY", "1g")
 SPARK_CATALOG = "lab"
+#: The host's Spark client as the probes name it (``profiles.host.spark``); not the spark service (EMR on aws).
+SPARK = "spark"  # not the service: the host's Spark client
 # Keys of the Spark profile that are notes for people, not Spark settings.
 
 _spark_lock = threading.Lock()
@@ -25,7 +27,7 @@ _spark = None
 
 def spark_catalog_conf(stack: Stack, identity: str | None = None, name: str = SPARK_CATALOG) -> dict[str, str]:
     """The profile's Spark catalog settings as ``identity``, for a catalog called ``name``."""
-    profile = stack.fill(stack.host_profiles.get("spark") or {}, identity)
+    profile = stack.fill(stack.host_profiles.get(SPARK) or {}, identity)
     prefix, wanted = f"spark.sql.catalog.{SPARK_CATALOG}", f"spark.sql.catalog.{name}"
     return {(wanted + k[len(prefix):] if k.startswith(prefix) else k): str(v) for k, v in profile.items()}
 
@@ -120,12 +122,3 @@ def duckdb_versions(con) -> dict[str, str]:
     ).fetchall():
         versions[f"duckdb-ext-{name}"] = version
     return versions
-
-
-def trino_scalar(stack: Stack, sql: str, identity: str | None = None) -> Any:
-    cursor = stack.trino_connection(identity=identity).cursor()
-    try:
-        cursor.execute(sql)
-        return cursor.fetchall()[0][0]
-    finally:
-        cursor.close()

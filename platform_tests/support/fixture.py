@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from infra.services.capabilities import DATABASE, REFERENCE_CATALOG
+from platform_tests.support import services
 from platform_tests.support.stack import Stack
 
 IN_MEMORY_URI = "jdbc:sqlite:file:/tmp/iceberg_rest_{tag}?mode=memory"  # Book 1's URI, made unique per run
@@ -48,26 +50,25 @@ def throwaway_fixture(stack: Stack, jdbc_uri: str, heap: str = "-Xmx256m",
 
     It gets the platform's table defaults, as the stack's fixture does; ``files`` (paths may use
     ``{work}``) are written before it starts, mode 0600."""
-    from infra.services.rest_fixture.config import table_default_env
     from infra.targets.native import local_service as ls
 
-    native = stack.outputs.get("native") or {}
-    if "rest-fixture" in native.get("artifacts", {}):
-        fixture = native["artifacts"]["rest-fixture"]
-        java_bin = Path(native["java_home"]) / "bin" / "java"
-    elif stack.target == "docker":
+    reference = services.support(REFERENCE_CATALOG)  # the reference catalog's own probe support (the fixture's)
+    if reference is None:
+        pytest.skip("no service of the registry is Iceberg's reference catalog")
+    build = reference.native_build(stack.outputs)
+    if build is None and stack.target == "docker":
         # The lab's store is published on this host: the control runs the fixture build the native target runs,
         # from this host's artifact cache (the lab's built fixture image is made of it), as a local process.
-        from platform_tests.support.gate import fixture_runtime
+        from infra.config import load_stack
 
-        runtime = fixture_runtime()
-        if runtime is None:
+        build = reference.runtime(load_stack("native"))
+        if build is None:
             pytest.skip("the control fixture runs the fixture build from this host's artifact cache, which has none "
                         "(make artifacts), or no JDK >= 17 is found")
-        fixture = {"classpath": list(runtime.classpath), "main_class": runtime.main_class}
-        java_bin = runtime.java
-    else:
-        pytest.skip("the control fixture runs the stack's own fixture build: a native stack with rest-fixture")
+    elif build is None:
+        pytest.skip(f"the control fixture runs the stack's own fixture build: a native stack with {reference.NAME}")
+    fixture = {"classpath": list(build.classpath), "main_class": build.main_class}
+    java_bin = build.java
     props = stack.host_profiles.get("pyiceberg") or {}
     creds = stack.credentials
     port = free_port()
@@ -94,7 +95,7 @@ def throwaway_fixture(stack: Stack, jdbc_uri: str, heap: str = "-Xmx256m",
                 "AWS_REGION": props.get("s3.region", "us-east-1"),
                 "AWS_ACCESS_KEY_ID": creds.get("s3_access_key", ""),
                 "AWS_SECRET_ACCESS_KEY": creds.get("s3_secret_key", ""),
-                **table_default_env(),
+                **reference.table_default_env(),
                 **env,
             },
             files={path.replace("{work}", work): body for path, body in (files or {}).items()},
@@ -113,20 +114,19 @@ def throwaway_fixture(stack: Stack, jdbc_uri: str, heap: str = "-Xmx256m",
 @contextlib.contextmanager
 def postgres_fixture(stack: Stack, tag: str) -> Iterator[RunningFixture]:
     """A fixture on the platform's PostgreSQL as ``catalog.fixture_backend: postgres`` configures it (the JDBC
-    URI, pooled connections and pgpass of ``infra.services.rest_fixture``), under a catalog name of its own.
+    URI, pooled connections and pgpass of the fixture's package), under a catalog name of its own.
 
-    Its database ``fixture`` is one of ``infra.services.postgres.DATABASES``, which PostgreSQL creates
-    after every start."""
-    from infra.services.placeholders import secret
-    from infra.services.rest_fixture import config as rest_fixture
-
-    pg = stack.endpoint("postgres", "pg")  # as this host reaches it (the lab: its published port)
-    if pg is None or (stack.target == "native" and "postgres" not in (stack.native.get("artifacts") or {})):
+    Its database ``fixture`` is one the fixture declares (``ServiceDefinition.databases``), which the platform's
+    database creates after every start."""
+    reference = services.support(REFERENCE_CATALOG)
+    database = services.provider(stack, DATABASE)
+    pg = stack.endpoint(database, "pg") if database else None  # as this host reaches it (the lab: its published port)
+    if reference is None or pg is None or (
+            stack.target == "native" and database not in (stack.native.get("artifacts") or {})):
         pytest.skip("the fixture on PostgreSQL needs the platform's PostgreSQL, reachable from this host")
-    pgpass = rest_fixture.pgpass_line().replace(secret("postgres-password"), stack.credentials["postgres_password"])
-    env = {"PGPASSFILE": "{work}/pgpass", "CATALOG_CLIENTS": str(rest_fixture.POSTGRES_CLIENTS),
-           "CATALOG_CATALOG_NAME": f"run_{tag.replace('-', '_')}"}
-    with throwaway_fixture(stack, rest_fixture.postgres_jdbc_uri(pg), heap="-Xmx384m", extra_env=env, tag=tag,
+    jdbc_uri, env, pgpass = reference.on_postgres(pg, stack.credentials["postgres_password"],
+                                                  f"run_{tag.replace('-', '_')}")
+    with throwaway_fixture(stack, jdbc_uri, heap="-Xmx384m", extra_env=env, tag=tag,
                            files={"{work}/pgpass": pgpass}) as fixture:
         yield fixture
 

@@ -6,7 +6,8 @@ Iceberg's Flink sink commits once per completed checkpoint; each snapshot's summ
 for, all seen on this platform: a checkpoint that carried no data makes no snapshot (a Kafka source
 with an idle topic; the generator always carries data), triggering can fail while tasks still deploy
 (only COMPLETED checkpoints count), and the newest completed checkpoint may still be committing.
-Everything comes from the stack outputs (``profiles.host.flink``, ``jobs``).
+Everything comes from the stack outputs (``profiles.host.flink``, ``jobs``) and the streaming writer's own probe
+support (``STREAMING_WRITER``'s: its REST client, where its job's step is recorded, its task manager's log).
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from infra.services.capabilities import STREAMING_WRITER
+from platform_tests.support import services
 from platform_tests.support.stack import Stack
-
-JOB_STEP = "flink-orders-job"
 
 
 @dataclass
@@ -32,23 +33,29 @@ class StreamingJob:
     recorded_id: str | None
     jar_path: str | None
     entry_class: str | None
+    task_log: str | None = None  # the task manager's log (natively), where its committer's retries are
+    writer: str = "streaming writer"  # how reports name it (its service's title: Flink)
 
     def rest(self):
-        from infra.services.flink.job import FlinkRest
-
-        return FlinkRest(self.rest_url)
+        support = services.support(STREAMING_WRITER)
+        assert support is not None, "no service provides the streaming writer"
+        return support.FlinkRest(self.rest_url)
 
 
 def streaming_job(stack: Stack) -> StreamingJob | None:
     """The stack's streaming job, or None when the stack runs no Flink (or runs it where no REST is reachable)."""
-    profile = stack.host_profiles.get("flink") or {}
+    support = services.support(STREAMING_WRITER, stack)
+    if support is None:
+        return None
+    profile = stack.host_profiles.get(support.PROFILE) or {}
     if not profile.get("rest"):
         return None
     job = profile["job"]
-    step = (stack.outputs.get("jobs") or {}).get(JOB_STEP) or {}
+    step = (stack.outputs.get("jobs") or {}).get(support.JOB) or {}
     return StreamingJob(rest_url=profile["rest"], name=job["name"], table=job["table"], source=job["source"],
                         interval_s=int(job["checkpoint_interval_s"]), recorded_id=step.get("job_id"),
-                        jar_path=step.get("jar_path"), entry_class=step.get("entry_class"))
+                        jar_path=step.get("jar_path"), entry_class=step.get("entry_class"),
+                        task_log=support.task_log(stack), writer=support.WRITER)
 
 
 def completed(rest, job_id: str) -> list[int]:

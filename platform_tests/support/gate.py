@@ -27,6 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from infra.paths import PROJECT_ROOT
+from infra.services.capabilities import REFERENCE_CATALOG
+from infra.spec.governance import ROLE_GRANTS
+from platform_tests.support import services
 
 #: A signing key for test gates (the gate wants at least 32 bytes).
 SIGNING_KEY = "test-gate-signing-key-0123456789abcdef"
@@ -34,9 +37,15 @@ GATE_MODULE = "infra.operations.catalog_gate"
 LISTENING = re.compile(r"listening on ([0-9.]+):(\d+)")
 
 
-def identities(tokens: Mapping[str, str], roles: Mapping[str, str] | None = None) -> list[dict[str, str]]:
-    """The gate config's ``identities`` for ``{name: token}`` (role = name unless ``roles`` says)."""
-    return [{"name": name, "role": (roles or {}).get(name, name),
+#: The access table of each role's default grants, as the gate's config holds it.
+ROLE_ACCESS = {role: {ns: list(actions) for ns, actions in grants.items()} for role, grants in ROLE_GRANTS.items()}
+
+
+def identities(tokens: Mapping[str, str],
+               grants: Mapping[str, Mapping[str, list[str]]] | None = None) -> list[dict[str, Any]]:
+    """The gate config's ``identities`` for ``{name: token}``: each with ``grants[name]`` (an access table), else
+    the default grants of the role its name is."""
+    return [{"name": name, "grants": dict((grants or {}).get(name) or ROLE_ACCESS[name]),
              "token_sha256": hashlib.sha256(token.encode()).hexdigest()} for name, token in tokens.items()]
 
 
@@ -114,32 +123,13 @@ def running_gate(config: Mapping[str, Any], signing_key: str | None = SIGNING_KE
 # -- a REST fixture on local files -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class FixtureRuntime:
-    """What starting a fixture takes: a JDK and the cached fixture build (classpath, main class)."""
-
-    java: Path
-    classpath: tuple[str, ...]
-    main_class: str
-
-
-def fixture_runtime() -> FixtureRuntime | None:
-    """The native stack's fixture build from the artifact cache (``make artifacts``), or None."""
-    from infra.artifacts import cache, java
-    from infra.artifacts.artifact import ArtifactError
+def fixture_runtime() -> Any | None:
+    """The native stack's fixture build from the artifact cache (``make artifacts``), or None: the reference
+    catalog's own probe support (``REFERENCE_CATALOG``) says where it is."""
     from infra.config import load_stack
-    from infra.services import ServiceContext, rest_fixture
 
-    spec = load_stack("native")
-    found = cache.lookup(rest_fixture.artifact_key(ServiceContext(spec, rest_fixture.NAME)))
-    if found is None or found.main_class is None:
-        return None
-    try:
-        home = java.find_java(17)
-    except ArtifactError:
-        return None
-    return FixtureRuntime(java=home / "bin" / "java", classpath=tuple(str(p) for p in found.classpath),
-                          main_class=found.main_class)
+    reference = services.support(REFERENCE_CATALOG)
+    return reference.runtime(load_stack("native")) if reference is not None else None
 
 
 def spark_jars() -> list[str] | None:
@@ -161,11 +151,13 @@ class RunningFixture:
 
 
 @contextlib.contextmanager
-def rest_fixture(runtime: FixtureRuntime, work: Path, port: int, heap: str = "-Xmx384m",
+def rest_fixture(runtime: Any, work: Path, port: int, heap: str = "-Xmx384m",
                  health_timeout_s: float = 180) -> Iterator[RunningFixture]:
     """A fixture on ``127.0.0.1:port`` whose catalog (SQLite) and tables (``file://``) live under ``work``."""
-    from infra.services.rest_fixture.config import table_default_env
     from infra.targets.native import local_service as ls
+
+    reference = services.support(REFERENCE_CATALOG)
+    assert reference is not None, "no service of the registry is Iceberg's reference catalog"
 
     warehouse = (work / "warehouse").as_uri() + "/"
     spec = ls.ServiceInputs(
@@ -181,7 +173,7 @@ def rest_fixture(runtime: FixtureRuntime, work: Path, port: int, heap: str = "-X
             "CATALOG_IO__IMPL": "org.apache.iceberg.hadoop.HadoopFileIO",
             "CATALOG_REST_HOST": "127.0.0.1",
             "CATALOG_REST_PORT": str(port),
-            **table_default_env(),
+            **reference.table_default_env(),
         },
         health={"kind": "http", "url": f"http://127.0.0.1:{port}/v1/config"},
         ports=[port], health_timeout_s=health_timeout_s, stop_grace_s=10,

@@ -217,24 +217,6 @@ class Stack:
 
         return clients.certificate_file(self.outputs, name)
 
-    def trino_connection(self, catalog: str | None = None, identity: str | None = None, password: str | None = None,
-                         user: str | None = None):
-        """A Trino DB-API connection over HTTPS as ``identity`` (``infra.control.clients.trino_connection``)."""
-        from infra.control import clients
-
-        if not self.host_profiles.get("trino"):
-            raise OutputsError("profiles.host.trino is missing: this stack runs no Trino")
-        return clients.trino_connection(self.outputs, identity or self.identity, catalog, user=user, password=password)
-
-    @property
-    def trino_catalog(self) -> str:
-        return (self.host_profiles.get("trino") or {}).get("catalogs", ["fixture"])[0]
-
-    def trino_catalog_of(self, identity: str) -> str | None:
-        """The Trino catalog an identity reaches (a reader: the read-only one), or None."""
-        found = ((self.host_profiles.get("trino") or {}).get("catalogs_by_identity") or {}).get(identity) or []
-        return found[0] if found else None
-
     def java_home(self) -> str | None:
         if self.native.get("java_home"):
             return self.native["java_home"]

@@ -27,7 +27,6 @@ from policies.resources import (
 from policies.wire import is_unknown, known, number, reveal, strings, truthy
 
 SQLITE_URI_RE = re.compile(r"jdbc:sqlite:[^\s\"',]*", re.IGNORECASE)
-REST_FIXTURE_SERVICES = ("rest-fixture", "rest-fixture-init")
 REST_FIXTURE_IMAGE = "apache/iceberg-rest-fixture"
 
 
@@ -172,18 +171,28 @@ def check_database_private(resource: Resource, context: StackContext | None) -> 
                     "security group)", context)]
 
 
+def lab_only_catalogs() -> tuple[str, ...]:
+    """The catalogs the registry places off aws (the REST fixture), with their jobs and sidecars."""
+    from infra.services import registry
+    from infra.spec import Target
+
+    off_aws = {name for name, d in registry().catalogs().items() if Target.AWS in d.unavailable}
+    return tuple(d.name for d in registry() if d.name in off_aws or d.job_of in off_aws)
+
+
 def check_rest_fixture_lab_only(resource: Resource, context: StackContext | None) -> list[str]:
     """The REST fixture (a test server, SQLite behind it) runs only on lab and native, never on aws."""
     if not resource.type.startswith("aws:"):
         return []
     service = service_label(resource)
     mentions = [s for s in strings(resource.props) if REST_FIXTURE_IMAGE in s or "jdbc:sqlite:" in s.lower()]
-    if service in REST_FIXTURE_SERVICES or mentions:
-        fixture = service in REST_FIXTURE_SERVICES or any(REST_FIXTURE_IMAGE in s for s in mentions)
+    lab_only = lab_only_catalogs()
+    if service in lab_only or mentions:
+        fixture = service in lab_only or any(REST_FIXTURE_IMAGE in s for s in mentions)
         what = f"runs the REST fixture ({service or REST_FIXTURE_IMAGE})" if fixture else "puts a catalog on SQLite"
         return [message(resource, "catalog-rest-fixture-lab-only",
                         f"{what} on aws: the fixture is a test server with SQLite behind it, allowed on lab "
-                        "and native only; use polaris or lakekeeper on RDS", context)]
+                        "and native only; use polaris on RDS", context)]
     return []
 
 

@@ -34,7 +34,6 @@ S3_LIFECYCLE = (
 )
 PUBLIC_ACCESS_FLAGS = ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets")
 KMS_ALGORITHMS = ("aws:kms", "aws:kms:dsse")
-STORE_SERVICE = "seaweedfs"
 
 
 # ---- lifecycle ------------------------------------------------------------------------------
@@ -221,8 +220,16 @@ def check_bucket_protected(resources: Sequence[Resource], context: StackContext 
 # ---- the lab's object store -----------------------------------------------------------------
 
 
+def _stores() -> tuple[str, ...]:
+    """The services that are the platform's object store (the registry's providers of ``STORE``)."""
+    from infra.services import registry
+    from infra.services.capabilities import STORE
+
+    return registry().providers(STORE)
+
+
 def _is_store(resource: Resource) -> bool:
-    if service_label(resource) == STORE_SERVICE:
+    if service_label(resource) in _stores():
         return True
     command = reveal(resource.props.get("command")) or []
     return bool(command) and command[0] == "server" and any(str(a).startswith("-dir=") for a in command)

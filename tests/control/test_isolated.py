@@ -38,3 +38,15 @@ def test_a_port_base_moves_every_block(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LAKEHOUSE_PORT_BASE", "32700")
     with pytest.raises(ValueError, match="below the kernel's ephemeral ports"):
         first_port_of("probe-faults")
+
+
+def test_the_verify_stack_gives_the_governance_matrix_answers_that_differ_per_namespace() -> None:
+    from infra.config import load_platform
+    from infra.control.isolated import VERIFY_GOVERNANCE, isolated_platform
+
+    spec = load_platform(isolated_platform("verify", overrides=VERIFY_GOVERNANCE)[0])
+    answers = {name: (spec.access_of(name)["canary_a"], spec.access_of(name)["canary_b"]) for name in spec.identities}
+    assert answers == {"platform": (("read", "write", "manage"),) * 2, "writer": (("read", "write", "manage"),) * 2,
+                       "reader": (("read",),) * 2, "team-a": (("read", "write", "manage"), ("read",)),
+                       "team-b": ((), ("read", "write"))}
+    assert spec.identities["writer"].team == "bookshop data engineering"  # the stack's own identities kept

@@ -20,11 +20,11 @@ import psutil
 import pytest
 
 from infra.control import services
-from infra.operations import recovery
-from infra.targets.native import watchdog
+from infra.operations import recovery, watchdog
+from infra.services.rest_fixture import probe as rest_fixture_probe
 from platform_tests.support.fixture import table_prefix
 from platform_tests.support.stack import Stack
-from platform_tests.support.versions import declared_versions, read_fixture
+from platform_tests.support.versions import declared_versions
 
 
 @pytest.fixture
@@ -110,8 +110,10 @@ def test_natively_a_crash_is_a_sigkill_of_the_service_process(service):
 
 def test_the_manifest_reads_the_fixture_build_from_a_jar_named_without_its_version(service):
     outputs, _ = service
-    version, source = read_fixture(services.for_outputs(outputs, None))
-    assert version == "1.10.1" and "iceberg-rest-adapter.jar" in source and "iceberg-build.properties" in source
+    stack = Stack(outputs=outputs, name=None)
+    (reading,) = rest_fixture_probe.version(stack, services.for_outputs(outputs, None)).values()
+    assert reading.running == "1.10.1" and "iceberg-rest-adapter.jar" in reading.source
+    assert "iceberg-build.properties" in reading.source
 
 
 def test_the_labs_duckdb_is_a_declared_deviation():

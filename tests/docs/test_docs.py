@@ -117,3 +117,41 @@ def test_the_stack_outputs_the_workflow_reads_are_ones_the_program_exports():
     sources = "\n".join(p.read_text() for p in (PROJECT_ROOT / "infra").rglob("*.py"))
     for output in read:
         assert f'"{output}"' in sources, output
+
+
+def test_the_workflow_runs_pulumis_own_release_in_the_supported_range_and_builds_no_go():
+    from infra.control import toolchain
+
+    steps = _steps()
+    assert not any(step.get("uses", "").startswith("actions/setup-go") for step in steps)
+    (install,) = [step for step in steps if step.get("uses", "").startswith("pulumi/actions@")]
+    version = toolchain.parse_version(str(install["with"]["pulumi-version"]))
+    low, high = toolchain.supported_range()
+    assert version is not None and low <= version < high
+    assert _workflow()["jobs"]["deploy"]["env"]["LAKEHOUSE_PULUMI"] == "installed"  # an error, never a Go build
+
+
+def test_the_workflow_posts_the_change_review_on_pull_requests_and_gates_on_its_exit_code():
+    (step,) = [s for s in _steps() if "infra.review --base" in s.get("run", "")]
+    assert step["if"] == "env.PR != ''"
+    script = step["run"]
+    assert '--approved-by "$approved_by"' in script and "--format markdown" in script
+    assert "verdict=$?" in script and script.rstrip().endswith('exit "$verdict"')
+    assert 'infra.review --stack "$STACK" --handles' in script
+    events = _workflow()["on"]
+    assert "pull_request" in events and "pull_request_review" in events
+    assert _workflow()["jobs"]["deploy"]["env"]["DEPLOY"] == (
+        "${{ github.event_name == 'push' || github.event_name == 'workflow_dispatch' }}")  # a review never deploys
+
+
+def test_the_workflow_probes_the_cloud_with_the_safe_set_and_the_ephemeral_lab_with_everything():
+    """Which probes run is each stack's config (its ``disposable`` output), never a flag in the pipeline: the cloud,
+    which a team relies on, gets the safe set; the lab it destroys at the end gets every probe (issue 24)."""
+    from infra.config import load_stack
+
+    probes = [step["run"] for step in _steps() if "pytest platform_tests" in step.get("run", "")]
+    assert len(probes) == 1 and "--outputs" in probes[0]
+    assert "--disruptive" not in probes[0] and " -m " not in probes[0]
+    stacks = {entry["stack"]: entry for entry in _workflow()["jobs"]["deploy"]["strategy"]["matrix"]["include"]}
+    assert load_stack("cloud").disposable is False and stacks["cloud"]["ephemeral"] is False
+    assert load_stack("lab").disposable is True and stacks["lab"]["ephemeral"] is True

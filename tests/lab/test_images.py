@@ -139,8 +139,7 @@ def test_the_operations_images_context_is_exactly_what_it_needs(tmp_path: Path) 
     patterns = [line for line in (PROJECT_ROOT / ".dockerignore").read_text().splitlines()
                 if line.strip() and not line.startswith("#")]
     expected = {".dockerignore", "docker/operations.Dockerfile", "docker/operations.lock", "infra/__init__.py",
-                "infra/targets/native/watchdog.py",
-                *(f"infra/operations/{p.name}" for p in (PROJECT_ROOT / "infra" / "operations").glob("*.py"))}
+                *(str(p.relative_to(PROJECT_ROOT)) for p in (PROJECT_ROOT / "infra" / "operations").rglob("*.py"))}
     assert set(exclude_paths(str(PROJECT_ROOT), patterns)) == expected
     # What changes under a running lab never reaches the context (the image stays the same between runs).
     for noisy in (".state/lab/flink/state/chk-1", ".pulumi-state/stacks/lab.json", ".venv/lib/site.py",
@@ -165,6 +164,35 @@ def test_built_mode_runs_every_service_from_its_built_image(built_run) -> None:
     assert refs["trino"].startswith("lakehouse-lab/trino:476-")  # what the artifact is, not the pin (483)
     assert refs["postgres"].startswith("lakehouse-lab/postgres:15.18-")
     assert refs["seaweedfs"] == refs["seaweedfs-bucket"]  # a job runs its service's image
+
+
+def test_the_offline_lab_stack_runs_the_built_images_through_its_extends_as_pulumi_hands_it_over() -> None:
+    """``make up STACK=lab-offline``: Pulumi hands the program the stack file's own keys (lakehouse:extends and the
+    overlay), and the program reads the lab's file under them: no edit of Pulumi.lab.yaml."""
+    import yaml
+
+    from infra.config import EXTENDS_KEY
+
+    config = yaml.safe_load((PROJECT_ROOT / "Pulumi.lab-offline.yaml").read_text())["config"]
+    assert config[EXTENDS_KEY] == "lab"
+    run = run_program("lab-offline", config["lakehouse:platform"], extra_config={EXTENDS_KEY: "lab"}, secret_keys=[],
+                      resolver=BuiltResolver())
+    kinds = {name: entry["kind"] for name, entry in run.outputs["lab_images"].items()}
+    assert kinds["trino"] == kinds["postgres"] == "built" and not {"polaris", "lakekeeper"} & set(kinds)
+    assert (run.outputs["platform"], run.outputs["stack"], run.outputs["disposable"]) == ("book2", "lab-offline", True)
+
+
+def test_the_built_postgresql_runs_exactly_the_point_release_its_tag_says(built_run) -> None:
+    """Tagged 15.18 and running whatever the mirror had at build time (15.20) was the bug: the image installs the
+    host's point release (PG_VERSION), its build checks what it installed, and the tag and lab_images say that."""
+    spec = load_platform(built_platform())
+    build = images.plan(spec, BuiltResolver().resolve(spec))["postgres"]
+    assert build.args["PG_VERSION"] == "15.18" and build.args["PG_MAJOR"] == "15"
+    assert build.tag.startswith("lakehouse-lab/postgres:15.18-")
+    dockerfile = build.image.dockerfile.read_text()
+    assert '"postgresql-$PG_MAJOR=$PG_VERSION-*"' in dockerfile  # apt's version pin, any Debian revision of it
+    assert 'case "$runs" in *") $PG_VERSION "*' in dockerfile  # the build fails on any other release
+    assert built_run.outputs["lab_images"]["postgres"]["version"] == "15.18"
 
 
 def test_built_mode_says_what_each_image_is(built_run) -> None:
@@ -205,12 +233,11 @@ def test_a_built_tag_changes_with_what_the_image_is_made_of() -> None:
     assert images.built_tags(other_base, BuiltResolver().resolve(other_base))["trino"] != before["trino"]
 
 
-def test_polaris_and_lakekeeper_are_refused_in_built_mode_unless_their_images_are_local() -> None:
-    spec = load_platform(built_platform(polaris={"enabled": True}, lakekeeper={"enabled": True}))
+def test_polaris_is_refused_in_built_mode_unless_its_images_are_local() -> None:
+    spec = load_platform(built_platform(polaris={"enabled": True}))  # Lakekeeper: refused anyway (ADR 0013)
     problems = images.refusals(spec, present=lambda image: False)
     assert any(p.startswith("services.polaris.enabled: lab.images: built builds no image for polaris (")
                and "apache/polaris:1.7.0 is not in the engine" in p for p in problems)
-    assert any(p.startswith("services.lakekeeper.enabled:") for p in problems)
     assert images.refusals(spec, present=lambda image: True) == []
     assert images.refusals(load_platform(stack_platform("lab")), present=lambda image: False) == []  # upstream
 
@@ -329,3 +356,25 @@ def test_a_base_image_from_a_registry_with_a_port_is_accepted_as_a_services_imag
     assert spec.lab.base_image == "localhost:5000/debian:bookworm-slim"
     with pytest.raises(ConfigError, match=r"lab\.base_image: .*'debian:latest' uses 'latest'"):
         load_platform({**stack_platform("lab"), "lab": {"base_image": "debian:latest"}}, source="Pulumi.lab.yaml")
+
+
+def test_a_failed_image_build_says_what_its_failing_step_said() -> None:
+    """The engine's error alone ("returned a non-zero code: 100") hides why; apt's own line comes with it."""
+    from infra.control.image_builds import build_image
+    from infra.services.built_image import ImageBuildError
+
+    class Engine:  # the classic builder's decoded stream, as the Docker API sends it on a failed RUN
+        class api:
+            @staticmethod
+            def build(**kwargs):
+                yield {"stream": "Step 4/9 : RUN apt-get install postgresql-15=15.18-*\n"}
+                yield {"stream": " ---> Running in 1f2e3d\n"}
+                yield {"stream": "E: Version '15.18-*' for 'postgresql-15' was not found\n"}
+                yield {"error": "The command '/bin/sh -c apt-get install' returned a non-zero code: 100"}
+
+    said: list[str] = []
+    with pytest.raises(ImageBuildError) as info:
+        build_image(Engine(), Path("/nonexistent"), "Dockerfile", "lakehouse-lab/postgres:15.18-x", {}, said.append)
+    assert "returned a non-zero code: 100; its last output:\n" in str(info.value)
+    assert "E: Version '15.18-*' for 'postgresql-15' was not found" in str(info.value)
+    assert "Step 4/9" in said[0]

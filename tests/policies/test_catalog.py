@@ -93,7 +93,7 @@ def test_rest_fixture_on_aws_is_refused():
     assert violations("catalog-rest-fixture-lab-only", [task], cloud_context()) == [
         "aws:TaskDefinition 'fixture' (layer catalog, owner platform) breaks catalog-rest-fixture-lab-only: runs the "
         "REST fixture (rest-fixture) on aws: the fixture is a test server with SQLite behind it, allowed on lab and "
-        "native only; use polaris or lakekeeper on RDS"
+        "native only; use polaris on RDS"
     ]
     resources, context = lab()
     assert violations("catalog-rest-fixture-lab-only", resources, context) == []

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import copy
+import json
 
 from policies import config as pack_config
-from tests.support.policy_support import lab, named, violations
+from policies.wire import reveal
+from tests.support.policy_support import graph, lab, named, violations
 
 
 def test_lab_gets_digest_advice_only_as_advice():
@@ -33,3 +35,26 @@ def test_latest_and_untagged_images_are_refused():
         "docker:RemoteImage 'kafka-image' (layer compute, owner streaming) breaks image-pinned: image "
         "'registry.local:5000/apache/kafka' has no tag; pin a version such as registry.local:5000/apache/kafka:1.2.3",
     ]
+
+
+def test_the_cloud_names_its_own_image_by_digest_and_a_tag_or_the_local_name_is_refused():
+    resources, context = graph("cloud")
+    assert violations("ecs-own-image-by-digest", resources, context) == []
+    assert not any("lakehouse-exporter" in m for m in violations("image-pinned", resources, context))  # a digest pins
+    task = named(resources, "lakehouse-maintenance", "aws:ecs/taskDefinition:TaskDefinition")
+    definitions = json.loads(reveal(task.props["containerDefinitions"]))
+    pushed = definitions[0]["image"]
+    repository = pushed.partition("@")[0]
+    for image, why in ((f"{repository}:0.3.0-abc", f"runs '{repository}:0.3.0-abc' from an ECR repository by tag; "
+                                                    f"name it by the digest the push returned ({repository}@sha256:...)"),
+                       ("lakehouse/operations:0.3.0", "runs 'lakehouse/operations:0.3.0', the platform's image under "
+                                                      "the name it was built with locally, which no registry serves")):
+        definitions[0]["image"] = image
+        task.props["containerDefinitions"] = json.dumps(definitions)
+        assert violations("ecs-own-image-by-digest", resources, context) == [
+            "aws:TaskDefinition 'lakehouse-maintenance' (layer orchestration, owner data engineering) breaks "
+            f"ecs-own-image-by-digest: container 'maintenance' {why}"
+            + ("; the aws target pushes it and names it by digest" if "locally" in why else " so the task runs what "
+               "was pushed")]
+    # Upstream images by tag stay the advisory rule's business.
+    assert not any("trino" in m for m in violations("ecs-own-image-by-digest", resources, context))

@@ -106,8 +106,9 @@ def test_a_governance_resource_made_for_a_catalog_is_governances():
         ("aws:iam/role:Role", "security executed by platform"),
         ("aws:secretsmanager/secret:Secret", "security executed by platform"),
     }
-    # Each catalog's task role and secrets; Polaris's token key; the Spark catalog credential (Polaris's).
-    assert len(served) == 6
+    # Polaris's task role, root secret and token key; each identity's Polaris client secret (3); the Spark catalog
+    # credential (the writer's at Polaris). Lakekeeper is refused (ADR 0013).
+    assert len(served) == 7
     role = named(resources, "lakehouse-polaris-task", "aws:iam/role:Role")
     role.props["tags"]["lakehouse.owner"] = "platform"  # the catalog's owner: what the program used to write
     assert violations("layer-ownership", resources, context) == [

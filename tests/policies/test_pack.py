@@ -8,6 +8,7 @@ import json
 import shutil
 import subprocess
 import textwrap
+from pathlib import Path
 
 import pytest
 import yaml
@@ -61,7 +62,7 @@ def test_hand_made_aws_resources_that_keep_the_contracts_pass():
     trino = ecs_task("trino", [{"name": "trino", "image": "trinodb/trino:483@sha256:" + "b" * 64, "memory": 4096,
                                 "essential": True, "healthCheck": {"command": ["CMD", "/usr/lib/trino/bin/health-check"]},
                                 "environment": [{"name": "TRINO_ENV", "value": "prod"}],
-                                "secrets": [{"name": "POLARIS_ROOT_SECRET", "valueFrom": "arn:aws:secretsmanager:x"}]}],
+                                "secrets": [{"name": "POLARIS_CLIENT_SECRET_WRITER", "valueFrom": "arn:aws:secretsmanager:x"}]}],
                      "trino")
     service = aws("aws:ecs/service:Service", "trino", "compute", {"taskDefinition": "lakehouse-cloud-trino"}, service="trino")
     rds = aws("aws:rds/instance:Instance", "catalog-db", "catalog", {"backupRetentionPeriod": 14,
@@ -195,11 +196,19 @@ Catalog("lakehouse-catalog")
 '''
 
 
+def chosen_pulumi() -> Path:
+    """The Pulumi CLI the project runs (yours or its build: infra.control.toolchain); skips where there is none."""
+    from infra.control import toolchain
+
+    tool = toolchain.current()
+    if tool is None:
+        pytest.skip("no Pulumi CLI: neither yours on PATH nor the project's build (make pulumi)")
+    return tool.pulumi
+
+
 @pytest.mark.toolchain
 def test_pack_loads_and_refuses_in_a_real_preview(tmp_path):
-    pulumi_bin = ROOT / ".tools/bin/pulumi"
-    if not pulumi_bin.exists():
-        pytest.skip("the project-local Pulumi CLI (.tools/bin/pulumi, scripts/install-pulumi.sh) is not built")
+    pulumi_bin = chosen_pulumi()
     project = tmp_path / "project"
     project.mkdir()
     (project / "Pulumi.yaml").write_text(textwrap.dedent(f"""\
@@ -250,9 +259,7 @@ def test_real_preview_of_the_native_stack_passes_and_a_changed_table_is_refused(
     On its own block of ports (infra.control.isolated), so a user's `make up` platform running on this
     host does not stop the program; needs the CLI and the artifact cache (`make bootstrap`).
     """
-    pulumi_bin = ROOT / ".tools/bin/pulumi"
-    if not pulumi_bin.exists():
-        pytest.skip("the project-local Pulumi CLI (.tools/bin/pulumi, scripts/install-pulumi.sh) is not built")
+    pulumi_bin = chosen_pulumi()
     from infra.config import load_platform as load
     from infra.control.isolated import isolated_platform
 

@@ -23,10 +23,10 @@ def test_container_without_memory_limit_is_refused():
 
 def test_server_without_health_check_is_refused_and_jobs_need_none():
     resources, context = lab()
-    named(resources, "lakekeeper", "docker:index/container:Container").props.pop("healthcheck")
-    assert "healthcheck" not in named(resources, "lakekeeper-migrate").props
+    named(resources, "polaris", "docker:index/container:Container").props.pop("healthcheck")
+    assert "healthcheck" not in named(resources, "polaris-bootstrap").props
     assert violations("service-health-check", resources, context) == [
-        "docker:Container 'lakekeeper' (layer catalog, owner platform) breaks service-health-check: server container "
+        "docker:Container 'polaris' (layer catalog, owner platform) breaks service-health-check: server container "
         "has no health check (healthcheck); nothing can tell a started service from a ready one"
     ]
 

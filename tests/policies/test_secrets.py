@@ -6,7 +6,9 @@ import base64
 import dataclasses
 import json
 
+from infra.config import load_platform
 from policies import config as pack_config
+from policies.resources import Resource
 from tests.support.policy_support import (
     aws,
     cloud_context,
@@ -38,8 +40,8 @@ def test_plain_text_credentials_in_environment_and_files_are_refused():
 
 def test_a_switch_named_like_a_credential_is_no_credential():
     """Lakekeeper's LAKEKEEPER__ENABLE_AWS_SYSTEM_CREDENTIALS=true is a setting; a token next to it is not."""
-    resources, context = lab()
-    keeper = named(resources, "lakekeeper", "docker:index/container:Container")
+    context = lab()[1]
+    keeper = lakekeeper_container([])  # its plan as it would run (the stacks refuse it for now: ADR 0013)
     keeper.props["envs"] = ["LAKEKEEPER__ENABLE_AWS_SYSTEM_CREDENTIALS=true", "API_TOKEN=abc123"]
     task = ecs_task("lakekeeper", [{"name": "lakekeeper", "image": "quay.io/lakekeeper/catalog:v0.13.3", "memory": 256,
                                     "environment": [{"name": "LAKEKEEPER__S3_REQUIRE_EXTERNAL_ID_FOR_SYSTEM_CREDENTIALS",
@@ -58,11 +60,23 @@ def test_a_switch_named_like_a_credential_is_no_credential():
     ]
 
 
+def lakekeeper_container(envs: list[str]) -> Resource:
+    """Lakekeeper's lab container as the docker target would make it (the lab refuses it for now: ADR 0013)."""
+    return Resource(type="docker:index/container:Container", name="lakekeeper", props={
+        "envs": envs, "labels": [{"label": "lakehouse.layer", "value": "catalog"},
+                                 {"label": "lakehouse.owner", "value": "platform"},
+                                 {"label": "lakehouse.service", "value": "lakekeeper"}]})
+
+
 def test_password_inside_a_url_is_refused():
-    resources, context = lab()
-    keeper = named(resources, "lakekeeper", "docker:index/container:Container")
-    keeper.props["envs"] = [e for e in keeper.props["envs"]["value"] if "ENCRYPTION" not in e]
-    assert violations("secrets-not-plaintext", resources, context) == [
+    from infra.services import ServiceContext
+    from infra.services.lakekeeper.config import pg_env
+
+    context = lab()[1]
+    env = pg_env(ServiceContext(load_platform(stack_platform("lab")), "lakekeeper"))
+    keeper = lakekeeper_container([f"{k}={v.replace('${secret:postgres-password}', 'pw')}" for k, v in env.items()
+                                   if "ENCRYPTION" not in k])
+    assert violations("secrets-not-plaintext", [keeper], context) == [
         "docker:Container 'lakekeeper' (layer catalog, owner platform) breaks secrets-not-plaintext: environment "
         "variable LAKEKEEPER__PG_DATABASE_URL_READ holds a URL with a password in plain text; make the value a Pulumi "
         "secret",
@@ -113,7 +127,7 @@ def test_the_lab_stores_secret_key_in_a_plain_variable_file_or_command_is_refuse
     found = violations("secret-values-not-plaintext", resources, context)
     assert sorted(found) == [  # the graph's order is the order of registration, which varies
         "docker:Container 'flink-jobmanager' (layer compute, owner streaming) breaks secret-values-not-plaintext: "
-        "command[1] holds the value of secret POLARIS_CLIENT_SECRET of docker:Container 'polaris-catalog' "
+        "command[1] holds the value of secret POLARIS_ROOT_SECRET of docker:Container 'polaris-catalog' "
         f"{ADVICE}",
         f"docker:Container 'kafka' (layer compute, owner streaming) breaks secret-values-not-plaintext: "
         f"envs[{index}] (STORE_AUTH) holds the value of {store_key} {ADVICE}",
@@ -131,25 +145,25 @@ def test_a_secret_copied_into_an_ecs_task_definition_is_refused_even_inside_a_ba
     containers = json.loads(task.props["containerDefinitions"])
     index = len(containers[0]["environment"])
     containers[0]["environment"].append({"name": "POLARIS_BOOTSTRAP", "value": "POLARIS,root,test-polaris-root-secret"})
-    body = "realm=POLARIS\nroot=test-lakekeeper-encryption-key\n"
+    body = "realm=POLARIS\nroot=test-polaris-token-signing-key\n"
     containers[0]["command"] = ["/bin/sh", "-c", f"echo {base64.b64encode(body.encode()).decode()} | base64 -d > "
                                                  "/etc/polaris/boot.properties && exec polaris"]
     task.props["containerDefinitions"] = json.dumps(containers)
     head = ("aws:TaskDefinition 'lakehouse-polaris' (layer catalog, owner platform) breaks "
             "secret-values-not-plaintext: ")
-    lakekeeper_key = ("containerDefinitions[0].command[2] (file /etc/polaris/boot.properties) holds the value of secret "
-                      "input secretString of aws:SecretVersion 'lakehouse-lakekeeper-encryption-key-value' ")
+    token_key = ("containerDefinitions[0].command[2] (file /etc/polaris/boot.properties) holds the value of secret "
+                 "input secretString of aws:SecretVersion 'lakehouse-polaris-token-key-value' ")
     assert violations("secret-values-not-plaintext", resources, context) == [
         head + f"containerDefinitions[0].environment[{index}].value holds the value of secret input secretString of "
                f"aws:SecretVersion 'lakehouse-polaris-root-secret-value' {ADVICE}",
-        head + lakekeeper_key + ADVICE,
+        head + token_key + ADVICE,
     ]
     # With the stack's secret config at hand (the engine passes it), the message names the config key.
     with_config = dataclasses.replace(context, secrets={"lakehouse:polarisRootSecret": "test-polaris-root-secret"})
     assert violations("secret-values-not-plaintext", resources, with_config) == [
         head + f"containerDefinitions[0].environment[{index}].value holds the value of the stack's secret config "
                f"lakehouse:polarisRootSecret {ADVICE}",
-        head + lakekeeper_key + ADVICE,
+        head + token_key + ADVICE,
     ]
 
 

@@ -35,14 +35,14 @@ def serve() -> Iterator[Callable[[Callable[[str, str, dict[str, str], bytes], An
                 self.end_headers()
                 self.wfile.write(payload)
 
-            do_GET = do_POST = do_PUT = _any
+            do_GET = do_POST = do_PUT = do_DELETE = _any
 
             def log_message(self, *args: Any) -> None:
                 pass
 
         server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         servers.append(server)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         api.url = f"http://127.0.0.1:{server.server_address[1]}"
         return api
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from infra.operations import catalog_gate
+from infra.operations import catalog_gate, catalog_requests
 from infra.paths import PROJECT_ROOT
 from infra.version import PLATFORM_VERSION
 from platform_tests.support import gate as support_gate
@@ -36,7 +36,8 @@ class _Upstream(http.server.BaseHTTPRequestHandler):
     """A stand-in catalog: answers 200 with what it received (so the test sees what the gate forwarded).
 
     Like the fixture's Jetty it sends Date and Server headers of its own, answers HEAD with the length
-    a GET would have and no body, and a path with ``missing`` 404 in the Iceberg error form."""
+    a GET would have and no body, and a path with ``missing`` 404 in the Iceberg error form. A namespace
+    listing (``GET /v1/namespaces``) answers ``NAMESPACES``."""
 
     protocol_version = "HTTP/1.1"
     seen: list[str] = []  # every path the catalog was asked for, across servers (tests check what never came)
@@ -51,6 +52,8 @@ class _Upstream(http.server.BaseHTTPRequestHandler):
         body = json.dumps({"method": method, "path": self.path, "body": self.rfile.read(length).decode(),
                            "authorization": self.headers.get("Authorization")}).encode()
         missing = "missing" in self.path
+        if self.command == "GET" and self.path == "/v1/namespaces":
+            body = json.dumps({"namespaces": NAMESPACES, "next-page-token": None}).encode()
         if missing:
             body = json.dumps({"error": {"message": "no such namespace", "type": "NoSuchNamespaceException",
                                          "code": 404}}).encode()
@@ -62,6 +65,10 @@ class _Upstream(http.server.BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     do_GET = do_POST = do_DELETE = do_HEAD = _answer
+
+
+#: What the stand-in catalog lists as its namespaces.
+NAMESPACES = [["shop"], ["shop", "eu"], ["finance"], ["made_at_run_time"]]
 
 
 @contextmanager
@@ -295,14 +302,17 @@ def test_dot_segments_are_refused_before_the_policy_could_be_misled(shared_gate)
         answer = _raw_exchange(port, b"POST " + path + b" HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t-reader"
                                      b"\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
         assert answer.startswith(b"HTTP/1.1 400 "), (path, answer[:200])
-    assert catalog_gate.may("reader", "POST", "/v1/namespaces/a/tables/b/plan/..")  # what the regex alone says
+    # What the path alone says: cancelling a scan plan needs read, yet a catalog that resolved the dot segment would
+    # drop the table.
+    assert catalog_requests.route("DELETE", "/v1/namespaces/a/tables/b/plan/..", {}) == catalog_requests.Route(
+        needs=(catalog_requests.Need("read", ("a",)),))
 
 
 def test_the_gate_refuses_to_start_when_two_identities_tokens_hash_alike():
     same = hashlib.sha256(b"shared").hexdigest()
     config = {"listen_host": "127.0.0.1", "listen_port": 0, "upstream": "http://127.0.0.1:1",
-              "identities": [{"name": "writer", "role": "writer", "token_sha256": same},
-                             {"name": "reader", "role": "reader", "token_sha256": same.upper()}]}
+              "identities": [{"name": "writer", "grants": {"*": ["read", "write"]}, "token_sha256": same},
+                             {"name": "reader", "grants": {"*": ["read"]}, "token_sha256": same.upper()}]}
     done = support_gate.run_gate_once(config)
     assert done.returncode == 2 and "listening" not in done.stderr
     assert ("identities[1].token_sha256: identities 'writer' and 'reader' have the same catalog token" in done.stderr)
@@ -330,8 +340,10 @@ def test_natively_the_gate_runs_from_the_project_on_loopback_with_its_signing_ke
     from infra.services.plans import NativeHost
 
     spec = native_spec()
-    plan = gate_service.native.server(ServiceContext(spec, "catalog-gate"), NativeHost(home=tmp_path, artifact=None))
-    assert plan.argv[1:3] == ["-m", "infra.operations.catalog_gate"]
+    host = NativeHost(home=tmp_path, artifact=None, python="/runtime/bin/python", code_root=tmp_path / "code")
+    plan = gate_service.native.server(ServiceContext(spec, "catalog-gate"), host)
+    assert plan.argv[:3] == ["/runtime/bin/python", "-m", "infra.operations.catalog_gate"]
+    assert plan.env["PYTHONPATH"] == str(tmp_path / "code"), "the stack's copy of the code, never a checkout"
     assert plan.env["CATALOG_GATE_SIGNING_KEY"] == "${secret:catalog-gate-signing-key}"
     config = json.loads(plan.files[str(tmp_path / "catalog-gate.json")])
     assert config["listen_host"] == "127.0.0.1"
@@ -431,8 +443,9 @@ def test_the_token_exchange_refreshes_a_current_token_and_an_expired_one_with_th
 def test_lab_gate_holds_token_hashes_and_clients_reach_the_fixture_only_through_it(lab):
     config = json.loads(uploads(lab, "catalog-gate")["/etc/lakehouse/catalog-gate.json"])
     assert config["upstream"] == "http://rest-fixture:8181"
-    assert {i["name"]: i["role"] for i in config["identities"]} == {"platform": "platform", "writer": "writer",
-                                                                     "reader": "reader"}
+    everything = {"*": ["read", "write", "manage"]}
+    assert {i["name"]: i["grants"] for i in config["identities"]} == {"platform": everything, "writer": everything,
+                                                                      "reader": {"*": ["read"]}}
     assert all(re.fullmatch(r"[0-9a-f]{64}", i["token_sha256"]) for i in config["identities"])
     text = json.dumps(config)
     assert "lab-reader-catalog-token" not in text and "lab-writer-catalog-token" not in text
@@ -463,3 +476,126 @@ def test_evaluating_the_program_loads_none_of_the_gates_server_libraries():
     done = subprocess.run([sys.executable, "-c", code], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split("\n")[-2] == "[]"
+
+
+# -- grants per namespace -------------------------------------------------------------------------------------
+
+#: A team's identity: writes shop, reads finance, nothing else (the access table the spec renders for grants
+#: ``{shop: [read, write], finance: [read]}`` with shop and finance known).
+ETL_TOKEN = "t-etl"
+ETL_GRANTS = {"shop": ["read", "write"], "finance": ["read"], "*": []}
+
+
+@pytest.fixture(scope="module")
+def team_gate() -> Iterator[str]:
+    tokens = {**TOKENS, "etl": ETL_TOKEN}
+    with gate_process(identities=support_gate.identities(tokens, {"etl": ETL_GRANTS})) as (url, _):
+        yield url
+
+
+def test_the_gate_decides_each_request_by_the_namespace_it_touches_and_the_catalog_never_sees_a_refused_one(
+        team_gate):
+    url = team_gate
+    commit, create = b'{"requirements": [], "updates": []}', b'{"requirements": [{"type": "assert-create"}]}'
+
+    def change(namespace: list[str], creates: bool = False) -> dict:
+        return {"identifier": {"namespace": namespace, "name": "t"},
+                "requirements": [{"type": "assert-create"}] if creates else [], "updates": []}
+
+    def transaction(*changes: dict) -> bytes:
+        return json.dumps({"table-changes": list(changes)}).encode()
+
+    rename = json.dumps({"source": {"namespace": ["shop"], "name": "a"},
+                         "destination": {"namespace": ["shop"], "name": "b"}}).encode()
+    cases = [  # (method, path, body, expected status)
+        ("GET", "/v1/config", None, 200),
+        ("GET", "/v1/namespaces/shop", None, 200),
+        ("HEAD", "/v1/namespaces/finance", None, 200),
+        ("GET", "/v1/namespaces/shop/tables", None, 200),
+        ("GET", "/v1/namespaces/finance/tables/ledger", None, 200),
+        ("POST", "/v1/namespaces/finance/tables/ledger/metrics", b"{}", 200),  # a scan report: read
+        ("POST", "/v1/namespaces/shop/tables/orders", commit, 200),
+        ("POST", "/v1/namespaces/shop%1Feu/tables/orders", commit, 200),  # nested: follows shop
+        ("POST", "/v1/transactions/commit", transaction(change(["shop"]), change(["shop", "eu"])), 200),
+        ("GET", "/v1/namespaces/made_at_run_time", None, 403),  # '*' grants it nothing
+        ("GET", "/v1/namespaces/shopping/tables", None, 403),
+        ("POST", "/v1/namespaces/finance/tables/ledger", commit, 403),
+        ("POST", "/v1/namespaces/finance%1Fq/tables/ledger", commit, 403),
+        ("POST", "/v1/namespaces/shop/tables/orders", create, 403),  # creating a table is manage
+        ("POST", "/v1/namespaces/shop/tables", b'{"name": "new"}', 403),
+        ("DELETE", "/v1/namespaces/shop/tables/orders", None, 403),
+        ("POST", "/v1/namespaces/shop/properties", b"{}", 403),
+        ("DELETE", "/v1/namespaces/shop", None, 403),
+        ("POST", "/v1/namespaces", b'{"namespace": ["shop_two"]}', 403),
+        ("POST", "/v1/tables/rename", rename, 403),
+        ("POST", "/v1/transactions/commit", transaction(change(["shop"]), change(["finance"])), 403),
+        ("POST", "/v1/transactions/commit", transaction(change(["shop"], creates=True)), 403),
+        ("POST", "/v1/transactions/commit", b"not json", 400),
+        ("POST", "/v1/transactions/commit", b'{"table-changes": [{"identifier": {"name": "t"}}]}', 400),
+        ("GET", "/v1/shop/namespaces", None, 403),  # a path the gate does not know: refused, never forwarded
+        ("GET", "/v1/namespaces/shop/tables/orders/snapshots", None, 403),
+        ("PUT", "/v1/namespaces/shop/tables/orders", commit, 403),
+    ]
+    seen = len(_Upstream.seen)
+    observed, forwarded = [], 0
+    for method, path, body, _ in cases:
+        status, answer = call(url + path, method, ETL_TOKEN, body)
+        observed.append((method, path, body, status))
+        forwarded += status == 200
+        if status == 403:
+            assert answer["error"]["type"] == "ForbiddenException", answer
+    assert [(m, p, b, s) for (m, p, b, s) in observed] == cases
+    assert len(_Upstream.seen) - seen == forwarded, "a refused request never reaches the catalog"
+    status, answer = call(f"{url}/v1/namespaces/finance/tables/ledger", "POST", ETL_TOKEN, commit)
+    assert answer["error"]["message"] == ("identity etl may not write on finance (POST /v1/namespaces/finance/tables/"
+                                          "ledger); its grants allow read there")
+
+
+def test_a_namespace_listing_shows_each_identity_only_the_namespaces_it_may_read(team_gate):
+    url = team_gate
+    listed = {who: call(f"{url}/v1/namespaces", token=token)[1]["namespaces"]
+              for who, token in (("etl", ETL_TOKEN), ("reader", TOKENS["reader"]))}
+    assert listed == {"etl": [["shop"], ["shop", "eu"], ["finance"]], "reader": NAMESPACES}
+    assert call(f"{url}/v1/namespaces?parent=finance", token=ETL_TOKEN)[0] == 200  # the children of a namespace it reads (they follow its top level): as the catalog says
+    assert call(f"{url}/v1/namespaces?parent=made_at_run_time", token=ETL_TOKEN)[0] == 403
+
+
+def _read_until(sock: socket.socket, marker: bytes) -> bytes:
+    data = b""
+    while marker not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def test_a_client_that_expects_100_continue_is_asked_for_its_body_and_a_refused_one_is_answered_at_once(team_gate):
+    port = int(team_gate.rsplit(":", 1)[1])
+    body = b'{"requirements": [], "updates": []}'
+
+    def head(token: str, path: str) -> bytes:
+        return (f"POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\nExpect: 100-continue\r\n\r\n"
+                ).encode()
+
+    with socket.create_connection(("127.0.0.1", port), timeout=2) as sock:  # the timeout: a stall fails the test
+        sock.sendall(head(ETL_TOKEN, "/v1/namespaces/shop/tables/orders"))
+        interim = _read_until(sock, b"\r\n\r\n")
+        assert interim == b"HTTP/1.1 100 Continue\r\n\r\n", interim
+        sock.sendall(body)
+        final = _read_until(sock, b"}")
+    assert final.startswith(b"HTTP/1.1 200 "), final[:200]
+    assert b'"body": "{\\"requirements\\": [], \\"updates\\": []}"' in final, final  # the whole body went on
+    with socket.create_connection(("127.0.0.1", port), timeout=2) as sock:
+        sock.sendall(head(ETL_TOKEN, "/v1/namespaces/finance/tables/ledger"))
+        refused = _read_until(sock, b"}")
+    assert refused.startswith(b"HTTP/1.1 403 "), refused[:200]  # no 100 first: the body is never asked for
+    assert b"connection: close" in refused.lower()
+    form = b"grant_type=client_credentials&client_id=etl&client_secret=t-etl"
+    with socket.create_connection(("127.0.0.1", port), timeout=2) as sock:
+        sock.sendall(b"POST /v1/oauth/tokens HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded"
+                     + f"\r\nContent-Length: {len(form)}\r\nExpect: 100-continue\r\n\r\n".encode())
+        assert _read_until(sock, b"\r\n\r\n") == b"HTTP/1.1 100 Continue\r\n\r\n"
+        sock.sendall(form)
+        assert _read_until(sock, b"}").startswith(b"HTTP/1.1 200 ")

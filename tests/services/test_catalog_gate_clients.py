@@ -28,7 +28,11 @@ pytestmark = pytest.mark.toolchain
 
 #: The Iceberg REST spec's token endpoint (the gate's own).
 TOKEN_PATH = "/v1/oauth/tokens"
-TOKENS = {"platform": "clients-platform-token", "writer": "clients-writer-token", "reader": "clients-reader-token"}
+TOKENS = {"platform": "clients-platform-token", "writer": "clients-writer-token", "reader": "clients-reader-token",
+          "etl": "clients-etl-token"}
+#: A team identity's access table (what the spec renders for grants {sales: [read, write, manage], hr: [read]} with
+#: sales and hr known): it manages sales, reads hr, and nothing else.
+ETL_GRANTS = {"sales": ["read", "write", "manage"], "hr": ["read"], "*": []}
 #: Issued tokens live this long here, so that every client's refresh happens within the test.
 TOKEN_LIFETIME_S = 20
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("note", pa.string())])
@@ -45,7 +49,8 @@ def stack(tmp_path_factory) -> Iterator[tuple[support_gate.RunningFixture, suppo
         pytest.skip("no REST fixture build in the artifact cache (make artifacts) or no JDK 17")
     work = tmp_path_factory.mktemp("gate-clients")
     with support_gate.rest_fixture(runtime, work, free_port()) as fixture, \
-            support_gate.running_gate({"upstream": fixture.uri, "identities": support_gate.identities(TOKENS),
+            support_gate.running_gate({"upstream": fixture.uri,
+                                       "identities": support_gate.identities(TOKENS, {"etl": ETL_GRANTS}),
                                         "token_lifetime_s": TOKEN_LIFETIME_S}) as gate:
         yield fixture, gate
 
@@ -180,3 +185,33 @@ def test_the_reader_cannot_write_through_the_fixture_behind_the_gate(stack):
     token = {"Authorization": f"Bearer {TOKENS['reader']}"}
     assert requests.post(f"{gate.url}/v1/namespaces", json=body, headers=token, timeout=30).status_code == 403
     assert requests.post(f"{fixture.uri}/v1/namespaces", json=body, timeout=30).status_code == 200
+
+
+def test_a_team_identity_reaches_its_namespaces_only_with_real_clients_requests(stack):
+    """PyIceberg as a team identity through the gate to the real fixture: what its grants allow per namespace, the
+    namespace listing filtered, a create-table transaction (a commit with assert-create) refused where it may not
+    manage, and nothing changed by a refusal."""
+    from pyiceberg.exceptions import ForbiddenError
+
+    _, gate = stack
+    platform = pyiceberg_catalog(gate, "platform")
+    for namespace in ("sales", "hr", "ops"):
+        platform.create_namespace(namespace)
+        platform.create_table(f"{namespace}.t", SCHEMA).append(rows(0, 3))
+    etl = pyiceberg_catalog(gate, "etl")
+    assert sorted(ns for (ns, *_) in etl.list_namespaces() if ns in ("sales", "hr", "ops")) == ["hr", "sales"]
+    etl.load_table("sales.t").append(rows(10, 2))
+    etl.create_table("sales.made_by_etl", SCHEMA)
+    assert etl.load_table("hr.t").scan().to_arrow().num_rows == 3
+    before = platform.load_table("hr.t").metadata_location
+    with pytest.raises(ForbiddenError, match="etl may not write on hr"):
+        etl.load_table("hr.t").append(rows(20, 1))  # hr is read-only for it (the file is written, the commit refused)
+    with pytest.raises(ForbiddenError, match="etl may not manage on hr"):
+        etl.create_table_transaction("hr.made_by_etl", SCHEMA).commit_transaction()
+    with pytest.raises(ForbiddenError, match="etl may not read on ops"):
+        etl.load_table("ops.t")
+    with pytest.raises(ForbiddenError, match="etl may not manage on hr"):
+        etl.rename_table("sales.made_by_etl", "hr.made_by_etl")
+    assert platform.load_table("hr.t").metadata_location == before
+    assert sorted(t for (_, t) in platform.list_tables("hr")) == ["t"]
+    assert platform.load_table("sales.t").scan().to_arrow().num_rows == 5

@@ -42,4 +42,5 @@ def test_cloud_exporter_runs_as_the_reader_beside_an_agent_writing_the_workspace
     assert "--agent" in script
     grant = policy(cloud, "lakehouse-exporter-remote-write")["Statement"][0]
     assert grant["Action"] == ["aps:RemoteWrite"] and grant["Resource"].endswith("lakehouse-signals")
-    assert {s["name"] for s in containers["lakehouse-exporter"]["secrets"]} == {"POLARIS_ROOT_SECRET"}
+    # The reader's own Polaris client secret: the read-only exporter never holds Polaris's root.
+    assert {s["name"] for s in containers["lakehouse-exporter"]["secrets"]} == {"CATALOG_CLIENT_SECRET"}

@@ -52,7 +52,7 @@ def test_native_managers_bind_loopback_on_pinned_ports_with_filesystem_checkpoin
         assert sorted(process.inputs["ports"]) == sorted(p for p in (8081, 6123, 6124, 6125, 6122, 6121, 6126)
                                                          if (p in (8081, 6123, 6124, 6125)) == (role == "jobmanager"))
         argv = process.inputs["argv"]
-        assert argv[1:3] == ["-m", "infra.targets.native.bash_java_utils"]
+        assert argv[1:3] == ["-m", "infra.operations.bash_java_utils"]
         assert argv.count("{jvm-params}") == argv.count("{dynamic-params}") == 1
         assert flink_config.ENTRYPOINTS[role] in argv and "--add-opens=java.base/java.util=ALL-UNNAMED" in argv
     tm = native_run.named("flink-taskmanager")
@@ -107,7 +107,7 @@ def test_a_secret_catalog_credential_reaches_the_job_by_environment_never_in_its
     assert "--catalog-env.credential" in args and "LAKEHOUSE_CATALOG_CREDENTIAL" in args
     assert not any("secret:" in a for a in args)
     env = flink_config.aws_env(spec)
-    assert env["LAKEHOUSE_CATALOG_CREDENTIAL"] == "root:${secret:polaris-root-secret}"
+    assert env["LAKEHOUSE_CATALOG_CREDENTIAL"] == "writer:${secret:polaris-client-secret-writer}"  # its own principal
 
 
 def test_to_host_and_back():
@@ -228,9 +228,10 @@ def test_aws_runs_the_same_job_on_managed_service_for_apache_flink(cloud_run):
     assert props["catalog.header.X-Iceberg-Access-Delegation"] == "vended-credentials"
     assert props["source"] == "generator" and "checkpoint-dir" not in props and "s3-endpoint" not in props
     # The catalog credential is a Secrets Manager reference the job resolves when it starts, never the value.
-    assert props["catalog-secret.credential"] == (
-        "root:{secretsmanager:arn:aws:secretsmanager:eu-west-1:123456789012:secret:lakehouse-polaris-root-secret-AbCdEf}")
-    assert "test-polaris-root-secret" not in json.dumps(app.inputs, default=str)
+    # As the writer identity's own Polaris principal, never as Polaris's root.
+    assert props["catalog-secret.credential"] == ("writer:{secretsmanager:arn:aws:secretsmanager:eu-west-1:123456789012:"
+                                                  "secret:lakehouse-polaris-client-secret-writer-AbCdEf}")
+    assert "polaris-root-secret" not in json.dumps(app.inputs, default=str)
     checkpoints = config["flinkApplicationConfiguration"]["checkpointConfiguration"]
     assert checkpoints["checkpointInterval"] == 10_000 and checkpoints["checkpointingEnabled"] is True
     assert config["applicationSnapshotConfiguration"] == {"snapshotsEnabled": True}
@@ -251,7 +252,7 @@ def test_aws_flink_role_has_no_rights_on_the_warehouse_only_its_own_things(cloud
                                "ReadCatalogCredential", "DecryptCatalogCredential"}
     assert statements["ReadApplicationCode"]["Resource"].endswith("lakehouse-artifacts/flink/*")
     assert statements["ReadCatalogCredential"]["Resource"] == [
-        "arn:aws:secretsmanager:eu-west-1:123456789012:secret:lakehouse-polaris-root-secret-AbCdEf"]
+        "arn:aws:secretsmanager:eu-west-1:123456789012:secret:lakehouse-polaris-client-secret-writer-AbCdEf"]
     assert "warehouse" not in json.dumps(statements)  # table data only through vended credentials
     app, _, _ = _msf(cloud_run)
     assert app.inputs["cloudwatchLoggingOptions"]["logStreamArn"]

@@ -31,7 +31,7 @@ def test_native_kafka_is_one_kraft_node_on_loopback_with_its_data_under_the_stac
     assert "kafka.tools.StorageTool" in format_step and "--ignore-formatted" in format_step
     assert "--standalone" not in format_step  # refused with a static controller.quorum.voters
     topics_step = broker.inputs["post_start"][0]
-    assert topics_step[2:4] == ["infra.targets.native.tasks", "create-topics"]
+    assert topics_step[2:4] == ["infra.operations.tasks", "create-topics"]
     topics = {t["name"]: t for t in json.loads(topics_step[-1])}
     assert set(topics) == {"orders", "bookshop.public.orders", "iceberg-control"}
 
@@ -101,7 +101,8 @@ def test_kafka_is_msk_with_debezium_on_msk_connect(streaming: ProgramRun) -> Non
     assert cdc["publication.name"] == "bookshop_cdc" and cdc["publication.autocreate.mode"] == "disabled"
     sink = connectors["lakehouse-bookshop-iceberg"]["connectorConfiguration"]
     assert sink["iceberg.catalog.uri"] == "http://polaris.lakehouse.internal:8181/api/catalog"
-    assert sink["iceberg.catalog.credential"] == "root:${secretsmanager:lakehouse-polaris-root-secret:value}"
+    # The writer identity's own Polaris principal, never Polaris's root.
+    assert sink["iceberg.catalog.credential"] == "writer:${secretsmanager:lakehouse-polaris-client-secret-writer:value}"
     assert sink["iceberg.kafka.sasl.mechanism"] == "AWS_MSK_IAM"  # the sink's own control-topic clients
     topics = {r.inputs["name"]: r.inputs for r in streaming.of_type("aws:msk/topic:Topic")}
     assert set(topics) == {"orders", "bookshop.public.orders", "iceberg-control"}

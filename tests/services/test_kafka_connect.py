@@ -204,6 +204,55 @@ def test_a_cdc_source_deleted_while_connect_answers_409_waits_it_out_then_delete
         server.shutdown()
 
 
+def test_connectors_on_a_worker_that_cannot_act_are_dropped_with_a_warning_not_waited_for(capsys):
+    """Connect without its Kafka answers its health check 500 (and its writes time out): a destroy does not wait
+    on it connector by connector; each is dropped from the state with a warning, the worker asked once."""
+    import http.server
+    import threading
+
+    from infra.services.kafka_connect import connectors
+
+    calls: list[str] = []
+
+    class KafkaLessConnect(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            calls.append(f"GET {self.path}")
+            body = b'{"status": "unhealthy", "message": "Worker was unable to handle this request"}'
+            self.send_response(500)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_DELETE(self) -> None:
+            calls.append(f"DELETE {self.path}")
+            time.sleep(5)  # what a worker without Kafka does with a write
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), KafkaLessConnect)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    connectors._UNABLE.clear()
+    try:
+        started = time.monotonic()
+        assert connectors.delete_connector(base, "bookshop-cdc", reset=True) == "dropped"
+        assert connectors.delete_connector(base, "orders-sink") == "dropped"
+        assert time.monotonic() - started < 5 and calls == ["GET /health"], calls
+        warned = capsys.readouterr().err
+        assert "connector bookshop-cdc: Kafka Connect at " in warned and "cannot act (GET /health: 500" in warned
+        assert "dropped from the state without undoing it" in warned and "so its offsets stay too" in warned
+    finally:
+        server.shutdown()
+        connectors._UNABLE.clear()
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        gone = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    assert connectors.delete_connector(gone, "orders-sink") == "dropped"
+    assert f"Kafka Connect at {gone} is not running" in capsys.readouterr().err
+    connectors._UNABLE.clear()
+
+
 # -- aws: MSK Connect, the config provider, secret references, reloads (issue #13, item 13) ------------------
 
 

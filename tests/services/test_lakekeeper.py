@@ -17,8 +17,6 @@ import pytest
 from infra.services import lakekeeper
 from infra.services.lakekeeper import aws as lakekeeper_aws
 from infra.services.plans import ContainerHost
-from tests.support.aws_graph import container_of_task
-from tests.support.harness import ProgramRun
 from tests.support.job_scripts import S3_SECRET, Answer, FakeApi, cloud_ctx, filled, lab_ctx, run_script
 
 pytestmark = pytest.mark.skipif(shutil.which("curl") is None, reason="the job scripts call curl")
@@ -114,7 +112,27 @@ def test_lakekeeper_warehouse_job_on_aws_uses_the_task_identity_through_the_vend
 # -- aws, under Pulumi mocks ---------------------------------------------------------------------------------
 
 
-def test_lakekeeper_may_use_its_task_identity_for_the_warehouse(cloud: ProgramRun) -> None:
-    env = {e["name"]: e["value"] for e in container_of_task(cloud, "lakehouse-lakekeeper")["environment"]}
+def test_lakekeeper_may_use_its_task_identity_for_the_warehouse() -> None:
+    """Its plan on aws, as it would run once the refusal is lifted (ADR 0013): the stacks run no Lakekeeper now."""
+    env = lakekeeper_aws.ecs(cloud_ctx(lakekeeper.NAME)).env
     assert env["LAKEKEEPER__ENABLE_AWS_SYSTEM_CREDENTIALS"] == "true"  # off by default: no warehouse without it
     assert env["LAKEKEEPER__S3_REQUIRE_EXTERNAL_ID_FOR_SYSTEM_CREDENTIALS"] == "false"
+
+
+def test_lakekeeper_is_refused_on_every_target_with_its_reason() -> None:
+    """ADR 0013: unauthenticated it would let every client create, commit to and drop every table; enabling it on
+    the lab or the cloud is refused with the key and the reason, and the review says so."""
+    from infra.config import ConfigError, load_platform
+    from infra.review import catalog_access
+    from tests.support.stacks import stack_platform
+
+    for stack, target in (("lab", "docker"), ("cloud", "aws")):
+        platform = stack_platform(stack)
+        platform["services"]["lakekeeper"] = {"enabled": True}
+        with pytest.raises(ConfigError) as refused:
+            load_platform(platform)
+        assert (f"lakehouse:platform.services.lakekeeper.enabled: lakekeeper does not run on the {target} target "
+                f"({lakekeeper.REFUSED}); disable it") in str(refused.value)
+        rows = {row["catalog"]: row for row in catalog_access(load_platform(stack_platform(stack)))}
+        assert rows["lakekeeper"]["clients"] == f"not on {target}: {lakekeeper.REFUSED}"
+        assert rows["polaris"]["clients"].startswith("each identity is its own principal")

@@ -18,7 +18,6 @@ import pytest
 from infra.config import load_platform
 from infra.services.maintenance_scheduler import aws as maintenance_aws
 from infra.spec import eventbridge_cron as scheduler_cron
-from infra.version import PLATFORM_VERSION
 from tests.support.aws_graph import the
 from tests.support.harness import ProgramRun
 from tests.support.stacks import cloud_platform, cloud_with_tables_platform
@@ -61,7 +60,9 @@ def test_the_maintenance_task_is_the_python_maintenance_with_the_stacks_config(
     from infra.services.operations_config import host_paths, operations_config
 
     container = _task_container(cloud_with_tables, "lakehouse-maintenance")
-    assert container["image"] == f"lakehouse/operations:{PLATFORM_VERSION}"
+    # The operations image the stack pushed, by digest (tests/targets/aws/test_images.py).
+    assert re.fullmatch(r"\d{12}\.dkr\.ecr\.eu-west-1\.amazonaws\.com/lakehouse-cloud/operations@sha256:[0-9a-f]{64}",
+                        container["image"]), container["image"]
     assert container["command"][0].endswith(
         "exec python -m infra.operations maintenance run --config /tmp/lakehouse/operations.json")
     # The config the task writes is the stack's operations config as a task sees it (written, then read back).
@@ -78,8 +79,8 @@ def test_the_maintenance_task_is_the_python_maintenance_with_the_stacks_config(
     assert "unknown maintenance job 'compact_everything'; known: expire_snapshots, rewrite_data_files" in refused.stderr
     # Its secrets are task secrets (Secrets Manager), never values in the task definition.
     assert {s["name"] for s in container["secrets"]} == {
-        "LAKEHOUSE_SECRET_POLARIS_ROOT_SECRET", "LAKEHOUSE_SECRET_TRINO_PASSWORD_PLATFORM",
-        "LAKEHOUSE_SECRET_TRINO_TLS_CERT"}
+        "LAKEHOUSE_SECRET_POLARIS_CLIENT_SECRET_WRITER", "LAKEHOUSE_SECRET_TRINO_PASSWORD_WRITER",
+        "LAKEHOUSE_SECRET_TRINO_TLS_CERT"}  # governance.maintenance's, never the platform's
     assert all(not e["name"].startswith("LAKEHOUSE_SECRET_") for e in container["environment"])
 
 

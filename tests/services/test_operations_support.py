@@ -70,13 +70,17 @@ def test_the_scheduler_and_the_backups_are_native_services_with_their_config(nat
         ("expire_snapshots", "0 3 * * *", 7), ("rewrite_data_files", "0 4 * * *", 7),
         ("rewrite_manifests", "0 5 * * 0", 7), ("remove_orphan_files", "0 6 * * 0", 7)]
     assert config.trino is not None and (config.trino.port, config.trino.catalog) == (8443, "fixture")
-    # HTTPS as the platform's identity; the password and certificate are references to the environment.
-    assert (config.trino.http_scheme, config.trino.user) == ("https", "platform")
-    assert config.trino.password == "${ENV:LAKEHOUSE_SECRET_TRINO_PASSWORD_PLATFORM}"
-    assert config.catalog.properties["token"] == "${ENV:LAKEHOUSE_SECRET_CATALOG_TOKEN_PLATFORM}"
-    env = services["maintenance-scheduler"].inputs["env"]
-    assert {"LAKEHOUSE_SECRET_TRINO_PASSWORD_PLATFORM", "LAKEHOUSE_SECRET_CATALOG_TOKEN_PLATFORM",
-            "LAKEHOUSE_SECRET_TRINO_TLS_CERT"} <= set(env.get("value", env))  # a secret: the whole mapping
+    # HTTPS as governance.maintenance (the writer, never the platform's Admin identity), in its own Trino catalog;
+    # the password and certificate are references to the environment.
+    assert (config.trino.http_scheme, config.trino.user) == ("https", "writer")
+    assert config.trino.password == "${ENV:LAKEHOUSE_SECRET_TRINO_PASSWORD_WRITER}"
+    assert config.catalog.properties["token"] == "${ENV:LAKEHOUSE_SECRET_CATALOG_TOKEN_WRITER}"
+    env = plain(services["maintenance-scheduler"].inputs["env"])
+    assert {"LAKEHOUSE_SECRET_TRINO_PASSWORD_WRITER", "LAKEHOUSE_SECRET_CATALOG_TOKEN_WRITER",
+            "LAKEHOUSE_SECRET_TRINO_TLS_CERT"} <= set(env)
+    assert not any("PLATFORM" in name for name in env), "no credential of the platform's identity"
+    assert env["LAKEHOUSE_S3_ACCESS_KEY"] == "writer-access-key"  # its own store key pair, not the admin's
+    assert env["LAKEHOUSE_S3_SECRET_KEY"] == "writer-secret-key"  # the lab default of s3-secret-key-writer
     assert [t["name"] for t in config.tables] == ["orders", "customers"]
     plan = _config_file(backups).backups
     assert plan is not None and plan.schedule == "*/15 * * * *" and plan.retention_days == 7
@@ -192,6 +196,12 @@ def test_rebuild_scans_where_the_default_catalog_lays_its_tables_out() -> None:
     cloud = stack_platform("cloud")
     assert config_of(cloud).catalog.properties["warehouse"] == "warehouse"
     assert tables_location(config_of(cloud)) == f"s3://{cloud['storage']['bucket']}/polaris/"
-    cloud["catalog"]["default"] = "lakekeeper"
+    # Lakekeeper (refused on every target for now, ADR 0013) names table directories by uuid: its role says so.
+    from infra.services.lakekeeper import CATALOG as LAKEKEEPER
+
+    assert LAKEKEEPER.tables_location(load_platform(cloud)) is None
+    polaris = config_of(cloud)
+    as_lakekeeper = polaris.model_copy(update={"catalog": polaris.catalog.model_copy(
+        update={"service": "lakekeeper", "tables_location": None})})
     with pytest.raises(ProcedureError, match="lakekeeper does not lay its tables out by name"):
-        tables_location(config_of(cloud))
+        tables_location(as_lakekeeper)

@@ -12,10 +12,10 @@ import pytest
 import yaml
 
 from infra.config import load_platform
-from infra.operations.alerts import alerts, rules_yaml
 from infra.services import exporter
 from infra.services.context import Side
 from infra.services.prometheus import config as prometheus
+from infra.services.prometheus.alerts import alerts, rules_yaml
 from tests.support.aws_graph import policy
 from tests.support.rendered import uploads
 from tests.support.stacks import stack_platform

@@ -22,7 +22,8 @@ def test_spark_reaches_table_data_through_the_catalog_with_a_credential_from_sec
     assert not any("{polaris_root_secret}" in str(v) or "test-polaris-root-secret" in str(v) for v in props.values())
     assert holder.inputs["kmsKeyId"] == "arn:aws:kms:eu-west-1:123456789012:lakehouse-key"
     version = named(cloud, "aws:secretsmanager/secretVersion:SecretVersion", "lakehouse-spark-catalog-credential-value")
-    assert version.inputs["secretString"] == {SECRET_KEY: SECRET_SIG, "value": "root:test-polaris-root-secret"}
+    # The writer identity's own principal at Polaris, never Polaris's root.
+    assert version.inputs["secretString"] == {SECRET_KEY: SECRET_SIG, "value": "writer:test-polaris-client-secret-writer"}
     policy = json.loads(named(cloud, "aws:iam/rolePolicy:RolePolicy", "lakehouse-spark-job").inputs["policy"])
     statements = {s["Sid"]: s for s in policy["Statement"]}
     assert statements["ReadCatalogCredential"]["Resource"] == [arn]

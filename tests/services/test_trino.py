@@ -1,20 +1,26 @@
 """Trino: its password file (Trino's own PBKDF2 check) and access rules per identity, HTTPS with the platform's certificate
-on docker, the coordinator and workers on ECS, the catalog properties a declared table may set."""
+on docker, the coordinator and workers on ECS, the catalog properties a declared table may set, the declared tables on
+aws (a deployment step through Trino, its script run for real against a stand-in Trino CLI)."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
 import json
+import os
 import re
+import stat
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from infra.config import load_platform
+from infra.config import ConfigError, load_platform
 from infra.operations import tables
 from infra.services import ServiceContext
 from infra.services.secrets import pbkdf2_hash
+from infra.services.trino import aws as trino_aws
 from infra.services.trino import config as trino
 from tests.support.aws_graph import TASK, ecs_service, named
 from tests.support.harness import ProgramRun
@@ -43,14 +49,27 @@ def test_password_file_hashes_are_trinos_pbkdf2_and_stable():
         f"{name}:${{pbkdf2:trino-password-{name}}}\n" for name in ("platform", "writer", "reader"))
 
 
-def test_readers_reach_only_the_read_only_catalog_and_its_credentials_cannot_write():
+def test_each_identity_reaches_only_its_own_catalog_whose_credentials_are_its_own():
     spec = native_spec()
+    # The platform's identity has no catalog of its own (no engine holds the store's admin key): the writer's.
     assert trino.catalogs(spec) == {"fixture": ("rest-fixture", "writer"), "fixture_ro": ("rest-fixture", "reader")}
-    assert trino.access_rules(spec) == {"catalogs": [
-        {"user": "platform|writer", "catalog": "fixture", "allow": "all"},
-        {"user": "reader", "catalog": "fixture_ro", "allow": "read-only"},
-        {"catalog": "system", "allow": "read-only"},
-    ]}
+    assert trino.catalogs_of_users(spec) == {"platform": ["fixture"], "writer": ["fixture"], "reader": ["fixture_ro"]}
+    everything = ["SELECT", "INSERT", "DELETE", "UPDATE", "OWNERSHIP"]
+    assert trino.access_rules(spec) == {
+        "catalogs": [{"user": "platform", "catalog": "fixture", "allow": "all"},
+                     {"user": "writer", "catalog": "fixture", "allow": "all"},
+                     {"user": "reader", "catalog": "fixture_ro", "allow": "read-only"},
+                     {"catalog": "system", "allow": "read-only"}],
+        "schemas": [{"user": user, "catalog": catalog, "schema": schema, "owner": owner}
+                    for user, catalog, owner in (("platform", "fixture", True), ("writer", "fixture", True),
+                                                 ("reader", "fixture_ro", False))
+                    for schema in (r"shop(\..*)?", ".*")],
+        "tables": [{"user": user, "catalog": catalog, "schema": schema, "privileges": privileges}
+                   for user, catalog, privileges in (("platform", "fixture", everything),
+                                                     ("writer", "fixture", everything),
+                                                     ("reader", "fixture_ro", ["SELECT"]))
+                   for schema in (r"shop(\..*)?", ".*")],
+    }
 
     files = trino.catalog_files(ServiceContext(spec, "trino"))
     assert "oauth2.token=${ENV:CATALOG_TOKEN_READER}" in files["fixture_ro.properties"]
@@ -59,7 +78,43 @@ def test_readers_reach_only_the_read_only_catalog_and_its_credentials_cannot_wri
     env = trino.secret_env(ServiceContext(spec, "trino"))
     assert env["S3_SECRET_KEY_READER"] == "${secret:s3-secret-key-reader}"
     assert env["S3_ACCESS_KEY_READER"] == "reader-access-key"
-    assert "S3_SECRET_KEY" not in env, "no engine gets the platform's admin key"
+    assert not [k for k in env if k.startswith("S3_") and k.endswith(("_KEY", "_PLATFORM"))], \
+        "no engine gets the platform's admin key"
+
+
+def test_grants_per_namespace_become_trinos_schema_and_table_rules_known_namespaces_first():
+    platform = stack_platform("native")
+    platform["governance"] = {"namespaces": ["finance"]}
+    platform["identities"] = {"etl": {"access_key": "etl-access-key", "actions": ["Read", "Write", "List"],
+                                      "secret_config_key": "s3EtlSecretKey",
+                                      "grants": {"shop": ["read", "write", "manage"], "finance": ["read"],
+                                                 "*": ["read", "write"]}}}
+    spec = load_platform(platform)
+    rules = trino.access_rules(spec)
+    mine = {section: [{k: v for k, v in rule.items() if k not in ("user", "catalog")} for rule in rules[section]
+                      if rule.get("user") == "etl"] for section in rules}
+    assert mine == {
+        "catalogs": [{"allow": "all"}],
+        "schemas": [{"schema": r"shop(\..*)?", "owner": True}, {"schema": r"finance(\..*)?", "owner": False},
+                    {"schema": ".*", "owner": False}],
+        "tables": [{"schema": r"shop(\..*)?", "privileges": ["SELECT", "INSERT", "DELETE", "UPDATE", "OWNERSHIP"]},
+                   {"schema": r"finance(\..*)?", "privileges": ["SELECT"]},
+                   {"schema": ".*", "privileges": ["SELECT", "INSERT", "DELETE", "UPDATE"]}],
+    }
+    assert [r["catalog"] for r in rules["catalogs"] if r.get("user") == "etl"] == ["fixture_etl"]
+    files = trino.catalog_files(ServiceContext(spec, "trino"))
+    assert "oauth2.token=${ENV:CATALOG_TOKEN_ETL}" in files["fixture_etl.properties"]
+    assert trino.client_profile(spec)["catalogs_by_identity"]["etl"] == ["fixture_etl"]
+
+
+def test_an_identity_whose_trino_catalog_would_be_anothers_is_refused():
+    platform = stack_platform("native")
+    platform["identities"] = {"ro": {"access_key": "ro-access-key", "actions": ["Read", "List"],
+                                     "secret_config_key": "s3RoSecretKey"}}
+    with pytest.raises(ConfigError) as info:
+        load_platform(platform)
+    assert info.value.errors == ["lakehouse:platform.identities.ro: its Trino catalog 'fixture_ro' would be the one "
+                                 "of identities.reader; rename the identity"]
 
 
 def test_trino_renders_each_catalogs_neutral_rest_properties_and_refuses_one_it_cannot() -> None:
@@ -71,12 +126,18 @@ def test_trino_renders_each_catalogs_neutral_rest_properties_and_refuses_one_it_
     assert {k: v for k, v in polaris.items() if k.startswith("iceberg.rest-catalog.")
             and k not in ("iceberg.rest-catalog.uri", "iceberg.rest-catalog.warehouse")} == {
         "iceberg.rest-catalog.security": "OAUTH2",
-        "iceberg.rest-catalog.oauth2.credential": "root:${ENV:POLARIS_ROOT_SECRET}",
+        "iceberg.rest-catalog.oauth2.credential": "writer:${ENV:POLARIS_CLIENT_SECRET_WRITER}",  # its own principal
         "iceberg.rest-catalog.oauth2.scope": "PRINCIPAL_ROLE:ALL",
+        "iceberg.rest-catalog.oauth2.server-uri": "http://polaris.lakehouse.internal:8181/api/catalog/v1/oauth/tokens",
         "iceberg.rest-catalog.vended-credentials-enabled": "true",
     }
-    assert "iceberg.rest-catalog.vended-credentials-enabled=true" in files["lakekeeper.properties"]
-    assert trino.secret_env(ServiceContext(spec, "trino"))["POLARIS_ROOT_SECRET"] == "${secret:polaris-root-secret}"
+    # Polaris tells identities apart: the reader gets a Trino catalog of its own, as its own principal.
+    assert "iceberg.rest-catalog.oauth2.credential=reader:${ENV:POLARIS_CLIENT_SECRET_READER}" in files[
+        "polaris_ro.properties"]
+    assert "lakekeeper.properties" not in files  # refused until it enforces grants (ADR 0013)
+    env = trino.secret_env(ServiceContext(spec, "trino"))
+    assert env["POLARIS_CLIENT_SECRET_WRITER"] == "${secret:polaris-client-secret-writer}"
+    assert not any("ROOT" in key or "root" in value for key, value in env.items())
     with pytest.raises(ValueError) as refused:
         trino.rest_properties("made-up", {"scope": "x", "rest-metrics-reporting-enabled": "false"})
     assert str(refused.value).startswith("services.made-up: Trino has no catalog property for the REST client "
@@ -154,3 +215,57 @@ def test_trino_catalog_files_are_the_shared_ones(cloud: ProgramRun) -> None:
         assert body in files
     assert "iceberg.rest-catalog.uri=http://polaris.lakehouse.internal:8181/api/catalog" in files
     assert "node-scheduler.include-coordinator=false" in files
+
+
+# -- the declared tables on aws (Trino's aws part of the orchestration layer): a deployment step, its script -----
+
+
+def test_the_cloud_creates_declared_tables_through_trino_as_a_deployment_step(cloud_with_tables: ProgramRun) -> None:
+    (step,) = cloud_with_tables.of_type("pulumi-python:dynamic/aws:EcsTaskRun")
+    declared = tables.trino_statements("polaris", {
+        "namespace": "shop", "name": "orders", "owner": "bookshop data engineering", "freshness_minutes": 60,
+        "columns": [{"name": "order_id", "type": "long"}], "maintenance": ["expire_snapshots"],
+        "properties": {"comment": "the bookshop's orders"}})
+
+    assert step.inputs["trigger"] == hashlib.sha256(json.dumps(declared).encode()).hexdigest()
+    assert step.inputs["region"] == "eu-west-1" and step.inputs["labels"]["lakehouse.layer"] == "orchestration"
+    assert {"lakehouse-logs-tables"} <= set(step.depends_on)
+    task = next(t for t in cloud_with_tables.of_type("aws:ecs/taskDefinition:TaskDefinition")
+                if t.name == "lakehouse-tables")
+    script = json.loads(task.inputs["containerDefinitions"])[0]["command"][0]
+    assert declared[1] in script.replace("'\"'\"'", "'")  # shlex-quoted in the script
+
+
+# -- the tables script against a stand-in Trino CLI ----------------------------------------------------------
+
+
+FAKE_TRINO = """#!/bin/sh
+# Records its arguments, one call per line; answers the table listing like `trino --output-format TSV`.
+printf '%s\\n' "$*" >> "$TRINO_CALLS"
+case "$*" in
+  *information_schema.tables*) printf 'shop\\torders\\nshop\\tcustomers\\nprobe\\tscratch\\n' ;;
+  *FAIL_HERE*) echo "Query failed: TABLE_NOT_FOUND" >&2; exit 1 ;;
+esac
+"""
+
+
+def _fake_trino(tmp_path: Path) -> dict[str, str]:
+    bindir = tmp_path / "bin"
+    bindir.mkdir(parents=True)
+    tool = bindir / "trino"
+    tool.write_text(FAKE_TRINO)
+    tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
+    return {"PATH": f"{bindir}:{os.environ['PATH']}", "TRINO_CALLS": str(tmp_path / "calls")}
+
+
+def _run(script: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["/bin/sh", "-c", "\n".join(script)], env=env, capture_output=True, text=True, timeout=30,
+                          check=False)
+
+
+def test_a_failing_statement_fails_the_tables_task(tmp_path: Path) -> None:
+    statements = ["CREATE SCHEMA IF NOT EXISTS x", "SELECT FAIL_HERE", "CREATE TABLE never"]
+    failed = _run(trino_aws.tables_script("http://trino:8080", statements), _fake_trino(tmp_path / "t"))
+    assert failed.returncode != 0 and "TABLE_NOT_FOUND" in failed.stderr
+    calls = (tmp_path / "t" / "calls").read_text().splitlines()
+    assert [c.split("--execute ")[1] for c in calls] == ["SELECT 1", *statements[:2]]  # stopped at the failure

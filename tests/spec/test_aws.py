@@ -21,13 +21,13 @@ def test_the_rest_fixture_is_refused_on_aws() -> None:
     platform = cloud_platform()
     platform["services"]["rest-fixture"]["enabled"] = True
     platform["services"]["seaweedfs"]["enabled"] = True  # its store, so the fixture's own refusal is what fails
-    allowed = ("disable it. Allowed on aws: postgres, polaris, lakekeeper, trino, lakehouse-exporter, prometheus, "
+    allowed = ("disable it. Allowed on aws: postgres, polaris, trino, lakehouse-exporter, prometheus, "
                "flink-jobmanager, maintenance-scheduler, catalog-backup")
     assert config_errors(platform) == [
         f"lakehouse:platform.services.seaweedfs.enabled: seaweedfs does not run on the aws target (on aws the store "
         f"is S3 itself); {allowed}",
         f"lakehouse:platform.services.rest-fixture.enabled: rest-fixture does not run on the aws target (the REST "
-        f"fixture is a test server with SQLite behind it; use polaris or lakekeeper); {allowed}",
+        f"fixture is a test server with SQLite behind it; use polaris); {allowed}",
     ]
 
 
@@ -57,7 +57,7 @@ def test_the_rest_fixture_is_refused_on_aws() -> None:
      "in aws.region, so leave storage.region unset or make them equal"),
     (lambda p: p["services"]["kafka"].update(enabled=True),
      "lakehouse:platform.services.kafka.enabled: kafka does not run on the aws target (on aws Kafka runs as "
-     "Amazon MSK: set aws.kafka_msk: true instead); disable it. Allowed on aws: postgres, polaris, lakekeeper, trino, "
+     "Amazon MSK: set aws.kafka_msk: true instead); disable it. Allowed on aws: postgres, polaris, trino, "
      "lakehouse-exporter, prometheus, flink-jobmanager, maintenance-scheduler, catalog-backup"),
     (lambda p: p["aws"].update(log_retention_days=10),
      "lakehouse:platform.aws.log_retention_days: 10 is not a CloudWatch retention; allowed: 1, 3, 5, 7, 14, 30, "

@@ -24,23 +24,26 @@ LOG_GROUP = "aws:cloudwatch/logGroup:LogGroup"
 
 def edges(run: ProgramRun, type_: str) -> dict[str, set[str]]:
     """What each resource waits for among the services (every lab container also waits for its stack's state,
-    the LabState resource, checked in its own test)."""
-    return {r.name: {d for d in r.depends_on if not d.endswith("-lab-state")} for r in run.of_type(type_)}
+    the LabState resource, and every native process for the stack's copy of the operations code: their own test)."""
+    return {r.name: {d for d in r.depends_on if not d.endswith("-lab-state") and d != "operations-runtime"}
+            for r in run.of_type(type_)}
+
+
+def test_every_native_process_waits_for_the_stacks_copy_of_the_operations_code(native_run: ProgramRun) -> None:
+    processes = native_run.of_type(LOCAL_SERVICE)
+    assert processes and all("operations-runtime" in r.depends_on for r in processes)
 
 
 def test_lab_store_comes_before_the_catalog_and_its_bucket_job(lab_run: ProgramRun) -> None:
     containers = edges(lab_run, CONTAINER)
     assert "seaweedfs" in containers["rest-fixture"]
     assert "seaweedfs" in containers["seaweedfs-bucket"]
-    assert "seaweedfs" in containers["lakekeeper-s3-loopback"]
 
 
 def test_lab_bootstrap_and_migrate_jobs_and_the_database_come_before_their_catalogs(lab_run: ProgramRun) -> None:
     containers = edges(lab_run, CONTAINER)
     assert {"postgres", "polaris-bootstrap"} <= containers["polaris"]
-    assert {"postgres", "lakekeeper-migrate"} <= containers["lakekeeper"]
-    assert "postgres" in containers["polaris-bootstrap"] and "postgres" in containers["lakekeeper-migrate"]
-    assert "lakekeeper" in containers["lakekeeper-s3-loopback"]
+    assert "postgres" in containers["polaris-bootstrap"]
 
 
 def test_lab_every_declared_dependency_is_an_edge(lab_run: ProgramRun) -> None:

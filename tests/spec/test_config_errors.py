@@ -46,9 +46,9 @@ CASES = {
         f"{P}.services.trino.memory: 'lots' is not a size; use a number with a unit, such as 512MiB, 1.5GiB or 800MB",
     ),
     "dependency on a disabled service": (
-        lambda p: p["services"].update({"lakekeeper-migrate": {"depends_on": ["kafka"]}, "kafka": {"enabled": False}}),
-        f"{P}.services.lakekeeper-migrate.depends_on: 'kafka' is disabled in this stack; "
-        "enable services.kafka or disable lakekeeper-migrate",
+        lambda p: p["services"].update({"polaris-bootstrap": {"depends_on": ["kafka"]}, "kafka": {"enabled": False}}),
+        f"{P}.services.polaris-bootstrap.depends_on: 'kafka' is disabled in this stack; "
+        "enable services.kafka or disable polaris-bootstrap",
     ),
     "in-memory sqlite": (
         lambda p: p["catalog"].update({"fixture_jdbc_uri": "jdbc:sqlite:file:/tmp/iceberg_rest?mode=memory"}),
@@ -90,8 +90,8 @@ CLOUD_CASES = {
     "fixture on aws": (
         lambda p: p["services"].update({"rest-fixture": {"enabled": True}}),
         f"{P}.services.rest-fixture.enabled: rest-fixture does not run on the aws target (the REST fixture is a "
-        "test server with SQLite behind it; use polaris or lakekeeper); disable it. Allowed on aws: postgres, "
-        "polaris, lakekeeper, trino, lakehouse-exporter, prometheus, flink-jobmanager, maintenance-scheduler, catalog-backup",
+        "test server with SQLite behind it; use polaris); disable it. Allowed on aws: postgres, "
+        "polaris, trino, lakehouse-exporter, prometheus, flink-jobmanager, maintenance-scheduler, catalog-backup",
     ),
 }
 
@@ -113,7 +113,7 @@ def test_the_lab_on_aws_names_every_service_aws_cannot_run_with_its_reason():
         load_platform(platform, source="Pulumi.lab.yaml")
     refused = [e.split(": ", 1)[0].removeprefix(f"{P}.services.").removesuffix(".enabled") for e in info.value.errors]
     # Flink runs on aws (Managed Service for Apache Flink), so it is not among them; Connect follows Kafka.
-    assert refused == ["seaweedfs", "rest-fixture", "lakekeeper-s3-loopback", "kafka"]
+    assert refused == ["seaweedfs", "rest-fixture", "kafka"]  # Lakekeeper: off in the lab too (ADR 0013)
     assert "(on aws the store is S3 itself)" in info.value.errors[0]
 
 
@@ -237,7 +237,7 @@ BREAKS_AT_DEPLOY = {
     "lakekeeper on native names the service and its reason": (
         "native", lambda p: p["services"].update({"lakekeeper": {"enabled": True}}),
         f"{P}.services.lakekeeper.enabled: lakekeeper does not run on the native target (no build of Lakekeeper is "
-        "obtainable from the package registries; it runs on docker and aws); disable it. Allowed on native: "
+        "obtainable from the package registries); disable it. Allowed on native: "
         "seaweedfs, postgres, rest-fixture, trino, lakehouse-exporter, prometheus, flink-jobmanager, kafka, "
         "maintenance-scheduler, catalog-backup",
     ),
@@ -283,8 +283,8 @@ REFUSED_NOW = {
     "an identity taking the reader's catalog token key": (
         "lab", lambda p: p.update(identities={"etl": {**ETL, "catalog_token_config_key": "catalogTokenReader"}}),
         f"{P}.identities.etl.catalog_token_config_key: 'catalogTokenReader' is also the stack config key of "
-        "identities.reader's catalog token (by default); each secret of an identity (secret key, catalog token, Trino "
-        "password) needs a key of its own: a shared secret is one credential, and whoever holds it has both "
+        "identities.reader's catalog token (by default); each secret of an identity (secret key, catalog token, "
+        "Polaris client secret, Trino password) needs a key of its own: a shared secret is one credential, and whoever holds it has both "
         "identities' rights (a reader's token could write)",
     ),
     "an identity sharing the reader's access key": (
@@ -296,15 +296,15 @@ REFUSED_NOW = {
     "an identity sharing the writer's secret key": (
         "lab", lambda p: p.update(identities={"etl": {**ETL, "secret_config_key": "s3WriterSecretKey"}}),
         f"{P}.identities.etl.secret_config_key: 's3WriterSecretKey' is also the stack config key of "
-        "identities.writer's secret key; each secret of an identity (secret key, catalog token, Trino password) needs "
-        "a key of its own: a shared secret is one credential, and whoever holds it has both identities' rights (a "
+        "identities.writer's secret key; each secret of an identity (secret key, catalog token, Polaris client "
+        "secret, Trino password) needs a key of its own: a shared secret is one credential, and whoever holds it has both identities' rights (a "
         "reader's token could write)",
     ),
     "an identity's token read from its own secret key": (
         "lab", lambda p: p.update(identities={"etl": {**ETL, "catalog_token_config_key": "s3EtlSecretKey"}}),
         f"{P}.identities.etl.catalog_token_config_key: 's3EtlSecretKey' is also the stack config key of "
-        "identities.etl's secret key; each secret of an identity (secret key, catalog token, Trino password) needs a "
-        "key of its own: one value would be two credentials of it",
+        "identities.etl's secret key; each secret of an identity (secret key, catalog token, Polaris client "
+        "secret, Trino password) needs a key of its own: one value would be two credentials of it",
     ),
     "an identity's password read from a service's secret": (
         "lab", lambda p: p.update(identities={"etl": {**ETL, "secret_keys": {"trino-password": "postgresPassword"}}}),
@@ -314,7 +314,7 @@ REFUSED_NOW = {
     "an identity's key for a per-identity secret no service declares": (
         "lab", lambda p: p.update(identities={"etl": {**ETL, "secret_keys": {"trino-pasword": "etlTrino"}}}),
         f"{P}.identities.etl.secret_keys.trino-pasword: no enabled or disabled service declares a per-identity "
-        "secret 'trino-pasword'; allowed: trino-password",
+        "secret 'trino-pasword'; allowed: polaris-client-secret, trino-password",
     ),
     "an identity's per-identity secret key with the namespace": (
         "lab", lambda p: p.update(identities={"etl": {**ETL, "secret_keys": {"trino-password": "lakehouse:etlTrino"}}}),

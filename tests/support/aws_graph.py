@@ -3,8 +3,10 @@ one by name, the ECS containers and services, the buckets' sub-resources, the po
 
 from __future__ import annotations
 
+import base64
 import inspect
 import json
+import re
 from functools import cache
 from typing import Any
 
@@ -78,3 +80,9 @@ def container_of_task(run: ProgramRun, task: str) -> dict[str, Any]:
 def policy(run: ProgramRun, name: str) -> dict[str, Any]:
     """The policy document of the resource named ``name`` (a role policy, a bucket or topic policy)."""
     return json.loads(run.named(name).inputs["policy"])
+
+
+def written_files(script: str) -> dict[str, str]:
+    """path -> content of each file a task's start script writes (``files_then_exec``: base64, then exec)."""
+    return {path: base64.b64decode(encoded).decode()
+            for encoded, path in re.findall(r"echo (\S+) \| base64 -d > (\S+)", script)}

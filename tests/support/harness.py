@@ -8,6 +8,7 @@ unit tier needs no artifact cache, no network and no free ports.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,7 @@ from infra.artifacts.artifact import Artifact
 from infra.artifacts.clients import DuckDBExtensions
 from infra.artifacts.stack import StackArtifacts
 from infra.services.resolver import cloud_recipes, host_clients_apply, java_majors, recipe_of
-from infra.spec import PlatformSpec
+from infra.spec import PlatformSpec, Target
 from policies import wire
 
 FAKE_CACHE = Path("/nonexistent/lakehouse-cache")
@@ -50,16 +51,19 @@ class FakeResolver:
             duckdb=DuckDBExtensions("1.4.4", {n: FAKE_CACHE / "duckdb" / "v1.4.4" / "linux_amd64" / f"{n}.duckdb_extension"
                                               for n in ("httpfs", "avro", "iceberg")}) if native else None,
             cloud={name: fake_artifact(f"cloud-{name}") for name in cloud_recipes(spec)},
+            runtime=fake_artifact("operations-runtime") if spec.target is Target.NATIVE else None,
         )
 
 CLOUD_SECRETS = {
     "lakehouse:polarisRootSecret": "test-polaris-root-secret",
-    "lakehouse:lakekeeperEncryptionKey": "test-lakekeeper-encryption-key",
     "lakehouse:polarisTokenKey": "test-polaris-token-signing-key",
     "lakehouse:trinoSharedSecret": "test-trino-shared-secret",
     "lakehouse:trinoPasswordPlatform": "test-trino-password-platform",
     "lakehouse:trinoPasswordWriter": "test-trino-password-writer",
     "lakehouse:trinoPasswordReader": "test-trino-password-reader",
+    "lakehouse:polarisClientSecretPlatform": "test-polaris-client-secret-platform",
+    "lakehouse:polarisClientSecretWriter": "test-polaris-client-secret-writer",
+    "lakehouse:polarisClientSecretReader": "test-polaris-client-secret-reader",
 }
 SECRET_KEY = wire.SIG_KEY  # the key Pulumi's wire format puts next to SECRET_SIG
 SECRET_SIG = wire.SECRET_SIG  # Pulumi's wire signature of a secret value
@@ -102,6 +106,10 @@ class RecordingMocks(pulumi.runtime.Mocks):
             outputs.update({"exitCode": code, "containerLogs": logs})
         if args.typ.startswith("aws:"):
             outputs = {**aws_computed_outputs(args.typ, args.name), **outputs}
+        if args.typ == "aws:ecr/repository:Repository":
+            outputs["repositoryUrl"] = f"{ECR_REGISTRY}/{args.inputs.get('name') or args.name}"
+        if args.typ.endswith(":PushedImage"):  # what the registry answers the push with
+            outputs.update(pushed_image_outputs(args.inputs))
         if args.typ.endswith(":SelfSignedCertificate"):  # what the provider issues on create
             cert, key = f"-----BEGIN CERTIFICATE-----\n{args.name}\n", f"-----BEGIN PRIVATE KEY-----\n{args.name}\n"
             outputs.update(cert_pem=cert, key_pem=key, pem=key + cert, not_after="2099-01-01T00:00:00+00:00")
@@ -115,12 +123,23 @@ class RecordingMocks(pulumi.runtime.Mocks):
             return {"name": "eu-west-1", "region": "eu-west-1", "id": "eu-west-1"}
         if args.token == "aws:index/getPartition:getPartition":
             return {"partition": "aws", "dnsSuffix": "amazonaws.com"}
+        if args.token == "aws:ecr/getAuthorizationToken:getAuthorizationToken":
+            return {"authorizationToken": "QVdTOnRlc3QtZWNyLXBhc3N3b3Jk", "userName": "AWS",
+                    "password": "test-ecr-password", "proxyEndpoint": f"https://{ECR_REGISTRY}",
+                    "expiresAt": "2099-01-01T00:00:00Z", "registryId": ACCOUNT}
         if args.token == "aws:index/getAvailabilityZones:getAvailabilityZones":
             return {"names": ["eu-west-1a", "eu-west-1b", "eu-west-1c"], "zoneIds": ["a", "b", "c"]}
         return {}
 
 
 ACCOUNT = "123456789012"
+ECR_REGISTRY = f"{ACCOUNT}.dkr.ecr.eu-west-1.amazonaws.com"
+
+
+def pushed_image_outputs(inputs: dict[str, Any]) -> dict[str, Any]:
+    """A pushed image's digest as a registry would answer (derived from the context: stable per context)."""
+    digest = "sha256:" + hashlib.sha256(f"{inputs['repository']}\0{inputs['context_digest']}".encode()).hexdigest()
+    return {"digest": digest, "reference": f"{inputs['repository']}@{digest}", "pushed": True}
 
 
 def aws_computed_outputs(typ: str, name: str) -> dict[str, Any]:
@@ -146,6 +165,8 @@ def aws_computed_outputs(typ: str, name: str) -> dict[str, Any]:
         computed["bootstrapBrokersSaslIam"] = f"b-1.{name}.kafka.eu-west-1.amazonaws.com:9098"
     elif typ in ("aws:mskconnect/customPlugin:CustomPlugin", "aws:mskconnect/workerConfiguration:WorkerConfiguration"):
         computed["latestRevision"] = 1
+    elif typ == "aws:ecr/repository:Repository":
+        computed["registryId"] = ACCOUNT
     elif typ == "aws:sqs/queue:Queue":
         computed["url"] = f"https://sqs.eu-west-1.amazonaws.com/{ACCOUNT}/{name}"
     return computed
@@ -191,13 +212,13 @@ def run_program(
     mocks: RecordingMocks | None = None,
     resolver: Any = None,
     secret_keys: list[str] | None = None,
-    check_host: bool = False,
+    check_ports: bool = False,
 ) -> ProgramRun:
     """Evaluate the whole program for ``stack`` with the given ``lakehouse:platform`` object.
 
     ``extra_config`` keys are secret (as `pulumi config set --secret` makes them) unless ``secret_keys`` names
-    which are. ``check_host``: the native target checks this host's ports and data directories, as ``pulumi up``
-    does (the unit tier's runs skip both).
+    which are. ``check_ports``: the native target checks this host's ports and the data on it (``in_place``), as
+    ``pulumi up`` does (the unit tier's runs skip both; a test of those checks sets it).
     """
     from infra import program
 
@@ -232,7 +253,7 @@ def run_program(
     def body() -> None:
         # An in-process transformation sees each resource's options, so parents and edges can be asserted.
         pulumi.runtime.register_stack_transformation(record_options)
-        holder["layers"] = program.main(resolver=resolver or FakeResolver(), check_ports=check_host)
+        holder["layers"] = program.main(resolver=resolver or FakeResolver(), check_ports=check_ports)
 
     pulumi.export = capture
     try:

@@ -4,7 +4,7 @@ The program runs under Pulumi mocks (tests/support/harness.py) and records every
 ones the project's own AWS calls stand on are created with boto3, input by input: the IAM roles and
 their inline policies, the KMS key and alias, the buckets (versioning, SSE-KMS, public access block,
 ownership, lifecycle, policy), the log groups, the VPC with its subnets and security groups (and the
-rules between them), the ECS clusters and task definitions.
+rules between them), the ECR repositories with their lifecycle policies, the ECS clusters and task definitions.
 
 Under mocks a resource's id is ``<logical name>-id`` and its ARN ``arn:aws:<service>:<region>:<account>:
 <logical name>``; AWS (here, the emulator) gives real ones. Every id and ARN a created resource gets is
@@ -322,6 +322,28 @@ class InMoto:
             )["taskDefinition"]
             self._mapped(task, created["taskDefinitionArn"], created["taskDefinitionArn"])
 
+    # -- images -----------------------------------------------------------------------------------
+
+    def repositories(self) -> None:
+        """Every ECR repository with its rendered settings, and its lifecycle policy."""
+        ecr = self.client("ecr")
+        for repository in self.of_type("aws:ecr/repository:Repository"):
+            _check_keys(repository, ("name", "imageTagMutability", "imageScanningConfiguration",
+                                     "encryptionConfigurations", "forceDelete", "tags"))
+            (encryption,) = repository.inputs["encryptionConfigurations"]
+            created = ecr.create_repository(
+                repositoryName=repository.inputs["name"], imageTagMutability=repository.inputs["imageTagMutability"],
+                imageScanningConfiguration={"scanOnPush": repository.inputs["imageScanningConfiguration"]["scanOnPush"]},
+                encryptionConfiguration={"encryptionType": encryption["encryptionType"],
+                                         "kmsKey": self.real(encryption["kmsKey"])},
+                tags=[{"Key": k, "Value": v} for k, v in _tags(repository.inputs.get("tags")).items()])["repository"]
+            self._mapped(repository, created["repositoryName"], created["repositoryArn"])
+        for policy in self.of_type("aws:ecr/lifecyclePolicy:LifecyclePolicy"):
+            _check_keys(policy, ("repository", "policy"))
+            ecr.put_lifecycle_policy(repositoryName=self.real(policy.inputs["repository"]),
+                                     lifecyclePolicyText=policy.inputs["policy"])
+            self.created.setdefault(policy.type, []).append(policy.name)
+
     def everything(self, *, bucket_policies: bool) -> InMoto:
         """All of the above, in the order their references need."""
         self.roles()
@@ -330,6 +352,7 @@ class InMoto:
         self.log_groups()
         self.role_policies()
         self.network()
+        self.repositories()
         self.clusters()
         self.task_definitions()
         return self

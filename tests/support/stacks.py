@@ -5,14 +5,14 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from infra.config import CONFIG_KEY, load_platform, read_stack_config
-from infra.paths import PROJECT_ROOT
+from infra import config
+from infra.config import load_platform
 from infra.spec import PlatformSpec
 
 
 def stack_platform(stack: str) -> dict[str, Any]:
-    """The ``lakehouse:platform`` object of a stack file (a fresh copy)."""
-    return copy.deepcopy(read_stack_config(PROJECT_ROOT / f"Pulumi.{stack}.yaml")[CONFIG_KEY])
+    """The ``lakehouse:platform`` object of a stack file (a fresh copy), over its ``lakehouse:extends`` stack's."""
+    return copy.deepcopy(config.stack_platform(stack))
 
 
 def cloud_platform() -> dict[str, Any]:
@@ -21,12 +21,11 @@ def cloud_platform() -> dict[str, Any]:
 
 
 def built_lab_platform(**services: dict[str, Any]) -> dict[str, Any]:
-    """The lab stack with built images (no registry here) and without Polaris and Lakekeeper (no artifact to
-    build them from): what CI's lab stage runs; ``services`` overrides entries of its ``services``."""
-    platform = stack_platform("lab")
-    platform["lab"] = {"images": "built"}
-    platform.setdefault("services", {}).update({"polaris": {"enabled": False}, "lakekeeper": {"enabled": False},
-                                                **services})
+    """The offline lab (``Pulumi.lab-offline.yaml``: the lab with built images, no registry here, and without Polaris
+    and Lakekeeper, no artifact to build them from): what CI's lab stage runs; ``services`` overrides entries of its
+    ``services``."""
+    platform = stack_platform("lab-offline")
+    platform.setdefault("services", {}).update(services)
     return platform
 
 

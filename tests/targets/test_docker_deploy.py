@@ -13,6 +13,7 @@ from infra.config import load_platform
 from infra.paths import state_root
 from infra.services import registry
 from infra.services.context import ServiceContext
+from infra.services.operations_support import OPERATIONS_IMAGE
 from infra.services.plans import ContainerHost
 from infra.targets.docker import AFTER_JOB_LABEL, JobFailed, job_outcome
 from tests.support.harness import ProgramRun, RecordingMocks, cached_run, fake_artifact, run_program
@@ -133,22 +134,23 @@ def test_polaris_catalog_runs_after_polaris_is_healthy_and_before_trino(lab_run:
     trino = lab_run.named("trino")
     assert polaris.inputs["wait"] is True  # pulumi-docker waits for the container's health check
     assert {"polaris", "seaweedfs-bucket"} <= set(job.depends_on)
-    assert {"polaris-catalog", "lakekeeper-warehouse"} <= set(trino.depends_on)
+    assert "polaris-catalog" in trino.depends_on and "lakekeeper-warehouse" not in trino.depends_on  # refused
     assert labels(trino)[f"{AFTER_JOB_LABEL}polaris-catalog"] == "exit 0"
-    assert job.inputs["image"] == "sha256:polaris-catalog-image"
-    assert job.inputs["entrypoints"] == ["/bin/sh", "-c"]  # alpine/curl's entrypoint is curl
+    assert job.inputs["image"] == OPERATIONS_IMAGE  # the access job is the operations image's Python
+    assert job.inputs["command"] == ["python", "-m", "infra.operations.polaris_access", "--config",
+                                     "/etc/lakehouse/polaris-access.json"]
     env = envs(job)
-    assert env["POLARIS_URL"] == "http://polaris:8181"
-    assert env["POLARIS_CLIENT_SECRET"] == "lab-polaris-root-secret"
+    # Root (the catalog job is its only holder besides the bootstrap) and each identity's own client secret.
+    assert env["POLARIS_ROOT_SECRET"] == "lab-polaris-root-secret"
+    assert {k: v for k, v in env.items() if k.startswith("POLARIS_CLIENT_SECRET_")} == {
+        f"POLARIS_CLIENT_SECRET_{name.upper()}": f"lab-{name}-polaris-client-secret"
+        for name in ("platform", "writer", "reader")}
     assert isinstance(job.inputs["envs"], dict), "the job's environment holds a secret: it is a secret"
 
 
-def test_lakekeeper_warehouse_waits_for_the_store_path_it_test_writes(lab_run: ProgramRun) -> None:
-    """Creating a warehouse writes to its storage: bucket and loopback sidecar first."""
-    job = lab_run.named("lakekeeper-warehouse")
-    assert {"lakekeeper", "lakekeeper-s3-loopback", "seaweedfs-bucket"} <= set(job.depends_on)
-    assert envs(job)["LAKEKEEPER_URL"] == "http://lakekeeper:8181"
-    assert lab_run.named("lakekeeper-s3-loopback").inputs["wait"] is True
+def test_the_lab_runs_no_lakekeeper(lab_run: ProgramRun) -> None:
+    """Refused until it enforces the stack's grants (ADR 0013): no container of it, its jobs or its sidecar."""
+    assert not [r.name for r in lab_run.resources if "lakekeeper" in r.name]
 
 
 def test_trino_waits_only_for_the_catalogs_the_stack_runs() -> None:
@@ -158,18 +160,18 @@ def test_trino_waits_only_for_the_catalogs_the_stack_runs() -> None:
     spec = load_platform(platform)
     assert spec.services["trino"].depends_on == []
     cloud = load_platform(stack_platform("cloud"))
-    # On aws there is no bucket job and no loopback sidecar: the warehouse job waits for Lakekeeper only.
-    assert cloud.services["lakekeeper-warehouse"].depends_on == ["lakekeeper"]
+    # On aws there is no bucket job: the catalog job waits for Polaris only; Lakekeeper is refused (ADR 0013).
     assert cloud.services["polaris-catalog"].depends_on == ["polaris"]
-    assert set(cloud.services["trino"].depends_on) == {"polaris-catalog", "lakekeeper-warehouse"}
+    assert set(cloud.services["trino"].depends_on) == {"polaris-catalog"}
 
 
 def test_trino_catalog_files_name_the_warehouses_the_jobs_create(lab_run: ProgramRun) -> None:
     spec = load_platform(stack_platform("lab"))
     raw = lab_run.named("trino").inputs["uploads"]  # a secret as a whole (the TLS keystore is one of them)
     uploads = {u["file"]: u["content"] for u in (raw["value"] if isinstance(raw, dict) else raw)}
-    for catalog in ("polaris", "lakekeeper"):
+    for catalog in ("polaris", "polaris_ro"):
         assert f"iceberg.rest-catalog.warehouse={spec.catalog.warehouse}\n" in uploads[f"/etc/trino/catalog/{catalog}.properties"]
+    assert not any("lakekeeper" in path for path in uploads)
 
 
 # -- 2, 4. Polaris's server settings --------------------------------------------------------------

@@ -48,9 +48,9 @@ def test_every_labelled_resource_carries_layer_and_owner(lab_run):
 
 def test_the_whole_chapter_lab_is_declared(lab_run):
     names = {r.name for r in lab_run.of_type(CONTAINER)}
-    assert {"seaweedfs", "rest-fixture", "postgres", "polaris", "lakekeeper", "lakekeeper-migrate",
-            "lakekeeper-s3-loopback", "trino", "flink-jobmanager", "flink-taskmanager", "kafka",
-            "kafka-connect"} <= names
+    assert {"seaweedfs", "rest-fixture", "postgres", "polaris", "trino", "flink-jobmanager", "flink-taskmanager",
+            "kafka", "kafka-connect"} <= names
+    assert not {n for n in names if n.startswith("lakekeeper")}  # refused until it enforces grants (ADR 0013)
     network = lab_run.of_type("docker:index/network:Network")
     assert len(network) == 1
 
@@ -106,7 +106,7 @@ def test_trino_catalog_files_point_at_internal_addresses(lab_run):
     assert "s3.aws-secret-key=${ENV:S3_SECRET_KEY_READER}" in read_only
     assert "iceberg.rest-catalog.oauth2.token=${ENV:CATALOG_TOKEN_READER}" in read_only
     assert "uri=http://polaris:8181/api/catalog" in uploads["/etc/trino/catalog/polaris.properties"]
-    assert "uri=http://lakekeeper:8181/catalog" in uploads["/etc/trino/catalog/lakekeeper.properties"]
+    assert "/etc/trino/catalog/lakekeeper.properties" not in uploads  # refused (ADR 0013)
     assert is_secret(trino.inputs["envs"])
 
 

@@ -132,14 +132,14 @@ def test_built_images_hand_the_host_the_servers_own_postgres_tools_and_say_what_
     run = run_program("lab", built_lab_platform(), resolver=CacheShapedResolver())
     assert run.outputs["operations"]["backups"]["postgres"]["bindir"] == str(fake_artifact("postgres").path)
     # The manifest probe takes what a built image runs as the lab's declared version (18.6 pinned): the server is
-    # Debian's postgresql-15 package as apt has it at build time (15.20 measured; this host's artifact is 15.18).
+    # Debian's postgresql-15 package at exactly this host's point release (the image pins it; issue 24).
     postgres = run.outputs["lab_images"]["postgres"]
-    assert (postgres["kind"], postgres["version"], postgres["pin"]) == ("built", "15", "18.6")
-    assert postgres["notes"].startswith("apt: postgresql-15, the newest major Debian has; the image installs Debian's")
+    assert (postgres["kind"], postgres["version"], postgres["pin"]) == ("built", "15.18", "18.6")
+    assert postgres["notes"] == "apt: postgresql-15, the newest major Debian has"
     seaweedfs = run.outputs["lab_images"]["seaweedfs"]  # built from the artifact's own file: its version exactly
     assert (seaweedfs["version"], seaweedfs["notes"]) == ("test", "")
     declared = declared_versions(Stack(outputs=run.outputs))
-    assert declared["postgres"] == ("15", postgres["notes"])
+    assert declared["postgres"] == ("15.18", postgres["notes"])
     assert declared["seaweedfs"][0] == "test" and "lab.images: built" in declared["seaweedfs"][1]
 
 

@@ -2,7 +2,11 @@
 # selected Python environment: every package directory on sys.path that ships a
 # pulumi-plugin.json with "resource": true. Run by the language host
 # (plugins.go) as `python -c <this file>`; prints one JSON list.
-import glob, json, os, sys
+import glob
+import json
+import os
+import sys
+
 out, seen = [], set()
 for base in sys.path:
     if not base or not os.path.isdir(base):

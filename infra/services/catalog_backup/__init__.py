@@ -14,8 +14,9 @@ server's major. On aws the catalog database is RDS and AWS Backup keeps it (``in
 from __future__ import annotations
 
 from infra.services import operations_support as support
+from infra.services.capabilities import BACKUPS
 from infra.services.catalog_backup import container, native
-from infra.services.catalog_backup.config import NAME
+from infra.services.catalog_backup.config import NAME, check, stack_outputs
 from infra.services.definition import ServiceDefinition
 from infra.spec import Target
 
@@ -38,5 +39,6 @@ SERVICES = (
         container=container.server, native=native.server,
         managed={Target.AWS: "AWS Backup: continuous backup of the RDS catalog database "
                              "(infra/targets/aws/recovery.py)"},
+        stack_outputs=stack_outputs, check=check, provides=(BACKUPS,),
     ),
 )

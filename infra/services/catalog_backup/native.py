@@ -4,22 +4,25 @@ from __future__ import annotations
 
 from infra.operations.config import CONFIG_FILE
 from infra.services import operations_support as support
-from infra.services.catalog_backup.config import POSTGRES, ROLE, _postgres_env
+from infra.services.capabilities import DATABASE
+from infra.services.catalog_backup.config import ROLE, _postgres_env
 from infra.services.context import ServiceContext
 from infra.services.plans import NativeHost, NativePlan
+from infra.services.registry import registry
 
 
 def server(ctx: ServiceContext, host: NativeHost) -> NativePlan:
     """``python -m infra.operations scheduler --role backup`` with the platform PostgreSQL's pg_dump."""
-    assert host.project_root is not None
+    assert host.code_root is not None
     port = ctx.listen_port("http")
     config_path = host.home / CONFIG_FILE
-    postgres = host.artifacts.get(POSTGRES)
+    database = registry().provider(ctx.spec, DATABASE)  # its pg_dump: the database server's own
+    postgres = host.artifacts.get(database) if database else None
     config = support.native_config(ctx.spec, host, str(postgres.path) if postgres else None)
     return NativePlan(
         argv=[host.python, "-m", "infra.operations", "scheduler", "--config", str(config_path), "--role", ROLE,
               "--listen", f"127.0.0.1:{port}"],
-        env={"PYTHONPATH": str(host.project_root), "PYTHONUNBUFFERED": "1", **_postgres_env(ctx)},
+        env={"PYTHONPATH": str(host.code_root), "PYTHONUNBUFFERED": "1", **_postgres_env(ctx)},
         files={str(config_path): config.dump()},
         health={"kind": "http", "url": f"http://127.0.0.1:{port}/healthz", "expect_status": 200},
         stop_grace_s=30.0,

@@ -1,5 +1,6 @@
-"""The catalog gate's configuration: where it listens, the catalog behind it, each identity's role and token hash,
-and the key it signs the access tokens it issues with (in its environment, never its config file)."""
+"""The catalog gate's configuration: where it listens, the catalog behind it, each identity's access table (what it
+may do on each namespace, from the stack's grants) and token hash, and the key it signs the access tokens it issues
+with (in its environment, never its config file)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from infra.services.definition import SecretSpec
 from infra.services.placeholders import secret, sha256_of
 
 NAME = "catalog-gate"
-FRONTS = "rest-fixture"
+#: The catalog the gate fronts: its declared dependency (``job_of``, ``fronts``, ``depends_on`` of its definition).
+FRONTS = "rest-fixture"  # not the service: the gate's declared dependency, the catalog it fronts
 GATE_SOURCE = PROJECT_ROOT / "infra" / "operations" / "catalog_gate.py"
 GATE_MODULE = "infra.operations.catalog_gate"
 IMAGE_CONFIG = "/etc/lakehouse/catalog-gate.json"
@@ -22,9 +24,13 @@ SIGNING_KEY = SecretSpec("catalog-gate-signing-key", "catalogGateSigningKey",
 
 
 def gate_config(ctx: ServiceContext, listen_host: str) -> str:
-    """The gate's config: where it listens, the catalog behind it, and each identity's role and token hash."""
+    """The gate's config: where it listens, the catalog behind it, and each identity's access table and token hash.
+
+    The access table is the one decision's (``PlatformSpec.access_of``): each known namespace with what the
+    identity may do there, and ``*`` for any other.
+    """
     spec = ctx.spec
-    identities = [{"name": name, "role": spec.role_of_identity(name),
+    identities = [{"name": name, "grants": {ns: list(actions) for ns, actions in spec.access_of(name).items()},
                    "token_sha256": sha256_of(f"catalog-token-{name}")} for name in spec.identities]
     return json.dumps({
         "listen_host": listen_host,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from infra.paths import PROJECT_ROOT
 from infra.services.catalog_gate.config import GATE_MODULE, GATE_SOURCE, NAME, gate_config, signing_env
 from infra.services.context import ServiceContext
 from infra.services.plans import NativeHost, NativePlan, code_digest
@@ -10,11 +9,11 @@ from infra.services.plans import NativeHost, NativePlan, code_digest
 
 def server(ctx: ServiceContext, host: NativeHost) -> NativePlan:
     config = host.home / "catalog-gate.json"
-    assert ctx.service.health is not None
+    assert ctx.service.health is not None and host.code_root is not None
     return NativePlan(
         argv=[host.python, "-m", GATE_MODULE, "--config", str(config)],
         files={str(config): gate_config(ctx, "127.0.0.1")},
-        env={"PYTHONPATH": str(host.project_root or PROJECT_ROOT), "PYTHONUNBUFFERED": "1",
+        env={"PYTHONPATH": str(host.code_root), "PYTHONUNBUFFERED": "1",
              "LAKEHOUSE_CODE": code_digest(GATE_SOURCE),  # a change of the gate's code restarts it
              **signing_env()},
         health={"kind": "http", "url": ctx.url(NAME, "http", path=ctx.service.health.path), "expect_status": 200},

@@ -1,20 +1,22 @@
 """The metrics exporter: the tables' metadata and the platform's own records turned into signals (observability).
 
-The process is ``infra/operations/exporter.py``; this module renders what it watches from the spec:
-the default catalog as the read-only identity (``governance.reader``: watching never writes), every
+The process is the package ``infra/operations/exporter/``; this module renders what it watches from the spec:
+the default catalog as its own identity (``governance.exporter``, read-only: watching never writes), every
 declared table with its freshness promise and retention, the stack's defaults for undeclared tables,
 the run record the scheduler and on-demand operations write (``infra.operations.runs``), and every
 other service of the stack with its health check and, natively, its watchdog's status file.
 
 Whole definition: defaults, the config, the local process (the project's Python, supervised like every
 native service), the container (the platform's operations image, built from this repository), and the
-ECS task (the same image, pushed by the deploying pipeline).
+ECS task (the same image, which the aws target builds and pushes to the stack's ECR repository:
+``infra/targets/aws/images.py``).
 """
 
 from __future__ import annotations
 
 from infra.services import operations_support as support
-from infra.services.definition import AwsPart, Lazy, ServiceDefinition
+from infra.services.capabilities import METRICS, SIGNALS
+from infra.services.definition import AwsPart, Lazy, Metrics, ServiceDefinition
 from infra.services.exporter import container, native
 from infra.services.exporter.config import NAME
 from infra.spec import Layer, Target
@@ -37,7 +39,7 @@ SERVICES = (
     ServiceDefinition(
         name=NAME, default=DEFAULT, summary="table and service signals for Prometheus (reads as the reader)",
         container=container.server, native=native.server, ecs=Lazy("infra.services.exporter.aws:ecs"),
-        unavailable={},
+        unavailable={}, metrics=Metrics("exporter"), provides=(SIGNALS,),
     ),
 )
 
@@ -46,6 +48,6 @@ __all__ = ["NAME", "SERVICES", "Target", "exporter_config", "retention_days"]
 
 AWS_PARTS = (
     AwsPart(name=NAME, layer=Layer.OBSERVABILITY, build=Lazy("infra.services.exporter.aws:build"),
-            enabled=lambda spec: NAME in spec.enabled_services(), after=("prometheus",),
+            enabled=lambda spec: NAME in spec.enabled_services(), after=(METRICS,),
             log_sources=Lazy("infra.services.exporter.aws:log_sources")),
 )

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import yaml
 
+from infra.services.capabilities import METRICS, MetricsOnAws
 from infra.services.context import ServiceContext, Side
 from infra.services.exporter.config import NAME, catalog_settings, exporter_config
 from infra.services.exporter.container import IMAGE_CONFIG
 from infra.services.plans import EcsPlan
-from infra.services.prometheus.aws import ManagedPrometheus
-from infra.services.prometheus.config import NAME as PROMETHEUS
+from infra.services.registry import registry
 from infra.spec import Layer, PlatformSpec
 from infra.targets.aws import governance as gov_module
 from infra.targets.aws.alarms import Alarm
@@ -24,7 +24,7 @@ LAYER = Layer.OBSERVABILITY
 
 
 def ecs(ctx: ServiceContext) -> EcsPlan:
-    """On Fargate: the same image (pushed to the registry ``services.lakehouse-exporter.image`` names)."""
+    """On Fargate: the same image, which the aws target pushes and names by digest (infra/targets/aws/images.py)."""
     config = exporter_config(ctx, Side.INTERNAL, "0.0.0.0", None, None)  # noqa: S104 - in its task
     return EcsPlan(env={"AWS_REGION": ctx.spec.aws.region, **catalog_settings(ctx.spec, Side.INTERNAL)[1]},
                    command=["python", "-m", "infra.operations.exporter", "--config", IMAGE_CONFIG],
@@ -58,23 +58,25 @@ class ExporterService(AwsComponent):
     def __init__(self, foundation: Foundation) -> None:
         ctx, spec, gov = foundation.ctx, foundation.spec, foundation.gov
         super().__init__("platform:aws:ExporterService", f"{spec.name}-{NAME}", ctx, LAYER)
-        prometheus = foundation.part(ManagedPrometheus)
-        assert prometheus is not None, "the exporter's agent writes into the workspace (built before it)"
+        prometheus: MetricsOnAws | None = foundation.provider(METRICS)
+        metrics_store = registry().provider(spec, METRICS)
+        assert prometheus is not None and metrics_store is not None, \
+            "the exporter's agent writes into the metrics store's workspace (built before it)"
         workspace = prometheus.workspace
         region = spec.aws.region
         # The exporter reads as the reader identity (its IAM role); the agent in its task may write the workspace.
-        reader_role = gov.identity_roles[spec.governance.reader]
+        reader_role = gov.identity_roles[spec.governance.exporter]
         gov_module.grant(ctx, "exporter-remote-write", reader_role, [
             {"Sid": "RemoteWriteSignals", "Effect": "Allow", "Action": ["aps:RemoteWrite"],
              "Resource": workspace.arn}])
         service = spec.services[NAME]
         main = container_of(ctx, NAME)
-        agent_image = spec.services[PROMETHEUS].image
+        agent_image = spec.services[metrics_store].image  # the store's own image, in agent mode
         # Its health check is the image's own (wget /-/ready on the agent's default 9090).
         agent = Container(name=AGENT, image=agent_image, memory_mib=AGENT_MEMORY_MIB, essential=True,
-                          health=spec.services[PROMETHEUS].health)
+                          health=spec.services[metrics_store].health)
         agent.entry_point, _ = files_then_exec({}, [])
-        agent.command = workspace.id.apply(  # type: ignore[assignment]  # an Output inside the task definition
+        agent.command = workspace.id.apply(  # an Output inside the task definition
             lambda wid: files_then_exec({AGENT_CONFIG: agent_config(spec, wid, region)},
                                         ["/bin/prometheus", "--agent", f"--config.file={AGENT_CONFIG}",
                                          "--storage.agent.path=/prometheus"])[1])

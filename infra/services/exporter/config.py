@@ -38,20 +38,25 @@ def health_of(spec: PlatformSpec, name: str, side: Side) -> dict[str, Any] | Non
 
 
 def catalog_settings(spec: PlatformSpec, side: Side) -> tuple[dict[str, str], dict[str, str]]:
-    """(PyIceberg properties, environment) of the reader identity: secrets stay out of the config file.
+    """(PyIceberg properties, environment) of the exporter's identity (``governance.exporter``, read-only: the spec
+    refuses one that could write): secrets stay out of the config file.
 
     Every credential is ``${ENV:NAME}`` in the properties (the exporter expands it at start) and a whole
     secret in the environment, which every target can inject (ECS from Secrets Manager).
     """
-    reader = spec.governance.reader
+    reader = spec.governance.exporter
     env: dict[str, str] = {}
-    known = {"s3_access_key": spec.identities[reader].access_key,
+    known: dict[str, str | tuple[str, str]] = {"s3_access_key": spec.identities[reader].access_key,
              "s3_secret_key": ("S3_SECRET_KEY", f"s3-secret-key-{reader}"),
              "catalog_token": ("CATALOG_TOKEN", f"catalog-token-{reader}")}
+    principals = profiles.catalog_role(spec).principals
+    if principals is not None:  # its own principal at the catalog (Polaris), never the catalog's root
+        known[principals.id_key] = reader
+        known[principals.secret_key] = ("CATALOG_CLIENT_SECRET", principals.secret_name(reader))
 
     def value(match: Any) -> str:
         name = match.group(1)
-        found = known.get(name, (name.upper(), name.replace("_", "-")))  # the platform's own, e.g. polaris_root_secret
+        found = known.get(name, (name.upper(), name.replace("_", "-")))  # the platform's own
         if isinstance(found, str):
             return found
         variable, secret_name = found

@@ -9,8 +9,8 @@ from infra.services.exporter.config import NAME, catalog_settings, exporter_conf
 from infra.services.plans import NativeHost, NativePlan, code_digest
 
 #: What the process runs from the repository (a change restarts it).
-CODE = tuple(PROJECT_ROOT / "infra" / part for part in ("operations/exporter.py", "operations/runs.py",
-                                                        "targets/native/watchdog.py"))
+CODE = (*sorted((PROJECT_ROOT / "infra" / "operations" / "exporter").glob("*.py")),
+        *(PROJECT_ROOT / "infra" / "operations" / name for name in ("runs.py", "watchdog.py")))
 
 
 def server(ctx: ServiceContext, host: NativeHost) -> NativePlan:
@@ -18,7 +18,7 @@ def server(ctx: ServiceContext, host: NativeHost) -> NativePlan:
     config = host.home / "exporter.json"
     return NativePlan(
         argv=[host.python, "-m", "infra.operations.exporter", "--config", str(config)],
-        env={"PYTHONPATH": str(host.project_root), "PYTHONUNBUFFERED": "1", "LAKEHOUSE_CODE": code_digest(*CODE),
+        env={"PYTHONPATH": str(host.code_root), "PYTHONUNBUFFERED": "1", "LAKEHOUSE_CODE": code_digest(*CODE),
              **catalog_settings(ctx.spec, Side.INTERNAL)[1]},
         files={str(config): exporter_config(ctx, Side.INTERNAL, "127.0.0.1", str(host.state_dir),
                                             str(runs_db(host.state_dir)))},

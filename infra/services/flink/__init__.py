@@ -10,19 +10,32 @@ jobs follow ``services.flink-jobmanager.enabled``.
   Iceberg job on S3 needs uploaded into ``/opt/flink/lib`` (trap 9 of the streams facts: Hadoop must be
   on the cluster classpath), checkpoints on a bind mount both managers share;
 - native: one java process per manager, started the way Flink's scripts start them (JVM memory flags
-  from ``BashJavaUtils``, ``infra.targets.native.bash_java_utils``), from the distribution PyPI
+  from ``BashJavaUtils``, ``infra.operations.bash_java_utils``), from the distribution PyPI
   serves as the ``apache-flink-libraries`` sdist plus the jars of ``flink.jars.json``;
-- the job, on both: ``infra.targets.flink_job.FlinkJob`` through the job manager's REST API;
+- the job, on both: ``infra.services.flink.job.FlinkJob`` through the job manager's REST API
+  (``infra.services.flink.rest``);
 - aws: Amazon Managed Service for Apache Flink runs the same job classes (``infra.targets.aws.compute``).
 """
 
 from __future__ import annotations
 
 from infra.artifacts import java
-from infra.services.definition import ArtifactRecipe, AwsPart, Lazy, ServiceDefinition
+from infra.services.capabilities import BROKER, STREAMING_WRITER
+from infra.services.definition import ArtifactRecipe, AwsPart, ClientProfile, Lazy, ProbeHooks, ServiceDefinition
 from infra.services.flink import container, image, native, steps
 from infra.services.flink.artifact import artifact_key, fetch_distribution, fetch_msf_jar, msf_key
-from infra.services.flink.config import JOB, JOBMANAGER, MSF, MSF_RUNTIME, STATE_INIT, TASKMANAGER, check
+from infra.services.flink.config import (
+    JOB,
+    JOBMANAGER,
+    MSF,
+    MSF_RUNTIME,
+    STATE_INIT,
+    TASKMANAGER,
+    check,
+    profile,
+    service_profiles,
+)
+from infra.services.flink.smoke import PROFILE
 from infra.spec import Layer, Target
 
 NOT_ON_AWS_TM = f"on aws {MSF} runs the task managers of the application itself"
@@ -110,7 +123,11 @@ SERVICES = (
         artifact=DIST, lab_artifact=DIST,
         cloud_artifact=MSF_JAR, cloud_enabled=lambda spec: JOB in spec.enabled_services(),  # MSF runs the job
         managed={Target.AWS: f"{MSF} (runtime {MSF_RUNTIME})"},
-        check=check,
+        check=check, title="Flink",
+        profile=ClientProfile(PROFILE, client=profile, services=service_profiles),
+        probes=ProbeHooks(smoke=Lazy("infra.services.flink.smoke:smoke"),
+                          version=Lazy("infra.services.flink.probe:version"), support="infra.services.flink.probe"),
+        provides=(STREAMING_WRITER,),
     ),
     ServiceDefinition(
         lab_image=image.IMAGE,  # with lab.images: built
@@ -128,6 +145,6 @@ SERVICES = (
 
 AWS_PARTS = (
     AwsPart(name="flink", layer=Layer.COMPUTE, build=Lazy("infra.services.flink.aws:build"),
-            enabled=Lazy("infra.services.flink.aws:enabled"), after=("kafka",),
+            enabled=Lazy("infra.services.flink.aws:enabled"), after=(BROKER,),
             log_sources=Lazy("infra.services.flink.aws:log_sources")),
 )

@@ -15,7 +15,7 @@ from infra.artifacts import cache, java, maven, pypi
 from infra.artifacts.artifact import Artifact, ArtifactError
 from infra.paths import PROJECT_ROOT
 from infra.services.context import ServiceContext
-from infra.services.flink.config import JOB_MAIN, JOBMANAGER, MSF, MSF_RUNTIME, job_source
+from infra.services.flink.config import JOB_MAIN, JOBMANAGER, KAFKA_SOURCE, MSF, MSF_RUNTIME, job_source
 from infra.spec import PlatformSpec
 
 # -- what runs: the distribution, the extra jars, the job ------------------------------------------
@@ -170,15 +170,15 @@ def msf_jars(spec: PlatformSpec, *roles: str) -> list[maven.LockedJar]:
 
 
 def msf_key(ctx: ServiceContext) -> str:
-    kafka = job_source(ctx.spec) == "kafka"
+    kafka = job_source(ctx.spec) == KAFKA_SOURCE
     job = hashlib.sha256(JOB_SOURCE.read_bytes()).hexdigest()[:12]
-    return f"flink-msf:{MSF_RUNTIME}:lock-{MSF_LOCK.digest()[:12]}:job-{job}:{'kafka' if kafka else 'generator'}"
+    return f"flink-msf:{MSF_RUNTIME}:lock-{MSF_LOCK.digest()[:12]}:job-{job}:{KAFKA_SOURCE if kafka else 'generator'}"
 
 
 def fetch_msf_jar(ctx: ServiceContext) -> Artifact:
     """The application jar: the job compiled against Flink 1.20's API, bundled with what it needs on MSF."""
     key = msf_key(ctx)
-    roles = ("bundle", "kafka") if job_source(ctx.spec) == "kafka" else ("bundle",)
+    roles = ("bundle", KAFKA_SOURCE) if job_source(ctx.spec) == KAFKA_SOURCE else ("bundle",)  # flink-msf.jars.json
 
     def build() -> cache.Entry:
         out_dir = cache.cache_root() / "flink-msf" / hashlib.sha256(key.encode()).hexdigest()[:12]

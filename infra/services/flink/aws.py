@@ -15,9 +15,17 @@ import pulumi
 import pulumi_aws as aws
 
 from infra.services import profiles
+from infra.services.capabilities import BROKER, BrokerOnAws
 from infra.services.context import ServiceContext, Side
-from infra.services.flink.config import JOB, JOBMANAGER, MSF_RUNTIME, catalog_secret_env, job_args, job_source
-from infra.services.kafka.aws import MskCluster
+from infra.services.flink.config import (
+    JOB,
+    JOBMANAGER,
+    KAFKA_SOURCE,
+    MSF_RUNTIME,
+    catalog_secret_env,
+    job_args,
+    job_source,
+)
 from infra.services.placeholders import SECRET_TOKEN
 from infra.spec import Layer, PlatformSpec
 from infra.targets.aws import governance as gov_module
@@ -57,7 +65,7 @@ def msf_properties(ctx: ServiceContext, secret_arns: dict[str, Any], kafka: Any 
             props[name] = kafka
         else:
             props[name] = value
-    if job_source(ctx.spec) == "kafka":
+    if job_source(ctx.spec) == KAFKA_SOURCE:
         props.update(MSK_IAM_CONSUMER)
     return props
 
@@ -136,8 +144,8 @@ class FlinkApplication(AwsComponent):
                      "kms:ViaService": f"secretsmanager.{spec.aws.region}.amazonaws.com"}}},
             ]
         kafka_bootstrap = None
-        if job_source(spec) == "kafka":
-            msk = foundation.part(MskCluster)
+        if job_source(spec) == KAFKA_SOURCE:
+            msk: BrokerOnAws | None = foundation.provider(BROKER)
             assert msk is not None, "a Kafka source on aws reads Amazon MSK (aws.kafka_msk)"
             kafka_bootstrap = msk.bootstrap_brokers
             cluster = msk.cluster.arn

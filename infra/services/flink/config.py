@@ -8,8 +8,10 @@ import hashlib
 from typing import Any
 
 from infra.services import profiles
+from infra.services.capabilities import BROKER, STORE
 from infra.services.context import ServiceContext, Side, url
 from infra.services.placeholders import SECRET_TOKEN, secret
+from infra.services.registry import needed, registry
 from infra.spec import PlatformSpec, Target
 
 JOBMANAGER = "flink-jobmanager"
@@ -78,6 +80,9 @@ appender.console.layout.pattern = %d{yyyy-MM-dd HH:mm:ss,SSS} %-5p %-60c %x - %m
 PROCESS_MINIMUM = {JOBMANAGER: 768 * 1024 * 1024, TASKMANAGER: 1024 * 1024 * 1024}
 
 
+#: The job source that reads the orders topic (a value of ``flink.job.source``, not the broker service).
+KAFKA_SOURCE = "kafka"  # not the service: a value of flink.job.source
+
 def check(spec: PlatformSpec) -> list[str]:
     """The job fits its cluster, its source exists, each manager's Flink process fits its budget."""
     enabled = spec.enabled_services()
@@ -88,13 +93,15 @@ def check(spec: PlatformSpec) -> list[str]:
     if flink.job.parallelism > flink.task_slots:
         problems.append(f"flink.job.parallelism: {flink.job.parallelism} exceeds flink.task_slots "
                         f"({flink.task_slots}); the job would wait for slots forever")
-    if flink.job.source == "kafka" and spec.target is Target.AWS and not spec.aws.kafka_msk:
+    if flink.job.source == KAFKA_SOURCE and spec.target is Target.AWS and not spec.aws.kafka_msk:
         problems.append("flink.job.source: 'kafka' reads the orders topic, but on aws Kafka is Amazon MSK and "
                         "aws.kafka_msk is false; set aws.kafka_msk: true, or use 'generator' or 'auto'")
-    elif flink.job.source == "kafka" and spec.target is not Target.AWS and "kafka" not in enabled:
-        problems.append("flink.job.source: 'kafka' reads the orders topic, but services.kafka is disabled in this "
-                        "stack; enable services.kafka, or use 'generator' or 'auto'")
-    elif job_source(spec) == "kafka" and flink.job.kafka_topic not in (declared := [t.name for t in
+    elif flink.job.source == KAFKA_SOURCE and spec.target is not Target.AWS and \
+            registry().provider(spec, BROKER) is None:
+        broker = registry().providers(BROKER)[0]
+        problems.append(f"flink.job.source: 'kafka' reads the orders topic, but services.{broker} is disabled in this "
+                        f"stack; enable services.{broker}, or use 'generator' or 'auto'")
+    elif job_source(spec) == KAFKA_SOURCE and flink.job.kafka_topic not in (declared := [t.name for t in
                                                                                   spec.streams.topics]):
         # Brokers never create a topic on first use (auto.create.topics.enable=false): the job would wait forever.
         problems.append(f"flink.job.kafka_topic: {flink.job.kafka_topic!r} is not a topic the stack declares, and the "
@@ -117,8 +124,8 @@ def job_source(spec: PlatformSpec) -> str:
     """
     source = spec.flink.job.source
     if source == "auto":
-        kafka = spec.aws.kafka_msk if spec.target is Target.AWS else "kafka" in spec.enabled_services()
-        return "kafka" if kafka else "generator"
+        kafka = spec.aws.kafka_msk if spec.target is Target.AWS else registry().provider(spec, BROKER) is not None
+        return KAFKA_SOURCE if kafka else "generator"
     return source
 
 
@@ -139,10 +146,8 @@ def process_size_mb(ctx: ServiceContext) -> int:
 
 
 def kafka_bootstrap(ctx: ServiceContext, side: Side = Side.INTERNAL) -> str:
-    """The Kafka listener the job reads from (the broker's own listener, else its first port)."""
-    ports = ctx.spec.services["kafka"].ports
-    port = "broker" if "broker" in ports else next(iter(ports))
-    return ctx.address("kafka", port, side)
+    """The Kafka listener the job reads from: the broker's listener for the platform's services."""
+    return ctx.address(needed(ctx.spec, BROKER, ctx.name), "broker", side)
 
 
 def catalog_secret_env(spec: PlatformSpec) -> dict[str, str]:
@@ -174,7 +179,7 @@ def job_args(ctx: ServiceContext, side: Side = Side.INTERNAL, kafka: str | None 
     endpoint = profiles.s3_endpoint(spec, side)
     if endpoint:
         args += ["--s3-endpoint", endpoint]
-    if source == "kafka":
+    if source == KAFKA_SOURCE:
         args += ["--kafka-bootstrap", kafka or kafka_bootstrap(ctx, side), "--kafka-topic", job.kafka_topic,
                  "--kafka-group", job.kafka_group]
     else:
@@ -239,7 +244,7 @@ def flink_config(ctx: ServiceContext, role: str, state_uri: str, bind: str, jobm
 def aws_env(spec: PlatformSpec) -> dict[str, str]:
     """S3 credentials for S3FileIO (the AWS default chain), never in the job's arguments."""
     env = {"AWS_REGION": spec.storage.region, **catalog_secret_env(spec)}
-    if "seaweedfs" in spec.enabled_services():
+    if registry().provider(spec, STORE) is not None:
         env.update({"AWS_ACCESS_KEY_ID": secret("s3-access-key"), "AWS_SECRET_ACCESS_KEY": secret("s3-secret-key")})
     return env
 
@@ -249,7 +254,7 @@ def job_summary(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, Any
     job = spec.flink.job
     return {"name": job.name, "table": job.table, "source": job_source(spec),
             "checkpoint_interval_s": job.checkpoint_interval_s, "rows_per_second": job.rows_per_second,
-            "kafka_topic": job.kafka_topic if job_source(spec) == "kafka" else None,
+            "kafka_topic": job.kafka_topic if job_source(spec) == KAFKA_SOURCE else None,
             "lineage": lineage(spec), "rest": url(spec, JOBMANAGER, "rest", side)}
 
 
@@ -258,6 +263,11 @@ def job_summary(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, Any
 #: newest Iceberg for it is 1.10.1; MSF's FLINK-2_2 is Java 17, but Maven Central has no Iceberg runtime
 #: for Flink 2.2 (or 2.3), and 2.1's was never built or tested against 2.2.
 MSF_RUNTIME = "FLINK-1_20"
+
+
+def service_profiles(spec: PlatformSpec) -> dict[str, Any]:
+    """What services next to Flink read (the ``profiles.services`` output): its REST API and job, its catalog DDL."""
+    return {"flink": profile(spec, Side.INTERNAL), "flink_sql": profiles.flink_sql(spec)}
 
 
 def profile(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, Any]:

@@ -52,7 +52,7 @@ def _native(ctx: ServiceContext, host: NativeHost, role: str) -> NativePlan:
     dirs = [home / "tmp", home / "plugins", state / "checkpoints", state / "savepoints"]
     if role == "jobmanager":
         dirs += [home / "web-tmp", home / "web-upload"]
-    argv = [host.python, "-m", "infra.targets.native.bash_java_utils", "--java", java_bin,
+    argv = [host.python, "-m", "infra.operations.bash_java_utils", "--java", java_bin,
             "--classpath", utils_cp, "--conf-dir", str(conf), "--params", RESOURCE_PARAMS[role],
             *(arg for d in dirs for arg in ("--mkdir", str(d))), "--",
             java_bin, "-XX:+IgnoreUnrecognizedVMOptions", "-XX:+ExitOnOutOfMemoryError", *JAVA17_OPTS,
@@ -68,7 +68,7 @@ def _native(ctx: ServiceContext, host: NativeHost, role: str) -> NativePlan:
         health = {"kind": "tcp", "host": "127.0.0.1", "port": ctx.listen_port("rpc")}
     return NativePlan(
         argv=argv,
-        env={**aws_env(ctx.spec), "JAVA_HOME": str(host.java_home), "PYTHONPATH": str(host.project_root),
+        env={**aws_env(ctx.spec), "JAVA_HOME": str(host.java_home), "PYTHONPATH": str(host.code_root),
              "FLINK_CONF_DIR": str(conf), "FLINK_PLUGINS_DIR": str(home / "plugins")},
         files={str(conf / "config.yaml"): yaml.safe_dump(config, sort_keys=False),
                str(conf / "log4j-console.properties"): LOG4J_CONSOLE},
@@ -79,10 +79,10 @@ def _native(ctx: ServiceContext, host: NativeHost, role: str) -> NativePlan:
 
 
 def _drain(ctx: ServiceContext, host: NativeHost, state: Path) -> list[list[str]]:
-    """Before either manager stops for an update: the job stopped with a savepoint (``infra.services.flink.drain``)."""
+    """Before either manager stops for an update: the job stopped with a savepoint (``infra.operations.flink_drain``)."""
     if JOB not in ctx.spec.enabled_services():
         return []
-    return [[host.python, "-m", "infra.services.flink.drain", ctx.url(JOBMANAGER, "rest"), ctx.spec.flink.job.name,
+    return [[host.python, "-m", "infra.operations.flink_drain", ctx.url(JOBMANAGER, "rest"), ctx.spec.flink.job.name,
              f"file://{state}/savepoints/{lineage(ctx.spec)}", "120"]]
 
 

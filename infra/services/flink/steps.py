@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from infra.services.capabilities import BROKER, STORE
 from infra.services.catalogs import catalog_path
 from infra.services.context import ServiceContext, Side, url
 from infra.services.flink.artifact import JOB_JAR
-from infra.services.flink.config import JOB_MAIN, JOB_STATE_VERSION, JOBMANAGER, job_args, job_source, lineage
+from infra.services.flink.config import JOB_MAIN, JOB_STATE_VERSION, JOBMANAGER, KAFKA_SOURCE, job_args, job_source, lineage
 from infra.services.flink.container import LAB_STATE, LAB_STATE_HOST_DIR
 from infra.services.flink.native import native_state_dir
 from infra.services.plans import NativeHost, StepHost, StepPlan
+from infra.services.registry import needed, registry
 from infra.spec import Target
 
 
@@ -28,7 +30,9 @@ def steps(ctx: ServiceContext, host: StepHost) -> list[StepPlan]:
         state_uri = f"file://{local}"
     checkpoint_dir = f"{state_uri}/checkpoints/{lineage(spec)}"
     # Through the catalog's gate too: on destroy the job's final savepoint (a commit) goes through it.
-    waits_for = [*catalog_path(spec), "seaweedfs"] + (["kafka"] if job_source(spec) == "kafka" else [])
+    waits_for = [*catalog_path(spec), *(p for p in (registry().provider(spec, STORE),) if p)]
+    if job_source(spec) == KAFKA_SOURCE:
+        waits_for.append(needed(spec, BROKER, ctx.name))
     return [StepPlan(
         name=ctx.name,
         resource=FlinkJob,

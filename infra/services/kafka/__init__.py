@@ -23,10 +23,19 @@ milliseconds; ``status`` is one of placed, paid, shipped, delivered, cancelled (
 from __future__ import annotations
 
 from infra.services.capabilities import BROKER
-from infra.services.definition import ArtifactRecipe, AwsPart, Lazy, ServiceDefinition
+from infra.services.definition import (
+    ArtifactRecipe,
+    AwsIngress,
+    AwsPart,
+    ClientProfile,
+    Lazy,
+    ProbeHooks,
+    ServiceDefinition,
+)
 from infra.services.kafka import container, image, native
 from infra.services.kafka.artifact import artifact_key, fetch_kafka
-from infra.services.kafka.config import KAFKA, TOPICS_JOB
+from infra.services.kafka.config import KAFKA, TOPICS_JOB, client_profile, service_profiles
+from infra.services.kafka.smoke import PROFILE
 from infra.spec import Layer, Target
 
 KAFKA_DEFAULT = {
@@ -59,6 +68,9 @@ TOPICS_JOB_DEFAULT = {
 }
 
 
+MSK_IAM_PORT = 9098  # MSK's IAM-authenticated TLS listener (fixed by AWS)
+
+
 SERVICES = (
     ServiceDefinition(
         lab_image=image.IMAGE,  # with lab.images: built
@@ -66,7 +78,16 @@ SERVICES = (
         container=container.server, native=native.server, java=17,
         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_kafka, source="Maven Central (jar lock kafka-runtime)"),
         unavailable={Target.AWS: "on aws Kafka runs as Amazon MSK: set aws.kafka_msk: true instead"},
-        provides=(BROKER,),
+        provides=(BROKER,), title="Kafka",
+        # Two listeners: PLAINTEXT for the platform's services, HOST for clients on the host.
+        profile=ClientProfile(PROFILE, client=client_profile, services=service_profiles),
+        probes=ProbeHooks(smoke=Lazy("infra.services.kafka.smoke:smoke"),
+                          version=Lazy("infra.services.kafka.probe:version")),
+        aws_ingress=(  # Amazon MSK's ports, fixed by AWS: 9098 is its IAM-authenticated TLS listener
+            AwsIngress("msk", MSK_IAM_PORT, "engines", "Kafka clients (IAM auth, TLS)", back="Kafka clients"),
+            AwsIngress("msk", MSK_IAM_PORT, "connect", "Debezium on MSK Connect", back="Debezium writes change events"),
+            AwsIngress("msk", 9092, "msk", "broker to broker", to_port=MSK_IAM_PORT),
+        ),
     ),
     ServiceDefinition(
         lab_image=image.IMAGE,  # with lab.images: built

@@ -7,11 +7,23 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+from typing import Any
 
-from infra.services.context import ServiceContext, Side
+from infra.services.context import ServiceContext, Side, address
 from infra.spec import PlatformSpec, TopicSpec, parse_size
 
 KAFKA = "kafka"
+
+
+def client_profile(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, str]:
+    """Where clients reach the broker: on the host its HOST listener, next to the services its PLAINTEXT one."""
+    listener = "host" if side is Side.EXTERNAL else "broker"
+    return {"bootstrap.servers": address(spec, KAFKA, listener, side)}
+
+
+def service_profiles(spec: PlatformSpec) -> dict[str, Any]:
+    """Where the platform's services reach the broker (the ``profiles.services`` output)."""
+    return {KAFKA: client_profile(spec, Side.INTERNAL)}
 
 
 TOPICS_JOB = "kafka-topics"

@@ -19,11 +19,11 @@ def server(ctx: ServiceContext, host: NativeHost) -> NativePlan:
     return NativePlan(
         argv=[java, *jvm_flags(ctx), logging, "-cp", classpath, "kafka.Kafka", str(config)],
         files={str(config): properties(broker_properties(ctx, "127.0.0.1", str(data))), str(log4j): LOG4J2},
-        env={"JAVA_HOME": str(host.java_home), "PYTHONPATH": str(host.project_root)},
+        env={"JAVA_HOME": str(host.java_home), "PYTHONPATH": str(host.code_root)},
         # --ignore-formatted: an already formatted directory is fine (the marker normally skips this step).
         setup=[[java, "-Xmx256m", logging, "-cp", classpath, "kafka.tools.StorageTool", "format", "--ignore-formatted",
                 "--cluster-id", cluster_id(ctx.spec, host.state_dir.name), "--config", str(config)]],
-        post_start=[[host.python, "-m", "infra.targets.native.tasks", "create-topics",
+        post_start=[[host.python, "-m", "infra.operations.tasks", "create-topics",
                      "--bootstrap", ctx.address(KAFKA, "broker"), "--topics", topics_json(ctx.spec)]],
         # host given: LocalService echoes health with its defaults filled in, and a missing default would diff.
         health={"kind": "tcp", "host": "127.0.0.1", "port": ctx.listen_port("broker")},

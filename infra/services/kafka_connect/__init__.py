@@ -20,7 +20,8 @@ is removed (or streams are turned off). PostgreSQL itself only creates the empty
 from __future__ import annotations
 
 from infra.services import kafka
-from infra.services.definition import ArtifactRecipe, AwsPart, Lazy, ServiceDefinition
+from infra.services.capabilities import BROKER, CHANGE_CAPTURE
+from infra.services.definition import ArtifactRecipe, AwsPart, ClientProfile, Lazy, ProbeHooks, ServiceDefinition
 from infra.services.kafka_connect import container, image, native, steps
 from infra.services.kafka_connect.artifact import (
     artifact_key,
@@ -31,7 +32,9 @@ from infra.services.kafka_connect.artifact import (
     msk_enabled,
     msk_key,
 )
-from infra.services.kafka_connect.config import CDC_SECRET, CONNECT
+from infra.services.kafka_connect.config import BOOKSHOP, CDC_SECRET, CONNECT, check
+from infra.services.kafka_connect.outputs import client_profile, service_profiles, stack_outputs
+from infra.services.kafka_connect.smoke import PROFILE
 from infra.spec import Layer, Target
 
 CONNECT_DEFAULT = {
@@ -56,6 +59,11 @@ CONNECT_DEFAULT = {
 }
 
 
+#: The packages Connect builds on (a declared dependency): it runs on Kafka's own classpath and logging, writes Kafka's
+#: control topic, and follows Kafka's ``enabled`` (a job of it).
+USES = ("infra.services.kafka",)
+
+
 SERVICES = (
     ServiceDefinition(
         lab_image=image.IMAGE,  # with lab.images: built
@@ -70,11 +78,16 @@ SERVICES = (
                                       source="Maven Central + javac (MSK Connect custom plugins)"),
         cloud_enabled=msk_enabled,
         unavailable={Target.AWS: "on aws Connect is MSK Connect: set aws.kafka_msk: true instead"},
+        profile=ClientProfile(PROFILE, client=client_profile, services=service_profiles),
+        probes=ProbeHooks(smoke=Lazy("infra.services.kafka_connect.smoke:smoke"),
+                          version=Lazy("infra.services.kafka_connect.probe:version")),
+        stack_outputs=stack_outputs, title="Kafka Connect", check=check,
+        provides=(CHANGE_CAPTURE,), databases=(BOOKSHOP,),  # the bookshop: the CDC sources' source
     ),
 )
 
 AWS_PARTS = (
     AwsPart(name=CONNECT, layer=Layer.COMPUTE, build=Lazy("infra.services.kafka_connect.aws:build"),
-            enabled=lambda spec: spec.aws.kafka_msk, after=("kafka",),
+            enabled=lambda spec: spec.aws.kafka_msk, after=(BROKER,),
             log_sources=Lazy("infra.services.kafka_connect.aws:log_sources")),
 )

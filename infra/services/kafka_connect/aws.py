@@ -18,12 +18,13 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from infra.services.capabilities import BROKER, DATABASE, DATABASE_USER, BrokerOnAws
 from infra.services.context import ServiceContext, Side, host_of
-from infra.services.kafka.aws import MskCluster
 from infra.services.kafka_connect.artifact import PROVIDER_CLASS, PROVIDER_DIR, debezium_plugin
 from infra.services.kafka_connect.cdc_source import source_statements
 from infra.services.kafka_connect.config import CONNECT, JSON_CONVERTER, SecretRef, sink_config, source_config
 from infra.services.placeholders import secret
+from infra.services.registry import needed
 from infra.spec import Layer, PlatformSpec
 from infra.targets.aws import governance as gov_module
 from infra.targets.aws.catalogs import run_task_command
@@ -35,9 +36,8 @@ from infra.targets.aws.foundation import Foundation
 LAYER = Layer.COMPUTE
 MSK_CONNECT_VERSION = "3.7.x"
 #: The Debezium user on aws: RDS's master user (the rds_replication role), its password the RDS-managed secret.
-MSK_DB_USER = "postgres"
+MSK_DB_USER = DATABASE_USER
 SOURCE_JOB = "bookshop-cdc-source"
-POSTGRES = "postgres"
 
 
 def log_sources(spec: PlatformSpec) -> dict[str, str | None]:
@@ -72,7 +72,7 @@ class MskConnect(AwsComponent):
     def __init__(self, foundation: Foundation) -> None:
         ctx, spec = foundation.ctx, foundation.spec
         super().__init__("platform:aws:MskConnect", f"{spec.name}-{CONNECT}", ctx, LAYER)
-        msk = foundation.part(MskCluster)
+        msk: BrokerOnAws | None = foundation.provider(BROKER)
         assert msk is not None, "MSK Connect runs against the stack's MSK cluster (built before it)"
         self.connectors: dict[str, aws.mskconnect.Connector] = {}
         self.jobs: dict[str, dict[str, Any]] = {}
@@ -82,7 +82,7 @@ class MskConnect(AwsComponent):
             self._cdc_source_job(foundation)
         self.register_outputs({"connectors": {name: c.arn for name, c in self.connectors.items()}})
 
-    def _connectors(self, foundation: Foundation, msk: MskCluster) -> None:
+    def _connectors(self, foundation: Foundation, msk: BrokerOnAws) -> None:
         ctx, spec, gov = foundation.ctx, foundation.spec, foundation.gov
         network = gov.network
         plugins = ctx.artifacts.cloud.get(CONNECT)
@@ -223,11 +223,12 @@ class MskConnect(AwsComponent):
     def _cdc_source_job(self, foundation: Foundation) -> None:
         """The bookshop's CDC source on RDS: the same statements as the lab's step, as a one-off ECS task."""
         ctx, spec, gov = foundation.ctx, foundation.spec, foundation.gov
-        pg = spec.services[POSTGRES]
+        database = needed(spec, DATABASE, CONNECT)
+        pg = spec.services[database]
         statements = [s for source in spec.streams.sources() for s in source_statements(source, with_role=False)]
         script = ";\n".join(statements) + ";"
         entry_point, command = shell(["set -e", "psql -v ON_ERROR_STOP=1 -q <<'SQL'", script, "SQL"])
-        env = {"PGHOST": host_of(spec, POSTGRES, Side.INTERNAL), "PGPORT": str(pg.ports["pg"].internal),
+        env = {"PGHOST": host_of(spec, database, Side.INTERNAL), "PGPORT": str(pg.ports["pg"].internal),
                "PGUSER": MSK_DB_USER, "PGDATABASE": spec.streams.sources()[0].database, "PGSSLMODE": "require",
                "PGPASSWORD": secret("postgres-password")}
         container = Container(name=SOURCE_JOB, image=pg.image, memory_mib=512, env=env, command=command,

@@ -6,13 +6,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from infra.services.capabilities import DATABASE
 from infra.services.context import ServiceContext, Side
 from infra.services.definition import SecretSpec
 from infra.services.kafka import config as kafka
 from infra.services.placeholders import SECRET_TOKEN, secret
-from infra.spec import DebeziumPostgresSpec, IcebergSinkSpec, Target, parse_size
+from infra.services.registry import needed, registry
+from infra.spec import DebeziumPostgresSpec, IcebergSinkSpec, PlatformSpec, Target, parse_size
 
 CONNECT = "kafka-connect"
+#: The bookshop's database on the platform's database: what the CDC sources capture (seeded by its setup step).
+BOOKSHOP = "bookshop"
 
 
 DEBEZIUM_CLASS = "io.debezium.connector.postgresql.PostgresConnector"
@@ -65,7 +69,7 @@ def _converters() -> dict[str, str]:
 def source_config(ctx: ServiceContext, source: DebeziumPostgresSpec, ref: SecretRef = env_ref,
                   user: str = CDC_USER, password_secret: str = CDC_SECRET.name) -> dict[str, str]:
     """Debezium's PostgreSQL connector: pgoutput on the platform's publication and slot (never its own)."""
-    host, port = ctx.address("postgres", "pg").rsplit(":", 1)
+    host, port = ctx.address(needed(ctx.spec, DATABASE, ctx.name), "pg").rsplit(":", 1)
     config = {
         "connector.class": DEBEZIUM_CLASS,
         "tasks.max": "1",
@@ -218,3 +222,13 @@ def jvm_flags(ctx: ServiceContext) -> list[str]:
     # G1PeriodicGCInterval: an idle worker hands unused heap back to the OS (resident memory falls after a snapshot).
     return [f"-Xms{max(heap_mb // 4, 64)}m", f"-Xmx{heap_mb}m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
             "-XX:G1PeriodicGCInterval=30000", "-XX:+ExitOnOutOfMemoryError", "-Djava.awt.headless=true"]
+
+
+def check(spec: PlatformSpec) -> list[str]:
+    """A CDC source needs the platform's database wherever its connectors are deployed (here, or MSK Connect)."""
+    deployed = CONNECT in spec.enabled_services() or (spec.target is Target.AWS and spec.aws.kafka_msk)
+    if not deployed or not spec.streams.sources() or registry().provider(spec, DATABASE) is not None:
+        return []
+    index = next(i for i, c in enumerate(spec.streams.connectors) if c.kind == "debezium-postgres")
+    return [f"streams.connectors.{index}: a Debezium source captures the bookshop in the platform's PostgreSQL; "
+            f"enable services.{registry().providers(DATABASE)[0]} or remove the connector"]

@@ -23,12 +23,18 @@ import pulumi
 import pulumi.dynamic
 import requests
 
-from infra.by_value import code_changed, is_unknown, plain, poll
+from infra.by_value import code_changed, dropped, is_unknown, plain, poll
 
 HTTP_TIMEOUT_S = 30.0
 POLL_S = 0.5
 CONFLICT = 409
 REBALANCE_SETTLE_S = 60.0
+# Connect's own health check (GET /health, Kafka 3.9+) answers within its 10 s herder timeout: 200 when the
+# worker can act, 5xx when it cannot (its Kafka is down). A delete asks it first, and waits this long at most.
+HEALTH_TIMEOUT_S = 15.0
+# Worker URL -> why it cannot act, once found in this provider process: the other connectors of the same
+# destroy are dropped at once instead of each waiting out the same dead worker.
+_UNABLE: dict[str, str] = {}
 
 
 class ConnectorError(Exception):
@@ -160,17 +166,48 @@ def reset_offsets(base: str, name: str, timeout_s: float = 60.0) -> None:
         raise ConnectorError(f"connector {name}: DELETE offsets answered {status}: {str(body)[:500]}")
 
 
+def unable_to_act(base: str) -> str | None:
+    """Why the worker cannot act now (not running, or failing its own health check: its Kafka is down), else None.
+
+    A worker without ``/health`` (404, before Kafka 3.9) counts as able: its calls then say for themselves.
+    """
+    if base in _UNABLE:
+        return _UNABLE[base]
+    try:
+        with requests.Session() as session:
+            session.trust_env = False
+            response = session.get(f"{base}/health", timeout=HEALTH_TIMEOUT_S)
+    except requests.ConnectionError:
+        why = f"Kafka Connect at {base} is not running"
+    except requests.Timeout:
+        why = f"Kafka Connect at {base} did not answer its health check within {HEALTH_TIMEOUT_S:g}s"
+    else:
+        if response.status_code in (200, 404):
+            return None
+        why = f"Kafka Connect at {base} cannot act (GET /health: {response.status_code} {response.text.strip()[:200]})"
+    _UNABLE[base] = why
+    return why
+
+
 def delete_connector(base: str, name: str, reset: bool = False) -> str:
     """DELETE the connector (404: already gone), its offsets first when ``reset``.
 
-    A worker that is not running has nothing to delete now.
+    A worker that cannot act (not running, or its Kafka down: a crashed Kafka, or Kafka and Connect both being
+    destroyed) is not waited for: the connector is dropped from the state with a warning. It stays in the
+    worker's config topic, and a worker started again on that Kafka runs it again: delete it there by hand if
+    it was meant to go while the worker was down.
     """
-    try:
-        if reset:
-            reset_offsets(base, name)
-        status, body = connect_call("DELETE", f"{base}/connectors/{name}")
-    except requests.ConnectionError:
-        return "worker not running"
+    why = unable_to_act(base)
+    if why is None:
+        try:
+            if reset:
+                reset_offsets(base, name)
+            status, body = connect_call("DELETE", f"{base}/connectors/{name}")
+        except (requests.ConnectionError, requests.Timeout) as exc:
+            why = _UNABLE.setdefault(base, f"Kafka Connect at {base} stopped answering ({type(exc).__name__})")
+    if why is not None:
+        dropped(f"connector {name}", why + (", so its offsets stay too" if reset else ""))
+        return "dropped"
     if status not in (200, 204, 404):
         raise ConnectorError(f"connector {name}: DELETE answered {status}: {str(body)[:500]}")
     return "absent" if status == 404 else "deleted"

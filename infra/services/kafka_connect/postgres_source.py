@@ -10,7 +10,6 @@ next ``pulumi up`` converges. The provider ships this module's source by value (
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -18,7 +17,7 @@ from typing import Any
 import pulumi
 import pulumi.dynamic
 
-from infra.by_value import code_changed, is_unknown, plain, poll
+from infra.by_value import code_changed, dropped, is_unknown, plain, poll
 
 POLL_S = 0.5
 SLOT_RELEASE_GRACE_S = 30.0
@@ -142,8 +141,8 @@ class PostgresSourceProvider(pulumi.dynamic.ResourceProvider):
         try:
             teardown_source(p)
         except psycopg.OperationalError as exc:
-            print(f"source {p['database']}: the database is unreachable ({str(exc).strip()[:200]}); slot "
-                  f"{p.get('slot')} is dropped at PostgreSQL's next start", file=sys.stderr)
+            dropped(f"CDC source {p['database']}", f"the database is unreachable ({str(exc).strip()[:200]}); slot "
+                    f"{p.get('slot')} is dropped at PostgreSQL's next start")
 
 
 class PostgresSource(pulumi.dynamic.Resource, module="streams", name="PostgresSource"):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from infra.services.capabilities import DATABASE, DATABASE_PASSWORD, DATABASE_USER, STORE
 from infra.services.catalogs import catalog_path
 from infra.services.context import ServiceContext
 from infra.services.kafka_connect.cdc_source import source_statements, teardown_statements
 from infra.services.kafka_connect.config import CDC_SECRET, CONNECT, connector_config
 from infra.services.placeholders import secret
 from infra.services.plans import StepHost, StepPlan
+from infra.services.registry import needed, registry
 from infra.spec import DebeziumPostgresSpec
 
 
@@ -19,18 +21,18 @@ def plan(ctx: ServiceContext, host: StepHost) -> list[StepPlan]:
     spec = ctx.spec
     found: list[StepPlan] = []
     rest = ctx.url(CONNECT, "rest", host.side)
-    pg_host, pg_port = ctx.address("postgres", "pg", host.side).rsplit(":", 1) if ctx.enabled("postgres") \
-        else ("", "0")
+    database = registry().provider(spec, DATABASE)
+    pg_host, pg_port = ctx.address(database, "pg", host.side).rsplit(":", 1) if database else ("", "0")
     for source in spec.streams.sources():
         found.append(StepPlan(
             name=f"{source.name}-source", resource=PostgresSource,
-            inputs={"host": pg_host, "port": int(pg_port), "database": source.database, "user": "postgres",
-                    "password": secret("postgres-password"), "apply": source_statements(source),
+            inputs={"host": pg_host, "port": int(pg_port), "database": source.database, "user": DATABASE_USER,
+                    "password": secret(DATABASE_PASSWORD), "apply": source_statements(source),
                     "teardown": teardown_statements(source), "params": {"cdc_password": secret(CDC_SECRET.name)},
                     "slot": source.slot},
-            after=("postgres",),
+            after=(needed(spec, DATABASE, ctx.name),),
         ))
-    sink_needs = tuple(n for n in (*catalog_path(spec), "seaweedfs") if ctx.enabled(n))
+    sink_needs = tuple(n for n in (*catalog_path(spec), registry().provider(spec, STORE)) if n and ctx.enabled(n))
     for connector in spec.streams.connectors:
         cdc = isinstance(connector, DebeziumPostgresSpec)
         found.append(StepPlan(
@@ -38,7 +40,7 @@ def plan(ctx: ServiceContext, host: StepHost) -> list[StepPlan]:
             # A source's offsets point into its slot, which its source step drops: they go with the connector.
             inputs={"name": connector.name, "connect_url": rest, "config": connector_config(ctx, connector),
                     "reset_offsets_on_delete": cdc},
-            after=(f"{connector.name}-source", "postgres") if cdc else sink_needs,
+            after=(f"{connector.name}-source", needed(spec, DATABASE, ctx.name)) if cdc else sink_needs,
             outputs=("last_action",), export="connectors",
         ))
     return found

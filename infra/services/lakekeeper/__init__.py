@@ -8,6 +8,9 @@ Whole definition: defaults, the container, its jobs (migrate: the schema; wareho
 the warehouse, over the management API) and loopback sidecar, the ECS task and jobs, and its role
 as a catalog. Not on native: no registry serves Lakekeeper's server.
 
+Refused on every target for now (``REFUSED``, ADR 0013): the definition stays whole (its plans are tested
+as they would run) so that enabling it again is the ADR's work, not a rewrite.
+
 Read against Lakekeeper v0.13.3: a fresh server must be bootstrapped once (POST
 /management/v1/bootstrap; again: 400 CatalogAlreadyBootstrapped, api/management/v1/server.rs)
 and serves no table before a warehouse exists (POST /management/v1/warehouse; again: 409
@@ -19,13 +22,20 @@ job runs in its own curl image, as upstream's examples/minimal does.
 from __future__ import annotations
 
 from infra.services import steps
+from infra.services.capabilities import WAREHOUSE_BUCKET
 from infra.services.definition import AwsPart, CatalogRole, Lazy, SecretSpec, ServiceDefinition
 from infra.services.lakekeeper import container
-from infra.services.lakekeeper.config import LOOPBACK, MIGRATE_JOB, NAME, WAREHOUSE_JOB
-from infra.services.seaweedfs import BUCKET_JOB as STORE_BUCKET_JOB
+from infra.services.lakekeeper.config import DATABASE_NAME, LOOPBACK, MIGRATE_JOB, NAME, WAREHOUSE_JOB
 from infra.spec import Layer, Target
 
-NOT_NATIVE = "no build of Lakekeeper is obtainable from the package registries; it runs on docker and aws"
+NOT_NATIVE = "no build of Lakekeeper is obtainable from the package registries"
+
+#: Why the lab and the cloud refuse it (docs/adr/0013-lakekeeper-refused-until-it-enforces-grants.md): run as it
+#: is, any client that reaches it may create, commit to and drop every table, whatever its identity's grants.
+REFUSED = ("refused until it enforces the stack's grants: Lakekeeper 0.13.3 authenticates only through an OpenID "
+           "provider and enforces per-namespace rights only through OpenFGA, neither of which the platform runs; "
+           "without them every client could create, commit to and drop every table (ADR 0013)")
+UNAVAILABLE = {Target.NATIVE: NOT_NATIVE, Target.DOCKER: REFUSED, Target.AWS: REFUSED}
 
 
 DEFAULT = {
@@ -75,7 +85,7 @@ LOOPBACK_DEFAULT = {
 
 
 CATALOG = CatalogRole(
-    database="lakekeeper",
+    database=DATABASE_NAME,
     path="/catalog",
     engine_name="lakekeeper",
     warehouse=lambda spec: spec.catalog.warehouse,
@@ -89,25 +99,25 @@ SERVICES = (
     ServiceDefinition(
         name=MIGRATE_JOB, default=MIGRATE_JOB_DEFAULT, job_of=NAME, summary="schema migration (the platform's release)",
         container=container.migrate_job, ecs=Lazy("infra.services.lakekeeper.aws:migrate_ecs"),
-        unavailable={Target.NATIVE: NOT_NATIVE},
+        unavailable=UNAVAILABLE,
     ),
     ServiceDefinition(
         name=NAME, default=DEFAULT, summary="REST catalog in Rust with credential vending",
         container=container.server, ecs=Lazy("infra.services.lakekeeper.aws:ecs"),
-        unavailable={Target.NATIVE: NOT_NATIVE}, catalog=CATALOG,
+        unavailable=UNAVAILABLE, catalog=CATALOG,
         secrets=(SecretSpec("lakekeeper-encryption-key", "lakekeeperEncryptionKey", "lab-lakekeeper-encryption-key"),),
     ),
     ServiceDefinition(
         name=WAREHOUSE_JOB, default=WAREHOUSE_JOB_DEFAULT, job_of=NAME, summary="bootstrap + the warehouse",
         container=container.warehouse_job, ecs=Lazy("infra.services.lakekeeper.aws:warehouse_ecs"),
-        unavailable={Target.NATIVE: NOT_NATIVE},
-        after=(LOOPBACK, STORE_BUCKET_JOB),
+        unavailable=UNAVAILABLE,
+        after=(LOOPBACK, WAREHOUSE_BUCKET),
     ),
     ServiceDefinition(
         name=LOOPBACK, default=LOOPBACK_DEFAULT, job_of=NAME, summary="localhost:8333 inside Lakekeeper's netns",
         container=container.loopback,
         unavailable={Target.NATIVE: "a docker sidecar; natively every service already shares 127.0.0.1",
-                     Target.AWS: "a docker sidecar; on aws the catalogs reach S3 directly"},
+                     Target.DOCKER: REFUSED, Target.AWS: "a docker sidecar; on aws the catalogs reach S3 directly"},
     ),
 )
 

@@ -5,11 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from infra.services import steps
+from infra.services.capabilities import DATABASE, DATABASE_PASSWORD, DATABASE_USER, STORE
 from infra.services.context import ServiceContext, Side
 from infra.services.placeholders import secret
+from infra.services.registry import needed
 from infra.spec import PlatformSpec
 
 NAME = "lakekeeper"
+#: Its database on the platform's database (``CatalogRole.database``).
+DATABASE_NAME = "lakekeeper"
 
 
 MIGRATE_JOB = "lakekeeper-migrate"
@@ -26,7 +30,8 @@ DEFAULT_PROJECT = "00000000-0000-0000-0000-000000000000"
 
 
 def pg_env(ctx: ServiceContext) -> dict[str, str]:
-    url = f"postgresql://postgres:{secret('postgres-password')}@{ctx.address('postgres', 'pg')}/lakekeeper"
+    database = ctx.address(needed(ctx.spec, DATABASE, ctx.name), "pg")
+    url = f"postgresql://{DATABASE_USER}:{secret(DATABASE_PASSWORD)}@{database}/{DATABASE_NAME}"
     return {
         "LAKEKEEPER__PG_DATABASE_URL_READ": url,
         "LAKEKEEPER__PG_DATABASE_URL_WRITE": url,
@@ -36,11 +41,11 @@ def pg_env(ctx: ServiceContext) -> dict[str, str]:
 
 def pg_env_separate(ctx: ServiceContext) -> dict[str, str]:
     """The database settings as separate variables: on aws a secret is injected whole, never inside a URL."""
-    host, port = ctx.address("postgres", "pg").rsplit(":", 1)
+    host, port = ctx.address(needed(ctx.spec, DATABASE, ctx.name), "pg").rsplit(":", 1)
     return {
         "LAKEKEEPER__PG_HOST_R": host, "LAKEKEEPER__PG_HOST_W": host, "LAKEKEEPER__PG_PORT": port,
-        "LAKEKEEPER__PG_USER": "postgres", "LAKEKEEPER__PG_DATABASE": "lakekeeper",
-        "LAKEKEEPER__PG_PASSWORD": secret("postgres-password"), "LAKEKEEPER__PG_SSL_MODE": "require",
+        "LAKEKEEPER__PG_USER": DATABASE_USER, "LAKEKEEPER__PG_DATABASE": DATABASE_NAME,
+        "LAKEKEEPER__PG_PASSWORD": secret(DATABASE_PASSWORD), "LAKEKEEPER__PG_SSL_MODE": "require",
         "LAKEKEEPER__PG_ENCRYPTION_KEY": secret("lakekeeper-encryption-key"),
     }
 
@@ -64,7 +69,8 @@ def lab_request(ctx: ServiceContext) -> dict[str, Any]:
     spec = ctx.spec
     return warehouse_request(
         spec,
-        {"flavor": "s3-compat", "endpoint": ctx.url("seaweedfs", "s3", Side.EXTERNAL), "path-style-access": True,
+        {"flavor": "s3-compat", "endpoint": ctx.url(needed(ctx.spec, STORE, ctx.name), "s3", Side.EXTERNAL),
+         "path-style-access": True,
          "region": spec.storage.region, "sts-enabled": False},
         {"credential-type": "access-key", "access-key-id": steps.EnvRef("S3_ACCESS_KEY"),
          "secret-access-key": steps.EnvRef("S3_SECRET_KEY")},

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from infra.services import steps
+from infra.services.capabilities import STORE
 from infra.services.context import ServiceContext
 from infra.services.lakekeeper.config import NAME, lab_request, pg_env, warehouse_script
 from infra.services.placeholders import secret
 from infra.services.plans import ContainerHost, ContainerPlan
+from infra.services.registry import needed
 
 
 def server(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
@@ -26,6 +28,7 @@ def warehouse_job(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
 
 
 def loopback(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
-    store = ctx.address("seaweedfs", "s3")
-    port = ctx.spec.services["seaweedfs"].ports["s3"].external
+    name = needed(ctx.spec, STORE, ctx.name)
+    store = ctx.address(name, "s3")
+    port = ctx.spec.services[name].ports["s3"].external
     return ContainerPlan(command=[f"TCP-LISTEN:{port},fork,reuseaddr", f"TCP:{store}"], network_mode_service=NAME)

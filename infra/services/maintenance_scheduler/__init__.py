@@ -13,9 +13,10 @@ platform's one operations image (``infra/services/operations_support.py``): noth
 from __future__ import annotations
 
 from infra.services import operations_support as support
+from infra.services.capabilities import MAINTENANCE
 from infra.services.definition import AwsPart, Lazy, ServiceDefinition
 from infra.services.maintenance_scheduler import container, native
-from infra.services.maintenance_scheduler.config import NAME
+from infra.services.maintenance_scheduler.config import NAME, check
 from infra.spec import Layer, Target
 
 DEFAULT = {
@@ -35,7 +36,7 @@ DEFAULT = {
 SERVICES = (
     ServiceDefinition(
         name=NAME, default=DEFAULT, summary="cron maintenance through Trino (APScheduler), runs recorded",
-        container=container.server, native=native.server,
+        container=container.server, native=native.server, check=check, provides=(MAINTENANCE,),
         managed={Target.AWS: "EventBridge Scheduler: one schedule per maintenance job, each an ECS task running "
                              "the same Python maintenance from the operations image (maintenance_scheduler/aws.py)"},
     ),

@@ -3,7 +3,7 @@
 Each ``maintenance`` job of the spec is a schedule in the layer's schedule group that starts one task on the
 compute cluster. The task is the platform's operations image running the same Python maintenance as the native
 and lab schedulers (``python -m infra.operations maintenance run``, ``infra/operations/maintenance.py``): each
-of the job's tables through Trino's Iceberg procedures, as the platform's identity, with the job's threshold as
+of the job's tables through Trino's Iceberg procedures, as ``governance.maintenance``, with the job's threshold as
 the session's minimum retention; maintenance is implemented once. The task reads the catalog's metadata and
 lists the warehouse as the reader identity (its IAM role), and prints the runs it made, one JSON record each, to
 its log group; a failed table fails the task. Failed invocations go to a KMS-encrypted dead-letter queue,

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from infra.operations.config import ENV_S3_ACCESS_KEY, ENV_S3_SECRET_KEY
 from infra.services import operations_support as support
 from infra.services.context import ServiceContext
 from infra.services.maintenance_scheduler.config import ROLE
-from infra.services.placeholders import secret
 from infra.services.plans import ContainerHost, ContainerPlan
 
 
@@ -14,6 +12,5 @@ def server(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
     """The operations image running the scheduler's maintenance role."""
     port = ctx.listen_port("http")
     return support.container_plan(ctx, host, ROLE, port,
-                                  env={ENV_S3_ACCESS_KEY: secret("s3-access-key"),
-                                       ENV_S3_SECRET_KEY: secret("s3-secret-key"),
+                                  env={**support.maintenance_store_env(ctx.spec),
                                        **support.catalog_secret_env(ctx.spec)})

@@ -2,25 +2,23 @@
 
 from __future__ import annotations
 
-from infra.operations.config import CONFIG_FILE, ENV_S3_ACCESS_KEY, ENV_S3_SECRET_KEY
+from infra.operations.config import CONFIG_FILE
 from infra.services import operations_support as support
 from infra.services.context import ServiceContext
 from infra.services.maintenance_scheduler.config import ROLE
-from infra.services.placeholders import secret
 from infra.services.plans import NativeHost, NativePlan
 
 
 def server(ctx: ServiceContext, host: NativeHost) -> NativePlan:
     """``python -m infra.operations scheduler --role maintenance`` from the project, on loopback."""
-    assert host.state_dir is not None and host.project_root is not None
+    assert host.state_dir is not None and host.code_root is not None
     port = ctx.listen_port("http")
     config_path = host.home / CONFIG_FILE
     return NativePlan(
         argv=[host.python, "-m", "infra.operations", "scheduler", "--config", str(config_path), "--role", ROLE,
               "--listen", f"127.0.0.1:{port}"],
-        env={"PYTHONPATH": str(host.project_root), "PYTHONUNBUFFERED": "1",
-             ENV_S3_ACCESS_KEY: secret("s3-access-key"), ENV_S3_SECRET_KEY: secret("s3-secret-key"),
-             **support.catalog_secret_env(ctx.spec)},
+        env={"PYTHONPATH": str(host.code_root), "PYTHONUNBUFFERED": "1",
+             **support.maintenance_store_env(ctx.spec), **support.catalog_secret_env(ctx.spec)},
         files={str(config_path): support.native_config(ctx.spec, host).dump()},
         health={"kind": "http", "url": f"http://127.0.0.1:{port}/healthz", "expect_status": 200},
         stop_grace_s=60.0,  # SIGTERM waits for a running job to finish its commit

@@ -14,18 +14,33 @@ Read against Polaris 1.7.0 (tag apache-polaris-1.7.0):
 - on the lab the store has no STS: the catalog says ``stsUnavailable``, Polaris vends no keys and
   reaches the store with its own (``AWS_*``), as upstream's MinIO/RustFS guides do;
 - a new catalog's ``catalog_admin`` holds only CATALOG_MANAGE_ACCESS and _METADATA
-  (AtomicOperationMetaStoreManager.createCatalog); the data privileges credential vending needs
-  come with CATALOG_MANAGE_CONTENT, which the catalog job grants.
+  (AtomicOperationMetaStoreManager.createCatalog), enough for root to create namespaces and grants.
+
+Root (``polaris-root-secret``) is held by the bootstrap job (which writes it into the realm) and the catalog
+job (which uses it over the management API) and by nothing else: every client is its identity's own
+principal (``principals.py``: one principal, principal role and catalog role per identity, with the privileges
+its grants map to), with the client secret ``polaris-client-secret-<identity>`` set by the catalog job.
+Credentials Polaris vends follow that principal's privileges on the table (IcebergCatalogHandler.
+authorizeLoadTable: write delegation if it holds TABLE_WRITE_DATA there, else read delegation, READ+LIST
+storage actions only) and are scoped to the table's locations (the storage integration's access config).
 """
 
 from __future__ import annotations
 
-from infra.services import steps
-from infra.services.definition import AwsPart, CatalogRole, Lazy, SecretSpec, ServiceDefinition
-from infra.services.placeholders import secret
+from infra.services import operations_support
+from infra.services.capabilities import WAREHOUSE_BUCKET
+from infra.services.definition import AwsPart, CatalogPrincipals, CatalogRole, Lazy, SecretSpec, ServiceDefinition
 from infra.services.polaris import container
-from infra.services.polaris.config import BOOTSTRAP_JOB, CATALOG_JOB, NAME, ROOT_CLIENT_ID, base_location
-from infra.services.seaweedfs import BUCKET_JOB as STORE_BUCKET_JOB
+from infra.services.polaris.config import (
+    BOOTSTRAP_JOB,
+    CATALOG_JOB,
+    CLIENT_SECRET,
+    DATABASE_NAME,
+    NAME,
+    ROOT_CLIENT_ID,
+    base_location,
+    check,
+)
 from infra.spec import Layer, Target
 
 NOT_NATIVE = "no registry serves Polaris's server (Maven Central has only polaris-core); it runs on docker and aws"
@@ -48,10 +63,10 @@ DEFAULT = {
 CATALOG_JOB_DEFAULT = {
     "layer": "catalog",
     "kind": "job",
-    "role": "creates the warehouse catalog in Polaris (its storage) and grants its admins its content",
-    "version": steps.CURL_VERSION,
-    "image": steps.CURL_IMAGE,
-    "memory": "32MiB",
+    "role": "creates the warehouse catalog in Polaris (its storage) and one principal per identity with its grants",
+    "version": "0.3.0",
+    "image": operations_support.OPERATIONS_IMAGE,
+    "memory": "128MiB",
     "depends_on": [NAME],
 }
 
@@ -68,18 +83,19 @@ BOOTSTRAP_JOB_DEFAULT = {
 
 
 CATALOG = CatalogRole(
-    database="polaris",
+    database=DATABASE_NAME,
     path="/api/catalog",
     engine_name="polaris",
     warehouse=lambda spec: spec.catalog.warehouse,
     tables_location=base_location,
-    client_properties=lambda ctx: {
-        "credential": f"{ROOT_CLIENT_ID}:{secret('polaris-root-secret')}",
-        "scope": "PRINCIPAL_ROLE:ALL",
-        "header.X-Iceberg-Access-Delegation": "vended-credentials",
-    },
+    client_properties=lambda ctx: {"header.X-Iceberg-Access-Delegation": "vended-credentials"},
     vends_credentials=True,
     ready_after=(CATALOG_JOB,),
+    # Each principal activates its one principal role (PRINCIPAL_ROLE:ALL is its own roles, not root's).
+    principals=CatalogPrincipals(CLIENT_SECRET, "PRINCIPAL_ROLE:ALL", "polaris_client_id"),
+    admin_secrets=("polaris-root-secret",),
+    admin_jobs=(BOOTSTRAP_JOB, CATALOG_JOB),
+    admin_client_id=ROOT_CLIENT_ID,
 )
 
 
@@ -95,13 +111,15 @@ SERVICES = (
         unavailable={Target.NATIVE: NOT_NATIVE}, catalog=CATALOG,
         secrets=(SecretSpec("polaris-root-secret", "polarisRootSecret", "lab-polaris-root-secret"),
                  SecretSpec("polaris-token-key", "polarisTokenKey", "lab-polaris-token-signing-key")),
+        identity_secrets=(CLIENT_SECRET,),  # each identity's client secret: its principal's (set by the catalog job)
+        check=check,
     ),
     ServiceDefinition(
         name=CATALOG_JOB, default=CATALOG_JOB_DEFAULT, job_of=NAME,
-        summary="the warehouse catalog, its storage and catalog_admin's content grant",
+        summary="the warehouse catalog and one principal per identity (as root)",
         container=container.catalog_job, ecs=Lazy("infra.services.polaris.aws:catalog_ecs"),
         unavailable={Target.NATIVE: NOT_NATIVE},
-        after=(STORE_BUCKET_JOB,),
+        after=(WAREHOUSE_BUCKET,),
     ),
 )
 

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-from infra.services import steps
+import json
+
 from infra.services.context import ServiceContext
 from infra.services.placeholders import KMS_KEY_ARN, VENDING_ROLE_ARN, platform_value
 from infra.services.plans import EcsPlan
 from infra.services.polaris.config import (
+    ACCESS_CONFIG,
     ADMIN_ENTRYPOINT,
     BOOTSTRAP_JOB,
     CATALOG_JOB,
     NAME,
+    access_command,
+    access_config,
+    access_env,
     aws_storage,
     bootstrap_command,
-    catalog_job_env,
     catalog_request,
-    catalog_script,
     datasource_env,
     server_env,
 )
@@ -37,10 +40,12 @@ def bootstrap_ecs(ctx: ServiceContext) -> EcsPlan:
 
 
 def catalog_ecs(ctx: ServiceContext) -> EcsPlan:
-    env = catalog_job_env(ctx)
+    """The access job in the operations image: root's and every identity's secrets from Secrets Manager."""
+    env = access_env(ctx)
     env.update({"VENDING_ROLE_ARN": platform_value(VENDING_ROLE_ARN), "KMS_KEY_ARN": platform_value(KMS_KEY_ARN)})
-    return EcsPlan(env=env, entry_point=list(steps.SHELL_ENTRYPOINT),
-                   command=[catalog_script(ctx, catalog_request(ctx.spec, aws_storage(ctx)))])
+    config = access_config(ctx, catalog_request(ctx.spec, aws_storage(ctx)))
+    return EcsPlan(env=env, command=access_command(ACCESS_CONFIG),
+                   files={ACCESS_CONFIG: json.dumps(config, indent=2) + "\n"})
 
 
 def build(foundation: Foundation) -> CatalogServer:

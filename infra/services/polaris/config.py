@@ -5,15 +5,21 @@ token broker), the realm bootstrap, and the warehouse catalog request with its s
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import quote
 
+from infra.operations.polaris_access import ENV_ROOT_CLIENT_ID, ENV_ROOT_SECRET
 from infra.services import steps
+from infra.services.capabilities import DATABASE, DATABASE_PASSWORD, DATABASE_USER, STORE
 from infra.services.context import ServiceContext, Side
+from infra.services.definition import IdentitySecret
 from infra.services.placeholders import secret
 from infra.services.plans import jvm_heap_flag
+from infra.services.polaris.principals import Principal, stack_principals
+from infra.services.registry import needed
 from infra.spec import PlatformSpec
 
 NAME = "polaris"
+#: Its database on the platform's database (``CatalogRole.database``).
+DATABASE_NAME = "polaris"
 
 
 BOOTSTRAP_JOB = "polaris-bootstrap"
@@ -36,9 +42,10 @@ def datasource_env(ctx: ServiceContext) -> dict[str, str]:
     """Quarkus datasource settings pointing Polaris at its PostgreSQL database."""
     return {
         "POLARIS_PERSISTENCE_TYPE": "relational-jdbc",
-        "QUARKUS_DATASOURCE_JDBC_URL": f"jdbc:postgresql://{ctx.address('postgres', 'pg')}/polaris",
-        "QUARKUS_DATASOURCE_USERNAME": "postgres",
-        "QUARKUS_DATASOURCE_PASSWORD": secret("postgres-password"),
+        "QUARKUS_DATASOURCE_JDBC_URL":
+            f"jdbc:postgresql://{ctx.address(needed(ctx.spec, DATABASE, ctx.name), 'pg')}/{DATABASE_NAME}",
+        "QUARKUS_DATASOURCE_USERNAME": DATABASE_USER,
+        "QUARKUS_DATASOURCE_PASSWORD": secret(DATABASE_PASSWORD),
         "POLARIS_REALM_CONTEXT_REALMS": REALM,
     }
 
@@ -86,7 +93,8 @@ def catalog_request(spec: PlatformSpec, storage: dict[str, Any]) -> dict[str, An
 
 def lab_storage(ctx: ServiceContext) -> dict[str, Any]:
     """The lab store: clients see its host address, Polaris uses the internal one; no STS there."""
-    return {"endpoint": ctx.url("seaweedfs", "s3", Side.EXTERNAL), "endpointInternal": ctx.url("seaweedfs", "s3"),
+    store = needed(ctx.spec, STORE, ctx.name)
+    return {"endpoint": ctx.url(store, "s3", Side.EXTERNAL), "endpointInternal": ctx.url(store, "s3"),
             "pathStyleAccess": True, "stsUnavailable": True, "region": ctx.spec.storage.region}
 
 
@@ -97,33 +105,69 @@ def aws_storage(ctx: ServiceContext) -> dict[str, Any]:
             "currentKmsKey": key, "allowedKmsKeys": [key]}
 
 
-CATALOG_ADMIN_GRANT = {"grant": {"type": "catalog", "privilege": "CATALOG_MANAGE_CONTENT"}}
+#: The job's config file in its container (the operations image's /etc/lakehouse is its user's).
+ACCESS_CONFIG = "/etc/lakehouse/polaris-access.json"
 
 
-def catalog_script(ctx: ServiceContext, request: dict[str, Any]) -> str:
-    """Token (waiting for Polaris), create the catalog (409: it exists), grant content to catalog_admin."""
-    spec = ctx.spec
-    name = spec.catalog.warehouse
-    management = '"$POLARIS_URL/api/management/v1'
-    grants = f"{management}/catalogs/{quote(name, safe='')}/catalog-roles/catalog_admin/grants"
-    auth = ['-H "Authorization: Bearer $token"', '-H "Polaris-Realm: $POLARIS_REALM"']
-    token = steps.Script.call(
-        "POST", '"$POLARIS_URL/api/catalog/v1/oauth/tokens"', '-H "Polaris-Realm: $POLARIS_REALM"',
-        "--data-urlencode grant_type=client_credentials", '--data-urlencode "client_id=$POLARIS_CLIENT_ID"',
-        '--data-urlencode "client_secret=$POLARIS_CLIENT_SECRET"', "--data-urlencode scope=PRINCIPAL_ROLE:ALL")
-    return (
-        steps.Script()
-        .wait("Polaris token endpoint", token)
-        .shell(r"""token=$(sed -n 's/.*"access_token"[[:space:]]*:[[:space:]]*"\([^"]*\)".*/\1/p' "$out")""",
-               '[ -n "$token" ] || fail "Polaris token endpoint: no access_token in its answer"')
-        .step(f"create catalog {name}", steps.Script.call("POST", f'{management}/catalogs"', *auth, body=request),
-              done=("201", "200"))
-        .step(f"grant CATALOG_MANAGE_CONTENT on {name} to catalog_admin",
-              steps.Script.call("PUT", f'{grants}"', *auth, body=CATALOG_ADMIN_GRANT), already=())
-        .render()
-    )
+#: Each identity's Polaris client secret (``polaris-client-secret-<identity>``, stack config
+#: ``polarisClientSecret<Identity>``); its client id is the identity's name (``polaris_client_id``).
+CLIENT_SECRET = IdentitySecret("polaris-client-secret", "polarisClientSecret", "Polaris client secret",
+                               values=lambda identity: {"polaris_client_id": identity})
 
 
-def catalog_job_env(ctx: ServiceContext) -> dict[str, str]:
-    return {"POLARIS_URL": ctx.url(NAME, "http"), "POLARIS_REALM": REALM, "POLARIS_CLIENT_ID": ROOT_CLIENT_ID,
-            "POLARIS_CLIENT_SECRET": secret("polaris-root-secret")}
+def client_secret_name(identity: str) -> str:
+    """The stack secret holding an identity's Polaris client secret."""
+    return CLIENT_SECRET.secret_name(identity)
+
+
+def client_secret_env(identity: str) -> str:
+    """The catalog job's variable holding an identity's client secret: ``POLARIS_CLIENT_SECRET_<IDENTITY>``."""
+    return "POLARIS_CLIENT_SECRET_" + identity.upper().replace("-", "_")
+
+
+def _env_refs(value: Any) -> Any:
+    """``steps.EnvRef`` values as the job's ``${ENV:NAME}`` strings (it reads them from its environment)."""
+    if isinstance(value, steps.EnvRef):
+        return "${ENV:" + value.name + "}"
+    if isinstance(value, dict):
+        return {k: _env_refs(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_env_refs(v) for v in value]
+    return value
+
+
+def access_config(ctx: ServiceContext, request: dict[str, Any],
+                  principals: list[Principal] | None = None) -> dict[str, Any]:
+    """The catalog job's config (``infra.operations.polaris_access``): no secret, only where each one is.
+
+    ``principals``: the stack's identities as principals unless given.
+    """
+    found = stack_principals(ctx.spec) if principals is None else principals
+    namespaces = sorted({ns for p in found for ns in p.namespaces})
+    return {
+        "url": ctx.url(NAME, "http"), "realm": REALM, "wait_s": 300,
+        "catalog": _env_refs(request),
+        "namespaces": [ns.split(".") for ns in namespaces],
+        "principals": [{"name": p.name, "client_id": p.client_id, "principal_role": p.principal_role,
+                        "catalog_role": p.catalog_role, "secret_env": client_secret_env(p.name),
+                        "grants": p.grant_resources()} for p in found],
+    }
+
+
+def check(spec: PlatformSpec) -> list[str]:
+    """An identity cannot be named like Polaris's own root principal: the two would be one principal."""
+    if NAME not in spec.enabled_services() or ROOT_CLIENT_ID not in spec.identities:
+        return []
+    return [f"identities.{ROOT_CLIENT_ID}: {ROOT_CLIENT_ID!r} is Polaris's own root principal (its client id too), "
+            "and every identity is a Polaris principal of that name: name the identity otherwise, or disable polaris"]
+
+
+def access_command(config_path: str) -> list[str]:
+    return ["python", "-m", "infra.operations.polaris_access", "--config", config_path]
+
+
+def access_env(ctx: ServiceContext) -> dict[str, str]:
+    """Root's credentials (this job is their only holder besides the bootstrap) and every identity's secret."""
+    env = {ENV_ROOT_CLIENT_ID: ROOT_CLIENT_ID, ENV_ROOT_SECRET: secret("polaris-root-secret")}
+    env.update({client_secret_env(name): secret(client_secret_name(name)) for name in ctx.spec.identities})
+    return env

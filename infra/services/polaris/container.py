@@ -1,16 +1,20 @@
-"""Polaris on docker: the server, the bootstrap job and the catalog job from the pinned images."""
+"""Polaris on docker: the server and bootstrap job from the pinned images, the catalog job from the operations image."""
 
 from __future__ import annotations
 
-from infra.services import steps
+import json
+
 from infra.services.context import ServiceContext
+from infra.services.operations_support import operations_plan
 from infra.services.placeholders import secret
 from infra.services.plans import ContainerHost, ContainerPlan
 from infra.services.polaris.config import (
+    ACCESS_CONFIG,
+    access_command,
+    access_config,
+    access_env,
     bootstrap_command,
-    catalog_job_env,
     catalog_request,
-    catalog_script,
     datasource_env,
     lab_storage,
     server_env,
@@ -30,6 +34,7 @@ def bootstrap_job(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
 
 
 def catalog_job(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
-    return ContainerPlan(entrypoint=list(steps.SHELL_ENTRYPOINT),
-                         command=[catalog_script(ctx, catalog_request(ctx.spec, lab_storage(ctx)))],
-                         env=catalog_job_env(ctx))
+    """The operations image's access job: the catalog and every identity's principal, as root."""
+    config = access_config(ctx, catalog_request(ctx.spec, lab_storage(ctx)))
+    return operations_plan(command=access_command(ACCESS_CONFIG), env=access_env(ctx),
+                           uploads={ACCESS_CONFIG: json.dumps(config, indent=2) + "\n"}, bind_mounts={})

@@ -8,7 +8,15 @@ binaries of the newest PostgreSQL major Debian offers up to the pin). On aws it 
 from __future__ import annotations
 
 from infra.services.capabilities import DATABASE
-from infra.services.definition import ArtifactRecipe, AwsPart, Lazy, SecretSpec, ServiceDefinition
+from infra.services.definition import (
+    ArtifactRecipe,
+    AwsIngress,
+    AwsPart,
+    Lazy,
+    ProbeHooks,
+    SecretSpec,
+    ServiceDefinition,
+)
 from infra.services.postgres import container, image, native
 from infra.services.postgres.artifact import artifact_key, fetch_server
 from infra.services.postgres.config import NAME
@@ -33,7 +41,13 @@ SERVICES = (
         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_server, source="Debian apt (postgresql-N)"),
         secrets=(SecretSpec("postgres-password", "postgresPassword", "lab-postgres-password",
                             managed_on={Target.AWS: "RDS keeps the master password in Secrets Manager"}),),
-        provides=(DATABASE,), in_place=native.in_place,
+        provides=(DATABASE,), title="PostgreSQL", in_place=native.in_place,
+        probes=ProbeHooks(version=Lazy("infra.services.postgres.probe:version")),
+        aws_ingress=(
+            AwsIngress("db", "pg", "catalogs", "only the catalogs reach the database", back="the catalog database"),
+            AwsIngress("db", "pg", "connect", "Debezium (change data capture of the bookshop)",
+                       back="Debezium reads the bookshop's WAL", when=lambda spec: spec.aws.kafka_msk),
+        ),
     ),
 )
 

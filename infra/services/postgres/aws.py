@@ -17,7 +17,7 @@ import pulumi_aws as aws
 from infra.services.context import Side, host_of
 from infra.services.placeholders import secret
 from infra.services.plans import EcsPlan
-from infra.services.postgres.config import DATABASES, NAME, SERVER_SETTINGS
+from infra.services.postgres.config import NAME, SERVER_SETTINGS, databases
 from infra.spec import Layer, PlatformSpec
 from infra.targets.aws import network as network_module
 from infra.targets.aws.alarms import Alarm
@@ -47,7 +47,7 @@ def log_sources(spec: PlatformSpec) -> dict[str, str | None]:
 def init_container(spec: PlatformSpec) -> Container:
     """RDS creates one database; this job creates the catalogs' and the bookshop's (idempotent)."""
     pg = spec.services[NAME]
-    creates = " ".join(DATABASES)
+    creates = " ".join(databases())
     entry_point, command = shell([
         "set -e",
         f"for db in {creates}; do",
@@ -65,6 +65,8 @@ def init_container(spec: PlatformSpec) -> Container:
 
 class CatalogDatabase(AwsComponent):
     """The catalogs' PostgreSQL on RDS, reached as ``postgres.<name>.internal``, and its init job."""
+
+    first_jobs = (DB_INIT_JOB,)  # RDS creates one database: CD creates the others before any catalog job
 
     def __init__(self, foundation: Foundation) -> None:
         ctx, spec, gov = foundation.ctx, foundation.spec, foundation.gov

@@ -4,12 +4,17 @@ Debezium), and the replication slots the stack declares.
 
 from __future__ import annotations
 
+from infra.services.capabilities import CHANGE_CAPTURE
 from infra.services.context import ServiceContext
+from infra.services.registry import registry
 
 NAME = "postgres"
 
 
-DATABASES = ("polaris", "lakekeeper", "bookshop", "fixture")  # fixture: the REST fixture on PostgreSQL
+def databases() -> tuple[str, ...]:
+    """The databases the platform's services keep here (``Registry.databases``), created whether or not each
+    service runs (a catalog enabled later finds its database)."""
+    return registry().databases()
 
 
 # Logical WAL so Debezium can capture the bookshop's changes.
@@ -24,7 +29,7 @@ def create_databases_sql() -> str:
     """Idempotent: creates each database only where it is missing (psql's \\gexec)."""
     return "".join(
         f"SELECT 'CREATE DATABASE {db}' WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = '{db}')\\gexec\n"  # noqa: S608 - fixed names
-        for db in DATABASES
+        for db in databases()
     )
 
 
@@ -32,7 +37,7 @@ def declared_slots(ctx: ServiceContext) -> list[str]:
     """The logical replication slots the stack's enabled CDC connectors own."""
     from infra.spec.streams import DebeziumPostgresSpec
 
-    if not ctx.enabled("kafka-connect"):
+    if registry().provider(ctx.spec, CHANGE_CAPTURE) is None:
         return []
     return sorted(c.slot for c in ctx.spec.streams.connectors if isinstance(c, DebeziumPostgresSpec))
 

@@ -10,7 +10,10 @@ from infra.services.built_image import BuiltImage, ImageContext, major
 
 
 def context(artifact: Artifact, stack: StackArtifacts) -> ImageContext:
-    return ImageContext(args={"PG_MAJOR": major(artifact.version)})  # apt owns its files: the Dockerfile installs it
+    """apt owns the server's files, so the Dockerfile installs the package, of exactly the version the host's artifact
+    is (PG_VERSION, e.g. 15.18: what the tag says): never whatever point release the mirror has at build time. A
+    mirror that no longer offers it fails the build, naming the version."""
+    return ImageContext(args={"PG_MAJOR": major(artifact.version), "PG_VERSION": artifact.version})
 
 
-IMAGE = BuiltImage("postgres", "postgres", Path(__file__).with_name("lab"), context, package_major=True)
+IMAGE = BuiltImage("postgres", "postgres", Path(__file__).with_name("lab"), context)

@@ -1,6 +1,6 @@
 """Prometheus: scrapes the exporter and the catalog gate, evaluates the alert rules the spec declares (observability).
 
-Whole definition: defaults, the scrape config and the rules file (``infra.operations.alerts``, the same
+Whole definition: defaults, the scrape config and the rules file (``infra.services.prometheus.alerts``, the same
 text on every target), the local process (Debian's ``prometheus`` package, run as the platform's own
 process bound to 127.0.0.1, its TSDB under the service's home; the package's own service is never
 started), the container (the pinned ``prom/prometheus`` image). On aws the rules go to Amazon Managed
@@ -10,10 +10,11 @@ Service for Prometheus instead (``managed``; see ``aws.py`` in this package).
 from __future__ import annotations
 
 from infra.services.capabilities import METRICS
-from infra.services.definition import ArtifactRecipe, AwsPart, Lazy, ServiceDefinition
+from infra.services.definition import ArtifactRecipe, AwsPart, Lazy, Metrics, ProbeHooks, ServiceDefinition
 from infra.services.prometheus import container, image, native
 from infra.services.prometheus.artifact import artifact_key, fetch_prometheus
-from infra.services.prometheus.config import NAME
+from infra.services.prometheus.config import NAME, stack_outputs
+from infra.services.prometheus.smoke import OBSERVED
 from infra.spec import Layer, Target
 
 DEFAULT = {
@@ -36,7 +37,10 @@ SERVICES = (
         container=container.server, native=native.server,
         managed={Target.AWS: "Amazon Managed Service for Prometheus (workspace, rule groups, alert manager to SNS)"},
         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_prometheus, source="Debian apt (prometheus)"),
-        provides=(METRICS,),
+        provides=(METRICS,), title="Prometheus", stack_outputs=stack_outputs,
+        metrics=Metrics(OBSERVED, path="", scraped=False),  # the observability output: its UI and API
+        probes=ProbeHooks(smoke=Lazy("infra.services.prometheus.smoke:smoke"),
+                          version=Lazy("infra.services.prometheus.probe:version")),
     ),
 )
 

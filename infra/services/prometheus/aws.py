@@ -1,6 +1,6 @@
 """Prometheus on aws: Amazon Managed Service for Prometheus holds the table and service signals (observability).
 
-A workspace (KMS-encrypted) with the same alert rules every target evaluates (``infra.operations.alerts``, one
+A workspace (KMS-encrypted) with the same alert rules every target evaluates (``infra.services.prometheus.alerts``, one
 rule groups namespace), its alert manager publishing to the platform's alarm topic, which it may publish to.
 The exporter's task carries a Prometheus agent (this service's pinned image, ``--agent``) that remote-writes
 into the workspace (the exporter's aws part).
@@ -13,8 +13,9 @@ from typing import Any
 import pulumi_aws as aws
 import yaml
 
-from infra.operations.alerts import rules_yaml
+from infra.services.prometheus.alerts import rules_yaml
 from infra.services.prometheus.config import NAME
+from infra.services.registry import registry
 from infra.spec import Layer, PlatformSpec
 from infra.targets.aws.common import physical_name, policy_document
 from infra.targets.aws.context import AwsComponent
@@ -36,8 +37,10 @@ def alertmanager_definition(topic_arn: str, region: str) -> str:
 
 
 def enabled(spec: PlatformSpec) -> bool:
-    """The workspace holds what the exporter reports: it exists where the exporter runs."""
-    return "lakehouse-exporter" in spec.enabled_services()
+    """The workspace holds what the platform's metrics report: it exists where a service whose metrics it keeps runs
+    (an exporter's, ``ServiceDefinition.metrics``, scraped)."""
+    return any(d.metrics is not None and d.metrics.scraped and d.name in spec.enabled_services() and d.ecs is not None
+               for d in registry())
 
 
 class ManagedPrometheus(AwsComponent):

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from infra.operations.alerts import rules_yaml
 from infra.services.context import ServiceContext, Side
 from infra.services.plans import ContainerHost, ContainerPlan
+from infra.services.prometheus.alerts import rules_yaml
 from infra.services.prometheus.config import flags, scrape_config
 
 IMAGE_ETC = "/etc/prometheus"

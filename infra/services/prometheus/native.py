@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from infra.operations.alerts import rules_yaml
 from infra.services.context import ServiceContext, Side
 from infra.services.plans import NativeHost, NativePlan
+from infra.services.prometheus.alerts import rules_yaml
 from infra.services.prometheus.config import NAME, flags, scrape_config
 
 

@@ -19,10 +19,11 @@ non-root user), the local process (the fixture's own classes behind a launcher t
 from __future__ import annotations
 
 from infra.artifacts import java
-from infra.services.definition import ArtifactRecipe, CatalogRole, ServiceDefinition
+from infra.services.capabilities import DATABASE, REFERENCE_CATALOG
+from infra.services.definition import ArtifactRecipe, CatalogRole, Lazy, ProbeHooks, ServiceDefinition
 from infra.services.rest_fixture import container, image, native
 from infra.services.rest_fixture.artifact import artifact_key, driver_key, fetch_driver, fetch_fixture
-from infra.services.rest_fixture.config import INIT_JOB, NAME, check, on_postgres, sqlite_file
+from infra.services.rest_fixture.config import INIT_JOB, NAME, POSTGRES_DATABASE, check, on_postgres, sqlite_file
 from infra.spec import Target
 
 DEFAULT = {
@@ -62,8 +63,10 @@ SERVICES = (
         lab_image=image.IMAGE,  # with lab.images: built
         name=NAME, default=DEFAULT, summary="reference REST catalog on file-backed SQLite",
         container=container.server, native=native.server, java=java.JAVA_FOR_JVM_SERVICES, check=check,
-        after=("postgres",),
-        unavailable={Target.AWS: "the REST fixture is a test server with SQLite behind it; use polaris or lakekeeper"},
+        after=(DATABASE,), databases=(POSTGRES_DATABASE,), provides=(REFERENCE_CATALOG,), title="the REST fixture",
+        probes=ProbeHooks(version=Lazy("infra.services.rest_fixture.probe:version"),
+                          support="infra.services.rest_fixture.probe"),
+        unavailable={Target.AWS: "the REST fixture is a test server with SQLite behind it; use polaris"},
         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_fixture,
                                 source="Maven Central iceberg-open-api + org.postgresql:postgresql + javac "
                                        "(tools/rest-fixture-launcher)"),

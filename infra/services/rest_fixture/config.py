@@ -8,8 +8,10 @@ from pathlib import Path
 
 from infra.artifacts import maven
 from infra.operations.tables import PLATFORM_DEFAULTS
+from infra.services.capabilities import BACKUPS, DATABASE, DATABASE_PASSWORD, DATABASE_USER
 from infra.services.context import ServiceContext
 from infra.services.placeholders import secret
+from infra.services.registry import registry
 from infra.spec import PlatformSpec, Target
 
 NAME = "rest-fixture"
@@ -60,16 +62,16 @@ def table_default_env() -> dict[str, str]:
 
 def postgres_jdbc_uri(pg_address: str) -> str:
     """The fixture's database on the platform's PostgreSQL; the password is in the pgpass file, not here."""
-    return f"jdbc:postgresql://{pg_address}/{POSTGRES_DATABASE}?user=postgres"
+    return f"jdbc:postgresql://{pg_address}/{POSTGRES_DATABASE}?user={DATABASE_USER}"
 
 
 def pgpass_line() -> str:
     """pgjdbc's pgpass format (host:port:database:user:password); any host, the fixture's database only."""
-    return f"*:*:{POSTGRES_DATABASE}:postgres:{secret('postgres-password')}\n"
+    return f"*:*:{POSTGRES_DATABASE}:{DATABASE_USER}:{secret(DATABASE_PASSWORD)}\n"
 
 
 def on_postgres(spec: PlatformSpec) -> bool:
-    return spec.catalog.fixture_backend == "postgres"
+    return spec.catalog.fixture_backend == "postgres"  # not the service: a value of catalog.fixture_backend
 
 
 def catalog_env(ctx: ServiceContext, s3_endpoint: str, sqlite_uri: str | None = None) -> dict[str, str]:
@@ -81,7 +83,7 @@ def catalog_env(ctx: ServiceContext, s3_endpoint: str, sqlite_uri: str | None = 
     """
     spec = ctx.spec
     if on_postgres(spec):
-        jdbc_uri = postgres_jdbc_uri(ctx.address("postgres", "pg"))
+        jdbc_uri = postgres_jdbc_uri(ctx.address(database(ctx.spec), "pg"))
     else:
         jdbc_uri = sqlite_uri or spec.catalog.fixture_jdbc_uri
     return {
@@ -123,11 +125,20 @@ def check(spec: PlatformSpec) -> list[str]:
     if NAME not in spec.enabled_services() or not on_postgres(spec):
         return []
     problems = []
-    if "postgres" not in spec.enabled_services():
+    if registry().provider(spec, DATABASE) is None:
         problems.append("catalog.fixture_backend: postgres keeps the fixture's pointers in the platform's PostgreSQL, "
-                        "which this stack disables; enable services.postgres or use sqlite")
-    if "catalog-backup" in spec.enabled_services():
-        problems.append("catalog.fixture_backend: postgres is refused while services.catalog-backup is enabled: the "
+                        f"which this stack disables; enable services.{registry().providers(DATABASE)[0]} or use sqlite")
+    if (backups := registry().provider(spec, BACKUPS)) is not None:
+        problems.append(f"catalog.fixture_backend: postgres is refused while services.{backups} is enabled: the "
                         "backups and the recovery drill restore the fixture's SQLite file; use sqlite, or disable "
-                        "services.catalog-backup")
+                        f"services.{backups}")
     return problems
+
+
+def database(spec: PlatformSpec) -> str:
+    """The service that is the platform's database (where the fixture keeps its pointers on ``postgres``)."""
+    found = registry().provider(spec, DATABASE)
+    if found is None:
+        raise ValueError("catalog.fixture_backend: postgres needs the platform's database, which no enabled service "
+                         f"provides; enable services.{registry().providers(DATABASE)[0]} or use sqlite")
+    return found

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from infra.services.capabilities import STORE
 from infra.services.context import ServiceContext
 from infra.services.plans import ContainerHost, ContainerPlan, jvm_heap_flag
+from infra.services.registry import needed
 from infra.services.rest_fixture.artifact import UPSTREAM_MAIN
 from infra.services.rest_fixture.config import (
     CATALOG_DIR,
@@ -31,7 +33,7 @@ def server(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
     On PostgreSQL the image's ``java -jar`` cannot see the driver, so the command names the classpath
     (the image's jar plus the uploaded driver) and the upstream main class.
     """
-    env = catalog_env(ctx, ctx.url("seaweedfs", "s3"))
+    env = catalog_env(ctx, ctx.url(needed(ctx.spec, STORE, ctx.name), "s3"))
     env["JAVA_TOOL_OPTIONS"] = jvm_heap_flag(ctx.service)
     plan = ContainerPlan(env=env, bind_mounts={CATALOG_HOST_DIR: CATALOG_DIR}, user=FIXTURE_UID)
     if on_postgres(ctx.spec):

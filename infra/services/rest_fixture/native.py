@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from infra.services.capabilities import STORE
 from infra.services.context import ServiceContext
 from infra.services.plans import NativeHost, NativePlan, jvm_heap_flag
+from infra.services.registry import needed
 from infra.services.rest_fixture.config import NAME, PGPASS, catalog_env, on_postgres, pgpass_line, sqlite_filename
 
 
@@ -16,7 +18,7 @@ def server(ctx: ServiceContext, host: NativeHost) -> NativePlan:
     """The fixture's own classes behind the loopback launcher."""
     assert host.artifact is not None and host.java_home is not None and ctx.service.health is not None
     port = ctx.listen_port("http")
-    env = catalog_env(ctx, ctx.url("seaweedfs", "s3"), native_jdbc_uri(ctx, host))
+    env = catalog_env(ctx, ctx.url(needed(ctx.spec, STORE, ctx.name), "s3"), native_jdbc_uri(ctx, host))
     env.update({"CATALOG_REST_HOST": "127.0.0.1", "CATALOG_REST_PORT": str(port), "JAVA_HOME": str(host.java_home)})
     files = {}
     if on_postgres(ctx.spec):

@@ -8,10 +8,10 @@ process, the bucket job, and the native artifact (``weed`` built from the Go mod
 from __future__ import annotations
 
 from infra.services.capabilities import STORE, WAREHOUSE_BUCKET
-from infra.services.definition import ArtifactRecipe, ServiceDefinition
+from infra.services.definition import ArtifactRecipe, GrantsEnforcement, Lazy, ProbeHooks, ServiceDefinition
 from infra.services.seaweedfs import container, image, native
 from infra.services.seaweedfs.artifact import artifact_key, fetch_weed
-from infra.services.seaweedfs.config import BUCKET_JOB, IMAGE, NAME
+from infra.services.seaweedfs.config import BUCKET_JOB, IMAGE, NAME, check, grant_gaps
 from infra.spec import Target
 
 DEFAULT = {
@@ -55,7 +55,10 @@ SERVICES = (
         container=container.server, native=native.server,
         unavailable={Target.AWS: "on aws the store is S3 itself"},
         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_weed, source="Go module proxy (go build ./weed)"),
-        provides=(STORE,),
+        provides=(STORE,), check=check, title="SeaweedFS",
+        probes=ProbeHooks(version=Lazy("infra.services.seaweedfs.probe:version")),
+        enforces_grants=GrantsEnforcement("each identity's actions per bucket and namespace prefix",
+                                          gaps=grant_gaps),
     ),
     ServiceDefinition(
         lab_image=image.IMAGE,  # with lab.images: built

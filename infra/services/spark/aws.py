@@ -12,7 +12,7 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-from infra.services import ServiceContext, profiles, registry
+from infra.services import profiles
 from infra.services.context import Side
 from infra.services.placeholders import SECRET_TOKEN
 from infra.services.secrets import render
@@ -89,13 +89,11 @@ class SparkApplication(AwsComponent):
         """Spark property -> a Secrets Manager secret holding its value, for each client property with a secret.
 
         The default catalog's client properties (its ``CatalogRole``) carry secrets as placeholders, e.g.
-        Polaris's ``credential`` (``root:<secret>``). An application's runtime configuration is plain text, so
+        Polaris's ``credential`` (``<identity>:<secret>``). An application's runtime configuration is plain text, so
         each such value lives in a secret of its own (governance's) and the configuration names it.
         """
         ctx, spec, gov = foundation.ctx, foundation.spec, foundation.gov
-        role = registry()[spec.catalog.default].catalog
-        assert role is not None
-        raw = role.client_properties(ServiceContext(spec, spec.catalog.default))
+        raw = profiles.client_secrets(spec)  # as the writer identity (its own principal, never the catalog's root)
         held: dict[str, aws.secretsmanager.Secret] = {}
         for key, value in raw.items():
             if not SECRET_TOKEN.search(value):

@@ -9,21 +9,44 @@ trino-server tarball from Maven Central, plugins pruned).
 Security (governance, fails closed): clients authenticate with a password over HTTPS only (the platform
 issues the certificate, ``trino-tls``); plain HTTP answers health checks and refuses queries. One Trino
 user per identity (``identities``), its password the identity's ``trino-password-<name>``, hashed
-(PBKDF2) into the password file. File-based access control gives writers (platform and writer
-identities) the catalogs that hold the writer identity's store keys and catalog token, and readers only
-the ``<catalog>_ro`` catalogs, whose store keys and catalog token are the reader identity's. Trino's
-file-based rules do not gate table procedures (``ALTER TABLE ... EXECUTE optimize``, ``expire_snapshots``)
-once a catalog is readable, so a reader's catalog must itself be unable to write: its store refuses the
-writes and the catalog gate refuses the commits.
+(PBKDF2) into the password file. A gated catalog is one Trino catalog per identity, holding that
+identity's store keys and catalog token (the writer's is the catalog's name, the read-only identity's
+``<name>_ro``, another's ``<name>_<identity>``), and each user reaches only its own. File-based access
+control renders the grants per schema (``access_rules``). Trino's file-based rules do not gate table
+procedures (``ALTER TABLE ... EXECUTE optimize``, ``expire_snapshots``) once a catalog is readable, so
+each catalog must itself be unable to do more than its identity may: the store refuses its writes where
+its grants do not reach and the catalog gate refuses its commits.
 """
 
 from __future__ import annotations
 
 from infra.services.capabilities import SQL_ENGINE
-from infra.services.definition import ArtifactRecipe, AwsPart, CertificateSpec, Lazy, ServiceDefinition
+from infra.services.definition import (
+    ArtifactRecipe,
+    AwsIngress,
+    AwsPart,
+    CertificateSpec,
+    ClientProfile,
+    GrantsEnforcement,
+    Lazy,
+    ProbeHooks,
+    ServiceDefinition,
+)
 from infra.services.trino import container, image, native
 from infra.services.trino.artifact import artifact_key, fetch_server
-from infra.services.trino.config import JAVA, NAME, PASSWORD, PASSWORD_DB, SHARED_SECRET, TLS, tls_hosts
+from infra.services.trino.config import (
+    JAVA,
+    NAME,
+    PASSWORD,
+    PASSWORD_DB,
+    PROFILE,
+    SHARED_SECRET,
+    TLS,
+    catalog_name_problems,
+    client_profile,
+    service_profiles,
+    tls_hosts,
+)
 from infra.spec import Layer
 
 DEFAULT = {
@@ -56,7 +79,14 @@ SERVICES = (
         uses_catalogs=True,  # its catalog files point at each catalog's warehouse: wait until it exists
         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_server, source="Maven Central io.trino:trino-server"),
         secrets=(SHARED_SECRET, PASSWORD_DB), certificates=(CertificateSpec(TLS, tls_hosts),),
-        identity_secrets=(PASSWORD,), provides=(SQL_ENGINE,),
+        identity_secrets=(PASSWORD,), provides=(SQL_ENGINE,), title="Trino", check=catalog_name_problems,
+        enforces_grants=GrantsEnforcement("each identity's own catalog, schema and table rules"),
+        profile=ClientProfile(PROFILE, client=client_profile, services=service_profiles),
+        probes=ProbeHooks(smoke=Lazy("infra.services.trino.client:smoke"),
+                          version=Lazy("infra.services.trino.probe:version"),
+                          engine=Lazy("infra.services.trino.probe:engine")),
+        aws_ingress=(AwsIngress("engines", "http", "engines", "Trino coordinator and workers; maintenance tasks",
+                                back="Trino coordinator and workers"),),
     ),
 )
 
@@ -64,4 +94,8 @@ AWS_PARTS = (
     AwsPart(name=NAME, layer=Layer.COMPUTE, build=Lazy("infra.services.trino.aws:build"),
             enabled=lambda spec: NAME in spec.enabled_services(),
             log_sources=Lazy("infra.services.trino.aws:log_sources")),
+    # Tables as code on aws: Trino creates the declared tables from a task in the VPC.
+    AwsPart(name="declared-tables", layer=Layer.ORCHESTRATION, build=Lazy("infra.services.trino.aws:build_tables"),
+            enabled=Lazy("infra.services.trino.aws:tables_enabled"),
+            log_sources=Lazy("infra.services.trino.aws:tables_log_sources")),
 )

@@ -1,6 +1,6 @@
-"""Trino's configuration, the same on every target: its catalog files (one per catalog service, a read-only
-twin for a gated catalog), security (password file, access rules, TLS names), node and JVM settings, and the
-credentials its files read from the environment.
+"""Trino's configuration, the same on every target: its catalog files (one per catalog service and identity where
+the catalog tells identities apart), security (password file, access rules from the grants, TLS names), node and JVM
+settings, and the credentials its files read from the environment.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import json
 from typing import Any, Literal
 
 from infra.operations import tables as declared_tables
+from infra.services.capabilities import STORE
 from infra.services.catalogs import catalog_url, gate_of
 from infra.services.context import ServiceContext, Side, host_of, url
 from infra.services.definition import IdentitySecret, SecretSpec
@@ -16,14 +17,22 @@ from infra.services.placeholders import SECRET_TOKEN, pbkdf2_of, secret
 from infra.services.plans import properties
 from infra.services.registry import registry
 from infra.spec import PlatformSpec, Target, parse_size
+from infra.spec.governance import EVERY_NAMESPACE
 
 NAME = "trino"
+#: Its key in the profiles output (``profiles.host.trino``).
+PROFILE = "trino"
 #: Java major Trino 476+ needs (natively, and the JDK its built lab image carries).
 JAVA = 24
 
 
-#: The Trino catalog a gated catalog's readers get: ``<engine name>_ro``.
+#: The Trino catalog of a gated catalog that holds the read-only identity's credentials: ``<engine name>_ro``.
 READ_ONLY_SUFFIX = "_ro"
+#: Trino's table privileges for each set of actions a grant allows on a namespace (the catalog's own checks
+#: decide the rest): read selects; write also changes rows; manage also owns the tables (ALTER, DROP, RENAME,
+#: table procedures Trino gates by ownership) and, below, the schema (CREATE TABLE, DROP SCHEMA).
+TABLE_PRIVILEGES = {(): [], ("read",): ["SELECT"], ("read", "write"): ["SELECT", "INSERT", "DELETE", "UPDATE"],
+                    ("read", "write", "manage"): ["SELECT", "INSERT", "DELETE", "UPDATE", "OWNERSHIP"]}
 
 
 SHARED_SECRET = SecretSpec("trino-shared-secret", "trinoSharedSecret", "lab-trino-internal-communication-secret")
@@ -60,15 +69,26 @@ def store_properties(ctx: ServiceContext, side: Side, identity: str) -> dict[str
     """How Trino reaches table files: the lab store with one identity's keys from the environment, or S3 itself."""
     spec = ctx.spec
     switch = s3_switch(spec.pin_of(NAME))
-    if ctx.enabled("seaweedfs"):
+    store = registry().provider(spec, STORE)
+    if store is not None:
         return {
-            switch: "true", "s3.endpoint": ctx.url("seaweedfs", "s3", side),
+            switch: "true", "s3.endpoint": ctx.url(store, "s3", side),
             "s3.path-style-access": "true", "s3.region": spec.storage.region,
             "s3.aws-access-key": f"${{ENV:{env_name('S3_ACCESS_KEY', identity)}}}",
             "s3.aws-secret-key": f"${{ENV:{env_name('S3_SECRET_KEY', identity)}}}",
         }
     return {switch: "true", "s3.endpoint": f"https://s3.{spec.storage.region}.amazonaws.com",
             "s3.path-style-access": "false", "s3.region": spec.storage.region}
+
+
+def trino_catalog_name(spec: PlatformSpec, engine_name: str, identity: str) -> str:
+    """The Trino catalog holding ``identity``'s credentials for a catalog: the writer's is the catalog's own name
+    (the profiles' default), the read-only identity's ``<name>_ro``, any other's ``<name>_<identity>``."""
+    if identity == spec.governance.writer:
+        return engine_name
+    if identity == spec.governance.reader:
+        return engine_name + READ_ONLY_SUFFIX
+    return f"{engine_name}_{identity.replace('-', '_')}"
 
 
 def secret_env_name(secret_name: str) -> str:
@@ -98,11 +118,13 @@ def rest_properties(catalog: str, client: dict[str, str]) -> dict[str, str]:
                           "iceberg.rest-catalog.oauth2.token": from_env(value)})
         elif key == "scope":
             props["iceberg.rest-catalog.oauth2.scope"] = value
+        elif key == "oauth2-server-uri":
+            props["iceberg.rest-catalog.oauth2.server-uri"] = value
         elif key == "header.X-Iceberg-Access-Delegation" and value == "vended-credentials":
             props["iceberg.rest-catalog.vended-credentials-enabled"] = "true"
         else:
             raise ValueError(f"services.{catalog}: Trino has no catalog property for the REST client property "
-                             f"{key}={value!r}; it renders credential, token, scope and "
+                             f"{key}={value!r}; it renders credential, token, scope, oauth2-server-uri and "
                              "header.X-Iceberg-Access-Delegation=vended-credentials (infra/services/trino/config.py)")
     return props
 
@@ -110,19 +132,59 @@ def rest_properties(catalog: str, client: dict[str, str]) -> dict[str, str]:
 def catalogs(spec: PlatformSpec) -> dict[str, tuple[str, str]]:
     """Trino catalog -> (catalog service, identity whose credentials it holds), in registry order.
 
-    Every enabled catalog service is one catalog with the writer identity's credentials; a gated catalog
-    (whose gate checks tokens) is also ``<name>_ro`` with the reader identity's. An ungated catalog has
-    no read-only twin: a reader gets no Trino catalog for it rather than one that could write.
+    A catalog that tells identities apart (a gate checks their tokens, or each is a principal of the catalog's
+    own: Polaris) is one Trino catalog per identity, each with that identity's credentials and store keys:
+    whatever Trino's own rules let through (table procedures above all, which file-based rules do not gate),
+    the catalog and the store still decide as that identity. The platform's identity has none: its store key
+    is the store's admin key, which no engine holds; in Trino it acts as the writer (``holder_of``). Any other
+    catalog is one Trino catalog with the writer identity's credentials, and a reader gets none rather than one
+    that could write.
     """
     found: dict[str, tuple[str, str]] = {}
     for name, definition in registry().catalogs().items():
         if name not in spec.enabled_services():
             continue
         assert definition.catalog is not None
-        found[definition.catalog.engine_name] = (name, spec.governance.writer)
-        if gate_of(spec, name):
-            found[definition.catalog.engine_name + READ_ONLY_SUFFIX] = (name, spec.governance.reader)
+        engine_name = definition.catalog.engine_name
+        if gate_of(spec, name) or definition.catalog.principals is not None:
+            for identity in spec.identities:
+                if spec.role_of_identity(identity) != "platform":
+                    found[trino_catalog_name(spec, engine_name, identity)] = (name, identity)
+        else:
+            found[engine_name] = (name, spec.governance.writer)
     return found
+
+
+def holder_of(spec: PlatformSpec, user: str) -> str:
+    """Whose credentials a Trino user's catalogs hold: its own, the writer's for the platform's identity."""
+    return spec.governance.writer if spec.role_of_identity(user) == "platform" else user
+
+
+def catalogs_of_users(spec: PlatformSpec) -> dict[str, list[str]]:
+    """Trino user (every identity) -> the Trino catalogs it reaches: those holding its holder's credentials."""
+    held: dict[str, list[str]] = {name: [] for name in spec.identities}
+    for trino_catalog, (_, holder) in catalogs(spec).items():
+        held[holder].append(trino_catalog)
+    return {user: held[holder_of(spec, user)] for user in spec.identities}
+
+
+def catalog_name_problems(spec: PlatformSpec) -> list[str]:
+    """Two identities whose Trino catalogs would have one name (``etl-ro`` and the reader's ``_ro``): refused."""
+    if NAME not in spec.enabled_services():
+        return []
+    seen: dict[str, str] = {}
+    problems = []
+    for name, definition in registry().catalogs().items():
+        if name not in spec.enabled_services() or definition.catalog is None or not (
+                gate_of(spec, name) or definition.catalog.principals is not None):
+            continue
+        for identity in (i for i in spec.identities if spec.role_of_identity(i) != "platform"):
+            trino_catalog = trino_catalog_name(spec, definition.catalog.engine_name, identity)
+            if trino_catalog in seen:
+                problems.append(f"identities.{identity}: its Trino catalog {trino_catalog!r} would be the one of "
+                                f"identities.{seen[trino_catalog]}; rename the identity")
+            seen[trino_catalog] = identity
+    return problems
 
 
 def catalog_files(ctx: ServiceContext, side: Side = Side.INTERNAL) -> dict[str, str]:
@@ -148,31 +210,47 @@ def catalog_files(ctx: ServiceContext, side: Side = Side.INTERNAL) -> dict[str, 
         if gate_of(ctx.spec, name):
             props.update({"iceberg.rest-catalog.security": "OAUTH2",
                           "iceberg.rest-catalog.oauth2.token": f"${{ENV:{env_name('CATALOG_TOKEN', identity)}}}"})
+        if role.principals is not None:  # the identity's own principal, never the catalog's root
+            principal = role.principals.properties(identity, secret(role.principals.secret_name(identity)),
+                                                   f"{catalog_url(ctx.spec, name, side).rstrip('/')}/v1/oauth/tokens")
+            props.update(rest_properties(name, principal))
         props.update(store_properties(ctx, side, identity))
         files[f"{trino_catalog}.properties"] = properties(props)
     return files
 
 
-def access_rules(spec: PlatformSpec) -> dict[str, list[dict[str, str]]]:
-    """File-based access control: writers get the writing catalogs, readers only the read-only ones.
+def schema_pattern(namespace: str) -> str:
+    """The schemas a grant on ``namespace`` covers, as a Trino rule regex: the namespace, or every schema for ``*``."""
+    return ".*" if namespace == EVERY_NAMESPACE else namespace + r"(\..*)?"
 
-    Rules match the whole user name; a user no rule names reaches no catalog (fails closed).
+
+def access_rules(spec: PlatformSpec) -> dict[str, list[dict[str, Any]]]:
+    """File-based access control from the grants (``PlatformSpec.access_of``, the one decision).
+
+    Each user reaches only the catalogs holding its own credentials (the platform's identity: the writer's,
+    with the writer's grants, which are what those catalogs can do): all of them if it may write anywhere,
+    read-only otherwise. Per schema, the first matching rule wins, so each known namespace's rule comes
+    before the ``*`` one: manage makes the user the schema's owner (CREATE TABLE, DROP SCHEMA) and the tables'
+    (``OWNERSHIP``: ALTER, DROP); write adds INSERT, DELETE and UPDATE to SELECT; read is SELECT; nothing is
+    no privilege (the schema is not even shown). A user no rule names reaches no catalog (fails closed).
     """
-    def alternatives(names: list[str]) -> str:
-        return "|".join(sorted(names))
-
-    by_catalog = catalogs(spec)
-    writing = [c for c, (_, identity) in by_catalog.items() if identity == spec.governance.writer]
-    reading = [c for c, (_, identity) in by_catalog.items() if identity == spec.governance.reader]
-    writers = spec.identities_of("platform") + spec.identities_of("writer")
-    readers = spec.identities_of("reader")
-    rules = []
-    if writers and writing:
-        rules.append({"user": alternatives(writers), "catalog": alternatives(writing), "allow": "all"})
-    if readers and reading:
-        rules.append({"user": alternatives(readers), "catalog": alternatives(reading), "allow": "read-only"})
-    rules.append({"catalog": "system", "allow": "read-only"})
-    return {"catalogs": rules}
+    catalog_rules: list[dict[str, Any]] = []
+    schema_rules: list[dict[str, Any]] = []
+    table_rules: list[dict[str, Any]] = []
+    for user, reachable in catalogs_of_users(spec).items():
+        if not reachable:
+            continue
+        pattern = "|".join(reachable)
+        access = spec.access_of(holder_of(spec, user))
+        writes = any("write" in actions for actions in access.values())
+        catalog_rules.append({"user": user, "catalog": pattern, "allow": "all" if writes else "read-only"})
+        for namespace, actions in access.items():
+            schema = schema_pattern(namespace)
+            schema_rules.append({"user": user, "catalog": pattern, "schema": schema, "owner": "manage" in actions})
+            table_rules.append({"user": user, "catalog": pattern, "schema": schema,
+                                "privileges": TABLE_PRIVILEGES[actions]})
+    catalog_rules.append({"catalog": "system", "allow": "read-only"})
+    return {"catalogs": catalog_rules, "schemas": schema_rules, "tables": table_rules}
 
 
 def password_file(spec: PlatformSpec) -> str:
@@ -255,15 +333,18 @@ def secret_env(ctx: ServiceContext) -> dict[str, str]:
     spec = ctx.spec
     env = {"TRINO_SHARED_SECRET": secret(SHARED_SECRET.name)}
     for name, identity in {(n, i) for n, i in catalogs(spec).values()}:
-        if ctx.enabled("seaweedfs"):
+        if registry().provider(spec, STORE) is not None:
             env[env_name("S3_ACCESS_KEY", identity)] = spec.identities[identity].access_key  # not a secret
             env[env_name("S3_SECRET_KEY", identity)] = secret(f"s3-secret-key-{identity}")
         if gate_of(spec, name):
             env[env_name("CATALOG_TOKEN", identity)] = secret(f"catalog-token-{identity}")
-        # The catalog's own client secrets its properties file reads (``rest_properties``), e.g. Polaris's root secret.
+        # The client secrets its properties file reads (``rest_properties``): the identity's own Polaris client secret.
         role = registry()[name].catalog
         assert role is not None
-        for value in role.client_properties(ServiceContext(spec, name)).values():
+        client = dict(role.client_properties(ServiceContext(spec, name)))
+        if role.principals is not None:  # its own client secret at a catalog where it is a principal (Polaris)
+            client.update(role.principals.properties(identity, secret(role.principals.secret_name(identity))))
+        for value in client.values():
             for secret_name in SECRET_TOKEN.findall(value):
                 env[secret_env_name(secret_name)] = secret(secret_name)
     return dict(sorted(env.items()))
@@ -283,16 +364,22 @@ def etc_files(ctx: ServiceContext, etc: str, role: Literal["single", "coordinato
     return files
 
 
+def service_profiles(spec: PlatformSpec) -> dict[str, Any]:
+    """What services next to Trino read: its catalog files as they are deployed (the ``profiles.services`` output)."""
+    return {"trino_catalogs": catalog_files(ServiceContext(spec, NAME), Side.INTERNAL)}
+
+
 def client_profile(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[str, Any]:
-    """Where a Trino client connects (HTTPS, password), and the catalogs each identity reaches there."""
-    host, port = url(spec, "trino", "https", side).removeprefix("http://").rsplit(":", 1)
-    by_identity: dict[str, list[str]] = {name: [] for name in spec.identities}
-    writers = set(spec.identities_of("platform") + spec.identities_of("writer"))
-    for trino_catalog, (_, holder) in catalogs(spec).items():
-        for name in spec.identities:
-            if (holder == spec.governance.writer and name in writers) or (
-                    holder == spec.governance.reader and name not in writers):
-                by_identity[name].append(trino_catalog)
+    """Where a Trino client connects (HTTPS, password), the catalogs each identity reaches there (its own), and
+    which one is an identity's for each catalog service (``catalog_of``: what the maintenance runs through)."""
+    host, port = url(spec, NAME, "https", side).removeprefix("http://").rsplit(":", 1)
+    by_identity = catalogs_of_users(spec)
+    catalog_of: dict[str, dict[str, str]] = {}
+    for trino_catalog, (service, holder) in catalogs(spec).items():
+        for user in spec.identities:
+            if holder_of(spec, user) == holder:
+                catalog_of.setdefault(service, {})[user] = trino_catalog
     return {"host": host, "port": int(port), "http_scheme": "https", "user": "{trino_user}",
             "password": "{trino_password}", "certificate": TLS,
-            "catalogs": by_identity[spec.governance.writer], "catalogs_by_identity": by_identity}
+            "catalogs": by_identity[spec.governance.writer], "catalogs_by_identity": by_identity,
+            "catalog_of": catalog_of}

@@ -25,6 +25,14 @@ from infra.targets.aws.common import layer_tags
 
 
 @dataclass(frozen=True)
+class RegistryImage:
+    """An image the stack builds and pushes itself: what task definitions name, and the repository it is pulled from."""
+
+    reference: pulumi.Input[str]  # ``<repository>@sha256:...``
+    repository_arn: pulumi.Input[str]
+
+
+@dataclass(frozen=True)
 class AwsContext:
     """The spec, the secrets, the explicit provider and the layer components."""
 
@@ -37,6 +45,9 @@ class AwsContext:
     platform_values: dict[str, pulumi.Input[str]] = field(default_factory=dict)
     #: What the stack uploads (MSK Connect's plugins, the Flink application's jar), looked up in the cache.
     artifacts: StackArtifacts = field(default_factory=StackArtifacts)
+    #: The spec's image name -> the image the stack pushed under it (the operations image: ``images``). Every task
+    #: definition names it by digest instead, and its execution role may pull it.
+    images: dict[str, RegistryImage] = field(default_factory=dict)
 
     def opts(self, layer: Layer, **kwargs: Any) -> pulumi.ResourceOptions:
         """Options of a resource of one layer: its layer component as parent and the explicit provider."""
@@ -72,6 +83,9 @@ class AwsComponent(pulumi.ComponentResource):
         """Options of a resource of this component: parent, provider, and the alias of its former parent."""
         return pulumi.ResourceOptions(parent=self, provider=self.ctx.provider,
                                       aliases=[pulumi.Alias(parent=self.ctx.layers[self.layer])], **kwargs)
+
+    #: The catalog jobs CD runs before every other (the database's init), when the part has any.
+    first_jobs: tuple[str, ...] = ()
 
     def layer_outputs(self) -> dict[str, Any]:
         """What the component adds to its layer component's outputs."""

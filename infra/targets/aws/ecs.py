@@ -21,13 +21,14 @@ import pulumi_aws as aws
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from infra.services import ServiceContext, registry
+from infra.services.operations_support import OPERATIONS_IMAGE
 from infra.services.placeholders import PLATFORM_TOKEN, SECRET_TOKEN
 from infra.services.plans import EcsPlan
 from infra.spec import HealthCheckSpec, Layer, ServiceSpec
 from infra.spec.aws import FARGATE_SIZES
 from infra.targets.aws.common import log_group_name, to_json
-from infra.targets.aws.context import AwsComponent, AwsContext
-from infra.targets.aws.governance import GovernanceState, execution_role
+from infra.targets.aws.context import AwsComponent, AwsContext, RegistryImage
+from infra.targets.aws.governance import GovernanceState, execution_role, grant
 from infra.targets.aws.logs import LogGroups
 
 
@@ -162,6 +163,24 @@ def secret_names(env: dict[str, str]) -> list[str]:
     return sorted({name for value in env.values() for name in SECRET_TOKEN.findall(value)})
 
 
+class ImageNotPushed(ValueError):
+    """A container runs an image the platform builds itself, which this stack did not push."""
+
+
+def image_reference(pushed: Mapping[str, RegistryImage], container: Container) -> pulumi.Input[str]:
+    """What the task definition names: an image the stack pushed (``AwsContext.images``) by its digest, any other
+    as given.
+
+    The platform's own image under its local name exists only where it was built; a task naming it could never
+    start, so that is refused here, naming the container."""
+    if container.image in pushed:
+        return pushed[container.image].reference
+    if container.image == OPERATIONS_IMAGE:
+        raise ImageNotPushed(f"{container.name} (aws): runs {OPERATIONS_IMAGE}, which the stack did not push (the "
+                             "aws target pushes it for the parts it knows run it: infra/targets/aws/images.py)")
+    return container.image
+
+
 def container_definition(
     ctx: AwsContext, container: Container, secret_refs: dict[str, pulumi.Input[str]]
 ) -> dict[str, Any]:
@@ -172,7 +191,7 @@ def container_definition(
         item["value"] = fill_platform_values(item["value"], ctx.platform_values, f"{container.name} (aws)")
     definition: dict[str, Any] = {
         "name": container.name,
-        "image": container.image,
+        "image": image_reference(ctx.images, container),
         "essential": container.essential,
         "memory": container.memory_mib,
         "environment": sorted(environment, key=lambda item: item["name"]),
@@ -214,6 +233,15 @@ def task_definition(
 ) -> aws.ecs.TaskDefinition:
     """A Fargate task definition: awsvpc networking, x86_64 (the pinned images are multi-arch or amd64)."""
     definitions = [container_definition(ctx, c, secret_refs) for c in containers]
+    pulled = [ctx.images[image] for image in dict.fromkeys(c.image for c in containers) if image in ctx.images]
+    if pulled:
+        # The execution role pulls the stack's own images (ECR: a token for the registry, then the layers).
+        key = name.removeprefix(ctx.spec.name + "-")
+        grant(ctx, f"{key}-execution-pulls-images", execution_role, [
+            {"Sid": "RegistryToken", "Effect": "Allow", "Action": "ecr:GetAuthorizationToken", "Resource": "*"},
+            {"Sid": "PullOwnImages", "Effect": "Allow",
+             "Action": ["ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer", "ecr:BatchGetImage"],
+             "Resource": [image.repository_arn for image in pulled]}])
     return aws.ecs.TaskDefinition(
         name,
         family=f"{ctx.spec.name}-{pulumi.get_stack()}-{name.removeprefix(ctx.spec.name + '-')}",

@@ -1,18 +1,20 @@
 """What every service's aws part stands on: governance, the log groups, the warehouse, the layers' clusters.
 
 The aws target builds the shared pieces first, then hands this to each part (``AwsPart.build``) in layer
-order. A part records itself here, so a later part finds an earlier one by its type (``part``): MSK Connect
-and the Flink application find the MSK cluster, the alarms and the backups find the catalog database.
+order. A part records itself here, so a later part finds an earlier one by the capability its service provides
+(``provider``): MSK Connect and the Flink application find the broker (MSK), the backups find the database.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pulumi
 import pulumi_aws as aws
 
+from infra.services.capabilities import Capability
+from infra.services.registry import registry
 from infra.spec import Layer, PlatformSpec
 from infra.targets.aws import ecs
 from infra.targets.aws.context import AwsComponent, AwsContext
@@ -62,6 +64,11 @@ class Foundation:
             self.code = secure_bucket(self.ctx, Layer.COMPUTE, f"{spec.name}-artifacts",
                                       code_bucket_name(spec.storage.bucket), self.gov.key.arn)
         return self.code
+
+    def provider(self, capability: Capability) -> Any | None:
+        """The built part of the service that provides ``capability`` (its protocol: ``infra.services.capabilities``),
+        if the stack has one: how a part reaches another service's part without naming it."""
+        return next((self.parts[n] for n in registry().providers(capability) if n in self.parts), None)
 
     def part(self, kind: type[Part]) -> Part | None:
         """The built part of this type, if the stack has one."""

@@ -18,8 +18,9 @@ import pulumi
 import pulumi_aws as aws
 
 from infra.services import registry
+from infra.services.catalogs import table_prefixes
 from infra.services.placeholders import KMS_KEY_ARN, VENDING_ROLE_ARN
-from infra.spec import Layer
+from infra.spec import Layer, PlatformSpec
 from infra.targets.aws import network as network_module
 from infra.targets.aws.common import assume_role_policy, log_group_name, policy_document
 from infra.targets.aws.context import AwsContext
@@ -171,6 +172,14 @@ def build(ctx: AwsContext) -> GovernanceState:
                 continue
             secrets[key_name] = _secret(ctx, key, key_name, definition.name,
                                         f"{cert.name}: TLS key and certificate of {definition.name}")
+        # Each identity's client secret at a catalog where it is a principal of its own (Polaris): the catalog's
+        # setup job sets it there, the tasks acting as that identity read it.
+        principals = definition.catalog.principals if definition.catalog is not None else None
+        if principals is not None:
+            for member in spec.identities:
+                name = principals.secret_name(member)
+                secrets[name] = _secret(ctx, key, name, definition.name,
+                                        f"{name}: {member}'s client secret at {definition.name}")
 
     return GovernanceState(
         region=spec.aws.region, account_id=account_id, partition=partition, key=key, network=network,
@@ -191,24 +200,69 @@ def _secret(ctx: AwsContext, key: aws.kms.Key, name: str, owner: str, descriptio
     return secret
 
 
-#: S3 actions on the warehouse's objects by identity role; listing and reading are every identity's.
+#: S3 actions on the warehouse's objects each grant action needs (IAM's names).
 OBJECT_ACTIONS = {
-    "reader": ["s3:GetObject", "s3:GetObjectVersion"],
-    "writer": ["s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload",
-               "s3:ListMultipartUploadParts"],
+    "read": ["s3:GetObject", "s3:GetObjectVersion"],
+    "write": ["s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts"],
 }
 KEY_ACTIONS = {
-    "reader": ["kms:Decrypt", "kms:DescribeKey"],
-    "writer": ["kms:Decrypt", "kms:DescribeKey", "kms:Encrypt", "kms:GenerateDataKey"],
+    "read": ["kms:Decrypt", "kms:DescribeKey"],
+    "write": ["kms:Encrypt", "kms:GenerateDataKey"],
 }
+
+
+def warehouse_statements(spec: PlatformSpec, name: str, partition: pulumi.Input[str]) -> list[dict[str, Any]]:
+    """An identity's S3 statements on the warehouse, from its grants (``PlatformSpec.access_of``, the one decision).
+
+    ``*``'s rights hold on every key of the bucket; a known namespace's rights beyond them on its keys under each
+    catalog's table prefix (``catalogs.table_prefixes``), listing included (``s3:prefix``); a namespace that
+    gives less than ``*`` is carved out by a Deny (IAM can say what SeaweedFS's identities cannot).
+    """
+    bucket = spec.storage.bucket
+    access = spec.access_of(name)
+    everywhere = access["*"]
+    prefixes = table_prefixes(spec)
+    statements: list[dict[str, Any]] = [
+        {"Sid": "LocateWarehouse", "Effect": "Allow", "Action": ["s3:GetBucketLocation"],
+         "Resource": bucket_arn(partition, bucket)}]
+    if "read" in everywhere:
+        statements.append({"Sid": "ListWarehouse", "Effect": "Allow", "Action": ["s3:ListBucket"],
+                           "Resource": bucket_arn(partition, bucket)})
+    for action in ("read", "write"):
+        if action in everywhere:
+            statements.append({"Sid": f"{action.title()}Warehouse", "Effect": "Allow",
+                               "Action": OBJECT_ACTIONS[action], "Resource": bucket_arn(partition, bucket, "/*")})
+    for namespace, actions in access.items():
+        if namespace == "*":
+            continue
+        keys = [f"{prefix}{namespace}/*" for prefix in prefixes]
+        sid = "".join(part.title() for part in namespace.split("_"))
+        if not keys:
+            continue
+        objects = [bucket_arn(partition, bucket, f"/{key}") for key in keys]
+        for action in ("read", "write"):
+            if action in actions and action not in everywhere:
+                statements.append({"Sid": f"{action.title()}{sid}", "Effect": "Allow",
+                                   "Action": OBJECT_ACTIONS[action], "Resource": objects})
+            if action in everywhere and action not in actions:
+                statements.append({"Sid": f"Deny{action.title()}{sid}", "Effect": "Deny",
+                                   "Action": OBJECT_ACTIONS[action], "Resource": objects})
+        listing = {"Action": ["s3:ListBucket"], "Resource": bucket_arn(partition, bucket),
+                   "Condition": {"StringLike": {"s3:prefix": keys}}}
+        if "read" in actions and "read" not in everywhere:
+            statements.append({"Sid": f"List{sid}", "Effect": "Allow", **listing})
+        if "read" in everywhere and "read" not in actions:
+            statements.append({"Sid": f"DenyList{sid}", "Effect": "Deny", **listing})
+    return statements
 
 
 def _identity_roles(ctx: AwsContext, account_id: pulumi.Output[str], partition: pulumi.Output[str],
                     key: aws.kms.Key) -> dict[str, aws.iam.Role]:
-    """One IAM role per writer and reader identity: the same rights as the lab store's S3 identity of that name.
+    """One IAM role per identity other than the platform's: its grants on the warehouse, per prefix
+    (``warehouse_statements``), and the key for what it may read and write.
 
-    Principals of the account (people, CI) and the platform's own tasks (the exporter reads as the reader)
-    may assume them; the platform's identity is whoever deploys, so it gets none.
+    Principals of the account (people, CI) and the platform's own tasks (the exporter reads as
+    ``governance.exporter``) may assume them; the platform's identity is whoever deploys, so it gets none.
     """
     spec = ctx.spec
     opts = ctx.opts(LAYER)
@@ -218,10 +272,11 @@ def _identity_roles(ctx: AwsContext, account_id: pulumi.Output[str], partition: 
         role_kind = spec.role_of_identity(name)
         if role_kind == "platform":
             continue
+        granted = {a for actions in spec.access_of(name).values() for a in actions}
         role = aws.iam.Role(
             f"{spec.name}-identity-{name}",
-            description=f"identity {name} ({role_kind}): {'reads' if role_kind == 'reader' else 'reads and writes'} "
-                        "the warehouse; the same rights as the lab store's identity of that name",
+            description=f"identity {name} ({role_kind}): its grants on the warehouse, per namespace prefix; the same "
+                        "grants as its catalog principal and Trino user",
             assume_role_policy=policy_document(
                 {"Sid": "AccountPrincipalsAssume", "Effect": "Allow", "Principal": {"AWS": root},
                  "Action": "sts:AssumeRole"},
@@ -231,17 +286,12 @@ def _identity_roles(ctx: AwsContext, account_id: pulumi.Output[str], partition: 
             tags=ctx.tags(LAYER, **{"lakehouse.identity": name}),
             opts=opts,
         )
-        aws.iam.RolePolicy(
-            f"{spec.name}-identity-{name}-warehouse", role=role.id,
-            policy=policy_document(
-                {"Sid": "ListWarehouse", "Effect": "Allow", "Action": ["s3:ListBucket", "s3:GetBucketLocation"],
-                 "Resource": bucket_arn(partition, spec.storage.bucket)},
-                {"Sid": "WarehouseObjects", "Effect": "Allow", "Action": OBJECT_ACTIONS[role_kind],
-                 "Resource": bucket_arn(partition, spec.storage.bucket, "/*")},
-                {"Sid": "WarehouseKey", "Effect": "Allow", "Action": KEY_ACTIONS[role_kind], "Resource": key.arn},
-            ),
-            opts=opts,
-        )
+        key_actions = [a for action in ("read", "write") if action in granted for a in KEY_ACTIONS[action]]
+        statements = warehouse_statements(spec, name, partition)
+        if key_actions:
+            statements.append({"Sid": "WarehouseKey", "Effect": "Allow", "Action": key_actions, "Resource": key.arn})
+        aws.iam.RolePolicy(f"{spec.name}-identity-{name}-warehouse", role=role.id,
+                           policy=policy_document(*statements), opts=opts)
         roles[name] = role
     return roles
 

@@ -1,7 +1,8 @@
 """The platform's network on aws: who may reach what, and the names services are reached by (governance).
 
 A VPC, private subnets per AZ (public ones only for NAT egress), an S3 gateway endpoint, security groups
-that admit each hop from exactly one place, and the Cloud Map namespace ``<name>.internal`` every service
+that admit each hop from exactly one place (the catalogs' own, and what each service declares it is reached by:
+``ServiceDefinition.aws_ingress``), and the Cloud Map namespace ``<name>.internal`` every service
 is reached by (``cname`` points a name at an AWS-managed endpoint).
 """
 
@@ -17,11 +18,11 @@ import pulumi_aws as aws
 
 from infra.services import registry
 from infra.services.context import Side, host_of
+from infra.services.definition import AwsIngress
 from infra.spec import Layer, PlatformSpec
 from infra.targets.aws.context import AwsContext
 
 LAYER = Layer.GOVERNANCE
-MSK_IAM_PORT = 9098  # MSK's IAM-authenticated TLS listener (fixed by AWS)
 HTTPS = 443
 ANYWHERE = "0.0.0.0/0"
 
@@ -33,12 +34,10 @@ def catalog_servers(spec: PlatformSpec) -> list[str]:
 
 @dataclass(frozen=True)
 class Ports:
-    """The ports the security groups admit, from the services' specs."""
+    """The ports the catalogs' security groups admit, from the catalogs' specs."""
 
     catalog: int  # every catalog server's REST port (one load balancer listener)
     catalog_health: tuple[int, ...]  # health-check ports that differ from the REST port
-    trino: int
-    postgres: int
 
     @classmethod
     def of(cls, spec: PlatformSpec) -> Ports:
@@ -55,8 +54,29 @@ class Ports:
                 port = spec.services[name].ports[check.port].internal
                 if port != catalog and port not in health:
                     health.append(port)
-        return cls(catalog=catalog, catalog_health=tuple(health), trino=spec.services["trino"].ports["http"].internal,
-                   postgres=spec.services["postgres"].ports["pg"].internal)
+        return cls(catalog=catalog, catalog_health=tuple(health))
+
+
+def declared_ingress(spec: PlatformSpec) -> list[tuple[AwsIngress, int]]:
+    """Every hop the stack's services ask the network to admit (``ServiceDefinition.aws_ingress``), with its port
+    number: of each service the stack runs on aws (enabled, or its aws part enabled), in registry order."""
+    parts = {part.name for part in registry().aws_parts(spec)}
+    found = []
+    for definition in registry():
+        if definition.name not in spec.enabled_services() and definition.name not in parts:
+            continue
+        for hop in definition.aws_ingress:
+            if hop.when is not None and not hop.when(spec):
+                continue
+            if isinstance(hop.port, int):
+                found.append((hop, hop.port))
+                continue
+            ports = spec.services[definition.name].ports
+            if hop.port not in ports:
+                raise ValueError(f"services.{definition.name}.ports: its aws ingress admits port {hop.port!r}, which "
+                                 f"it does not declare; it declares: {', '.join(ports) or 'none'}")
+            found.append((hop, ports[hop.port].internal))
+    return found
 
 
 @dataclass
@@ -168,27 +188,23 @@ def build(ctx: AwsContext) -> Network:
         ingress("catalogs", health, "lb", "health checks")
     ingress("catalogs", ports.catalog, "lb", "REST API through the load balancer")
     ingress("catalogs", ports.catalog, "engines", "REST API directly from the engines")
-    egress("catalogs", ports.postgres, "db", "the catalog database")
     # The catalogs' setup jobs (catalog, warehouse) run in this group and call the REST APIs.
     egress("catalogs", ports.catalog, "lb", "setup jobs call the catalogs' management APIs")
     ingress("lb", ports.catalog, "catalogs", "the catalogs' setup jobs")
     egress("catalogs", HTTPS, "anywhere", "S3, STS, Secrets Manager, image registries")
-    ingress("db", ports.postgres, "catalogs", "only the catalogs reach the database")
-    ingress("engines", ports.trino, "engines", "Trino coordinator and workers; maintenance tasks")
-    egress("engines", ports.trino, "engines", "Trino coordinator and workers")
     egress("engines", ports.catalog, "lb", "catalogs through the load balancer")
     egress("engines", ports.catalog, "catalogs", "catalogs directly")
     egress("engines", HTTPS, "anywhere", "S3 (vended credentials), image registries")
     if spec.aws.kafka_msk:
-        ingress("msk", MSK_IAM_PORT, "engines", "Kafka clients (IAM auth, TLS)")
-        ingress("msk", MSK_IAM_PORT, "connect", "Debezium on MSK Connect")
-        ingress("msk", 9092, "msk", "broker to broker", to_port=MSK_IAM_PORT)
-        egress("msk", 9092, "msk", "broker to broker", to_port=MSK_IAM_PORT)
-        egress("engines", MSK_IAM_PORT, "msk", "Kafka clients")
-        egress("connect", MSK_IAM_PORT, "msk", "Debezium writes change events")
-        egress("connect", ports.postgres, "db", "Debezium reads the bookshop's WAL")
         egress("connect", HTTPS, "anywhere", "Secrets Manager, STS")
-        ingress("db", ports.postgres, "connect", "Debezium (change data capture of the bookshop)")
+    # What each service asks to be reached by (its port, from a group), with the matching egress.
+    for hop, port in declared_ingress(spec):
+        for group in (hop.group, hop.source):
+            if group not in sgs:
+                raise ValueError(f"an aws ingress names the security group {group!r}, which this stack's network does "
+                                 f"not have; it has: {', '.join(sgs)}")
+        ingress(hop.group, port, hop.source, hop.why, to_port=hop.to_port)
+        egress(hop.source, port, hop.group, hop.back or hop.why, to_port=hop.to_port)
 
     namespace = aws.servicediscovery.PrivateDnsNamespace(
         f"{name}-namespace", name=f"{name}.internal", vpc=vpc.id,

@@ -6,6 +6,7 @@ Amazon Managed Prometheus, the exporter) is the ``aws`` module of its package, d
 ``AwsTarget.build`` builds in dependency order and hands each part the typed ``Foundation``:
 
     governance (network, KMS, roles, secrets) -> log groups (every part's sources) -> storage (warehouse)
+    -> the images the stack pushes (the operations image, when a part runs it)
     -> catalog parts (behind one load balancer; their jobs become ``catalog_jobs``) -> compute parts
     -> orchestration (declared tables, maintenance parts) -> observability (the alarm topic, its parts,
     then every part's alarms) -> recovery (backups of the catalog database, the warehouse's replica)
@@ -25,13 +26,12 @@ import pulumi_aws as aws
 from infra.artifacts.stack import StackArtifacts
 from infra.layers import LayerComponent
 from infra.services import registry
+from infra.services.capabilities import DATABASE, DatabaseOnAws
 from infra.services.context import Side, url
 from infra.services.definition import AwsPart
-from infra.services.postgres.aws import CatalogDatabase
-from infra.services.trino.aws import TrinoCluster
 from infra.spec import Layer, PlatformSpec
 from infra.targets import Built
-from infra.targets.aws import alarms, catalogs, governance, logs, recovery, storage, tables
+from infra.targets.aws import alarms, catalogs, governance, images, logs, recovery, storage
 from infra.targets.aws.common import tag_value
 from infra.targets.aws.context import AwsComponent, AwsContext
 from infra.targets.aws.foundation import Foundation
@@ -39,18 +39,14 @@ from infra.targets.aws.provider_config import provider_args
 
 #: The layers whose services' parts the target builds, in order.
 PART_LAYERS = (Layer.CATALOG, Layer.COMPUTE, Layer.ORCHESTRATION, Layer.OBSERVABILITY)
-#: The catalog job CD runs first: the database's init (the postgres part's).
-FIRST_JOBS = ("postgres-init",)
-TRINO = "trino"
 
 
 def log_sources(spec: PlatformSpec, parts: tuple[AwsPart, ...]) -> dict[str, str | None]:
-    """Every log group the stack writes to: each part's, and the declared tables' task."""
+    """Every log group the stack writes to: each part's."""
     sources: dict[str, str | None] = {}
     for part in parts:
         for source, name in (part.log_sources(spec) if part.log_sources else {}).items():
             sources.setdefault(source, name)
-    sources.update(tables.log_sources(spec) if TRINO in spec.enabled_services() else {})
     return sources
 
 
@@ -78,6 +74,8 @@ class AwsTarget:
         groups = logs.build(ctx, gov.key.arn, log_sources(spec, parts))
         warehouse = storage.warehouse(ctx, gov.key.arn)
         foundation = Foundation(ctx, gov, groups, warehouse, secret_refs=dict(gov.secret_refs))
+        # The images the stack pushes itself (the operations image), before any task definition names them.
+        pushed = images.build(ctx, gov, parts)
         for layer in (Layer.CATALOG, Layer.COMPUTE):
             foundation.cluster(layer)  # every stack has both: what CD runs (catalog jobs) and the engines
         built = Built()
@@ -85,11 +83,7 @@ class AwsTarget:
         front = catalogs.CatalogLoadBalancer(foundation) if catalogs.servers(foundation) else None
         watchers += [front] if front else []
         topic: alarms.Alarms | None = None
-        declared = None
         for layer in PART_LAYERS:
-            if layer is Layer.ORCHESTRATION and spec.tables and TRINO in spec.enabled_services():
-                trino = foundation.part(TrinoCluster)
-                declared = tables.declare(foundation, trino.coordinator if trino else None)
             if layer is Layer.OBSERVABILITY:
                 topic = alarms.Alarms(ctx, gov.key.arn)
                 foundation.alarm_topic = topic.topic
@@ -100,7 +94,7 @@ class AwsTarget:
                 built.outputs.update(component.stack_outputs())
         assert topic is not None
         topic.watch([*watchers, *foundation.parts.values()])
-        database = foundation.part(CatalogDatabase)
+        database: DatabaseOnAws | None = foundation.provider(DATABASE)
         rec = recovery.build(ctx, gov, warehouse, database.database if database else None)
 
         self._catalog_outputs(foundation, front, built)
@@ -109,9 +103,10 @@ class AwsTarget:
         built.outputs["compute_cluster"] = cluster.name
         orchestration = built.layer(Layer.ORCHESTRATION)
         orchestration.setdefault("schedules", [])
-        if declared is not None:
-            orchestration["declared_tables_task"] = declared.task_arn
         built.layer(Layer.OBSERVABILITY).update(topic.layer_outputs())
+        if pushed is not None:
+            built.layer(Layer.OBSERVABILITY).update(pushed.layer_outputs())
+            built.outputs.update(pushed.stack_outputs())
         built.outputs.update(topic.stack_outputs())
         storage_layer, storage_stack = storage.storage_outputs(warehouse, list(spec.storage.warehouse_prefixes))
         for layer, (layer_out, stack_out) in ((Layer.GOVERNANCE, (gov.layer_outputs(), gov.stack_outputs())),
@@ -134,7 +129,9 @@ class AwsTarget:
             role = registry()[name].catalog
             assert role is not None
             urls[name] = url(spec, name, "http", Side.INTERNAL, role.path)
-        jobs = catalogs.run_spec(foundation, FIRST_JOBS)
+        # CD runs first the jobs a part says come first (the database's init), then the start order.
+        first = [job for part in foundation.parts.values() for job in part.first_jobs]
+        jobs = catalogs.run_spec(foundation, first)
         built.layer(Layer.CATALOG).update({"cluster": cluster.name, "catalog_urls": urls, "jobs": jobs})
         built.outputs.update({"catalog_urls": urls, "catalog_jobs": jobs, "catalog_cluster": cluster.name})
         if front is not None:

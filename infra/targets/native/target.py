@@ -8,19 +8,20 @@ folded into the processes here (``ServiceDefinition.native_folded``).
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pulumi
 
+from infra.artifacts import runtime
 from infra.artifacts.artifact import ArtifactError
 from infra.artifacts.stack import host_clients
 from infra.layers import LayerComponent, layer_labels
 from infra.operations.config import OperationsConfig
-from infra.paths import PROJECT_ROOT, state_root
+from infra.paths import PROJECT_ROOT, stack_state_dir
 from infra.services import ServiceContext, registry
+from infra.services.capabilities import DATABASE
 from infra.services.catalogs import gate_of
 from infra.services.plans import NativeHost, StepHost
 from infra.services.resolver import Resolver
@@ -29,6 +30,7 @@ from infra.spec import Layer, PlatformSpec
 from infra.targets import Built, TargetNotReady, declared_tables, dependencies
 from infra.targets.deploy_steps import build_steps, export_steps
 from infra.targets.native import local_service
+from infra.targets.native import runtime as native_runtime
 from infra.targets.native.local_service import LocalService
 
 
@@ -68,7 +70,7 @@ class NativeTarget:
         self.spec = spec
         self.secrets = secrets
         stack = pulumi.get_stack()
-        self.state_dir = state_root() / stack
+        self.state_dir = stack_state_dir(stack, spec.state_dir)
         problems = port_conflicts(spec, self.state_dir, stack) if check_ports else []
         try:
             self.artifacts = resolver.resolve(spec)
@@ -76,12 +78,16 @@ class NativeTarget:
             problems.append(str(exc))
         if problems:
             raise TargetNotReady("the native platform cannot start:\n" + "\n".join(f"  - {p}" for p in problems))
+        assert self.artifacts.runtime is not None  # the resolver refuses a native stack without it
+        self.python = str(runtime.python_of(self.artifacts.runtime))
+        self.code = native_runtime.code_dir(self.state_dir / "runtime")
         # Like the ports, the data on this host is the host's business: the unit tier (check_ports=False) skips both.
         refused = self.not_in_place() if check_ports else []
         if refused:
             raise TargetNotReady("a change that cannot be made in place is refused; nothing was changed:\n"
                                  + "\n".join(f"  - {r}" for r in refused))
         self.processes: dict[str, LocalService] = {}
+        self.runtime: native_runtime.NativeRuntime | None = None
 
     def not_in_place(self) -> list[str]:
         """Every enabled service's refusal of a change its data on this host cannot survive (``in_place``)."""
@@ -98,14 +104,19 @@ class NativeTarget:
             home=self.state_dir / name,
             artifact=self.artifacts.services.get(name),
             java_home=self.artifacts.java_home(definition.java) if definition.java else None,
-            python=sys.executable,
-            project_root=PROJECT_ROOT,
+            python=self.python,
+            code_root=self.code,
             state_dir=self.state_dir,
             artifacts=dict(self.artifacts.services),
         )
 
     def build(self, layers: Mapping[Layer, LayerComponent]) -> Built:
         built = Built()
+        # The code the platform's own Python processes run, copied into the stack's state before any of them.
+        self.runtime = native_runtime.NativeRuntime(
+            "operations-runtime", directory=str(self.state_dir / "runtime"),
+            sources=native_runtime.code_sources(PROJECT_ROOT),
+            opts=pulumi.ResourceOptions(parent=layers[Layer.ORCHESTRATION]))
         folded: dict[str, str] = {}
         for name in self.spec.start_order():
             definition = registry()[name]
@@ -168,7 +179,8 @@ class NativeTarget:
             data_dir=str(host.home),
             log_file=str(self.state_dir / "logs" / f"{name}.log"),
             health=plan.health,
-            env={k: render(v, self.secrets) for k, v in plan.env.items()},
+            # The stack's own settings (services.<x>.env) under the plan's, as on docker and aws.
+            env={k: render(v, self.secrets) for k, v in {**service.env, **plan.env}.items()},
             files={k: render(v, self.secrets) for k, v in plan.files.items()},
             ports=[p.bound for p in service.ports.values()],
             health_timeout_s=float(service.health.ready_timeout_s),
@@ -182,8 +194,9 @@ class NativeTarget:
             restart_policy=service.restart.model_dump(),
             labels=layer_labels(spec, service.layer, name),
             memory_budget_bytes=service.memory_bytes,
-            opts=pulumi.ResourceOptions(parent=component,
-                                        depends_on=dependencies(self.processes, name, waits_for)),
+            opts=pulumi.ResourceOptions(parent=component, depends_on=[
+                *([self.runtime] if self.runtime is not None else []),
+                *dependencies(self.processes, name, waits_for)]),
         )
         self.processes[name] = process
         return process
@@ -236,7 +249,8 @@ class NativeTarget:
         from infra.services.context import Side
         from infra.services.operations_config import host_paths, operations_config
 
-        postgres = self.artifacts.services.get("postgres")
+        database = registry().provider(self.spec, DATABASE)  # its client tools: the database server's own
+        postgres = self.artifacts.services.get(database) if database else None
         return operations_config(self.spec, self.state_dir.name,
                                  host_paths(self.spec, str(self.state_dir), str(postgres.path) if postgres else None),
                                  Side.EXTERNAL)

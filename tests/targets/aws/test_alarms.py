@@ -9,7 +9,7 @@ from tests.support.harness import ProgramRun
 def test_alarms_on_catalog_health_reach_the_topic(cloud: ProgramRun, streaming: ProgramRun) -> None:
     topic = "arn:aws:sns:eu-west-1:123456789012:lakehouse-alarms"
     alarms = {r.name: r.inputs for r in cloud.of_type("aws:cloudwatch/metricAlarm:MetricAlarm")}
-    for catalog in ("polaris", "lakekeeper"):
+    for catalog in ("polaris",):  # Lakekeeper: refused (ADR 0013)
         unhealthy = alarms[f"lakehouse-{catalog}-unhealthy"]
         assert unhealthy["metricName"] == "UnHealthyHostCount"
         assert unhealthy["dimensions"]["TargetGroup"] == f"targetgroup/lakehouse-{catalog}/abc"

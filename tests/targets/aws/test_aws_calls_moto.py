@@ -14,7 +14,7 @@ runs against them, unchanged:
 * the S3 reads of recovery and maintenance (``recovery.tables_on_storage``, ``maintenance.list_objects``)
   through the operations' own client (``infra.operations.config.s3_client``) on the cloud's operations
   config, and the host profile's client (``infra.control.clients.s3_client``);
-* the native target's bucket task (``python -m infra.targets.native.tasks create-bucket``), S3 API only.
+* the native target's bucket task (``python -m infra.operations.tasks create-bucket``), S3 API only.
 
 How the test reaches S3 past the TLS-only bucket policy: moto serves HTTPS here, with a certificate the
 platform's own issuer makes for 127.0.0.1, verified by every client through ``AWS_CA_BUNDLE``; the
@@ -30,6 +30,7 @@ but not their policy.
 
 from __future__ import annotations
 
+import base64
 import json
 import shlex
 import subprocess
@@ -186,8 +187,7 @@ def test_cd_runs_the_catalog_jobs_in_order_with_the_aws_cli(cloud: ProgramRun, a
         eni = _eni_of(stopped)
         assert eni["SubnetId"] in job["subnets"] and [g["GroupId"] for g in eni["Groups"]] == [catalogs]
         ran.append(name)
-    assert ran == ["postgres-init", "polaris-bootstrap", "polaris-catalog", "lakekeeper-migrate",
-                   "lakekeeper-warehouse"]
+    assert ran == ["postgres-init", "polaris-bootstrap", "polaris-catalog"]  # Lakekeeper: refused (ADR 0013)
     # The catalogs' jobs reach the catalogs through the load balancer and the database on 5432.
     assert aws.id_of("lakehouse-lb") in _egress_to(catalogs, 8181)
     assert aws.id_of("lakehouse-db") in _egress_to(catalogs, 5432)
@@ -270,6 +270,33 @@ def test_the_host_profile_client_reaches_the_warehouse_bucket(cloud: ProgramRun,
     s3.head_bucket(Bucket=cloud.outputs["bucket"])
 
 
+def test_the_operations_repository_and_the_registry_token_the_push_uses(cloud: ProgramRun, aws: InMoto) -> None:
+    """ECR accepts the rendered repository and lifecycle rules as they are; the token the program asks for
+    (``aws.ecr.get_authorization_token``) is the registry's user and password for that repository's registry, and
+    the task definitions ECS registered name the repository by digest."""
+    ecr = boto3.client("ecr")
+    (rendered,) = cloud.of_type("aws:ecr/repository:Repository")
+    (repository,) = ecr.describe_repositories(repositoryNames=[rendered.inputs["name"]])["repositories"]
+    assert repository["imageTagMutability"] == "IMMUTABLE"
+    assert repository["imageScanningConfiguration"] == {"scanOnPush": True}
+    key = aws.arn_of("kms", "lakehouse-key")
+    assert repository["encryptionConfiguration"] == {"encryptionType": "KMS", "kmsKey": key}
+    (lifecycle,) = cloud.of_type("aws:ecr/lifecyclePolicy:LifecyclePolicy")
+    stored = ecr.get_lifecycle_policy(repositoryName=repository["repositoryName"])["lifecyclePolicyText"]
+    assert json.loads(stored) == json.loads(lifecycle.inputs["policy"])
+
+    (token,) = ecr.get_authorization_token(registryIds=[repository["registryId"]])["authorizationData"]
+    user, _, password = base64.b64decode(token["authorizationToken"]).decode().partition(":")
+    assert user == "AWS" and password  # what the provider's user_name and password are (the token, decoded)
+    assert repository["repositoryUri"].startswith(token["proxyEndpoint"].removeprefix("https://") + "/")
+
+    images = {c["name"]: c["image"] for family in ("lakehouse-cloud-lakehouse-exporter", "lakehouse-cloud-maintenance")
+              for c in boto3.client("ecs").describe_task_definition(taskDefinition=family)["taskDefinition"][
+                  "containerDefinitions"]}
+    for name in ("lakehouse-exporter", "maintenance"):
+        assert images[name].startswith(repository["repositoryUri"] + "@sha256:"), images
+
+
 def test_the_tls_only_bucket_policy_refuses_plain_http(cloud: ProgramRun, aws: InMoto, server: MotoServer,
                                                        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (policy,) = [p for p in cloud.of_type("aws:s3/bucketPolicy:BucketPolicy") if p.name == "lakehouse-warehouse"]
@@ -312,7 +339,7 @@ def test_the_tls_only_bucket_policy_refuses_plain_http(cloud: ProgramRun, aws: I
 def test_the_native_bucket_task_creates_the_bucket_once(aws_env: dict[str, str], server: MotoServer) -> None:
     env = {**aws_env, "LAKEHOUSE_S3_ACCESS_KEY": "native-key", "LAKEHOUSE_S3_SECRET_KEY": "native-secret",
            "PATH": "/usr/bin:/bin"}
-    command = [sys.executable, "-m", "infra.targets.native.tasks", "create-bucket", "--endpoint", server.endpoint,
+    command = [sys.executable, "-m", "infra.operations.tasks", "create-bucket", "--endpoint", server.endpoint,
                "--bucket", "lakehouse-native-task", "--region", "us-east-1"]
     outputs = []
     for _ in range(2):

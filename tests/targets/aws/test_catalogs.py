@@ -3,8 +3,11 @@ balancer, their setup jobs as one-off task definitions in the order CD runs them
 
 from __future__ import annotations
 
+import re
+
 from infra.config import load_platform
-from tests.support.aws_graph import container_of_task, containers, ecs_service, the
+from infra.services.operations_support import OPERATIONS_IMAGE
+from tests.support.aws_graph import container_of_task, containers, ecs_service, the, written_files
 from tests.support.harness import ProgramRun
 from tests.support.stacks import cloud_platform
 
@@ -16,11 +19,10 @@ def test_catalogs_run_on_fargate_behind_an_internal_load_balancer(cloud: Program
     groups = {r.name: r.inputs for r in cloud.of_type("aws:lb/targetGroup:TargetGroup")}
     assert groups["lakehouse-polaris"]["healthCheck"]["path"] == "/q/health"
     assert groups["lakehouse-polaris"]["healthCheck"]["port"] == "8182"
-    assert groups["lakehouse-lakekeeper"]["healthCheck"]["path"] == "/health"
-    assert groups["lakehouse-lakekeeper"]["healthCheck"]["port"] == "traffic-port"
+    assert "lakehouse-lakekeeper" not in groups  # refused until it enforces grants (ADR 0013)
     rules = {r.name: r.inputs for r in cloud.of_type("aws:lb/listenerRule:ListenerRule")}
     assert rules["lakehouse-polaris"]["conditions"] == [{"hostHeader": {"values": ["polaris.lakehouse.internal"]}}]
-    for name in ("polaris", "lakekeeper"):
+    for name in ("polaris",):
         service = ecs_service(cloud, name).inputs
         assert service["launchType"] == "FARGATE"
         assert service["desiredCount"] == 2
@@ -29,17 +31,20 @@ def test_catalogs_run_on_fargate_behind_an_internal_load_balancer(cloud: Program
         assert service["deploymentCircuitBreaker"] == {"enable": True, "rollback": True}
     images = {c["name"]: c["image"] for _, c in containers(cloud)}
     spec = load_platform(cloud_platform())
-    for name in ("polaris", "lakekeeper", "polaris-bootstrap", "lakekeeper-migrate", "trino"):
+    for name in ("polaris", "polaris-bootstrap", "trino"):
         assert images[name] == spec.services[name].image
+    # The catalog job runs in the operations image, which the stack pushes itself: named by its digest.
+    assert spec.services["polaris-catalog"].image == OPERATIONS_IMAGE
+    assert re.search(r"/lakehouse-cloud/operations@sha256:[0-9a-f]{64}$", images["polaris-catalog"])
     memory = {c["name"]: c["memory"] for _, c in containers(cloud)}
-    assert memory["polaris"] == 1024 and memory["lakekeeper"] == 256  # the service budgets
+    assert memory["polaris"] == 1024 and memory["polaris-catalog"] == 128  # the service budgets
 
 
 def test_jobs_are_one_off_task_definitions_in_order(cloud: ProgramRun) -> None:
     jobs = cloud.outputs["catalog_jobs"]
     # Each catalog's setup job (catalog, warehouse) after its server's bootstrap or migration.
     assert sorted(jobs, key=lambda j: jobs[j]["order"]) == [
-        "postgres-init", "polaris-bootstrap", "polaris-catalog", "lakekeeper-migrate", "lakekeeper-warehouse"]
+        "postgres-init", "polaris-bootstrap", "polaris-catalog"]  # Lakekeeper: refused (ADR 0013)
     for job in jobs.values():
         assert job["command"].startswith(f"aws ecs run-task --cluster lakehouse-cloud-catalog "
                                          f"--task-definition {job['task_definition']}")
@@ -53,18 +58,18 @@ def test_catalog_setup_jobs_name_the_vending_role_and_key_and_read_secrets_from_
     vending = "arn:aws:iam:eu-west-1:123456789012:lakehouse-credential-vending"
     key = "arn:aws:kms:eu-west-1:123456789012:lakehouse-key"
     catalog = container_of_task(cloud, "lakehouse-polaris-catalog")
-    assert catalog["image"] == "alpine/curl:8.21.0" and catalog["entryPoint"] == ["/bin/sh", "-c"]
+    # The access job: the operations image's Python, as the stack pushed it (by digest).
+    assert re.search(r"/lakehouse-cloud/operations@sha256:[0-9a-f]{64}$", catalog["image"])
     env = {e["name"]: e["value"] for e in catalog["environment"]}
-    assert env == {"KMS_KEY_ARN": key, "POLARIS_CLIENT_ID": "root", "POLARIS_REALM": "POLARIS",
-                   "POLARIS_URL": "http://polaris.lakehouse.internal:8181", "VENDING_ROLE_ARN": vending}
-    assert catalog["secrets"] == [{"name": "POLARIS_CLIENT_SECRET",
-                                   "valueFrom": "arn:aws:secretsmanager:eu-west-1:123456789012:secret:lakehouse-polaris-root-secret-AbCdEf"}]
-    assert '\\"roleArn\\":\\"$(json_escape "$VENDING_ROLE_ARN")\\"' in catalog["command"][0]
-    warehouse = container_of_task(cloud, "lakehouse-lakekeeper-warehouse")
-    env = {e["name"]: e["value"] for e in warehouse["environment"]}
-    assert env == {"KMS_KEY_ARN": key, "LAKEKEEPER_URL": "http://lakekeeper.lakehouse.internal:8181",
-                   "VENDING_ROLE_ARN": vending}
-    assert warehouse["secrets"] == []
+    assert env == {"KMS_KEY_ARN": key, "POLARIS_ROOT_CLIENT_ID": "root", "VENDING_ROLE_ARN": vending}
+    arn = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:lakehouse-{}-AbCdEf"
+    # Root and each identity's client secret (the job sets them on their principals), from Secrets Manager.
+    assert sorted(catalog["secrets"], key=lambda s: s["name"]) == [
+        {"name": f"POLARIS_CLIENT_SECRET_{n.upper()}", "valueFrom": arn.format(f"polaris-client-secret-{n}")}
+        for n in ("platform", "reader", "writer")] + [
+        {"name": "POLARIS_ROOT_SECRET", "valueFrom": arn.format("polaris-root-secret")}]
+    # Its config file names the ARNs as ${ENV:...}, which the job reads from its environment.
+    assert '${ENV:VENDING_ROLE_ARN}' in written_files(catalog["command"][0])["/etc/lakehouse/polaris-access.json"]
     # The jobs run in the catalogs' group and reach the catalogs through the load balancer.
     rules = cloud.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
     assert any(r.inputs["securityGroupId"] == "lakehouse-lb-id" and r.inputs["referencedSecurityGroupId"]

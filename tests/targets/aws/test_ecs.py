@@ -30,11 +30,12 @@ def test_secrets_never_in_task_environment(cloud: ProgramRun, streaming: Program
     assert polaris_secrets["QUARKUS_DATASOURCE_PASSWORD"].endswith(":password::")  # the RDS-managed secret
     # Every replica signs and checks tokens with the one key from Secrets Manager.
     assert polaris_secrets["polaris.authentication.token-broker.symmetric-key.secret"].endswith(":secret:lakehouse-polaris-token-key-AbCdEf")
-    assert {s["name"] for s in by_name["lakekeeper"]["secrets"]} == {"LAKEKEEPER__PG_PASSWORD",
-                                                                     "LAKEKEEPER__PG_ENCRYPTION_KEY"}
+    assert "lakekeeper" not in by_name  # refused (ADR 0013)
     # The TLS key and the password hashes are whole secrets written to files at start, never in the task's text.
-    assert {s["name"] for s in by_name["trino"]["secrets"]} == {"POLARIS_ROOT_SECRET", "TRINO_SHARED_SECRET",
-                                                                "FILE_TRINO_PASSWORD_DB", "FILE_TRINO_TLS_PEM"}
+    # Trino's Polaris catalogs hold the writer's and the reader's own client secrets, never Polaris's root.
+    assert {s["name"] for s in by_name["trino"]["secrets"]} == {
+        "POLARIS_CLIENT_SECRET_WRITER", "POLARIS_CLIENT_SECRET_READER", "TRINO_SHARED_SECRET", "FILE_TRINO_PASSWORD_DB",
+        "FILE_TRINO_TLS_PEM"}
     assert 'printf \'%s\' "$FILE_TRINO_TLS_PEM" > /etc/trino/tls/trino.pem' in by_name["trino"]["command"][0]
     bootstrap = by_name["polaris-bootstrap"]
     assert "${POLARIS_ROOT_SECRET}" in bootstrap["command"][0]
@@ -50,14 +51,15 @@ def test_execution_roles_read_only_their_own_secrets(cloud: ProgramRun) -> None:
     trino = {s["Sid"]: s for s in policies["lakehouse-trino-execution"]["Statement"]}
     assert sorted(trino["ReadOwnSecrets"]["Resource"]) == [
         f"arn:aws:secretsmanager:eu-west-1:123456789012:secret:lakehouse-{name}-AbCdEf"
-        for name in ("polaris-root-secret", "trino-password-db", "trino-shared-secret", "trino-tls-pem")]
+        for name in ("polaris-client-secret-reader", "polaris-client-secret-writer", "trino-password-db",
+                     "trino-shared-secret", "trino-tls-pem")]
     polaris = {s["Sid"]: s for s in policies["lakehouse-polaris-execution"]["Statement"]}
     assert sorted(polaris["ReadOwnSecrets"]["Resource"]) == [
         "arn:aws:secretsmanager:eu-west-1:123456789012:secret:lakehouse-polaris-token-key-AbCdEf",
         "arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!db-lakehouse-catalog-db-AbCdEf"]
-    # The maintenance task: the platform identity's catalog credential and Trino password, Trino's certificate
+    # The maintenance task: governance.maintenance's catalog credential and Trino password, Trino's certificate
     # (secrets of the task's own, made for it: the TLS key beside that certificate is not among them).
     maintenance = {s["Sid"]: s for s in policies["lakehouse-maintenance-execution"]["Statement"]}
     assert sorted(maintenance["ReadOwnSecrets"]["Resource"]) == [
         f"arn:aws:secretsmanager:eu-west-1:123456789012:secret:lakehouse-{name}-AbCdEf"
-        for name in ("polaris-root-secret", "trino-password-platform", "trino-tls-cert")]
+        for name in ("polaris-client-secret-writer", "trino-password-writer", "trino-tls-cert")]

@@ -50,8 +50,7 @@ def test_encryption_everywhere(run_name: str, request: pytest.FixtureRequest) ->
 def test_only_the_catalogs_may_assume_the_vending_role_and_it_reaches_only_the_warehouse(cloud: ProgramRun) -> None:
     vending = cloud.named("lakehouse-credential-vending").inputs
     (trust,) = json.loads(vending["assumeRolePolicy"])["Statement"]
-    assert sorted(trust["Principal"]["AWS"]) == [
-        "arn:aws:iam:eu-west-1:123456789012:lakehouse-lakekeeper-task",
+    assert sorted(trust["Principal"]["AWS"]) == [  # Lakekeeper's task role too, once it runs (ADR 0013)
         "arn:aws:iam:eu-west-1:123456789012:lakehouse-polaris-task",
     ]
     policy = json.loads(cloud.named("lakehouse-credential-vending-warehouse").inputs["policy"])
@@ -74,11 +73,42 @@ def test_only_the_catalogs_may_assume_the_vending_role_and_it_reaches_only_the_w
         assert "s3.aws-access-key" not in body and "vended-credentials-enabled=true" in body
 
 
-def test_cloud_identities_are_iam_roles_with_the_lab_identities_rights(cloud):
+def test_cloud_identities_are_iam_roles_with_their_grants(cloud):
     reader = {s["Sid"]: s for s in policy(cloud, "lakehouse-identity-reader-warehouse")["Statement"]}
     writer = {s["Sid"]: s for s in policy(cloud, "lakehouse-identity-writer-warehouse")["Statement"]}
-    assert reader["WarehouseObjects"]["Action"] == ["s3:GetObject", "s3:GetObjectVersion"]
-    assert "s3:PutObject" in writer["WarehouseObjects"]["Action"] and "s3:DeleteObject" in writer["WarehouseObjects"]["Action"]
+    assert reader["ReadWarehouse"]["Action"] == ["s3:GetObject", "s3:GetObjectVersion"]
+    assert reader["ReadWarehouse"]["Resource"] == "arn:aws:s3:::lakehouse-warehouse-prod/*"
+    assert "WriteWarehouse" not in reader
+    assert {"s3:PutObject", "s3:DeleteObject"} <= set(writer["WriteWarehouse"]["Action"])
     assert "kms:GenerateDataKey" not in reader["WarehouseKey"]["Action"]
+    assert "kms:GenerateDataKey" in writer["WarehouseKey"]["Action"]
     assert not [r for r in cloud.resources if r.name == "lakehouse-identity-platform"], "the platform is the deployer"
     assert set(cloud.outputs["identity_role_arns"]) == {"writer", "reader"}
+
+
+def test_a_namespace_grant_is_an_iam_statement_on_its_prefix_and_a_narrowing_a_deny():
+    from tests.support.harness import CLOUD_SECRETS, run_program
+    from tests.support.stacks import cloud_platform
+
+    platform = cloud_platform()
+    platform["governance"] = {"namespaces": ["shop", "finance"]}
+    platform["identities"] = {
+        "etl": {"access_key": "etl-access-key", "actions": ["Read", "Write", "List"],
+                "secret_config_key": "s3EtlSecretKey", "grants": {"shop": ["read", "write"], "finance": ["read"]}},
+        "wide": {"access_key": "wide-access-key", "actions": ["Read", "Write", "List"],
+                 "secret_config_key": "s3WideSecretKey", "grants": {"*": ["read", "write"], "finance": ["read"]}}}
+    run = run_program("cloud", platform, extra_config={
+        **CLOUD_SECRETS, **{f"lakehouse:{kind}{name}": f"{kind}-{name}" for kind in ("trinoPassword", "polarisClientSecret")
+                            for name in ("Etl", "Wide")}})
+    etl = {s["Sid"]: s for s in policy(run, "lakehouse-identity-etl-warehouse")["Statement"]}
+    bucket = "arn:aws:s3:::lakehouse-warehouse-prod"
+    assert set(etl) == {"LocateWarehouse", "ReadShop", "WriteShop", "ListShop", "ReadFinance", "ListFinance",
+                        "WarehouseKey"}
+    assert etl["WriteShop"]["Resource"] == [f"{bucket}/polaris/shop/*"]  # Polaris's tables: <base>/<namespace>/
+    assert etl["ListFinance"]["Condition"] == {"StringLike": {"s3:prefix": ["polaris/finance/*"]}}
+    wide = {s["Sid"]: s for s in policy(run, "lakehouse-identity-wide-warehouse")["Statement"]}
+    assert wide["WriteWarehouse"]["Resource"] == f"{bucket}/*"
+    assert wide["DenyWriteFinance"] == {"Sid": "DenyWriteFinance", "Effect": "Deny",
+                                        "Action": ["s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload",
+                                                   "s3:ListMultipartUploadParts"],
+                                        "Resource": [f"{bucket}/polaris/finance/*"]}

@@ -9,7 +9,7 @@ from tests.support.harness import ProgramRun
 def test_catalogs_reach_the_database_only_through_their_security_group(cloud: ProgramRun) -> None:
     database = the(cloud, "aws:rds/instance:Instance").inputs
     (db_sg,) = database["vpcSecurityGroupIds"]
-    catalog_sgs = {sg for name in ("polaris", "lakekeeper")
+    catalog_sgs = {sg for name in ("polaris",)  # Lakekeeper: refused (ADR 0013)
                    for sg in ecs_service(cloud, name).inputs["networkConfiguration"]["securityGroups"]}
     assert len(catalog_sgs) == 1
     (catalog_sg,) = catalog_sgs
@@ -41,3 +41,16 @@ def test_streaming_adds_only_debezium_to_the_database(streaming: ProgramRun) -> 
                streaming.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
                if r.inputs["securityGroupId"] == db_sg}
     assert sources == {"lakehouse-catalogs-id", "lakehouse-connect-id"}
+
+
+def test_the_engines_group_admits_what_trino_declares_and_nothing_names_trino_in_the_network(cloud: ProgramRun) -> None:
+    """Trino's coordinator and workers reach each other on its http port: the hop Trino's package declares
+    (ServiceDefinition.aws_ingress), with the matching egress; the shared network has no table of service ports."""
+    engines = ecs_service(cloud, "trino").inputs["networkConfiguration"]["securityGroups"][0]
+    within = [r for r in cloud.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
+              if r.inputs["securityGroupId"] == engines and r.inputs["referencedSecurityGroupId"] == engines]
+    assert [(r.inputs["fromPort"], r.inputs["description"]) for r in within] == [
+        (8080, "Trino coordinator and workers; maintenance tasks")]
+    out = [r for r in cloud.of_type("aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule")
+           if r.inputs["securityGroupId"] == engines and r.inputs.get("referencedSecurityGroupId") == engines]
+    assert [(r.inputs["fromPort"], r.inputs["description"]) for r in out] == [(8080, "Trino coordinator and workers")]

@@ -53,7 +53,7 @@ def test_a_postgresql_major_change_is_refused_before_any_resource(state: Path) -
     _cluster(state, "14")
     mocks = RecordingMocks()
     with pytest.raises(pulumi.RunError) as info:
-        run_program("native", _platform(), mocks=mocks, resolver=Resolver("15.18"), check_host=True)
+        run_program("native", _platform(), mocks=mocks, resolver=Resolver("15.18"), check_ports=True)
     message = str(info.value)
     assert "a change that cannot be made in place is refused; nothing was changed" in message
     assert f"services.postgres: the cluster in {state / 'postgres' / 'data'} is PostgreSQL 14" in message
@@ -64,12 +64,12 @@ def test_a_postgresql_major_change_is_refused_before_any_resource(state: Path) -
 
 def test_a_postgresql_minor_change_is_in_place(state: Path) -> None:
     _cluster(state, "15")
-    run = run_program("native", _platform(), resolver=Resolver("15.20"), check_host=True)
+    run = run_program("native", _platform(), resolver=Resolver("15.20"), check_ports=True)
     assert run.named("postgres").inputs["argv"]
 
 
 def test_a_fresh_stack_has_nothing_to_refuse(state: Path) -> None:
-    assert run_program("native", _platform(), resolver=Resolver("18.6"), check_host=True).resources
+    assert run_program("native", _platform(), resolver=Resolver("18.6"), check_ports=True).resources
 
 
 def _lineage_dir(state: Path, spec_platform: dict) -> Path:
@@ -86,7 +86,7 @@ def test_a_job_graph_its_lineage_cannot_restore_is_refused(state: Path) -> None:
     (savepoints / "job-graph.json").write_text(json.dumps({"state_version": JOB_STATE_VERSION + 1}))
     mocks = RecordingMocks()
     with pytest.raises(pulumi.RunError) as info:
-        run_program("native", platform, mocks=mocks, resolver=Resolver("15.18"), check_host=True)
+        run_program("native", platform, mocks=mocks, resolver=Resolver("15.18"), check_ports=True)
     message = str(info.value)
     assert f"services.flink-orders-job: the job's lineage {savepoints.name} holds state of job graph version " \
            f"{JOB_STATE_VERSION + 1}" in message
@@ -100,7 +100,7 @@ def test_a_job_graph_change_the_operator_acknowledged_goes_ahead(state: Path) ->
     savepoints.mkdir(parents=True)
     (savepoints / "job-graph.json").write_text(json.dumps({"state_version": JOB_STATE_VERSION + 1}))
     platform.setdefault("flink", {}).setdefault("job", {})["restore"] = "none"
-    run = run_program("native", platform, resolver=Resolver("15.18"), check_host=True)
+    run = run_program("native", platform, resolver=Resolver("15.18"), check_ports=True)
     assert run.named("flink-orders-job").inputs["state_version"] == JOB_STATE_VERSION
 
 

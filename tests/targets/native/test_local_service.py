@@ -30,9 +30,9 @@ import requests
 from pulumi.output import Unknown
 from pulumi.runtime import rpc
 
+from infra.operations import watchdog
 from infra.paths import PROJECT_ROOT
 from infra.targets.native import local_service as ls
-from infra.targets.native import watchdog
 
 PY = sys.executable
 

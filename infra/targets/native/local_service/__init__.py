@@ -86,7 +86,7 @@ Environment
     ``pulumi``, which holds e.g. ``PULUMI_CONFIG_PASSPHRASE``.
 
 Serialization
-    ``LocalServiceProvider`` pickles by value (``infra/by_value.py``, docs/adr/0003): the blob carries
+    ``LocalServiceProvider`` pickles by value (``infra/by_value.py``, docs/adr/0015): the blob carries
     the sources of this package's modules it imports, the watchdog's and ``infra.by_value``'s, by
     module name and never by path, so any checkout (or none) can refresh and destroy what another
     deployed. The watchdog runs from a copy of its source in the service's data dir, on the base

@@ -12,7 +12,7 @@ import requests
 import tenacity
 
 from infra.by_value import plain
-from infra.targets.native import watchdog
+from infra.operations import watchdog
 from infra.targets.native.local_service.errors import HealthPending, LocalServiceError, ServiceExited
 from infra.targets.native.local_service.host import child_env, failure, user_ids
 from infra.targets.native.local_service.inputs import LOOPBACK, ServiceInputs

@@ -8,7 +8,7 @@ import signal
 from collections.abc import Mapping
 from typing import Any
 
-from infra.targets.native import watchdog
+from infra.operations import watchdog
 from infra.targets.native.local_service.health import wait_healthy
 from infra.targets.native.local_service.host import log_event, prepare_dirs, user_ids, write_files
 from infra.targets.native.local_service.inputs import ServiceInputs

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import psutil
 
-from infra.targets.native import watchdog
+from infra.operations import watchdog
 from infra.targets.native.local_service.errors import LocalServiceError
 from infra.targets.native.local_service.host import (
     UserIds,

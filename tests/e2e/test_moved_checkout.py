@@ -1,0 +1,93 @@
+"""A native stack deployed from one clone, that clone then moved away, is refreshed and destroyed from a second
+clone in another directory with its own venv, on a backend they share explicitly (issue 25).
+
+For real: two ``git clone``s of this commit (run the tier on a committed tree), each with ``make venv`` and
+``make pulumi``, a small platform (store, catalog, gate, exporter, schedulers, declared tables; no Trino,
+Flink or Kafka) on ports of this checkout's block. Also checked: no path of either clone (or of this checkout)
+in the exported state, and a service that crashes after its checkout moved is restarted by its watchdog.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from infra.control import isolated
+from infra.operations import watchdog
+from infra.paths import PROJECT_ROOT
+from tests.support.checkouts import Checkout, backend_env, head_commit, live
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(not (PROJECT_ROOT / ".tools" / "bin" / "pulumi").exists(),
+                       reason="the Pulumi CLI is not built: run `make pulumi` (make test does)"),
+]
+
+FIRST_PORT = isolated.first_port_of("bench-gate") + isolated.BLOCK_SIZE  # the block after the isolated stacks'
+STACK = "moved"  # its state: <state root>/moved-<first port> (isolated_stack)
+SMALL = {"maintenance": [], "services": {name: {"enabled": False}
+                                         for name in ("trino", "flink-jobmanager", "kafka", "prometheus")}}
+
+
+def _wait_for(what: str, check: Callable[[], dict | None], timeout_s: float = 60.0) -> dict:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.5)
+    raise AssertionError(f"{what}: not within {timeout_s:g}s")
+
+
+def test_a_stack_deployed_from_one_clone_is_refreshed_and_destroyed_from_another(tmp_path: Path) -> None:
+    started = time.monotonic()
+    env = backend_env(tmp_path / "backend")
+    first = Checkout.clone(head_commit(), tmp_path / "first", env)
+    first.isolated_stack(STACK, FIRST_PORT, SMALL)
+    second: Checkout | None = None
+    pids: list[int] = []
+    try:
+        first.up(STACK)
+        deployed = first.outputs(STACK)
+        pids = [service["pid"] for service in deployed["native"]["services"].values()]
+        state = first.exported_state(STACK)
+
+        second = Checkout.clone(head_commit(), tmp_path / "second", env)
+        first.share_stack_file(STACK, second)
+        moved = tmp_path / "first-moved-away"
+        first.root.rename(moved)  # the checkout that deployed the stack goes elsewhere (and its venv with it)
+
+        for checkout in (first.root, moved, second.root, PROJECT_ROOT):
+            assert str(checkout) not in state, f"{checkout} is in the stack's state"
+        assert live(pids) == pids, "a moved checkout takes no running service with it"
+
+        # A service crashing now is restarted by its watchdog from what the stack owns, not from the checkout.
+        gate = deployed["native"]["services"]["catalog-gate"]
+        before = watchdog.read_status(gate["data_dir"])
+        os.kill(int(before["pid"]), signal.SIGKILL)
+        after = _wait_for("the gate restarted by its watchdog", lambda: (
+            s if (s := watchdog.read_status(gate["data_dir"])).get("pid") not in (None, 0, before["pid"])
+            and s.get("state") == "running" else None))
+        time.sleep(2)
+        assert live([int(after["pid"])]), "the restarted gate stays up (its runtime is not in the moved checkout)"
+
+        second.refresh(STACK)
+        refreshed = json.loads(second.exported_state(STACK))
+        services = [r["outputs"] for r in refreshed["resources"] if r["type"].endswith("native:LocalService")]
+        assert services and all(s["alive"] is True for s in services), "refreshed from the second clone: all up"
+
+        second.down(STACK)
+        assert live(pids) == [], "destroyed from the second clone: nothing of the stack runs"
+    finally:
+        if live(pids) and second is not None:
+            second.down(STACK)
+        (second.root if second is not None else first.root).joinpath(f"Pulumi.{STACK}.yaml").unlink(missing_ok=True)
+        timings = {**first.timings, **({f"second: {k}": v for k, v in second.timings.items()} if second else {})}
+        print(f"\n== moved checkout, {time.monotonic() - started:.0f} s in all: "
+              + ", ".join(f"{k} {v:.0f} s" for k, v in timings.items()))
