@@ -21,11 +21,17 @@ import yaml
 from infra.config import CONFIG_KEY, load_stack, stack_platform
 from infra.paths import PROJECT_ROOT, state_root
 
-#: The isolated stacks, in the order of their blocks of ports.
-#: ``bench-gate`` is no stack: the gate benchmark's fixture and gate take ports of its block. ``upgrade`` is the
-#: upgrade test's stack (deployed by the previous release), ``bumps`` the version-bump test's.
-STACKS = ("verify", "e2e", "preview", "bench", "bench-commits", "probe-faults", "bench-gate", "upgrade", "bumps")
-BLOCK_SIZE = 100
+#: The isolated stacks, in the order of their blocks of ports. Some names are a block, not a stack of this
+#: checkout's backend: ``bench-gate`` (the gate benchmark's fixture and gate take ports of its block), and the
+#: blocks of the e2e tests whose stacks a clone deploys (``moved-checkout``, ``previous-release``, ``upgrade``: the
+#: stacks are named ``<block>-<first port>`` and live on the clone's backend) or that name their stack otherwise
+#: (``service-down``). ``bumps`` is the version-bump test's stack. The lab's runner publishes its ports after the
+#: last block (``infra.lab.runner.first_run_port``): blocks and run together stay within 1000 ports of the base,
+#: the spacing of two checkouts' bases on one host.
+STACKS = ("verify", "e2e", "preview", "bench", "bench-commits", "probe-faults", "bench-gate", "moved-checkout",
+          "previous-release", "service-down", "upgrade", "bumps")
+#: 28 ports per native platform today: room to grow, and 12 blocks plus a lab run within 1000.
+BLOCK_SIZE = 75
 DEFAULT_PORT_BASE = 26000
 
 
@@ -46,7 +52,7 @@ VERIFY_GOVERNANCE = {
 
 
 def first_port_of(name: str) -> int:
-    """First port of a stack's block: ``$LAKEHOUSE_PORT_BASE`` (default 26000) + 100 per stack before it.
+    """First port of a stack's block: ``$LAKEHOUSE_PORT_BASE`` (default 26000) + ``BLOCK_SIZE`` per stack before it.
 
     Two checkouts testing on one host at once give each a base of its own.
     """

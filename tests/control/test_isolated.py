@@ -34,7 +34,7 @@ def test_blocks_do_not_overlap_and_stay_below_the_ephemeral_range() -> None:
 
 def test_a_port_base_moves_every_block(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LAKEHOUSE_PORT_BASE", "27000")
-    assert first_port_of("verify") == 27000 and first_port_of("e2e") == 27100
+    assert first_port_of("verify") == 27000 and first_port_of("e2e") == 27000 + BLOCK_SIZE
     monkeypatch.setenv("LAKEHOUSE_PORT_BASE", "32700")
     with pytest.raises(ValueError, match="below the kernel's ephemeral ports"):
         first_port_of("probe-faults")
@@ -50,3 +50,18 @@ def test_the_verify_stack_gives_the_governance_matrix_answers_that_differ_per_na
                        "reader": (("read",),) * 2, "team-a": (("read", "write", "manage"), ("read",)),
                        "team-b": ((), ("read", "write"))}
     assert spec.identities["writer"].team == "bookshop data engineering"  # the stack's own identities kept
+
+
+def test_the_blocks_and_a_lab_run_fit_between_two_checkouts_bases() -> None:
+    """Checkouts on one host take bases 1000 apart: every block, and the lab run's published ports after them
+    (``infra.lab.runner.first_run_port``), stay below the next base."""
+    from infra.config import load_stack
+    from infra.lab.runner import first_run_port
+
+    base = 25000
+    env = {"LAKEHOUSE_PORT_BASE": str(base)}
+    run_start = first_run_port(env)
+    published = sum(1 for svc in load_stack("lab").enabled_services().values()
+                    for port in svc.ports.values() if port.external is not None)
+    assert run_start == base + len(STACKS) * BLOCK_SIZE, "the run's ports start after the last block"
+    assert run_start + published <= base + 1000

@@ -18,6 +18,7 @@ import json
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -26,8 +27,9 @@ import yaml
 
 from infra.control import clients, isolated
 from infra.control.workspace import StackCommandFailed, down, forget, outputs, run, select, up
-from infra.paths import PROJECT_ROOT, state_root
+from infra.paths import PROJECT_ROOT
 from infra.services.flink.config import lineage
+from infra.services.flink.job import GRAPH_MARKER
 from infra.services.flink.native import native_state_dir
 from tests.support import downtime
 
@@ -134,7 +136,7 @@ def test_a_job_graph_the_lineage_cannot_restore_is_refused_in_preview(deployed: 
     from infra.config import load_stack
 
     spec = load_stack(STACK)
-    marker = native_state_dir(state_root() / STACK) / "savepoints" / lineage(spec) / "job-graph.json"
+    marker = native_state_dir(Path(outputs(STACK)["native"]["state_dir"])) / "savepoints" / lineage(spec) / GRAPH_MARKER
     recorded = json.loads(marker.read_text())
     pids = {name: info["pid"] for name, info in outputs(STACK)["native"]["services"].items()}
     marker.write_text(json.dumps({**recorded, "state_version": recorded["state_version"] + 1}))

@@ -29,7 +29,7 @@ pytestmark = [
                        reason="the Pulumi CLI is not built: run `make pulumi` (make test does)"),
 ]
 
-FIRST_PORT = isolated.first_port_of("bench-gate") + isolated.BLOCK_SIZE  # the block after the isolated stacks'
+FIRST_PORT = isolated.first_port_of("moved-checkout")
 STACK = "moved"  # its state: <state root>/moved-<first port> (isolated_stack)
 SMALL = {"maintenance": [], "services": {name: {"enabled": False}
                                          for name in ("trino", "flink-jobmanager", "kafka", "prometheus")}}

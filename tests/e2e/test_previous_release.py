@@ -21,7 +21,7 @@ import pytest
 from infra.control import clients, commands, isolated
 from infra.control.workspace import forget, outputs, select
 from infra.paths import PROJECT_ROOT, stack_state_dir
-from tests.support.checkouts import deploy_previous_release, live, take_over
+from tests.support.checkouts import Checkout, deploy_previous_release, live, take_over
 
 pytestmark = [
     pytest.mark.e2e,
@@ -29,10 +29,10 @@ pytestmark = [
                        reason="the Pulumi CLI is not built: run `make pulumi` (make test does)"),
 ]
 
-FIRST_PORT = isolated.first_port_of("bench-gate") + 2 * isolated.BLOCK_SIZE
+FIRST_PORT = isolated.first_port_of("previous-release")
 # The previous release writes no state_dir: the stack's default place, <state root>/<stack>, is made this
-# checkout's own by the port in its name.
-STACK = f"upgrade-{FIRST_PORT}"
+# checkout's own by the port in its name (not an isolated stack's name: it lives on the release's backend).
+STACK = f"previous-release-{FIRST_PORT}"
 SMALL = {"maintenance": [], "services": {name: {"enabled": False}
                                          for name in ("trino", "flink-jobmanager", "kafka", "prometheus")}}
 WRITE = """
@@ -48,11 +48,12 @@ WRITE = """
 """
 
 
-def test_a_stack_of_the_previous_release_is_updated_then_destroyed_by_this_one(tmp_path: Path,
+def test_a_stack_of_the_previous_release_is_updated_then_destroyed_by_this_one(previous_release: Checkout,
                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     started = time.monotonic()
     shutil.rmtree(stack_state_dir(STACK), ignore_errors=True)  # where this release puts it: empty (data is kept)
-    previous = deploy_previous_release(tmp_path / "previous", STACK, FIRST_PORT, SMALL)
+    previous = previous_release
+    deploy_previous_release(previous, STACK, FIRST_PORT, SMALL)
     old = previous.outputs(STACK)
     old_pids = [service["pid"] for service in old["native"]["services"].values()]
     table_uuid = previous.python(WRITE.format(stack=STACK), "write a table").strip().splitlines()[-1]

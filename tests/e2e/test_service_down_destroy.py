@@ -26,7 +26,7 @@ pytestmark = [
                        reason="the Pulumi CLI is not built: run `make pulumi` (make test does)"),
 ]
 
-FIRST_PORT = isolated.first_port_of("bench-gate") + 3 * isolated.BLOCK_SIZE
+FIRST_PORT = isolated.first_port_of("service-down")
 STACK = "down"  # its state: <state root>/down-<first port> (isolated_stack)
 STREAMS_ONLY = {"maintenance": [], "services": {name: {"enabled": False} for name in (
     "trino", "flink-jobmanager", "prometheus", "lakehouse-exporter", "maintenance-scheduler", "catalog-backup")}}

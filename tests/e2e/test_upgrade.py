@@ -1,8 +1,11 @@
 """The upgrade from the previous release, with data in flight, for real on native.
 
-The previous release (``infra.version.previous_release()``: its commit from ``[tool.lakehouse.releases]``) deploys an
-isolated native stack (``upgrade``) from its own checkout, venv and Pulumi CLI (``tests.support.previous_release``).
-It is put to work: the declared tables get rows, a table of the test gets a commit per second, the bookshop's
+The previous release (``infra.version.previous_release()``: its tag, or its commit from ``[tool.lakehouse.releases]``)
+deploys an isolated native stack (``upgrade-<first port>``, on the ``upgrade`` block) from a clone of its own, with
+its own venv and Pulumi CLI (``tests.support.checkouts``), on its own backend. Both programs keep the stack's data
+in the same place (``LAKEHOUSE_STATE_DIR``: this checkout's state root, which both releases honour), so this is the
+upgrade itself, not the move of the data out of the old checkout (``test_previous_release.py`` proves that). It is
+put to work: the declared tables get rows, a table of the test gets a commit per second, the bookshop's
 PostgreSQL gets an order every half second (CDC: Debezium -> Kafka -> the Iceberg sink), the Flink job commits
 once per checkpoint, a catalog backup is taken. Then this checkout's program runs ``pulumi up`` on the same stack
 file, state and data directories while the writers go on, every service's health polled. Then:
@@ -21,8 +24,10 @@ Heavy (two platform deploys and a restore): ``make test`` runs it (marker e2e) u
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
+import shutil
 import threading
 import time
 import uuid
@@ -34,13 +39,15 @@ import pyarrow as pa
 import pytest
 
 from infra import version
-from infra.control import clients, isolated
-from infra.control.workspace import down, forget, outputs, select, up
-from infra.paths import PROJECT_ROOT, state_root
+from infra.control import clients, commands, isolated
+from infra.control.workspace import forget, outputs, select
+from infra.paths import PROJECT_ROOT, stack_state_dir, state_root
 from tests.support import downtime
-from tests.support.previous_release import PreviousRelease, hand_over
+from tests.support.checkouts import Checkout, deploy_previous_release, take_over
 
-STACK = "upgrade"
+FIRST_PORT = isolated.first_port_of("upgrade")
+# Not an isolated stack's name: the stack lives on the previous release's backend (take_over names it).
+STACK = f"upgrade-{FIRST_PORT}"
 PREVIOUS = version.previous_release()
 
 pytestmark = [
@@ -231,25 +238,19 @@ class Upgrade:
 
 
 @pytest.fixture(scope="module")
-def upgraded() -> Iterator[Upgrade]:
+def upgraded(previous_release: Checkout) -> Iterator[Upgrade]:
     assert PREVIOUS is not None
-    release = PreviousRelease.prepare(*PREVIOUS)
-    shared_state = state_root() / "upgrade-shared"
-    env = {"LAKEHOUSE_STATE_DIR": str(shared_state)}
-    saved = os.environ.get("LAKEHOUSE_STATE_DIR")
-    os.environ["LAKEHOUSE_STATE_DIR"] = str(shared_state)  # this checkout's program: the same data directories
-    import shutil
-
-    shutil.rmtree(shared_state / STACK, ignore_errors=True)
-    handed_over = False
+    # The same data directories for both programs: this checkout's state root, named to the clone.
+    release = dataclasses.replace(previous_release, env={"LAKEHOUSE_STATE_DIR": str(state_root())}, timings={})
+    shutil.rmtree(stack_state_dir(STACK), ignore_errors=True)
+    handed_over, saved_backend = False, os.environ.get("PULUMI_BACKEND_URL")
     try:
-        release.write_isolated_stack(STACK, isolated.first_port_of(STACK))
-        release.control("artifacts", "--stack", STACK, env=env)
         began = time.perf_counter()
-        release.control("up", "--stack", STACK, env=env)
+        deploy_previous_release(release, STACK, FIRST_PORT, {})
         previous_s = time.perf_counter() - began
-        before = json.loads(release.control("outputs", "--stack", STACK, env=env))
-        print(f"\n== release {PREVIOUS[0]} ({PREVIOUS[1][:7]}) deployed stack {STACK} in {previous_s:.1f} s")
+        before = release.outputs(STACK)
+        print(f"\n== release {PREVIOUS[0]} ({PREVIOUS[1][:7]}) deployed stack {STACK} in {previous_s:.1f} s "
+              f"({', '.join(f'{k} {v:.0f} s' for k, v in release.timings.items())})")
 
         # To work: declared tables with rows, a table of our own, orders into the CDC source, a backup.
         catalog = clients.pyiceberg_catalog(before, name="upgrade-setup")
@@ -269,15 +270,17 @@ def upgraded() -> Iterator[Upgrade]:
             wait_for("CDC carrying the new orders into Iceberg", lambda: set(orders.acknowledged[:10])
                      <= set(cdc_counts(before, sink_table)), 180, 5)
             wait_for("the Flink job committing", lambda: flink_ids(before)[0] > 0, 180, 5)
-            release.control("recovery", "backup", "--stack", STACK, env=env)
-            listed = json.loads(release.control("recovery", "list", "--stack", STACK, env=env))
+            release.control("recovery", "backup", "--stack", STACK)
+            listed = json.loads(release.control("recovery", "list", "--stack", STACK))
             # The catalog's own database file (restore takes <database>-<time>.db), the newest verified one.
             backup_file = max((b for b in listed["backups"] if b.get("verified") and b["file"].endswith(".db")),
                               key=lambda b: b["taken_at"])["file"]
             tables_before = table_snapshots(before)
             kafka_before = kafka_state(before)
 
-            hand_over(release, STACK, env)
+            # This checkout takes the stack over: its stack file (salt, secrets) here, the release's backend.
+            for key, value in take_over(release, STACK).items():
+                os.environ[key] = value
             handed_over = True
             poller = downtime.DowntimePoller({
                 **downtime.service_checks(exported_resources(STACK)),
@@ -289,7 +292,7 @@ def upgraded() -> Iterator[Upgrade]:
             }).start()
             writer.phase = "during"
             try:
-                up_s = up(STACK, quiet=True)
+                up_s = commands.up(STACK, quiet=True)
                 after = outputs(STACK)
                 # Everything back: the job and the connectors run again, then a few more commits after the upgrade.
                 wait_for("every service and the job answering again", lambda: all(
@@ -306,16 +309,15 @@ def upgraded() -> Iterator[Upgrade]:
     finally:
         with contextlib.suppress(Exception):
             if handed_over:
-                down(STACK, quiet=True)
+                commands.down(STACK, quiet=True)
                 forget(STACK)
             else:
-                release.control("down", "--stack", STACK, env=env)
-                release.forget(STACK, env)
+                release.down(STACK)
         isolated.remove_stack_file(STACK)
-        if saved is None:
-            os.environ.pop("LAKEHOUSE_STATE_DIR", None)
+        if saved_backend is None:
+            os.environ.pop("PULUMI_BACKEND_URL", None)
         else:
-            os.environ["LAKEHOUSE_STATE_DIR"] = saved
+            os.environ["PULUMI_BACKEND_URL"] = saved_backend
 
 
 def test_upgrade_reports_this_release(upgraded: Upgrade) -> None:

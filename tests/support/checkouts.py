@@ -1,7 +1,7 @@
 """Other checkouts of the project driving one stack: a clone of this commit, or of the previous release.
 
-What the e2e tier's moved-checkout and previous-release tests stand on (and issue 26's data-in-flight upgrade
-test after them): a ``git clone`` of a commit into a directory of its own, its own venv (``make venv``) and
+What the e2e tier's moved-checkout, previous-release and upgrade (issue 26: data in flight) tests stand on: a
+``git clone`` of a commit into a directory of its own, its own venv (``make venv``) and
 Pulumi CLI (``make pulumi``, the cached build), and the operator's commands run *in that clone* with its own
 Python (``python -c`` against its ``infra.control``), on a Pulumi backend the caller shares explicitly.
 
@@ -22,20 +22,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from infra import version
 from infra.paths import PROJECT_ROOT
 
-#: The release this work starts from (tagged by the lead; the commit id where the tag is missing).
-PREVIOUS_RELEASE = "v0.3.0"
-PREVIOUS_RELEASE_COMMIT = "4b7f8d0"
-#: How long one command of a clone may take (a first `pulumi up` of a small platform takes about a minute).
+#: How long one command of a clone may take (a first `pulumi up` of the whole platform takes a few minutes).
 COMMAND_TIMEOUT_S = 1500
 
 
 def previous_release_ref() -> str:
-    """The previous release's tag if this repository has it, else its commit."""
-    found = subprocess.run(["git", "-C", str(PROJECT_ROOT), "rev-parse", "--verify", "--quiet",
-                            f"refs/tags/{PREVIOUS_RELEASE}"], capture_output=True, text=True, check=False)
-    return PREVIOUS_RELEASE if found.returncode == 0 else PREVIOUS_RELEASE_COMMIT
+    """The previous release (``infra.version.previous_release``: ``[tool.lakehouse.releases]``): its tag
+    ``v<version>`` if this repository has it, else its commit."""
+    previous = version.previous_release()
+    if previous is None:
+        raise LookupError(f"release {version.PLATFORM_VERSION} is the first: there is no previous release")
+    tag, commit = f"v{previous[0]}", previous[1]
+    found = subprocess.run(["git", "-C", str(PROJECT_ROOT), "rev-parse", "--verify", "--quiet", f"refs/tags/{tag}"],
+                           capture_output=True, text=True, check=False)
+    return tag if found.returncode == 0 else commit
 
 
 def head_commit() -> str:
@@ -91,7 +94,24 @@ class Checkout:
             raise CheckoutCommandFailed(f"{what} in {self.root} ({self.ref}) failed:\n{done.stderr[-6000:]}")
         return done.stdout
 
+    def control(self, *args: str) -> str:
+        """``python -m infra.control ARGS`` of the clone (its command line, as its user types it); its stdout."""
+        started = time.monotonic()
+        what = " ".join(args)
+        done = subprocess.run([str(self.root / ".venv" / "bin" / "python"), "-m", "infra.control", *args],
+                              cwd=self.root, env=self.environment(), capture_output=True, text=True,
+                              timeout=COMMAND_TIMEOUT_S, check=False)
+        self.timings[what] = time.monotonic() - started
+        if done.returncode != 0:
+            raise CheckoutCommandFailed(f"python -m infra.control {what} in {self.root} ({self.ref}) failed:\n"
+                                        f"{(done.stdout + done.stderr)[-6000:]}")
+        return done.stdout
+
     # -- the operator's commands, in the clone ------------------------------------------------------------
+
+    def artifacts(self, stack: str) -> None:
+        """``make artifacts`` for the stack, as the clone's release fetches them (into the shared cache)."""
+        self.control("artifacts", "--stack", stack)
 
     def isolated_stack(self, stack: str, first_port: int, overrides: dict[str, Any]) -> Path:
         """The clone's own isolated copy of the native stack (its own generator: a release writes what it knew)."""
@@ -168,14 +188,14 @@ def live(pids: list[int]) -> list[int]:
     return found
 
 
-def deploy_previous_release(root: Path, stack: str, first_port: int, overrides: dict[str, Any]) -> Checkout:
-    """The previous release, cloned into ``root``, deploys ``stack`` (an isolated copy of its native stack on
-    ``first_port``'s block, with ``overrides``) on its own backend (it predates a chosen one): the start of an
-    upgrade test. Its outputs: ``checkout.outputs(stack)``; data can be written with its own clients there."""
-    checkout = Checkout.clone(previous_release_ref(), root)
+def deploy_previous_release(checkout: Checkout, stack: str, first_port: int, overrides: dict[str, Any]) -> None:
+    """The previous release's ``checkout`` (``Checkout.clone(previous_release_ref(), ...)``) deploys ``stack`` (an
+    isolated copy of its native stack on ``first_port``'s block, with ``overrides``) on its own backend (it predates
+    a chosen one), its artifacts first: the start of an upgrade. Its outputs: ``checkout.outputs(stack)``; data can
+    be written with its own clients there."""
     checkout.isolated_stack(stack, first_port, overrides)
+    checkout.artifacts(stack)
     checkout.up(stack)
-    return checkout
 
 
 def take_over(previous: Checkout, stack: str) -> dict[str, str]:

@@ -79,7 +79,7 @@ def _native(ctx: ServiceContext, host: NativeHost, role: str) -> NativePlan:
 
 
 def _drain(ctx: ServiceContext, host: NativeHost, state: Path) -> list[list[str]]:
-    """Before either manager stops for an update: the job stopped with a savepoint (``infra.operations.flink_drain``)."""
+    """Before either manager stops for an update: the job stopped with a savepoint (``operations.flink_drain``)."""
     if JOB not in ctx.spec.enabled_services():
         return []
     return [[host.python, "-m", "infra.operations.flink_drain", ctx.url(JOBMANAGER, "rest"), ctx.spec.flink.job.name,

@@ -6,7 +6,15 @@ from infra.services.capabilities import BROKER, STORE
 from infra.services.catalogs import catalog_path
 from infra.services.context import ServiceContext, Side, url
 from infra.services.flink.artifact import JOB_JAR
-from infra.services.flink.config import JOB_MAIN, JOB_STATE_VERSION, JOBMANAGER, KAFKA_SOURCE, job_args, job_source, lineage
+from infra.services.flink.config import (
+    JOB_MAIN,
+    JOB_STATE_VERSION,
+    JOBMANAGER,
+    KAFKA_SOURCE,
+    job_args,
+    job_source,
+    lineage,
+)
 from infra.services.flink.container import LAB_STATE, LAB_STATE_HOST_DIR
 from infra.services.flink.native import native_state_dir
 from infra.services.plans import NativeHost, StepHost, StepPlan

@@ -36,7 +36,7 @@ class Resolver(FakeResolver):
 @pytest.fixture
 def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("LAKEHOUSE_STATE_DIR", str(tmp_path))
-    return tmp_path / "native"  # run_program's stack
+    return tmp_path / f"native-test-{FIRST_PORT}"  # the isolated platform's state_dir
 
 
 def _cluster(state: Path, major: str) -> None:

@@ -42,10 +42,10 @@ from __future__ import annotations
 
 from infra.services.flink.job.inputs import INPUT_KEYS, REPLACE_KEYS, SUBMIT_KEYS, JobInputs
 from infra.services.flink.job.lifecycle import live_state, start, stop, submit
-from infra.services.flink.job.lineage import GRAPH_MARKER, latest_state, recorded_graph, record_graph, to_flink, to_host
+from infra.services.flink.job.lineage import GRAPH_MARKER, latest_state, record_graph, recorded_graph, to_flink, to_host
 from infra.services.flink.job.provider import FlinkJob, FlinkJobProvider
 from infra.services.flink.rest import ACTIVE_STATES, FlinkJobError, FlinkRest, FlinkUnreachable
 
-__all__ = ["ACTIVE_STATES", "GRAPH_MARKER", "INPUT_KEYS", "REPLACE_KEYS", "SUBMIT_KEYS", "FlinkJob", "FlinkJobError",
-           "FlinkJobProvider", "FlinkRest", "FlinkUnreachable", "JobInputs", "latest_state", "live_state", "record_graph",
-           "recorded_graph", "start", "stop", "submit", "to_flink", "to_host"]
+__all__ = ["ACTIVE_STATES", "GRAPH_MARKER", "INPUT_KEYS", "REPLACE_KEYS", "SUBMIT_KEYS", "FlinkJob",
+           "FlinkJobError", "FlinkJobProvider", "FlinkRest", "FlinkUnreachable", "JobInputs", "latest_state",
+           "live_state", "record_graph", "recorded_graph", "start", "stop", "submit", "to_flink", "to_host"]
