@@ -57,3 +57,42 @@ def installed_version(package: str) -> str | None:
     if result.returncode != 0 or not result.stdout.startswith("install ok installed"):
         return None
     return result.stdout.rsplit(" ", 1)[-1]
+
+
+def upstream_of(debian_version: str) -> str:
+    """``15.20-0+deb12u1`` (or ``1:15.20-1``) -> ``15.20``: the upstream version of a Debian package version."""
+    return debian_version.split(":", 1)[-1].rsplit("-", 1)[0]
+
+
+def offered_versions(package: str) -> list[str]:
+    """Every version of ``package`` apt's sources offer (``apt-cache madison``), newest first."""
+    result = subprocess.run(["apt-cache", "madison", package], capture_output=True, text=True, check=False)
+    versions = []
+    for line in result.stdout.splitlines():
+        parts = [part.strip() for part in line.split("|")]
+        if len(parts) >= 3 and parts[0] == package and parts[1] not in versions:
+            versions.append(parts[1])
+    return versions
+
+
+def download(packages: Sequence[str], into: Path) -> list[Path]:
+    """``apt-get download pkg=version ...`` into ``into`` (apt checks each file against its signed index); the
+    .deb files. Nothing is installed."""
+    into.mkdir(parents=True, exist_ok=True)
+    cache.console.print(f"[bold]apt[/]: apt-get download {' '.join(packages)}")
+    cache.run(["apt-get", "download", *packages], cwd=into)
+    found = []
+    for wanted in packages:
+        name, _, version = wanted.partition("=")
+        # Debian's file name: <package>_<version, its epoch's colon as %3a>_<architecture>.deb
+        matches = [p for p in into.glob(f"{name}_*.deb") if p.name.split("_")[1].replace("%3a", ":") == version]
+        if len(matches) != 1:
+            raise ArtifactError(f"apt-get download {wanted}: expected one file in {into}, found {len(matches)}")
+        found.append(matches[0])
+    return found
+
+
+def unpack(debs: Sequence[Path], into: Path) -> None:
+    """``dpkg-deb -x`` each package into ``into`` (files only: no maintainer scripts run, nothing registered)."""
+    for deb in debs:
+        cache.run(["dpkg-deb", "-x", str(deb), str(into)])

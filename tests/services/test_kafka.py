@@ -107,3 +107,22 @@ def test_kafka_is_msk_with_debezium_on_msk_connect(streaming: ProgramRun) -> Non
     topics = {r.inputs["name"]: r.inputs for r in streaming.of_type("aws:msk/topic:Topic")}
     assert set(topics) == {"orders", "bookshop.public.orders", "iceberg-control"}
     assert {t["replicationFactor"] for t in topics.values()} == {2}
+
+
+def test_each_kafka_version_has_its_own_runtime_lock_and_an_unlocked_one_is_refused() -> None:
+    """The version-bump test moves a broker from 4.3.0 to the pin: each version's classpath is its own lock, the
+    two differ in Kafka's modules only, and a version without a lock is refused naming the key."""
+    import pytest
+
+    from infra.artifacts.artifact import ArtifactError
+    from infra.services.kafka import artifact
+
+    locks = {version: artifact.lock(version) for version in artifact.LOCKS}
+    assert {v: artifact.locked_version(lk, "kafka_2.13") for v, lk in locks.items()} == {v: v for v in locks}
+    assert artifact.lock().digest() == locks["4.3.1"].digest()
+    older, pinned = ({(j.coordinate.group, j.coordinate.artifact): j.coordinate.version for j in locks[v].jars}
+                     for v in ("4.3.0", "4.3.1"))
+    assert older.keys() == pinned.keys()
+    assert {k[0] for k in older if older[k] != pinned[k]} == {"org.apache.kafka"}
+    with pytest.raises(ArtifactError, match=r"services\.kafka\.version: no runtime jar lock for Kafka 4\.2\.0"):
+        artifact.lock("4.2.0")
