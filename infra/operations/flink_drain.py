@@ -8,6 +8,10 @@ checkpoint. Both managers may run it during one update: whichever comes second f
 and waits. Best effort by design (the exit code is always 0): without a savepoint the job still resumes from its
 newest retained checkpoint, exactly once.
 
+The same ``pulumi up`` may be restarting what the job writes to (the store, the catalog) at that moment: the job
+then fails over and a savepoint fails ("Task has failed"). So a failed stop is tried again once the job runs again
+(every task RUNNING), until the timeout: seen in the upgrade test, where SeaweedFS restarted beside the job manager.
+
 It runs on the operations runtime from the stack's copy of ``infra/operations`` (ADR 0016), so it carries the
 few REST calls it needs itself (the deployment's full client is ``infra.services.flink.rest``).
 
@@ -59,6 +63,15 @@ class Rest:
         except DrainError:
             return "GONE"
 
+    def running(self, job_id: str) -> bool:
+        """The job and every one of its tasks RUNNING (a savepoint can only be taken then)."""
+        try:
+            job = self.call("GET", f"/jobs/{job_id}")
+        except DrainError:
+            return False
+        vertices = [v.get("status") for v in job.get("vertices", [])]
+        return job.get("state") == "RUNNING" and bool(vertices) and all(v == "RUNNING" for v in vertices)
+
     def wait_terminal(self, job_id: str, wait_s: float) -> str:
         deadline = time.monotonic() + wait_s
         while (state := self.state(job_id)) in ACTIVE_STATES and time.monotonic() < deadline:
@@ -82,19 +95,32 @@ class Rest:
         raise DrainError(f"stop-with-savepoint of {job_id} did not complete within {wait_s:g}s")
 
 
+def stop_when_running(rest: Rest, job_id: str, savepoint_dir: str, timeout_s: float) -> str:
+    """Stop-with-savepoint, tried again while the job is still active (it fails over while a dependency restarts)
+    until ``timeout_s``; what happened."""
+    deadline = time.monotonic() + timeout_s
+    last = "the job never ran with every task RUNNING"
+    attempts = 0
+    while (remaining := deadline - time.monotonic()) > 0:
+        state = rest.state(job_id)
+        if state not in ACTIVE_STATES:
+            return f"{state} (ended before a savepoint was taken: {last})" if attempts else f"already {state}"
+        if rest.running(job_id):
+            attempts += 1
+            try:
+                location = rest.stop_with_savepoint(job_id, savepoint_dir, remaining)
+                return f"savepoint {location}" + (f" (attempt {attempts})" if attempts > 1 else "")
+            except DrainError as exc:  # failing over, or another drain stops it already: look again
+                last = str(exc)
+        time.sleep(2 * POLL_S)
+    return f"no savepoint within {timeout_s:g}s ({attempts} attempts; last: {last}); now {rest.state(job_id)}"
+
+
 def drain(rest_url: str, job_name: str, savepoint_dir: str, timeout_s: float) -> list[str]:
     """Stop every active job called ``job_name`` with a savepoint into ``savepoint_dir``; what happened to each."""
     rest = Rest(rest_url)
-    done = []
-    for job in rest.jobs():
-        if job.get("name") != job_name or job.get("state") not in ACTIVE_STATES:
-            continue
-        job_id = str(job["jid"])
-        try:
-            done.append(f"{job_id}: savepoint {rest.stop_with_savepoint(job_id, savepoint_dir, timeout_s)}")
-        except DrainError as exc:  # another drain stops it already, or the savepoint failed: wait for the end
-            done.append(f"{job_id}: {exc}; now {rest.wait_terminal(job_id, timeout_s)}")
-    return done
+    return [f"{job['jid']}: {stop_when_running(rest, str(job['jid']), savepoint_dir, timeout_s)}"
+            for job in rest.jobs() if job.get("name") == job_name and job.get("state") in ACTIVE_STATES]
 
 
 def main(argv: list[str]) -> int:

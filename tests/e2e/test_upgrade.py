@@ -40,6 +40,7 @@ import pytest
 
 from infra import version
 from infra.control import clients, commands, isolated
+from infra.control.artifacts import fetch
 from infra.control.workspace import forget, outputs, select
 from infra.paths import PROJECT_ROOT, stack_state_dir, state_root
 from tests.support import downtime
@@ -282,6 +283,8 @@ def upgraded(previous_release: Checkout) -> Iterator[Upgrade]:
             for key, value in take_over(release, STACK).items():
                 os.environ[key] = value
             handed_over = True
+            # What `make up` runs first (bootstrap): this release's artifacts, before anything is restarted.
+            assert fetch(STACK, None) == 0
             poller = downtime.DowntimePoller({
                 **downtime.service_checks(exported_resources(STACK)),
                 "flink-orders-job": downtime.flink_job_check(before["profiles"]["host"]["flink"]["rest"],
