@@ -45,6 +45,7 @@ from infra.control.workspace import forget, outputs, select
 from infra.paths import PROJECT_ROOT, stack_state_dir, state_root
 from tests.support import downtime
 from tests.support.checkouts import Checkout, deploy_previous_release, take_over
+from tests.support.stack_data import cdc_pipeline, flink_ids, kafka_state, offsets_gone_back, table_snapshots
 
 FIRST_PORT = isolated.first_port_of("upgrade")
 # Not an isolated stack's name: the stack lives on the previous release's backend (take_over names it).
@@ -152,32 +153,6 @@ def running(*writers: IcebergWriter | OrdersWriter) -> Iterator[None]:
 # -- what is read before and after ---------------------------------------------------------------------------
 
 
-def table_snapshots(out: dict[str, Any]) -> dict[str, list[int]]:
-    """Every table of every namespace: its snapshot ids, oldest first."""
-    catalog = clients.pyiceberg_catalog(out, name="upgrade-reader")
-    found = {}
-    for namespace in catalog.list_namespaces():
-        for ident in catalog.list_tables(namespace):
-            name = ".".join(ident)
-            found[name] = [s.snapshot_id for s in catalog.load_table(name).snapshots()]
-    return found
-
-
-def kafka_state(out: dict[str, Any]) -> dict[str, Any]:
-    """Topics, and each consumer group's committed offsets (topic:partition -> offset)."""
-    from confluent_kafka import ConsumerGroupTopicPartitions
-    from confluent_kafka.admin import AdminClient
-
-    admin = AdminClient({"bootstrap.servers": out["profiles"]["host"]["kafka"]["bootstrap.servers"]})
-    topics = sorted(t for t in admin.list_topics(timeout=20).topics if not t.startswith("__"))
-    groups = [g.group_id for g in admin.list_consumer_groups(request_timeout=20).result().valid]
-    offsets: dict[str, dict[str, int]] = {}
-    for group in groups:
-        result = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result()
-        offsets[group] = {f"{tp.topic}:{tp.partition}": tp.offset for tp in result.topic_partitions if tp.offset >= 0}
-    return {"topics": topics, "offsets": offsets}
-
-
 def cdc_counts(out: dict[str, Any], sink_table: str) -> dict[int, int]:
     """order_id -> rows of inserts (Debezium 'c' and snapshot 'r' events) in the sink's table."""
     import duckdb
@@ -187,22 +162,6 @@ def cdc_counts(out: dict[str, Any], sink_table: str) -> dict[int, int]:
     con.register("cdc", arrow)
     rows = con.execute("SELECT order_id, count(*) FROM cdc WHERE _cdc.op NOT IN ('U', 'D') GROUP BY order_id")
     return {int(order_id): int(count) for order_id, count in rows.fetchall()}
-
-
-def flink_ids(out: dict[str, Any]) -> tuple[int, int]:
-    """(rows, distinct order ids) of the streaming job's table."""
-    job = out["profiles"]["host"]["flink"]["job"]
-    table = clients.pyiceberg_catalog(out, name="upgrade-flink").load_table(job["table"])
-    ids = table.scan(selected_fields=("order_id",)).to_arrow().column("order_id").to_pylist()
-    return len(ids), len(set(ids))
-
-
-def cdc_pipeline(out: dict[str, Any]) -> tuple[str, str]:
-    """(the source database, the sink's table) of the stack's CDC pipeline."""
-    connectors = (out.get("streams") or {}).get("connectors") or []
-    source = next(c for c in connectors if c["kind"] == "debezium-postgres")
-    sink = next(c for c in connectors if c["kind"] == "iceberg-sink" and set(c["topics"]) & set(source["topics"]))
-    return source["database"], sink["table"]
 
 
 def wait_for(what: str, check: Any, timeout_s: float, every_s: float = 3.0) -> Any:
@@ -371,8 +330,7 @@ def test_flink_job_resumed_from_its_savepoint_and_wrote_no_row_twice(upgraded: U
 def test_kafka_keeps_its_topics_and_offsets(upgraded: Upgrade) -> None:
     after = kafka_state(upgraded.after)
     before = upgraded.kafka_before
-    went_back = {f"{g}/{tp}": (off, after["offsets"].get(g, {}).get(tp)) for g, parts in before["offsets"].items()
-                 for tp, off in parts.items() if after["offsets"].get(g, {}).get(tp, -1) < off}
+    went_back = offsets_gone_back(before, after)
     print(f"\n== Kafka: topics {before['topics']} -> {after['topics']}; {len(before['offsets'])} consumer groups, "
           f"{sum(len(p) for p in before['offsets'].values())} committed offsets, none went back: {not went_back}")
     assert set(before["topics"]) <= set(after["topics"])
