@@ -61,6 +61,24 @@ def test_native_managers_bind_loopback_on_pinned_ports_with_filesystem_checkpoin
         "taskmanager.memory.managed.fraction"] == 0.1
 
 
+def test_native_managers_drain_the_job_with_code_the_stack_carries(native_run):
+    """Before either manager stops for an update, the job is stopped with a savepoint into its lineage, by a module
+    of the stack's own copy of the operations code (what a process may import: ADR 0016), not of a checkout."""
+    import fnmatch
+
+    from infra.targets.native.runtime import CODE_SET
+
+    job = native_run.named("flink-orders-job")
+    for name in ("flink-jobmanager", "flink-taskmanager"):
+        process = native_run.named(name)
+        [step] = process.inputs["pre_stop"]
+        assert step[1:3] == ["-m", "infra.operations.flink_drain"], step
+        assert step[3:6] == [job.inputs["rest_url"], job.inputs["job_name"], job.inputs["savepoint_dir"]]
+        module = step[2].replace(".", "/") + ".py"
+        assert any(fnmatch.fnmatch(module, pattern.replace("**/", "")) or fnmatch.fnmatch(module, pattern)
+                   for pattern in CODE_SET), f"{module} is not in the stack's code ({CODE_SET})"
+
+
 def test_native_job_runs_the_generator_without_kafka(native_run):
     job = native_run.named("flink-orders-job")
     args = dict(zip(job.inputs["program_args"][::2], job.inputs["program_args"][1::2], strict=True))
