@@ -187,8 +187,8 @@ for stack in ("lab", "native", "cloud"):
         "profile": out["profiles"]["host"].get("quack"),
         "identities": {k: sorted(v) for k, v in out["credentials"]["value"]["identities"].items()},
         "quack_url": out.get("quack_url"),
-        "smoke": [line for d in __import__("infra.services", fromlist=["registry"]).registry()
-                  if d.probes.smoke for line in d.probes.smoke(out) if "Quack" in line[1]],
+        # Its own smoke hook only: the others would reach for services this evaluation never started.
+        "smoke": list(__import__("infra.services", fromlist=["registry"]).registry()["quack"].probes.smoke(out)),
     }
 print(json.dumps(found, default=str))
 '''

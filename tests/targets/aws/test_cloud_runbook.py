@@ -148,8 +148,14 @@ def test_state_backend_secrets_provider_and_secrets_as_the_runbook_says(
     assert "lakehouse/.pulumi/meta.yaml" in keys(server) and STATE in keys(server)  # the state object in the bucket
 
     # 5. The generated secret lines, as the page renders them, each read back; only ciphertext in the file.
-    lines = secret_commands(load_stack("cloud"), SETTINGS["STACK"])
-    assert len(lines) == 7
+    stack = load_stack("cloud")
+    lines = secret_commands(stack, SETTINGS["STACK"])
+    # Polaris's root and token key, Trino's shared secret, and per identity its own Polaris client and Trino password.
+    per_identity = {f"lakehouse:{prefix}{name.capitalize()}" for name in stack.identities
+                    for prefix in ("polarisClientSecret", "trinoPassword")}
+    assert {line.split()[4] for line in lines} == {
+        "lakehouse:polarisRootSecret", "lakehouse:polarisTokenKey", "lakehouse:trinoSharedSecret", *per_identity}
+    assert len(lines) == 3 + len(per_identity)
     run(logged_in("\n".join(lines) + "\n"), env, project)
     stack_text = (project / "Pulumi.cloud.yaml").read_text()
     config = yaml.safe_load(stack_text)["config"]
