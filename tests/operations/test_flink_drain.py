@@ -69,10 +69,10 @@ def flink(request: pytest.FixtureRequest) -> Iterator[tuple[FakeFlink, str]]:
             self.end_headers()
             self.wfile.write(data)
 
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        def do_GET(self) -> None:
             self._reply("GET")
 
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        def do_POST(self) -> None:
             self._reply("POST")
 
         def log_message(self, *_: Any) -> None:
