@@ -39,6 +39,7 @@ from infra.services.flink.config import lineage
 from infra.services.flink.job import GRAPH_MARKER
 from infra.services.flink.native import native_state_dir
 from tests.support import downtime
+from tests.support.polling import wait_for
 from tests.support.stack_data import (
     cdc_pipeline,
     flink_ids,
@@ -119,15 +120,6 @@ def _kept_rows(out: dict[str, Any], table: str) -> tuple[int, int]:
     return loaded.scan().to_arrow().num_rows, len(loaded.snapshots())
 
 
-def _wait_for(what: str, check: Callable[[], Any], timeout_s: float, every_s: float = 2.0) -> Any:
-    deadline, last = time.monotonic() + timeout_s, None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(every_s)
-    raise AssertionError(f"{what}: not within {timeout_s:g} s (last: {last})")
-
 
 def _checks(bump: Bump, out: dict[str, Any]) -> dict[str, Callable[[], None]]:
     """The moved service's own health, plus what depends on it doing its work (the job, the connectors)."""
@@ -167,7 +159,7 @@ def test_each_pin_moves_in_place_with_the_data_kept(deployed: dict[str, Any]) ->
         poller = downtime.DowntimePoller(_checks(bump, before)).start()
         try:
             seconds = up(STACK, quiet=True)
-            _wait_for(f"{bump.service} and what depends on it answering again",
+            wait_for(f"{bump.service} and what depends on it answering again",
                       lambda watched=poller: all(not o.still_down for o in watched.outages.values()), 180)
         finally:
             poller.stop()

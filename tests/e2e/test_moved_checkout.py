@@ -13,7 +13,6 @@ import json
 import os
 import signal
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from infra.control import isolated
 from infra.operations import watchdog
 from infra.paths import PROJECT_ROOT
 from tests.support.checkouts import Checkout, backend_env, head_commit, live
+from tests.support.polling import wait_for
 
 pytestmark = [
     pytest.mark.e2e,
@@ -34,15 +34,6 @@ STACK = "moved"  # its state: <state root>/moved-<first port> (isolated_stack)
 SMALL = {"maintenance": [], "services": {name: {"enabled": False}
                                          for name in ("trino", "flink-jobmanager", "kafka", "prometheus")}}
 
-
-def _wait_for(what: str, check: Callable[[], dict | None], timeout_s: float = 60.0) -> dict:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.5)
-    raise AssertionError(f"{what}: not within {timeout_s:g}s")
 
 
 def test_a_stack_deployed_from_one_clone_is_refreshed_and_destroyed_from_another(tmp_path: Path) -> None:
@@ -71,9 +62,9 @@ def test_a_stack_deployed_from_one_clone_is_refreshed_and_destroyed_from_another
         gate = deployed["native"]["services"]["catalog-gate"]
         before = watchdog.read_status(gate["data_dir"])
         os.kill(int(before["pid"]), signal.SIGKILL)
-        after = _wait_for("the gate restarted by its watchdog", lambda: (
+        after = wait_for("the gate restarted by its watchdog", lambda: (
             s if (s := watchdog.read_status(gate["data_dir"])).get("pid") not in (None, 0, before["pid"])
-            and s.get("state") == "running" else None))
+            and s.get("state") == "running" else None), 60, 0.5)
         time.sleep(2)
         assert live([int(after["pid"])]), "the restarted gate stays up (its runtime is not in the moved checkout)"
 

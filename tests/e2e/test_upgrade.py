@@ -45,6 +45,7 @@ from infra.control.workspace import forget, outputs, select
 from infra.paths import PROJECT_ROOT, stack_state_dir, state_root
 from tests.support import downtime
 from tests.support.checkouts import Checkout, deploy_previous_release, take_over
+from tests.support.polling import wait_for
 from tests.support.stack_data import cdc_pipeline, flink_ids, kafka_state, offsets_gone_back, table_snapshots
 
 FIRST_PORT = isolated.first_port_of("upgrade")
@@ -163,15 +164,6 @@ def cdc_counts(out: dict[str, Any], sink_table: str) -> dict[int, int]:
     rows = con.execute("SELECT order_id, count(*) FROM cdc WHERE _cdc.op NOT IN ('U', 'D') GROUP BY order_id")
     return {int(order_id): int(count) for order_id, count in rows.fetchall()}
 
-
-def wait_for(what: str, check: Any, timeout_s: float, every_s: float = 3.0) -> Any:
-    deadline, last = time.monotonic() + timeout_s, None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(every_s)
-    raise AssertionError(f"{what}: not within {timeout_s:g} s (last: {last})")
 
 
 def exported_resources(stack: str) -> list[dict[str, Any]]:
