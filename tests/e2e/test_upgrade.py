@@ -249,8 +249,11 @@ def upgraded(previous_release: Checkout) -> Iterator[Upgrade]:
                 up_s = commands.up(STACK, quiet=True)
                 after = outputs(STACK)
                 # Everything back: the job and the connectors run again, then a few more commits after the upgrade.
-                wait_for("every service and the job answering again", lambda: all(
-                    not o.still_down for o in poller.outages.values()), 240, 2)
+                try:
+                    wait_for("every service and the job answering again", lambda: all(
+                        not o.still_down for o in poller.outages.values()), 240, 2)
+                except AssertionError as error:
+                    raise AssertionError(f"{error}\n{poller.report('still down after the upgrade')}") from None
             finally:
                 poller.stop()
             writer.phase = "after"

@@ -4,7 +4,10 @@ the docker and native targets' deployment step).
 Create and update validate the config with the plugin (``PUT /connector-plugins/<class>/config/validate``),
 then ``PUT /connectors/<name>/config`` **only when the stored config differs** (an identical PUT still
 restarts the tasks), then wait until the connector and every task are RUNNING (a FAILED one raises with
-Connect's trace). Delete is ``DELETE /connectors/<name>``: Connect keeps the offsets, so a connector declared
+Connect's trace). A connector or task left FAILED on the worker is a change too: Connect never restarts a failed
+task by itself, and a sink task fails for good when the store or the catalog it writes to is down while it
+starts (an upgrade restarting Kafka, and with it every task, while SeaweedFS restarts); the update restarts the
+failed ones (``POST /connectors/<name>/restart?includeTasks=true&onlyFailed=true``). Delete is ``DELETE /connectors/<name>``: Connect keeps the offsets, so a connector declared
 again resumes where it stopped (no new snapshot, no duplicate) — except with ``reset_offsets_on_delete`` (a
 CDC source, whose slot the platform drops with it: its offsets would point at WAL that is gone, and Debezium
 refuses to start from them), which stops the connector and deletes its offsets first, so a source declared
@@ -130,8 +133,24 @@ def wait_tasks_reconfigured(base: str, name: str, config: Mapping[str, str], tim
     return poll(reconfigured, timeout_s, POLL_S) is not None
 
 
+def failed_parts(base: str, name: str) -> list[str]:
+    """The connector's parts Connect reports FAILED ("connector", "task 0", ...): empty when none or no such one."""
+    status, body = connect_call("GET", f"{base}/connectors/{name}/status")
+    if status != 200 or not isinstance(body, dict):
+        return []
+    parts = ["connector"] if (body.get("connector") or {}).get("state") == "FAILED" else []
+    return parts + [f"task {t.get('id')}" for t in body.get("tasks") or [] if t.get("state") == "FAILED"]
+
+
+def restart_failed(base: str, name: str) -> None:
+    """Restart the connector's FAILED parts (Connect 3.0+: one call for the connector and its tasks)."""
+    status, body = connect_call("POST", f"{base}/connectors/{name}/restart?includeTasks=true&onlyFailed=true")
+    if status not in (200, 202, 204):
+        raise ConnectorError(f"connector {name}: POST restart answered {status}: {str(body)[:500]}")
+
+
 def apply_connector(base: str, name: str, config: Mapping[str, str], timeout_s: float) -> str:
-    """Create or update a connector, then wait RUNNING; returns created / updated / unchanged."""
+    """Create or update a connector, then wait RUNNING; returns created / updated / restarted / unchanged."""
     config = {str(k): str(v) for k, v in config.items()}
     problems = validation_errors(base, name, config)
     if problems:
@@ -139,6 +158,9 @@ def apply_connector(base: str, name: str, config: Mapping[str, str], timeout_s: 
     current = stored_config(base, name)
     if current == {**config, "name": name}:
         action = "unchanged"
+        if failed_parts(base, name):
+            restart_failed(base, name)
+            action = "restarted"
     else:
         status, body = connect_call("PUT", f"{base}/connectors/{name}/config", config)
         if status not in (200, 201):
@@ -226,6 +248,8 @@ def _changes(olds: Mapping[str, Any], news: Mapping[str, Any]) -> list[str]:
             live = stored_config(new["connect_url"], new["name"])
             if live != {**{str(k): str(v) for k, v in new["config"].items()}, "name": new["name"]}:
                 changed.append("config")
+            elif failed_parts(new["connect_url"], new["name"]):
+                changed.append("state")  # left FAILED: the update restarts it
         except (requests.RequestException, ConnectorError):
             pass  # unreachable worker: the inputs decide
     return changed
@@ -289,7 +313,7 @@ class Connector(pulumi.dynamic.Resource, module="streams", name="Connector"):
     """One connector registered on a Kafka Connect worker (contract: module docstring)."""
 
     last_action: pulumi.Output[str]
-    """created, updated or unchanged: what the last create/update did."""
+    """created, updated, restarted or unchanged: what the last create/update did."""
 
     def __init__(self, resource_name: str, *, name: pulumi.Input[str], connect_url: pulumi.Input[str],
                  config: pulumi.Input[Mapping[str, pulumi.Input[str]]], running_timeout_s: pulumi.Input[float] = 180.0,
