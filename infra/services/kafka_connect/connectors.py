@@ -7,13 +7,15 @@ restarts the tasks), then wait until the connector and every task are RUNNING (a
 Connect's trace). A connector or task left FAILED on the worker is a change too: Connect never restarts a failed
 task by itself, and a sink task fails for good when the store or the catalog it writes to is down while it
 starts (an upgrade restarting Kafka, and with it every task, while SeaweedFS restarts); the update restarts the
-failed ones (``POST /connectors/<name>/restart?includeTasks=true&onlyFailed=true``). Delete is ``DELETE /connectors/<name>``: Connect keeps the offsets, so a connector declared
-again resumes where it stopped (no new snapshot, no duplicate) — except with ``reset_offsets_on_delete`` (a
-CDC source, whose slot the platform drops with it: its offsets would point at WAL that is gone, and Debezium
-refuses to start from them), which stops the connector and deletes its offsets first, so a source declared
-again snapshots afresh. The config holds no secret (config-provider references), so nothing secret is in the
-state. ``diff`` checks the live state: a connector deleted by hand is a change, so the next ``pulumi up``
-converges. The provider ships this module's source by value (``infra.by_value``).
+failed ones (``POST /connectors/<name>/restart?includeTasks=true&onlyFailed=true``).
+
+Delete is ``DELETE /connectors/<name>``: Connect keeps the offsets, so a connector declared again resumes where it
+stopped (no new snapshot, no duplicate) — except with ``reset_offsets_on_delete`` (a CDC source, whose slot the
+platform drops with it: its offsets would point at WAL that is gone, and Debezium refuses to start from them), which
+stops the connector and deletes its offsets first, so a source declared again snapshots afresh. The config holds no
+secret (config-provider references), so nothing secret is in the state. ``diff`` checks the live state: a connector
+deleted by hand is a change, so the next ``pulumi up`` converges. The provider ships this module's source by value
+(``infra.by_value``).
 """
 
 from __future__ import annotations
