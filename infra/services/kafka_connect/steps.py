@@ -12,6 +12,11 @@ from infra.services.plans import StepHost, StepPlan
 from infra.services.registry import needed, registry
 from infra.spec import DebeziumPostgresSpec
 
+#: The worker runs exactly-once sources (``worker_properties``); Debezium's PostgreSQL connector supports it, and
+#: ``required`` makes Connect refuse the connector rather than run it at least once. (On aws, MSK Connect's worker
+#: configuration does not enable it here and its connectors are rendered without this: at least once there.)
+EXACTLY_ONCE = {"exactly.once.support": "required"}
+
 
 def plan(ctx: ServiceContext, host: StepHost) -> list[StepPlan]:
     """The CDC sources, then every declared connector, as the deploying host reaches them."""
@@ -38,7 +43,8 @@ def plan(ctx: ServiceContext, host: StepHost) -> list[StepPlan]:
         found.append(StepPlan(
             name=f"connector-{connector.name}", resource=Connector,
             # A source's offsets point into its slot, which its source step drops: they go with the connector.
-            inputs={"name": connector.name, "connect_url": rest, "config": connector_config(ctx, connector),
+            inputs={"name": connector.name, "connect_url": rest, "config": {**connector_config(ctx, connector),
+                                                                              **(EXACTLY_ONCE if cdc else {})},
                     "reset_offsets_on_delete": cdc},
             after=(f"{connector.name}-source", needed(spec, DATABASE, ctx.name)) if cdc else sink_needs,
             outputs=("last_action",), export="connectors",
