@@ -18,6 +18,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -269,6 +270,9 @@ def test_delete_kills_after_grace_and_leaves_no_child(harness: Harness) -> None:
 
 def test_a_reused_pid_is_never_signalled() -> None:
     bystander = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    # Reaped the moment it exits (the provider waits for a stopped pid to be released, and only reaps its own).
+    reaper = threading.Thread(target=bystander.wait, daemon=True)
+    reaper.start()
     try:
         real = psutil.Process(bystander.pid).create_time()
         impostor = ls.ProcessRecord(bystander.pid, real - 100.0)  # same pid, other process
@@ -277,7 +281,8 @@ def test_a_reused_pid_is_never_signalled() -> None:
         assert ls.stop_process_tree(impostor, grace_s=0.1) == []
         assert bystander.poll() is None, "a process with another create_time must survive"
         assert ls.stop_process_tree(ls.ProcessRecord(bystander.pid, real), grace_s=1.0) == [bystander.pid]
-        assert bystander.wait(timeout=2) == -signal.SIGTERM
+        reaper.join(timeout=2)
+        assert bystander.returncode == -signal.SIGTERM
     finally:
         if bystander.poll() is None:
             bystander.kill()
