@@ -49,7 +49,7 @@ verify: bootstrap
 
 ## test: every unit test, the toolchain and end-to-end tests, then the probes on an isolated stack
 test: bootstrap
-	$(PY) -m pytest tests -q
+	$(PY) -m pytest tests -q --durations=15
 	$(PY) -m infra.control verify
 
 ## unit: offline, no artifact cache, no Go, no Pulumi CLI (Pulumi mocks and plain functions)
