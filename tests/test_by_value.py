@@ -40,7 +40,7 @@ CLOSURES = {
     + ["infra.services.flink.rest"],
     CertificateProvider: ["infra.resources.certificate"],
     EcsTaskRunProvider: ["infra.targets.aws.run_task"],
-    LabStateProvider: ["infra.targets.lab_state"],
+    LabStateProvider: ["infra.targets.lab_state", "infra.targets.state_move"],
     NativeRuntimeProvider: ["infra.targets.native.runtime"],
 }
 

@@ -15,8 +15,6 @@ old data where it was (nothing is ever deleted).
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -24,10 +22,10 @@ from typing import Any
 from infra.config import ConfigError, load_stack
 from infra.paths import stack_state_dir
 from infra.spec import Target
+from infra.targets.state_move import StateMoveRefused, move_tree
 
-
-class RelocationRefused(RuntimeError):
-    """The data cannot move: the message says what holds the new place."""
+#: The data cannot move (the message says what holds the new place); the lab's ``LabState`` refuses the same way.
+RelocationRefused = StateMoveRefused
 
 
 def pending(stack: str, deployed: Mapping[str, Any]) -> tuple[Path, Path] | None:
@@ -45,29 +43,6 @@ def pending(stack: str, deployed: Mapping[str, Any]) -> tuple[Path, Path] | None
     if old == new or not old.is_dir():
         return None
     return old, new
-
-
-def move_tree(old: Path, new: Path) -> None:
-    """``old`` becomes ``new``: a rename on one filesystem, else a copy keeping owners and modes, then removal."""
-    if new.exists():
-        if any(new.iterdir()):
-            raise RelocationRefused(f"cannot move the stack's data from {old} to {new}: {new} already holds data "
-                                    "(move or remove one of them by hand, or set the stack's state_dir to the old one)")
-        new.rmdir()
-    new.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.rename(old, new)
-        return
-    except OSError as exc:
-        if exc.errno != 18:  # EXDEV: another filesystem; anything else is a real failure
-            raise
-    shutil.copytree(old, new, symlinks=True, copy_function=shutil.copy2)
-    for source_root, dirs, files in os.walk(old):
-        for name in (".", *dirs, *files):
-            source = Path(source_root) / name
-            info = source.lstat()
-            os.lchown(new / source.relative_to(old), info.st_uid, info.st_gid)
-    shutil.rmtree(old)
 
 
 def relocate(stack: str, deployed: Mapping[str, Any], say: Callable[[str], None] = print) -> Path | None:

@@ -11,7 +11,12 @@ Decision: ``destroy`` keeps none of a lab stack's state.
 ``create`` finds the directory either absent (a first ``up``) or left over, with content: a stack destroyed by
 an older version of the program, by hand, or a directory restored from elsewhere, whose volumes are gone.
 That half-kept state is refused, naming the directory and how to clear it, before any container starts;
-nothing is deleted without the operator. The provider ships by value (``infra.by_value``).
+nothing is deleted without the operator. A new directory (a release or a ``state_dir`` setting that keeps the
+stack's state elsewhere: 0.4.0 moved it out of the checkout) is an *update* that moves the directory with its
+data, never a replacement (whose delete would remove the catalog and the savepoints): a rename on one
+filesystem, which the running containers' bind mounts follow until their replacements start on the new path;
+across filesystems a copy, where what a container writes between the copy and its replacement is not carried.
+The provider ships by value (``infra.by_value``).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import pulumi
 import pulumi.dynamic
 
 from infra.by_value import code_changed, plain
+from infra.targets.state_move import move_tree
 
 #: Written at create: the directory belongs to the stack deployed with this resource.
 MARKER = ".lab-state"
@@ -65,7 +71,7 @@ def release(directory: Path) -> None:
 
 
 class LabStateProvider(pulumi.dynamic.ResourceProvider):
-    """create claims the directory, delete removes it; nothing else changes it."""
+    """create claims the directory, update moves it, delete removes it."""
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         from infra.by_value import provider_by_value  # pickling runs in the program only
@@ -81,11 +87,17 @@ class LabStateProvider(pulumi.dynamic.ResourceProvider):
         old, new = plain(olds), plain(news)
         moved = old.get("directory") != new.get("directory")
         changed = moved or old.get("stack") != new.get("stack") or code_changed(olds, news)
-        return pulumi.dynamic.DiffResult(changes=changed, replaces=["directory"] if moved else [],
-                                         delete_before_replace=True)
+        return pulumi.dynamic.DiffResult(changes=changed, replaces=[])
 
-    def update(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.UpdateResult:
-        """A new stack name or new provider code: recorded (the directory is the same one)."""
+    def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.UpdateResult:
+        """A new directory: the old one moved there with its data (refused onto one that holds data); a new stack
+        name or new provider code: recorded."""
+        old, new = Path(plain(olds)["directory"]), Path(plain(news)["directory"])
+        if old != new:
+            if old.is_dir():
+                move_tree(old, new)
+            else:
+                claim(new, plain(news)["stack"])
         return pulumi.dynamic.UpdateResult(plain(news))
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:

@@ -14,6 +14,7 @@ import pytest
 
 from infra.control import relocate
 from infra.spec import Target
+from infra.targets import state_move
 from infra.targets.native import local_service as ls
 
 
@@ -27,11 +28,11 @@ def test_move_tree_renames_and_refuses_a_place_that_holds_data(tmp_path: Path) -
     old, new = tmp_path / "old", tmp_path / "deep" / "new"
     (old / "postgres").mkdir(parents=True)
     (old / "postgres" / "PG_VERSION").write_text("18\n")
-    relocate.move_tree(old, new)
+    state_move.move_tree(old, new)
     assert not old.exists() and (new / "postgres" / "PG_VERSION").read_text() == "18\n"
     (old / "x").mkdir(parents=True)
     with pytest.raises(relocate.RelocationRefused, match="already holds data"):
-        relocate.move_tree(old, new)
+        state_move.move_tree(old, new)
 
 
 def test_across_filesystems_the_copy_keeps_owners_and_modes(tmp_path: Path) -> None:
@@ -44,8 +45,8 @@ def test_across_filesystems_the_copy_keeps_owners_and_modes(tmp_path: Path) -> N
         os.chown(old / "postgres", 65534, 65534)
         os.chown(data, 65534, 65534)
     exdev = OSError(18, "Invalid cross-device link")
-    with mock.patch.object(relocate.os, "rename", side_effect=exdev):
-        relocate.move_tree(old, new)
+    with mock.patch.object(state_move.os, "rename", side_effect=exdev):
+        state_move.move_tree(old, new)
     assert not old.exists() and (new / "postgres" / "PG_VERSION").read_text() == "18\n"
     assert (new / "postgres").stat().st_mode & 0o777 == 0o700
     if os.geteuid() == 0:

@@ -42,3 +42,27 @@ def test_a_half_kept_state_is_refused_naming_the_directory_and_kept(tmp_path: Pa
     message = str(refused.value)
     assert str(state) in message and "flink" in message and f"rm -rf {state}" in message
     assert (state / "flink" / "state" / "savepoints").is_dir(), "nothing is deleted without the operator"
+
+
+def test_a_new_directory_is_an_update_that_moves_the_data_and_never_one_that_holds_data(tmp_path: Path):
+    """The lab upgraded by hand from 0.3.0 (its state in the checkout) lost every table's catalog: the directory's
+    move was a replacement, whose delete removed the fixture's SQLite, the savepoints and the backups."""
+    from infra.targets.lab_state import LabStateProvider
+
+    provider = LabStateProvider()
+    old, new = tmp_path / "checkout" / ".state" / "lab", tmp_path / "var" / "lab"
+    olds = provider.create({"directory": str(old), "stack": "lab"}).outs
+    (old / "rest-fixture" / "catalog").mkdir(parents=True)
+    (old / "rest-fixture" / "catalog" / "fixture.db").write_text("pointers")
+    news = {"directory": str(new), "stack": "lab"}
+    diff = provider.diff(str(old), olds, news)
+    assert diff.changes and not diff.replaces
+    provider.update(str(old), olds, news)
+    assert not old.exists() and (new / "rest-fixture" / "catalog" / "fixture.db").read_text() == "pointers"
+    assert (new / MARKER).read_text() == "lab\n"
+
+    other = tmp_path / "elsewhere"
+    (other / "flink").mkdir(parents=True)
+    with pytest.raises(Exception, match="already holds data"):
+        provider.update(str(new), news, {"directory": str(other), "stack": "lab"})
+    assert (new / "rest-fixture" / "catalog" / "fixture.db").is_file(), "nothing moved onto data, nothing lost"
