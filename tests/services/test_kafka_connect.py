@@ -381,56 +381,34 @@ def test_the_seed_is_sixty_thousand_deterministic_orders_and_the_setup_is_idempo
         shutil.rmtree(tmp_path, ignore_errors=True)
 
 
-def test_a_task_left_failed_is_a_change_and_the_update_restarts_only_the_failed_parts():
+def test_a_task_left_failed_is_a_change_and_the_update_restarts_only_the_failed_parts(serve):
     """The upgrade test saw the Iceberg sink's task fail for good while SeaweedFS and the catalog gate restarted in
     the same `pulumi up` (Connect never restarts a FAILED task by itself): its connector's step, which runs after
     the store and the gate, finds the task FAILED, calls that a change, and restarts the failed parts only."""
-    import http.server
-    import threading
-
     from infra.services.kafka_connect import connectors
+    from tests.support.job_scripts import Answer
 
     config = {"connector.class": "org.apache.iceberg.connect.IcebergSinkConnector", "topics": "orders"}
     state = {"task": "FAILED"}
-    calls: list[str] = []
 
-    class Connect(http.server.BaseHTTPRequestHandler):
-        def answer(self, status: int, body: object = None) -> None:
-            data = json.dumps(body).encode() if body is not None else b""
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def do_GET(self) -> None:
-            if self.path.endswith("/config"):
-                return self.answer(200, {**config, "name": "sink"})
-            self.answer(200, {"connector": {"state": "RUNNING"}, "tasks": [{"id": 0, "state": state["task"]}]})
-
-        def do_PUT(self) -> None:  # the plugin's validation: no errors
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            self.answer(200, {"configs": []})
-
-        def do_POST(self) -> None:
-            calls.append(f"POST {self.path}")
+    def connect(method: str, path: str, _headers: dict[str, str], _body: bytes) -> Answer:
+        if method == "POST":
             state["task"] = "RUNNING"
-            self.answer(202, {})
+            return Answer(202, {})
+        if method == "PUT":  # the plugin's validation: no errors
+            return Answer(200, {"configs": []})
+        if path.endswith("/config"):
+            return Answer(200, {**config, "name": "sink"})
+        return Answer(200, {"connector": {"state": "RUNNING"}, "tasks": [{"id": 0, "state": state["task"]}]})
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Connect)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}"
-    props = {"name": "sink", "connect_url": base, "config": config, "running_timeout_s": 5,
+    api = serve(connect)
+    props = {"name": "sink", "connect_url": api.url, "config": config, "running_timeout_s": 5,
              "reset_offsets_on_delete": False}
-    try:
-        assert connectors.failed_parts(base, "sink") == ["task 0"]
-        assert connectors._changes(props, props) == ["state"]
-        assert connectors.apply_connector(base, "sink", config, 5) == "restarted"
-        assert calls == ["POST /connectors/sink/restart?includeTasks=true&onlyFailed=true"]
-        assert connectors._changes(props, props) == []  # running again: nothing to do
-        assert connectors.apply_connector(base, "sink", config, 5) == "unchanged" and len(calls) == 1
-    finally:
-        server.shutdown()
+    assert connectors.failed_parts(api.url, "sink") == ["task 0"]
+    assert connectors._changes(props, props) == ["state"]
+    assert connectors.apply_connector(api.url, "sink", config, 5) == "restarted"
+    restarts = [path for method, path, *_ in api.requests if method == "POST"]
+    assert restarts == ["/connectors/sink/restart?includeTasks=true&onlyFailed=true"]
+    assert connectors._changes(props, props) == []  # running again: nothing to do
+    assert connectors.apply_connector(api.url, "sink", config, 5) == "unchanged"
+    assert len([r for r in api.requests if r[0] == "POST"]) == 1
