@@ -133,6 +133,48 @@ def topic_end_offsets(stack: Stack, topics: list[str]) -> dict[str, Any]:
         return {"error": f"{type(exc).__name__}: {exc}"}
 
 
+def last_record_offsets(stack: Stack, topics: list[str], window: int = 500) -> dict[str, int | None]:
+    """Offset of each topic's last committed record (partition 0), None when it has none in its last ``window``.
+
+    Not the high watermark: exactly-once sources write in transactions, and each commit marker takes an offset of
+    its own after the records, which no consumer ever sees (the sink's table cannot hold it).
+    """
+    broker = services.provider(stack, BROKER)
+    profile = registry()[broker].profile if broker else None
+    bootstrap = (stack.host_profiles.get(profile.key) or {}).get("bootstrap.servers") if profile else None
+    if not bootstrap:
+        return {}
+    from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"probe-{stack.run_id}",
+                         "enable.auto.commit": False, "isolation.level": "read_committed",
+                         "enable.partition.eof": True})
+    found: dict[str, int | None] = {}
+    try:
+        for topic in topics:
+            found[topic] = None  # unknown until read (Kafka unreachable: the table alone decides, as before)
+            low, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
+            last = None
+            if high > low:
+                consumer.assign([TopicPartition(topic, 0, max(low, high - window))])
+                deadline = time.monotonic() + 15
+                while time.monotonic() < deadline:
+                    message = consumer.poll(0.5)
+                    if message is None:
+                        continue
+                    if message.error():
+                        if message.error().code() == KafkaError._PARTITION_EOF:
+                            break
+                        continue
+                    last = message.offset()
+            found[topic] = last
+    except KafkaException:
+        pass
+    finally:
+        consumer.close()
+    return found
+
+
 def pct(values: list[float], p: float) -> float | None:
     if not values:
         return None
@@ -184,12 +226,13 @@ def wait_converged(stack: Stack, pipe: Pipeline, timeout_s: float) -> tuple[bool
                 continue
             ice, rows, top = iceberg_state(table.scan().to_arrow())
             pg = pg_state(conn)
-            ends = topic_end_offsets(stack, list(pipe.source["topics"]))
-            end = next((v for v in ends.values() if isinstance(v, int)), None)
+            lasts = last_record_offsets(stack, list(pipe.source["topics"]))
+            last = next((v for v in lasts.values() if isinstance(v, int)), None)
             evidence = {"pg_rows": len(pg), "iceberg_rows": rows, "iceberg_last_state": len(ice),
                         "only_in_pg": len(pg - ice), "only_in_iceberg": len(ice - pg), "max_offset": top,
-                        "topic_end_offsets": ends}
-            if ice == pg and (end is None or top + 1 >= end):
+                        "topic_last_record_offsets": lasts,
+                        "topic_end_offsets": topic_end_offsets(stack, list(pipe.source["topics"]))}
+            if ice == pg and (last is None or top >= last):
                 return True, evidence
             time.sleep(2)
     return False, evidence
