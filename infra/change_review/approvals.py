@@ -24,7 +24,7 @@ _SHOWN = 60  # characters of a value shown
 class ReviewedChange:
     """One change as the review prints it."""
 
-    what: str  # a config key, or a resource (``docker:Container 'trino'``)
+    what: str  # a config key, or a resource (``docker:Container '<name>'``)
     source: str  # config or resource
     change: str  # "2GiB -> 12GiB", or the op
     layers: tuple[str, ...]

@@ -65,7 +65,7 @@ class ResourceChange:
 
     @property
     def what(self) -> str:
-        """``docker:Container 'trino'``."""
+        """``docker:Container '<name>'``."""
         return f"{kind_of(self.type)} '{self.name}'"
 
     @property
