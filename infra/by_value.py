@@ -12,10 +12,10 @@ releases of one module can be loaded side by side (an upgrade's deletes run the 
 its updates the new code). The blob references only builtins, is deterministic, and changes only when a
 module of the closure changes: an unchanged provider shows no diff (docs/adr/0015).
 
-This module ships in every blob under its own name (``infra.by_value``); it imports nothing of the project
-and only the standard library at the top. A provider class calls ``provider_by_value(type(self))`` from its
-``__reduce__`` (pickling happens in the program, never in the provider process), and its ``diff`` reports a
-change when ``code_changed``: the state then records the new code (an update that restarts nothing), so a
+This module ships in every blob under its own name (``infra.by_value``); it imports nothing of the project and only
+the standard library at the top. A provider class mixes in ``ByValue`` first, whose ``__reduce__`` is
+``provider_by_value(type(self))`` (pickling happens in the program, never in the provider process), and its ``diff``
+reports a change when ``code_changed``: the state then records the new code (an update that restarts nothing), so a
 later refresh or destroy runs the code of the release that deployed last, not one whose checkout is gone.
 """
 
@@ -90,6 +90,16 @@ if ROOT not in sys.modules:
     sys.meta_path.insert(0, _BlobModules())
 provider = getattr(importlib.import_module(ROOT + "." + MODULE), CLASS)()
 """
+
+
+class ByValue:
+    """Mixed in first by every dynamic provider of the project: it pickles as its code, by value (pickling runs in
+    the program only), and that blob is code, never a secret (credentials are inputs)."""
+
+    serialize_as_secret_always = False
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return provider_by_value(type(self))
 
 
 def provider_by_value(provider_class: type) -> tuple[Any, tuple[Any, ...]]:

@@ -13,7 +13,7 @@ so a second ``pulumi up`` changes nothing; a change of hosts or validity, or a c
 ``RENEW_BEFORE_DAYS`` of its expiry, is a replacement (a new key and certificate, the server restarts
 with them); ``delete`` forgets them (nothing outside the state holds them).
 
-Like ``LocalService``, the provider is serialized by value (``__reduce__`` ships this module's source),
+Like ``LocalService``, the provider is serialized by value (``infra.by_value.ByValue`` ships its code),
 so the provider process needs only Python, ``pulumi`` and ``cryptography``, not this repository.
 """
 
@@ -27,7 +27,7 @@ from typing import Any
 import pulumi
 import pulumi.dynamic
 
-from infra.by_value import code_changed
+from infra.by_value import ByValue, code_changed
 
 RENEW_BEFORE_DAYS = 30
 INPUT_KEYS = ("common_name", "hosts", "days")
@@ -116,15 +116,9 @@ def expiring(props: Mapping[str, Any], now: dt.datetime | None = None) -> bool:
     return dt.datetime.fromisoformat(str(recorded)) - now < dt.timedelta(days=RENEW_BEFORE_DAYS)
 
 
-class CertificateProvider(pulumi.dynamic.ResourceProvider):
+class CertificateProvider(ByValue, pulumi.dynamic.ResourceProvider):
     """Issues, keeps and renews one self-signed certificate (contract: module docstring)."""
 
-    serialize_as_secret_always = False  # the serialized provider is this module's source: nothing secret
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        from infra.by_value import provider_by_value  # pickling runs in the program only
-
-        return provider_by_value(type(self))
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.CheckResult:
         return pulumi.dynamic.CheckResult(news, [pulumi.dynamic.CheckFailure(k, why) for k, why in problems(news)])

@@ -28,7 +28,7 @@ from typing import Any
 import pulumi
 import pulumi.dynamic
 
-from infra.by_value import code_changed, plain
+from infra.by_value import ByValue, code_changed, plain
 from infra.targets.state_move import move_tree
 
 #: Written at create: the directory belongs to the stack deployed with this resource.
@@ -70,13 +70,8 @@ def release(directory: Path) -> None:
                             f"remove it as their owner (sudo rm -rf {directory})") from None
 
 
-class LabStateProvider(pulumi.dynamic.ResourceProvider):
+class LabStateProvider(ByValue, pulumi.dynamic.ResourceProvider):
     """create claims the directory, update moves it, delete removes it."""
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        from infra.by_value import provider_by_value  # pickling runs in the program only
-
-        return provider_by_value(type(self))
 
     def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
         p = plain(props)

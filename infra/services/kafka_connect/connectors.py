@@ -28,7 +28,7 @@ import pulumi
 import pulumi.dynamic
 import requests
 
-from infra.by_value import code_changed, dropped, is_unknown, plain, poll
+from infra.by_value import ByValue, code_changed, dropped, is_unknown, plain, poll
 
 HTTP_TIMEOUT_S = 30.0
 POLL_S = 0.5
@@ -257,15 +257,9 @@ def _changes(olds: Mapping[str, Any], news: Mapping[str, Any]) -> list[str]:
     return changed
 
 
-class ConnectorProvider(pulumi.dynamic.ResourceProvider):
+class ConnectorProvider(ByValue, pulumi.dynamic.ResourceProvider):
     """Create/update/delete of one Connect connector (contract: module docstring)."""
 
-    serialize_as_secret_always = False
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        from infra.by_value import provider_by_value  # pickling runs in the program only
-
-        return provider_by_value(type(self))
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.CheckResult:
         failures = []

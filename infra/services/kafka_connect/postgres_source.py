@@ -17,7 +17,7 @@ from typing import Any
 import pulumi
 import pulumi.dynamic
 
-from infra.by_value import code_changed, dropped, is_unknown, plain, poll
+from infra.by_value import ByValue, code_changed, dropped, is_unknown, plain, poll
 
 POLL_S = 0.5
 SLOT_RELEASE_GRACE_S = 30.0
@@ -98,15 +98,9 @@ def _changes(olds: Mapping[str, Any], news: Mapping[str, Any]) -> list[str]:
     return changed
 
 
-class PostgresSourceProvider(pulumi.dynamic.ResourceProvider):
+class PostgresSourceProvider(ByValue, pulumi.dynamic.ResourceProvider):
     """Sets a CDC source up in PostgreSQL and tears it down on delete (contract: module docstring)."""
 
-    serialize_as_secret_always = False
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        from infra.by_value import provider_by_value  # pickling runs in the program only
-
-        return provider_by_value(type(self))
 
     def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
         p = plain(props)

@@ -42,7 +42,7 @@ from typing import Any
 import pulumi
 import pulumi.dynamic
 
-from infra.by_value import is_unknown, plain
+from infra.by_value import ByValue, is_unknown, plain
 
 #: What identifies the pushed image: another value of either is another image (a replacement).
 IDENTITY_KEYS = ("repository", "context_digest")
@@ -190,15 +190,9 @@ def build_and_push(props: Mapping[str, Any], client: Any = None,
     return {**outputs, "digest": digest, "reference": f"{props['repository']}@{digest}", "pushed": pushed}
 
 
-class PushedImageProvider(pulumi.dynamic.ResourceProvider):
+class PushedImageProvider(ByValue, pulumi.dynamic.ResourceProvider):
     """Builds and pushes one image, keyed by its context (contract: module docstring)."""
 
-    serialize_as_secret_always = False  # the serialized provider is this module's source: nothing secret
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        from infra.by_value import provider_by_value  # pickling runs in the program only
-
-        return provider_by_value(type(self))
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.CheckResult:
         return pulumi.dynamic.CheckResult(news, [pulumi.dynamic.CheckFailure(k, why) for k, why in problems(news)])

@@ -20,7 +20,7 @@ from typing import Any
 import pulumi
 import pulumi.dynamic
 
-from infra.by_value import code_changed, poll
+from infra.by_value import ByValue, code_changed, poll
 
 WAIT_S = 1800  # a deployment step that takes longer is a broken one
 POLL_S = 10
@@ -68,15 +68,9 @@ def _rerun(olds: dict[str, Any], news: dict[str, Any]) -> bool:
     return any(olds.get(k) != news.get(k) for k in RERUN_KEYS)
 
 
-class EcsTaskRunProvider(pulumi.dynamic.ResourceProvider):
+class EcsTaskRunProvider(ByValue, pulumi.dynamic.ResourceProvider):
     """Runs an ECS task to completion on create and when what it does changes (module docstring)."""
 
-    serialize_as_secret_always = False
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        from infra.by_value import provider_by_value  # pickling runs in the program only
-
-        return provider_by_value(type(self))
 
     def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
         outs = run_task(props)

@@ -9,7 +9,7 @@ import pulumi
 import pulumi.dynamic
 import tenacity
 
-from infra.by_value import code_changed, plain
+from infra.by_value import ByValue, code_changed, plain
 from infra.operations import tables
 
 # The fixture answers as soon as its health check passes, but the first requests right after a
@@ -64,15 +64,9 @@ def apply(props: Mapping[str, Any]) -> dict[str, Any]:
     return {**props, "identifier": tables.identifier(declaration), "result": result}
 
 
-class DeclaredTableProvider(pulumi.dynamic.ResourceProvider):
+class DeclaredTableProvider(ByValue, pulumi.dynamic.ResourceProvider):
     """Creates or evolves one declared table (contract: the package docstring)."""
 
-    serialize_as_secret_always = False  # the blob is code; credentials are inputs
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        from infra.by_value import provider_by_value  # pickling runs in the program only
-
-        return provider_by_value(type(self))
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.CheckResult:
         failures = []

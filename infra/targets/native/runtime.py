@@ -30,7 +30,7 @@ from typing import Any
 import pulumi
 import pulumi.dynamic
 
-from infra.by_value import code_changed, plain
+from infra.by_value import ByValue, code_changed, plain
 
 CODE_LINK = "code"
 #: What the processes run: the operations image's code set (``.dockerignore``), as relative path globs.
@@ -75,15 +75,9 @@ def install(directory: str, sources: Mapping[str, str]) -> str:
     return digest
 
 
-class NativeRuntimeProvider(pulumi.dynamic.ResourceProvider):
+class NativeRuntimeProvider(ByValue, pulumi.dynamic.ResourceProvider):
     """Installs the stack's copy of the operations code (contract: module docstring)."""
 
-    serialize_as_secret_always = False  # the blob is code; the inputs are the project's own sources
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        from infra.by_value import provider_by_value  # pickling runs in the program only
-
-        return provider_by_value(type(self))
 
     def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
         directory = str(plain(props["directory"]))

@@ -9,22 +9,16 @@ import pulumi
 import pulumi.dynamic
 from pydantic import ValidationError
 
-from infra.by_value import code_changed, is_unknown, known
+from infra.by_value import ByValue, code_changed, is_unknown, known
 from infra.services.flink.job.inputs import INPUT_KEYS, REPLACE_KEYS, SUBMIT_KEYS, JobInputs
 from infra.services.flink.job.lifecycle import live_state, now, outputs, start, stop, submit
 from infra.services.flink.job.lineage import latest_state
 from infra.services.flink.rest import ACTIVE_STATES, FlinkRest, FlinkUnreachable
 
 
-class FlinkJobProvider(pulumi.dynamic.ResourceProvider):
+class FlinkJobProvider(ByValue, pulumi.dynamic.ResourceProvider):
     """Dynamic provider of one streaming job per resource (contract: module docstring)."""
 
-    serialize_as_secret_always = False  # it captures this module's source only
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        from infra.by_value import provider_by_value  # pickling runs in the program only
-
-        return provider_by_value(type(self))
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.CheckResult:
         failures = []

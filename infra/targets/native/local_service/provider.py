@@ -8,7 +8,7 @@ from typing import Any
 import pulumi
 import pulumi.dynamic
 
-from infra.by_value import code_changed, is_unknown
+from infra.by_value import ByValue, code_changed, is_unknown
 from infra.targets.native.local_service.errors import LocalServiceError
 from infra.targets.native.local_service.host import remove_files
 from infra.targets.native.local_service.inputs import (
@@ -31,17 +31,11 @@ from infra.targets.native.local_service.processes import process_matches
 from infra.targets.native.local_service.spawn import run_pre_stop
 
 
-class LocalServiceProvider(pulumi.dynamic.ResourceProvider):
+class LocalServiceProvider(ByValue, pulumi.dynamic.ResourceProvider):
     """Dynamic provider managing one local process per resource (contract: the package docstring)."""
 
     # Nothing secret is captured when the provider is serialized (it is the package's source),
     # so the blob need not be encrypted in the state.
-    serialize_as_secret_always = False
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        from infra.by_value import provider_by_value  # pickling runs in the program only
-
-        return provider_by_value(type(self))
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.CheckResult:
         failures = [pulumi.dynamic.CheckFailure(key, why) for key, why in validate_props(news)]
