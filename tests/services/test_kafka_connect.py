@@ -384,21 +384,27 @@ def test_the_seed_is_sixty_thousand_deterministic_orders_and_the_setup_is_idempo
 def test_a_task_left_failed_is_a_change_and_the_update_restarts_only_the_failed_parts(serve):
     """The upgrade test saw the Iceberg sink's task fail for good while SeaweedFS and the catalog gate restarted in
     the same `pulumi up` (Connect never restarts a FAILED task by itself): its connector's step, which runs after
-    the store and the gate, finds the task FAILED, calls that a change, and restarts the failed parts only."""
+    the store and the gate, finds the task FAILED, calls that a change, and restarts the failed parts only. As on a
+    real worker, the restart is asynchronous: the status says FAILED once more before the task runs (CI's upgrade
+    run failed on that stale answer)."""
     from infra.services.kafka_connect import connectors
     from tests.support.job_scripts import Answer
 
     config = {"connector.class": "org.apache.iceberg.connect.IcebergSinkConnector", "topics": "orders"}
-    state = {"task": "FAILED"}
+    state = {"task": "FAILED", "stale": 0, "restarted": 0}
 
     def connect(method: str, path: str, _headers: dict[str, str], _body: bytes) -> Answer:
         if method == "POST":
-            state["task"] = "RUNNING"
+            state["stale"], state["restarted"] = 1, 1
             return Answer(202, {})
         if method == "PUT":  # the plugin's validation: no errors
             return Answer(200, {"configs": []})
         if path.endswith("/config"):
             return Answer(200, {**config, "name": "sink"})
+        if state["stale"]:  # the answer right after a restart: still FAILED
+            state["stale"] -= 1
+        elif state["restarted"]:
+            state["task"] = "RUNNING"
         return Answer(200, {"connector": {"state": "RUNNING"}, "tasks": [{"id": 0, "state": state["task"]}]})
 
     api = serve(connect)
@@ -412,3 +418,21 @@ def test_a_task_left_failed_is_a_change_and_the_update_restarts_only_the_failed_
     assert connectors._changes(props, props) == []  # running again: nothing to do
     assert connectors.apply_connector(api.url, "sink", config, 5) == "unchanged"
     assert len([r for r in api.requests if r[0] == "POST"]) == 1
+
+
+def test_a_part_that_fails_again_after_its_restarts_raises_with_connects_trace(serve):
+    """A sink that cannot run (its catalog gone for good) is restarted a bounded number of times, spaced out,
+    then its step fails with the worker's trace, well before the running timeout."""
+    from infra.services.kafka_connect import connectors
+    from tests.support.job_scripts import Answer
+
+    def connect(method: str, path: str, _headers: dict[str, str], _body: bytes) -> Answer:
+        if method == "POST":
+            return Answer(202, {})
+        return Answer(200, {"connector": {"state": "RUNNING"},
+                            "tasks": [{"id": 0, "state": "FAILED", "trace": "Connection refused"}]})
+
+    api = serve(connect)
+    with pytest.raises(connectors.ConnectorError, match=r"FAILED after 2 restart.*Connection refused"):
+        connectors.wait_running(api.url, "sink", 30, restarts=2, spacing_s=0.2)
+    assert len([r for r in api.requests if r[0] == "POST"]) == 2

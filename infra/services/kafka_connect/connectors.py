@@ -3,11 +3,11 @@ the docker and native targets' deployment step).
 
 Create and update validate the config with the plugin (``PUT /connector-plugins/<class>/config/validate``),
 then ``PUT /connectors/<name>/config`` **only when the stored config differs** (an identical PUT still
-restarts the tasks), then wait until the connector and every task are RUNNING (a FAILED one raises with
-Connect's trace). A connector or task left FAILED on the worker is a change too: Connect never restarts a failed
-task by itself, and a sink task fails for good when the store or the catalog it writes to is down while it
-starts (an upgrade restarting Kafka, and with it every task, while SeaweedFS restarts); the update restarts the
-failed ones (``POST /connectors/<name>/restart?includeTasks=true&onlyFailed=true``).
+restarts the tasks), then wait until the connector and every task are RUNNING. Connect never restarts a failed
+part by itself, and a sink task fails for good when the store or the catalog it writes to is down while it runs
+(an upgrade restarting SeaweedFS or the catalog gate); so the wait restarts FAILED parts
+(``POST /connectors/<name>/restart?includeTasks=true&onlyFailed=true``) a few times, spaced out, before a part
+still FAILED raises with Connect's trace. A connector or task left FAILED on the worker is a change too.
 
 Delete is ``DELETE /connectors/<name>``: Connect keeps the offsets, so a connector declared again resumes where it
 stopped (no new snapshot, no duplicate) — except with ``reset_offsets_on_delete`` (a CDC source, whose slot the
@@ -21,6 +21,7 @@ deleted by hand is a change, so the next ``pulumi up`` converges. The provider s
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -34,6 +35,9 @@ HTTP_TIMEOUT_S = 30.0
 POLL_S = 0.5
 CONFLICT = 409
 REBALANCE_SETTLE_S = 60.0
+# A FAILED part is restarted this many times, this far apart, before its failure is the step's.
+RESTARTS = 3
+RESTART_SPACING_S = 10.0
 # Connect's own health check (GET /health, Kafka 3.9+) answers within its 10 s herder timeout: 200 when the
 # worker can act, 5xx when it cannot (its Kafka is down). A delete asks it first, and waits this long at most.
 HEALTH_TIMEOUT_S = 15.0
@@ -96,9 +100,17 @@ def stored_config(base: str, name: str) -> dict[str, str] | None:
     return dict(body)
 
 
-def wait_running(base: str, name: str, timeout_s: float) -> dict[str, Any]:
-    """Until the connector and all its tasks are RUNNING; a FAILED one raises with Connect's trace."""
+def wait_running(base: str, name: str, timeout_s: float, restarts: int = RESTARTS,
+                 spacing_s: float = RESTART_SPACING_S) -> dict[str, Any]:
+    """Until the connector and all its tasks are RUNNING, restarting FAILED parts ``restarts`` times at most.
+
+    Connect never restarts a FAILED part by itself, and a part fails for good when what it reaches was down while it
+    ran (a sink whose catalog restarted in the same ``pulumi up``). A restart is asynchronous: the status may still
+    say FAILED for a moment, so a part is restarted again only ``spacing_s`` after the last restart, and a part
+    still FAILED then, with no restart left, raises with Connect's trace.
+    """
     last: list[Any] = [None]
+    budget = {"left": restarts, "at": float("-inf")}
 
     def running() -> dict[str, Any] | None:
         status, body = connect_call("GET", f"{base}/connectors/{name}/status")
@@ -107,10 +119,14 @@ def wait_running(base: str, name: str, timeout_s: float) -> dict[str, Any]:
             states = [body["connector"]["state"], *(t["state"] for t in body.get("tasks", []))]
             if body.get("tasks") and all(s == "RUNNING" for s in states):
                 return body
-            if "FAILED" in states:
-                trace = body["connector"].get("trace") or next(
-                    (t.get("trace") for t in body.get("tasks", []) if t.get("trace")), "")
-                raise ConnectorError(f"connector {name} FAILED: {trace[:3000]}")
+            if "FAILED" in states and time.monotonic() - budget["at"] >= spacing_s:
+                if budget["left"] <= 0:
+                    trace = body["connector"].get("trace") or next(
+                        (t.get("trace") for t in body.get("tasks", []) if t.get("trace")), "")
+                    raise ConnectorError(f"connector {name} FAILED after {restarts} restart(s): {trace[:3000]}")
+                budget["left"] -= 1
+                budget["at"] = time.monotonic()
+                restart_failed(base, name)
         return None
 
     found = poll(running, timeout_s, POLL_S)
@@ -159,10 +175,8 @@ def apply_connector(base: str, name: str, config: Mapping[str, str], timeout_s: 
         raise ConnectorError(f"connector {name}: its plugin refuses the config: " + " | ".join(problems))
     current = stored_config(base, name)
     if current == {**config, "name": name}:
-        action = "unchanged"
-        if failed_parts(base, name):
-            restart_failed(base, name)
-            action = "restarted"
+        # Left FAILED: wait_running restarts the failed parts.
+        action = "restarted" if failed_parts(base, name) else "unchanged"
     else:
         status, body = connect_call("PUT", f"{base}/connectors/{name}/config", config)
         if status not in (200, 201):
