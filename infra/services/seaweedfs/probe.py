@@ -6,12 +6,18 @@ import subprocess
 from collections.abc import Mapping
 
 from infra.services.probing import DeployedStack, ServiceHands, VersionReading, first_version, http_json
-from infra.services.seaweedfs.config import NAME
+from infra.services.seaweedfs.config import LARGE_DISK, NAME
+
+
+def release_of(printed: str) -> str | None:
+    """The release a version line names, ``_large_disk`` appended for upstream's large-disk (``8000GB``) builds."""
+    found = first_version(printed)
+    return found + LARGE_DISK if found and "8000GB" in printed else found
 
 
 def version(stack: DeployedStack, hands: ServiceHands | None) -> Mapping[str, VersionReading]:
     """The master's ``/dir/status`` (``"30GB 4.53 7506e5f91cd6"``: build flavour, version, commit), else ``weed
-    version`` of the binary the stack records."""
+    version`` of the binary the stack records; a large-disk build (``8000GB``) reads ``<release>_large_disk``."""
     import requests
 
     master = stack.endpoint(NAME, "master")
@@ -19,12 +25,12 @@ def version(stack: DeployedStack, hands: ServiceHands | None) -> Mapping[str, Ve
         try:
             status = http_json(f"http://{master}/dir/status")
             if status.get("Version"):
-                return {NAME: VersionReading(first_version(status["Version"]),
+                return {NAME: VersionReading(release_of(status["Version"]),
                                              f"GET http://{master}/dir/status ({status['Version']})")}
         except (requests.RequestException, ValueError):
             pass
     argv0 = stack.service_record(NAME).get("argv0")
     if argv0:
         done = subprocess.run([argv0, "version"], capture_output=True, text=True, timeout=30, check=False)
-        return {NAME: VersionReading(first_version(done.stdout), f"{argv0} version ({done.stdout.strip()})")}
+        return {NAME: VersionReading(release_of(done.stdout), f"{argv0} version ({done.stdout.strip()})")}
     raise RuntimeError("no master endpoint answering /dir/status and no weed binary in the outputs")

@@ -127,3 +127,42 @@ def test_a_submitted_job_records_its_graph_beside_its_savepoints(tmp_path: Path)
     marker = json.loads((tmp_path / "savepoints" / "orders-1" / GRAPH_MARKER).read_text())
     assert marker["state_version"] == 3 and marker["jar_digest"] == "0" * 64
     assert recorded_graph(tmp_path / "savepoints" / "orders-1") == 3
+
+
+def _volumes(state: Path, marker: str | None) -> None:
+    home = state / "seaweedfs"
+    (home / "data").mkdir(parents=True)
+    (home / "data" / "1.dat").write_bytes(b"\0")
+    if marker is not None:
+        (home / "volume-format").write_text(f"{marker}\n")
+
+
+def _seaweedfs(platform: dict, native_version: str) -> dict:
+    platform["services"]["seaweedfs"]["native_version"] = native_version
+    return platform
+
+
+def test_a_store_written_by_the_standard_build_refuses_a_large_disk_one(state: Path) -> None:
+    """Volumes from before the marker are the standard build's (the only one there was): a large-disk pin is
+    refused by name, with the procedure, before any resource."""
+    _volumes(state, marker=None)
+    mocks = RecordingMocks()
+    with pytest.raises(pulumi.RunError) as info:
+        run_program("native", _seaweedfs(_platform(), "4.45_large_disk"), mocks=mocks, resolver=Resolver("15.18"),
+                    check_ports=True)
+    message = str(info.value)
+    assert f"services.seaweedfs: the volumes in {state / 'seaweedfs' / 'data'} were written by SeaweedFS's " \
+           "standard build; this stack now pins 4.45_large_disk, a large_disk build" in message
+    assert "native_version unset" in message and "docs/operations/upgrades.md#seaweedfs" in message
+    assert mocks.resources == []
+
+
+def test_a_large_disk_store_moves_between_large_disk_releases_and_records_its_format(state: Path) -> None:
+    _volumes(state, marker="large_disk")
+    run = run_program("native", _seaweedfs(_platform(), "4.45_large_disk"), resolver=Resolver("15.18"),
+                      check_ports=True)
+    files = run.named("seaweedfs").inputs["files"]["value"]  # a secret: s3.json holds the keys
+    assert files[str(state / "seaweedfs" / "volume-format")] == "large_disk\n"
+    with pytest.raises(pulumi.RunError, match=r"written by SeaweedFS's large_disk build.*native_version: "
+                                              r"<release>_large_disk"):
+        run_program("native", _platform(), resolver=Resolver("15.18"), check_ports=True)
