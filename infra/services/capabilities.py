@@ -47,7 +47,9 @@ SQL_ENGINE = Capability(
                   "the certificate's name, its first per-identity secret is the identity's password")
 CHANGE_CAPTURE = Capability(
     "change-capture", "captures the database's changes for the stack's Debezium sources (the logical replication "
-                      "slots the database keeps for them)")
+                      "slots the database keeps for them); port 'rest': its workers' REST API, through which the "
+                      "broker stops their sources before it restarts (``infra.operations.connect_drain``)",
+    ports=("rest",))
 BACKUPS = Capability(
     "backups", "backs up the catalogs' pointers on the recovery schedule (a catalog's SQLite file by online backup, "
                "the catalog databases by pg_dump): what the recovery drill restores; its scheduled jobs at /jobs on "

@@ -36,6 +36,29 @@ def test_native_kafka_is_one_kraft_node_on_loopback_with_its_data_under_the_stac
     assert set(topics) == {"orders", "bookshop.public.orders", "iceberg-control"}
 
 
+def test_native_kafka_drains_the_change_captures_sources_before_it_restarts_and_resumes_them_after(native_run):
+    """An at-least-once source would produce again what it produced since its last offset flush (the upgrade from
+    0.3.0 doubled CDC events in a CI rehearsal): the broker's update stops the sources first, through Connect."""
+    broker = local_service(native_run, "kafka")
+    connect = native_run.outputs["profiles"]["host"]["kafka_connect"]["url"]
+    marker = str(Path(broker.inputs["data_dir"]) / "connect-drained.json")
+    drain = ["-m", "infra.operations.connect_drain"]
+    assert [step[1:] for step in broker.inputs["pre_stop"]] == [[*drain, "stop", connect, marker, "60"]]
+    assert broker.inputs["post_start"][-1][1:] == [*drain, "resume", connect, marker, "60"]
+
+
+def test_without_a_change_capture_the_broker_drains_nothing() -> None:
+    from infra.config import stack_platform
+    from tests.support.harness import cached_run
+
+    platform = stack_platform("native")
+    platform["services"]["kafka-connect"] = {"enabled": False}
+    platform.setdefault("streams", {})["connectors"] = []
+    broker = local_service(cached_run("native", platform), "kafka")
+    assert broker.inputs.get("pre_stop") in (None, [])
+    assert all("connect_drain" not in " ".join(step) for step in broker.inputs["post_start"])
+
+
 # -- docker --------------------------------------------------------------------------------------------------
 
 

@@ -444,3 +444,32 @@ def test_a_part_that_fails_again_after_its_restarts_raises_with_connects_trace(s
     with pytest.raises(connectors.ConnectorError, match=r"FAILED after 2 restart.*Connection refused"):
         connectors.wait_running(api.url, "sink", 30, restarts=2, spacing_s=0.2)
     assert len([r for r in api.requests if r[0] == "POST"]) == 2
+
+
+def test_a_connector_left_stopped_is_a_change_and_its_step_resumes_it(serve, quick_polls):
+    """A broker drain cut short (or a stop by hand) leaves a declared connector STOPPED: the next `pulumi up`
+    resumes it, and the connector is RUNNING when its step ends."""
+    from infra.services.kafka_connect import connectors
+    from tests.support.job_scripts import Answer
+
+    config = {"connector.class": "io.debezium.connector.postgresql.PostgresConnector", "topic.prefix": "bookshop"}
+    state = {"connector": "STOPPED"}
+
+    def connect(method: str, path: str, _headers: dict[str, str], _body: bytes) -> Answer:
+        if method == "PUT" and path.endswith("/resume"):
+            state["connector"] = "RUNNING"
+            return Answer(202)
+        if method == "PUT":  # the plugin's validation: no errors
+            return Answer(200, {"configs": []})
+        if path.endswith("/config"):
+            return Answer(200, {**config, "name": "cdc"})
+        tasks = [{"id": 0, "state": "RUNNING"}] if state["connector"] == "RUNNING" else []
+        return Answer(200, {"connector": {"state": state["connector"]}, "tasks": tasks})
+
+    api = serve(connect)
+    props = {"name": "cdc", "connect_url": api.url, "config": config, "running_timeout_s": 5,
+             "reset_offsets_on_delete": True}
+    assert connectors._changes(props, props) == ["state"]
+    assert connectors.apply_connector(api.url, "cdc", config, 5) == "resumed"
+    assert [path for method, path, *_ in api.requests if path.endswith("/resume")] == ["/connectors/cdc/resume"]
+    assert connectors._changes(props, props) == []

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from infra.services.capabilities import CHANGE_CAPTURE
 from infra.services.context import ServiceContext
 from infra.services.kafka.config import KAFKA, LOG4J2, broker_properties, cluster_id, jvm_flags, topics_json
 from infra.services.plans import NativeHost, NativePlan, properties
+from infra.services.registry import registry
+
+#: The source connectors the broker's drain stopped before it restarted, resumed once it runs again.
+DRAINED = "connect-drained.json"
 
 
 def server(ctx: ServiceContext, host: NativeHost) -> NativePlan:
@@ -24,8 +29,21 @@ def server(ctx: ServiceContext, host: NativeHost) -> NativePlan:
         setup=[[java, "-Xmx256m", logging, "-cp", classpath, "kafka.tools.StorageTool", "format", "--ignore-formatted",
                 "--cluster-id", cluster_id(ctx.spec, host.state_dir.name), "--config", str(config)]],
         post_start=[[host.python, "-m", "infra.operations.tasks", "create-topics",
-                     "--bootstrap", ctx.address(KAFKA, "broker"), "--topics", topics_json(ctx.spec)]],
+                     "--bootstrap", ctx.address(KAFKA, "broker"), "--topics", topics_json(ctx.spec)],
+                    *_connect_drain(ctx, host, "resume")],
+        pre_stop=_connect_drain(ctx, host, "stop"),
         # host given: LocalService echoes health with its defaults filled in, and a missing default would diff.
         health={"kind": "tcp", "host": "127.0.0.1", "port": ctx.listen_port("broker")},
         stop_grace_s=30.0,
     )
+
+
+def _connect_drain(ctx: ServiceContext, host: NativeHost, action: str) -> list[list[str]]:
+    """Before the broker stops for an update, the change capture's source connectors stopped with their offsets
+    committed; after it started, those resumed (``infra.operations.connect_drain``): an at-least-once source
+    would otherwise produce again what it produced since its last offset flush."""
+    capture = registry().provider(ctx.spec, CHANGE_CAPTURE)
+    if capture is None:
+        return []
+    return [[host.python, "-m", "infra.operations.connect_drain", action, ctx.url(capture, "rest"),
+             str(host.home / DRAINED), "60"]]

@@ -7,7 +7,9 @@ restarts the tasks), then wait until the connector and every task are RUNNING. C
 part by itself, and a sink task fails for good when the store or the catalog it writes to is down while it runs
 (an upgrade restarting SeaweedFS or the catalog gate); so the wait restarts FAILED parts
 (``POST /connectors/<name>/restart?includeTasks=true&onlyFailed=true``) a few times, spaced out, before a part
-still FAILED raises with Connect's trace. A connector or task left FAILED on the worker is a change too.
+still FAILED raises with Connect's trace. A connector or task left FAILED on the worker is a change too, and so is
+a connector left STOPPED or PAUSED (by hand, or by a broker drain cut short: ``infra.operations.connect_drain``):
+a declared connector runs, so its step resumes it (``PUT /connectors/<name>/resume``).
 
 Delete is ``DELETE /connectors/<name>``: Connect keeps the offsets, so a connector declared again resumes where it
 stopped (no new snapshot, no duplicate) — except with ``reset_offsets_on_delete`` (a CDC source, whose slot the
@@ -160,6 +162,20 @@ def failed_parts(base: str, name: str) -> list[str]:
     return parts + [f"task {t.get('id')}" for t in body.get("tasks") or [] if t.get("state") == "FAILED"]
 
 
+def halted(base: str, name: str) -> str | None:
+    """STOPPED or PAUSED when the connector is held so (by hand, or by a broker drain cut short), else None."""
+    status, body = connect_call("GET", f"{base}/connectors/{name}/status")
+    state = ((body or {}).get("connector") or {}).get("state") if status == 200 and isinstance(body, dict) else None
+    return state if state in ("STOPPED", "PAUSED") else None
+
+
+def resume(base: str, name: str) -> None:
+    """Resume a STOPPED or PAUSED connector (``PUT /connectors/<name>/resume``): a declared connector runs."""
+    status, body = connect_call("PUT", f"{base}/connectors/{name}/resume")
+    if status not in (200, 202, 204):
+        raise ConnectorError(f"connector {name}: PUT resume answered {status}: {str(body)[:500]}")
+
+
 def restart_failed(base: str, name: str) -> None:
     """Restart the connector's FAILED parts (Connect 3.0+: one call for the connector and its tasks)."""
     status, body = connect_call("POST", f"{base}/connectors/{name}/restart?includeTasks=true&onlyFailed=true")
@@ -182,7 +198,11 @@ def apply_connector(base: str, name: str, config: Mapping[str, str], timeout_s: 
         if status not in (200, 201):
             raise ConnectorError(f"connector {name}: PUT config answered {status}: {str(body)[:1000]}")
         action = "created" if status == 201 else "updated"
-        wait_tasks_reconfigured(base, name, config, timeout_s)
+        if not halted(base, name):  # a held connector keeps no tasks to reconfigure until it resumes
+            wait_tasks_reconfigured(base, name, config, timeout_s)
+    if halted(base, name):
+        resume(base, name)
+        action = "resumed" if action == "unchanged" else action
     wait_running(base, name, timeout_s)
     return action
 
@@ -264,8 +284,8 @@ def _changes(olds: Mapping[str, Any], news: Mapping[str, Any]) -> list[str]:
             live = stored_config(new["connect_url"], new["name"])
             if live != {**{str(k): str(v) for k, v in new["config"].items()}, "name": new["name"]}:
                 changed.append("config")
-            elif failed_parts(new["connect_url"], new["name"]):
-                changed.append("state")  # left FAILED: the update restarts it
+            elif failed_parts(new["connect_url"], new["name"]) or halted(new["connect_url"], new["name"]):
+                changed.append("state")  # left FAILED, STOPPED or PAUSED: the update restarts or resumes it
         except (requests.RequestException, ConnectorError):
             pass  # unreachable worker: the inputs decide
     return changed
