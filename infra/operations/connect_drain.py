@@ -72,10 +72,16 @@ class Connect:
         return str(body["connector"]["state"]) if status == 200 and isinstance(body, dict) else f"HTTP {status}"
 
     def until_accepted(self, method: str, path: str, deadline: float) -> int:
-        """The call, again while Connect rebalances, until ``deadline``; the last status."""
+        """The call, again while Connect rebalances or does not answer yet (its herder busy rejoining the restarted
+        broker), until ``deadline``; the last status (the last error raised when it never answered)."""
         while True:
-            status, _ = self.call(method, path)
-            if status != REBALANCING or time.monotonic() >= deadline:
+            try:
+                status, _ = self.call(method, path)
+            except DrainError:
+                if time.monotonic() >= deadline:
+                    raise
+                status = 0
+            if (status not in (0, REBALANCING) and status < 500) or time.monotonic() >= deadline:
                 return status
             time.sleep(POLL_S)
 

@@ -14,12 +14,16 @@ from tests.support.job_scripts import Answer
 
 
 class FakeConnect:
-    """A source connector ``cdc`` (RUNNING), a sink, and a source an operator paused; resume answers 409 once."""
+    """A source connector ``cdc`` (RUNNING), a sink, and a source an operator paused; the first resume answers 409
+    (rebalancing), the second 500 (the herder busy), as a worker rejoining a restarted broker may."""
 
     def __init__(self) -> None:
         self.states = {"cdc": "RUNNING", "sink": "RUNNING", "held": "PAUSED"}
         self.kinds = {"cdc": "source", "sink": "sink", "held": "source"}
-        self.rebalancing = 1
+        self.busy = [Answer(409, {"error_code": 409, "message": "Cannot complete request momentarily due to stale "
+                                                                "configuration (typically caused by a concurrent "
+                                                                "config change)"}),
+                     Answer(500, {"error_code": 500, "message": "Request timed out"})]
         self.stopping: set[str] = set()
 
     def answer(self, method: str, path: str, _headers: dict[str, str], _body: bytes) -> Answer:
@@ -38,11 +42,8 @@ class FakeConnect:
             self.stopping.add(name)
             return Answer(202)
         if method == "PUT" and action == "resume":
-            if self.rebalancing:
-                self.rebalancing -= 1
-                return Answer(409, {"error_code": 409, "message": "Cannot complete request momentarily due to "
-                                                                  "stale configuration (typically caused by a "
-                                                                  "concurrent config change)"})
+            if self.busy:  # as a worker rejoining the restarted broker answers, first
+                return self.busy.pop(0)
             self.states[name] = "RUNNING"
             return Answer(202)
         return Answer(404)
@@ -61,8 +62,7 @@ def test_the_running_sources_are_stopped_then_resumed_and_nothing_else(serve, tm
     assert not marker.exists()
     assert connect_drain.resume(api.url, marker, 10) == [], "nothing drained: nothing resumed"
     changing = [(m, p) for m, p, *_ in api.requests if m == "PUT"]
-    assert changing == [("PUT", "/connectors/cdc/stop"), ("PUT", "/connectors/cdc/resume"),
-                        ("PUT", "/connectors/cdc/resume")]  # the second resume after the 409
+    assert changing == [("PUT", "/connectors/cdc/stop")] + [("PUT", "/connectors/cdc/resume")] * 3
 
 
 def test_a_worker_that_does_not_answer_leaves_the_broker_to_restart(tmp_path: Path, capsys) -> None:
