@@ -148,7 +148,7 @@ def test_serialized_step_providers_load_without_the_repository_on_the_path():
         assert str(PROJECT_ROOT).encode() not in base64.b64decode(blob), "no path of the checkout in the state"
 
 
-def test_a_cdc_source_deleted_while_connect_answers_409_waits_it_out_then_deletes_its_offsets():
+def test_a_cdc_source_deleted_while_connect_answers_409_waits_it_out_then_deletes_its_offsets(quick_polls):
     """CI saw ``DELETE /connectors/bookshop-cdc/offsets`` answer 409 "stale configuration" right after the stop
     (the worker had not read its config topic up to the stop yet); the delete waits that out, and a 409 that
     never settles comes back as Connect said it (the caller raises with it)."""
