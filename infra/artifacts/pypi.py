@@ -28,7 +28,7 @@ HTTP_TIMEOUT = (15, 60)
 
 
 @dataclass(frozen=True)
-class PinnedSdist:
+class PinnedFile:
     """One file of a PyPI release: its project, version and the sha256 the repository pins.
 
     The release's sdist, or with ``wheel`` the wheel whose file name holds that platform tag
@@ -80,7 +80,7 @@ def _version_key(version: str) -> tuple[int, ...]:
     return tuple(parts)
 
 
-def sdist_file(pin: PinnedSdist) -> dict[str, Any]:
+def release_file(pin: PinnedFile) -> dict[str, Any]:
     """PyPI's record of the pinned file (the sdist, or the wheel), checked against the pin (url, filename, digests)."""
     def wanted(listed: dict[str, Any]) -> bool:
         if pin.wheel:
@@ -98,13 +98,13 @@ def sdist_file(pin: PinnedSdist) -> dict[str, Any]:
     return found
 
 
-def fetch_sdist(pin: PinnedSdist) -> Path:
+def fetch_file(pin: PinnedFile) -> Path:
     """The pinned file in the cache (downloaded with progress, kept only when its sha256 is the pin)."""
     with cache.locked(pin.key):
         entry = cache.load_manifest().get(pin.key)
         if cache.verified(entry) and entry is not None and entry["sha256"] == pin.sha256:
             return Path(entry["path"])
-        found = sdist_file(pin)
+        found = release_file(pin)
         dest = pin.cache_path(found["filename"])
         got = maven.download(found["url"], dest, ("sha256", pin.sha256))
         cache.record(pin.key, {

@@ -119,7 +119,6 @@ def expiring(props: Mapping[str, Any], now: dt.datetime | None = None) -> bool:
 class CertificateProvider(ByValue, pulumi.dynamic.ResourceProvider):
     """Issues, keeps and renews one self-signed certificate (contract: module docstring)."""
 
-
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.CheckResult:
         return pulumi.dynamic.CheckResult(news, [pulumi.dynamic.CheckFailure(k, why) for k, why in problems(news)])
 

@@ -113,11 +113,16 @@ def connector_states(connect_url: str | None) -> dict[str, Any]:
         return {"error": f"{type(exc).__name__}: {exc}"}
 
 
-def topic_end_offsets(stack: Stack, topics: list[str]) -> dict[str, Any]:
-    """High watermark of each topic's partition 0: whether events reached Kafka at all (evidence)."""
+def _bootstrap(stack: Stack) -> str | None:
+    """The broker's bootstrap servers as the host reaches them (its client profile), None without a broker."""
     broker = services.provider(stack, BROKER)
     profile = registry()[broker].profile if broker else None
-    bootstrap = (stack.host_profiles.get(profile.key) or {}).get("bootstrap.servers") if profile else None
+    return (stack.host_profiles.get(profile.key) or {}).get("bootstrap.servers") if profile else None
+
+
+def topic_end_offsets(stack: Stack, topics: list[str]) -> dict[str, Any]:
+    """High watermark of each topic's partition 0: whether events reached Kafka at all (evidence)."""
+    bootstrap = _bootstrap(stack)
     if not bootstrap:
         return {}
     try:
@@ -133,15 +138,15 @@ def topic_end_offsets(stack: Stack, topics: list[str]) -> dict[str, Any]:
         return {"error": f"{type(exc).__name__}: {exc}"}
 
 
-def last_record_offsets(stack: Stack, topics: list[str], window: int = 500) -> dict[str, int | None]:
-    """Offset of each topic's last committed record (partition 0), None when it has none in its last ``window``.
+def last_record_offsets(stack: Stack, topics: list[str], window: int = 500) -> dict[str, dict[str, int | None]]:
+    """Each topic's partition 0: its high watermark (``end``, evidence) and the offset of its last committed record
+    (``last_record``, None when none is in its last ``window``); empty without a broker, a topic's values None
+    when Kafka did not answer for it.
 
     Not the high watermark: exactly-once sources write in transactions, and each commit marker takes an offset of
     its own after the records, which no consumer ever sees (the sink's table cannot hold it).
     """
-    broker = services.provider(stack, BROKER)
-    profile = registry()[broker].profile if broker else None
-    bootstrap = (stack.host_profiles.get(profile.key) or {}).get("bootstrap.servers") if profile else None
+    bootstrap = _bootstrap(stack)
     if not bootstrap:
         return {}
     from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
@@ -149,12 +154,12 @@ def last_record_offsets(stack: Stack, topics: list[str], window: int = 500) -> d
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"probe-{stack.run_id}",
                          "enable.auto.commit": False, "isolation.level": "read_committed",
                          "enable.partition.eof": True})
-    found: dict[str, int | None] = {}
+    found: dict[str, dict[str, int | None]] = {}
     try:
         for topic in topics:
-            found[topic] = None  # unknown until read (Kafka unreachable: the table alone decides, as before)
+            found[topic] = {"end": None, "last_record": None}  # unknown until read: the table alone decides
             low, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
-            last = None
+            found[topic]["end"] = high
             if high > low:
                 consumer.assign([TopicPartition(topic, 0, max(low, high - window))])
                 deadline = time.monotonic() + 15
@@ -166,8 +171,7 @@ def last_record_offsets(stack: Stack, topics: list[str], window: int = 500) -> d
                         if message.error().code() == KafkaError._PARTITION_EOF:
                             break
                         continue
-                    last = message.offset()
-            found[topic] = last
+                    found[topic]["last_record"] = message.offset()
     except KafkaException:
         pass
     finally:
@@ -226,12 +230,11 @@ def wait_converged(stack: Stack, pipe: Pipeline, timeout_s: float) -> tuple[bool
                 continue
             ice, rows, top = iceberg_state(table.scan().to_arrow())
             pg = pg_state(conn)
-            lasts = last_record_offsets(stack, list(pipe.source["topics"]))
-            last = next((v for v in lasts.values() if isinstance(v, int)), None)
+            offsets = last_record_offsets(stack, list(pipe.source["topics"]))
+            last = next((o["last_record"] for o in offsets.values() if isinstance(o["last_record"], int)), None)
             evidence = {"pg_rows": len(pg), "iceberg_rows": rows, "iceberg_last_state": len(ice),
                         "only_in_pg": len(pg - ice), "only_in_iceberg": len(ice - pg), "max_offset": top,
-                        "topic_last_record_offsets": lasts,
-                        "topic_end_offsets": topic_end_offsets(stack, list(pipe.source["topics"]))}
+                        "topic_offsets": offsets}
             if ice == pg and (last is None or top >= last):
                 return True, evidence
             time.sleep(2)

@@ -93,12 +93,15 @@ def _set_pin(bump: Bump, value: str | None) -> None:
     """Write the pin (None: the key removed, the service's default)."""
     document = _stack_file()
     services = document["config"]["lakehouse:platform"].setdefault("services", {})
-    services.setdefault(bump.service, {})[bump.key] = value
-    if value is None:
-        del services[bump.service][bump.key]
+    members = [bump.service]
     if bump.service == "flink-jobmanager":  # the cluster is one version: its task manager and job follow
-        for member in ("flink-taskmanager", "flink-orders-job"):
-            services.setdefault(member, {})[bump.key] = value
+        members += ["flink-taskmanager", "flink-orders-job"]
+    for member in members:
+        pins = services.setdefault(member, {})
+        if value is None:
+            pins.pop(bump.key, None)
+        else:
+            pins[bump.key] = value
     (PROJECT_ROOT / f"Pulumi.{STACK}.yaml").write_text(yaml.safe_dump(document, sort_keys=False))
 
 

@@ -9,7 +9,6 @@ import socket
 from pathlib import Path
 
 from infra.operations import connect_drain
-from tests.services.conftest import serve  # noqa: F401 - the stand-in API fixture
 from tests.support.job_scripts import Answer
 
 
@@ -49,7 +48,7 @@ class FakeConnect:
         return Answer(404)
 
 
-def test_the_running_sources_are_stopped_then_resumed_and_nothing_else(serve, tmp_path: Path) -> None:  # noqa: F811
+def test_the_running_sources_are_stopped_then_resumed_and_nothing_else(serve, tmp_path: Path) -> None:
     connect = FakeConnect()
     api = serve(connect.answer)
     marker = tmp_path / "drained.json"

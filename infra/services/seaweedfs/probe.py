@@ -5,14 +5,8 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Mapping
 
-from infra.services.probing import DeployedStack, ServiceHands, VersionReading, first_version, http_json
-from infra.services.seaweedfs.config import LARGE_DISK, NAME
-
-
-def release_of(printed: str) -> str | None:
-    """The release a version line names, ``_large_disk`` appended for upstream's large-disk (``8000GB``) builds."""
-    found = first_version(printed)
-    return found + LARGE_DISK if found and "8000GB" in printed else found
+from infra.services.probing import DeployedStack, ServiceHands, VersionReading, http_json
+from infra.services.seaweedfs.config import NAME, release_of
 
 
 def version(stack: DeployedStack, hands: ServiceHands | None) -> Mapping[str, VersionReading]:

@@ -193,7 +193,6 @@ def build_and_push(props: Mapping[str, Any], client: Any = None,
 class PushedImageProvider(ByValue, pulumi.dynamic.ResourceProvider):
     """Builds and pushes one image, keyed by its context (contract: module docstring)."""
 
-
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.CheckResult:
         return pulumi.dynamic.CheckResult(news, [pulumi.dynamic.CheckFailure(k, why) for k, why in problems(news)])
 

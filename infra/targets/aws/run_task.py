@@ -71,7 +71,6 @@ def _rerun(olds: dict[str, Any], news: dict[str, Any]) -> bool:
 class EcsTaskRunProvider(ByValue, pulumi.dynamic.ResourceProvider):
     """Runs an ECS task to completion on create and when what it does changes (module docstring)."""
 
-
     def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
         outs = run_task(props)
         return pulumi.dynamic.CreateResult(outs["task_arn"], outs)

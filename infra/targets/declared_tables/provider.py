@@ -67,7 +67,6 @@ def apply(props: Mapping[str, Any]) -> dict[str, Any]:
 class DeclaredTableProvider(ByValue, pulumi.dynamic.ResourceProvider):
     """Creates or evolves one declared table (contract: the package docstring)."""
 
-
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.CheckResult:
         failures = []
         table = news.get("table") or {}

@@ -78,7 +78,6 @@ def install(directory: str, sources: Mapping[str, str]) -> str:
 class NativeRuntimeProvider(ByValue, pulumi.dynamic.ResourceProvider):
     """Installs the stack's copy of the operations code (contract: module docstring)."""
 
-
     def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
         directory = str(plain(props["directory"]))
         digest = install(directory, plain(props["sources"]))

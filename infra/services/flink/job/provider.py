@@ -19,7 +19,6 @@ from infra.services.flink.rest import ACTIVE_STATES, FlinkRest, FlinkUnreachable
 class FlinkJobProvider(ByValue, pulumi.dynamic.ResourceProvider):
     """Dynamic provider of one streaming job per resource (contract: module docstring)."""
 
-
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.CheckResult:
         failures = []
         try:
