@@ -1,4 +1,4 @@
-"""Binaries built from the Go module proxy, with module and build caches inside the artifact cache."""
+"""Binaries built from the Go module proxy, with the project's one pair of Go module and build caches."""
 
 from __future__ import annotations
 
@@ -10,11 +10,14 @@ from pathlib import Path
 
 from infra.artifacts import cache
 from infra.artifacts.artifact import ArtifactError
+from infra.paths import cache_base
 
 
 def go_env() -> dict[str, str]:
-    """Environment for ``go``: module and build caches inside our cache, no toolchain download, static."""
-    root = cache.cache_root() / "go"
+    """Environment for ``go``: no toolchain download, static, and the module and build caches the project's
+    scripts use too (``scripts/go-env.sh``: ``<cache base>/go``). One pair, not two: the Pulumi CLI and SeaweedFS
+    share modules, and each pair is gigabytes on a cold machine (CI's disk)."""
+    root = cache_base() / "go"
     return {
         **os.environ,
         "GOMODCACHE": str(root / "mod"),
