@@ -11,7 +11,7 @@ export LAKEHOUSE_PULUMI := $(PULUMI)
 endif
 
 .PHONY: bootstrap venv pulumi artifacts up down smoke verify test unit lint docs lock review bench \
-	engine engine-stop engine-status lab-base lab-images lab-run lab-test
+	engine engine-stop engine-status lab-base lab-images lab-run lab-test prune
 
 ## bootstrap: project venv (hash-locked), the Pulumi CLI (yours, else built from the Go module proxy), the stack's artifacts
 bootstrap: venv pulumi artifacts
@@ -55,8 +55,10 @@ test: bootstrap
 ## unit: offline, no artifact cache, no Go, no Pulumi CLI (Pulumi mocks and plain functions)
 # Two workers; a test module runs whole on one, the modules reading the cloud stack's variants all on the same one
 # (their groups: tests/conftest.py), so no variant is evaluated twice.
+# Bytecode is written even where the environment says not to (PYTHONDONTWRITEBYTECODE): pytest then keeps the test
+# modules it rewrote, and each process imports compiled modules (about 4 s of the minute, on every run after the first).
 unit: venv
-	$(PY) -m pytest tests -q -m "not e2e and not toolchain and not lab" -n 2 --dist loadgroup
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest tests -q -m "not e2e and not toolchain and not lab" -n 2 --dist loadgroup
 
 ## lint: ruff and mypy on the Python, the layers' import contracts (import-linter, pyproject [tool.importlinter]);
 ## when Go is present: gofmt, go vet and go test on tools/, actionlint on examples/
@@ -107,6 +109,11 @@ lab-run: venv engine
 ## the probes' Docker seam. CI's lab stage, on built images without Polaris and Lakekeeper (no artifact)
 lab-test: venv engine
 	@$(DOCKER_ENV) $(PY) -m pytest tests -q -m lab -p no:randomly
+
+## prune: free the Go module and build caches (gigabytes; every binary built from them stays cached, so the next
+## `make up` builds nothing; a build of another pin starts cold)
+prune:
+	@bash scripts/prune.sh
 
 ## lock: regenerate requirements.lock (the whole tree) and docker/operations.lock (the operations image) from
 ## pyproject.toml, hash-pinned, with uv from PyPI

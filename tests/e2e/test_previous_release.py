@@ -10,6 +10,7 @@ read back; then this checkout's destroy. Needs a committed previous release (tag
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import time
@@ -52,7 +53,9 @@ def test_a_stack_of_the_previous_release_is_updated_then_destroyed_by_this_one(p
                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     started = time.monotonic()
     shutil.rmtree(stack_state_dir(STACK), ignore_errors=True)  # where this release puts it: empty (data is kept)
-    previous = previous_release
+    # The previous release keeps the data where it did by default, under its checkout, even when the caller set
+    # LAKEHOUSE_STATE_DIR (0.3.0 honoured it too): the move out of the old place is what this test proves.
+    previous = dataclasses.replace(previous_release, env={"LAKEHOUSE_STATE_DIR": ""})
     deploy_previous_release(previous, STACK, FIRST_PORT, SMALL)
     old = previous.outputs(STACK)
     old_pids = [service["pid"] for service in old["native"]["services"].values()]
