@@ -208,11 +208,28 @@ def _imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
     return found
 
 
+#: How often ``_parse`` tries before a CPython "recursion depth mismatch" is let through.
+PARSE_ATTEMPTS = 3
+
+
+def _parse(source: str) -> ast.Module:
+    """``ast.parse``, tried again when CPython 3.11 trips over a compile in another thread: its AST code counts
+    recursion depth per interpreter, not per thread, and then raises "AST constructor recursion depth mismatch"
+    for valid source. Pulumi serializes providers on worker threads while other threads import (and compile)."""
+    for attempt in range(1, PARSE_ATTEMPTS + 1):
+        try:
+            return ast.parse(source)
+        except SystemError as error:
+            if "recursion depth mismatch" not in str(error) or attempt == PARSE_ATTEMPTS:
+                raise
+    raise AssertionError("unreachable")
+
+
 def _project_imports(name: str, source: str, is_package: bool) -> set[str]:
     """The project modules ``source`` imports (relative imports resolved against its package)."""
     package = name if is_package else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in _imports(ast.parse(source)):
+    for node in _imports(_parse(source)):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
             continue

@@ -10,6 +10,7 @@ import base64
 import os
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 from pulumi.dynamic.dynamic import serialize_provider
@@ -127,3 +128,27 @@ def test_every_dynamic_resource_the_programs_register_loads_from_its_blob_alone(
     loaded = load_in_a_provider_process(*blobs)
     assert sorted(name for _, name, _ in loaded) == sorted(f"{kind}Provider" if kind != "SelfSignedCertificate"
                                                            else "CertificateProvider" for kind in blobs.values())
+
+
+def test_a_parse_tripped_by_another_threads_compile_is_tried_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CPython 3.11 raised "AST constructor recursion depth mismatch" for valid source in `make unit` with three
+    workers, while Pulumi serialized a provider (by_value's import scan): the scan parses again."""
+    import ast
+
+    real_parse = ast.parse
+    scanned = "from infra import paths\nimport json\n"
+    faults = {"tripped": [SystemError("AST constructor recursion depth mismatch (before=144, after=197)")],
+              "other": [SystemError("another fault")] * 3}
+    fault: list[list[SystemError]] = [faults["tripped"]]
+
+    def parse(source: str, *args: Any, **kwargs: Any) -> ast.Module:
+        if source == scanned and fault[0]:  # only the scan's own source: pytest parses too
+            raise fault[0].pop()
+        return real_parse(source, *args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", parse)
+    assert by_value._project_imports("infra.x", scanned, False) == {"infra.paths"}
+
+    fault[0] = faults["other"]
+    with pytest.raises(SystemError, match="another fault"):  # any other SystemError is not retried
+        by_value._project_imports("infra.x", scanned, False)
