@@ -213,9 +213,9 @@ PARSE_ATTEMPTS = 3
 
 
 def _parse(source: str) -> ast.Module:
-    """``ast.parse``, tried again when CPython 3.11 trips over a compile in another thread: its AST code counts
-    recursion depth per interpreter, not per thread, and then raises "AST constructor recursion depth mismatch"
-    for valid source. Pulumi serializes providers on worker threads while other threads import (and compile)."""
+    """``ast.parse``, tried again when CPython 3.11 raises "AST constructor recursion depth mismatch" for valid
+    source (seen while Pulumi serialized providers on worker threads and other threads imported; as we read it,
+    3.11's AST code keeps its recursion count per interpreter, not per thread)."""
     for attempt in range(1, PARSE_ATTEMPTS + 1):
         try:
             return ast.parse(source)

@@ -15,8 +15,8 @@ from infra.paths import cache_base
 
 def go_env() -> dict[str, str]:
     """Environment for ``go``: no toolchain download, static, and the module and build caches the project's
-    scripts use too (``scripts/go-env.sh``: ``<cache base>/go``). One pair, not two: the Pulumi CLI and SeaweedFS
-    share modules, and each pair is gigabytes on a cold machine (CI's disk)."""
+    scripts use too (``scripts/go-env.sh``: ``<cache base>/go``): one pair to prune (``make prune``), not two,
+    each gigabytes on a cold machine (CI's disk)."""
     root = cache_base() / "go"
     return {
         **os.environ,
