@@ -216,13 +216,13 @@ def _parse(source: str) -> ast.Module:
     """``ast.parse``, tried again when CPython 3.11 raises "AST constructor recursion depth mismatch" for valid
     source (seen while Pulumi serialized providers on worker threads and other threads imported; as we read it,
     3.11's AST code keeps its recursion count per interpreter, not per thread)."""
-    for attempt in range(1, PARSE_ATTEMPTS + 1):
+    for _ in range(PARSE_ATTEMPTS - 1):
         try:
             return ast.parse(source)
         except SystemError as error:
-            if "recursion depth mismatch" not in str(error) or attempt == PARSE_ATTEMPTS:
+            if "recursion depth mismatch" not in str(error):
                 raise
-    raise AssertionError("unreachable")
+    return ast.parse(source)
 
 
 def _project_imports(name: str, source: str, is_package: bool) -> set[str]:

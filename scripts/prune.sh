@@ -6,9 +6,10 @@
 # another pin, and `make lint`'s Go checks, download and compile from scratch (minutes).
 #   <cache> = ${LAKEHOUSE_CACHE:-$HOME/.cache/lakehouse-platform}
 set -euo pipefail
-cache="${LAKEHOUSE_CACHE:-$HOME/.cache/lakehouse-platform}"
+# shellcheck source=scripts/go-env.sh
+. "$(dirname "${BASH_SOURCE[0]}")/go-env.sh"   # CACHE, GO_CACHES: where the builds put them
 freed=0
-for dir in "$cache/go" "$cache/artifacts/go"; do
+for dir in "$GO_CACHES" "$CACHE/artifacts/go"; do
   [ -d "$dir" ] || continue
   size=$(du -sk "$dir" | cut -f1)
   chmod -R u+w "$dir"  # Go writes its module cache read-only unless -modcacherw (matters to a non-root user)

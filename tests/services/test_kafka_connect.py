@@ -420,7 +420,7 @@ def test_a_task_left_failed_is_a_change_and_the_update_restarts_only_the_failed_
     api = serve(connect)
     props = {"name": "sink", "connect_url": api.url, "config": config, "running_timeout_s": 5,
              "reset_offsets_on_delete": False}
-    assert connectors.failed_parts(api.url, "sink") == ["task 0"]
+    assert connectors.failed_in(connectors.connector_status(api.url, "sink")) == ["task 0"]
     assert connectors._changes(props, props) == ["state"]
     assert connectors.apply_connector(api.url, "sink", config, 5) == "restarted"
     restarts = [path for method, path, *_ in api.requests if method == "POST"]

@@ -123,15 +123,15 @@ def wait_running(base: str, name: str, timeout_s: float, restarts: int = RESTART
         last[0] = body
         if status != 200 or not isinstance(body, dict):
             return None
-        states = [body["connector"]["state"], *(t["state"] for t in body.get("tasks", []))]
-        if body.get("tasks") and all(s == "RUNNING" for s in states):
+        if body.get("tasks") and all(s == "RUNNING" for s in
+                                     (body["connector"]["state"], *(t["state"] for t in body["tasks"]))):
             return body
         if time.monotonic() - budget["at"] < spacing_s:
             return None
         if held_in(body):
             budget["at"] = time.monotonic()
             resume(base, name)
-        elif "FAILED" in states:
+        elif failed_in(body):
             if budget["left"] <= 0:
                 trace = body["connector"].get("trace") or next(
                     (t.get("trace") for t in body.get("tasks", []) if t.get("trace")), "")
@@ -181,11 +181,6 @@ def held_in(status: Mapping[str, Any] | None) -> str | None:
     """STOPPED or PAUSED when a status says the connector is held so (by hand, or by a broker drain cut short)."""
     state = ((status or {}).get("connector") or {}).get("state")
     return state if state in HELD else None
-
-
-def failed_parts(base: str, name: str) -> list[str]:
-    """The connector's parts Connect reports FAILED: empty when none or no such connector."""
-    return failed_in(connector_status(base, name))
 
 
 def resume(base: str, name: str) -> None:

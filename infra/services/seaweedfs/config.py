@@ -4,11 +4,11 @@ grants give it per bucket and prefix) and server flags."""
 from __future__ import annotations
 
 import json
-import re
 
 from infra.services.catalogs import table_prefixes
 from infra.services.context import ServiceContext
 from infra.services.placeholders import secret
+from infra.services.probing import first_version
 from infra.spec import PlatformSpec
 
 NAME = "seaweedfs"
@@ -24,10 +24,8 @@ LARGE_DISK = "_large_disk"
 def release_of(printed: str) -> str | None:
     """The release ``weed version`` or the master's status names (``"30GB 4.53 7506e5f91cd6"``: build, release,
     commit), ``_large_disk`` appended for upstream's large-disk (``8000GB``) builds; None when it names none."""
-    match = re.search(r"\b(\d+\.\d+)\b", printed or "")
-    if match is None:
-        return None
-    return match.group(1) + (LARGE_DISK if "8000GB" in printed else "")
+    found = first_version(printed)
+    return found + LARGE_DISK if found and "8000GB" in printed else found
 
 
 #: 4.45 by digest: the upstream snapshot read here ends at tag 4.44, so the tag is confirmed by the
