@@ -21,36 +21,36 @@ venv:
 
 ## pulumi: the CLI the project runs, and why: yours where it fits, else the project's build (scripts/install-pulumi.sh)
 pulumi: venv
-	@$(PY) -m infra.control pulumi
+	@$(PY) -m lakehouse_platform.control pulumi
 
 ## artifacts: what the stack's target runs or mounts, for the pins of Pulumi.$(STACK).yaml (never fetched by `pulumi up`)
 artifacts: venv
-	@$(PY) -m infra.control artifacts --stack $(STACK)
+	@$(PY) -m lakehouse_platform.control artifacts --stack $(STACK)
 
 ## up: the native platform on 127.0.0.1 via a real `pulumi up`, then endpoints, ownership, smoke check;
 ## STACK=lab: the lab on DOCKER_HOST's engine (else the project's own, `make engine`): the provider plugin checked,
 ## with lab.images: built the service images built where missing, then `pulumi up`, endpoints, smoke check;
 ## STACK=lab-offline: the same lab on images built here (no registry), without Polaris and Lakekeeper
 up: bootstrap
-	@$(PY) -m infra.control up --stack $(STACK)
+	@$(PY) -m lakehouse_platform.control up --stack $(STACK)
 
 ## down: destroy the native platform; no process is left running (data directories are kept);
 ## STACK=lab: every container, volume and the network, and the stack's state directory
 down: venv
-	@$(PY) -m infra.control down --stack $(STACK)
+	@$(PY) -m lakehouse_platform.control down --stack $(STACK)
 
 smoke: venv
-	@$(PY) -m infra.control smoke --stack $(STACK)
+	@$(PY) -m lakehouse_platform.control smoke --stack $(STACK)
 
 ## verify: the post-deploy probes against an isolated native stack (its own ports and state), JUnit in reports/;
 ## STACK=lab: against the deployed lab (make up STACK=lab first)
 verify: bootstrap
-	$(PY) -m infra.control verify --stack $(STACK)
+	$(PY) -m lakehouse_platform.control verify --stack $(STACK)
 
 ## test: every unit test, the toolchain and end-to-end tests, then the probes on an isolated stack
 test: bootstrap
 	$(PY) -m pytest tests -q --durations=15
-	$(PY) -m infra.control verify
+	$(PY) -m lakehouse_platform.control verify
 
 ## unit: offline, no artifact cache, no Go, no Pulumi CLI (Pulumi mocks and plain functions)
 # Two workers; a test module runs whole on one, the modules reading the cloud stack's variants all on the same one
@@ -63,7 +63,7 @@ unit: venv
 ## lint: ruff and mypy on the Python, the layers' import contracts (import-linter, pyproject [tool.importlinter]);
 ## when Go is present: gofmt, go vet and go test on tools/, actionlint on examples/
 lint: venv
-	$(PY) -m ruff check infra policies tests platform_tests bench docs/hooks
+	$(PY) -m ruff check lakehouse_platform tests bench docs/hooks
 	$(PY) -m mypy
 	.venv/bin/lint-imports
 	@if command -v go >/dev/null; then bash scripts/check-go.sh && bash scripts/check-workflows.sh; \
@@ -94,16 +94,16 @@ DOCKER_ENV = eval "$$(bash scripts/docker-engine.sh env)" &&
 
 ## lab-base: the stack's lab.base_image, debootstrapped from Debian's mirror when the engine lacks it (no registry)
 lab-base: venv engine
-	@$(DOCKER_ENV) $(PY) -m infra.lab --stack $(LAB_STACK) $(LAB_ARGS) base
+	@$(DOCKER_ENV) $(PY) -m lakehouse_platform.lab --stack $(LAB_STACK) $(LAB_ARGS) base
 
 ## lab-images: the operations image and (lab.images: built) every service's image from the pinned artifacts
 lab-images: venv engine
-	@$(DOCKER_ENV) $(PY) -m infra.lab --stack $(LAB_STACK) $(LAB_ARGS) images build
+	@$(DOCKER_ENV) $(PY) -m lakehouse_platform.lab --stack $(LAB_STACK) $(LAB_ARGS) images build
 
 ## lab-run: the lab from the program with every resource made on the engine (no Pulumi provider needed), to
 ## healthy, the smoke check and the engines probe against it, then destroyed
 lab-run: venv engine
-	@$(DOCKER_ENV) $(PY) -m infra.lab --stack $(LAB_STACK) $(LAB_ARGS) run --probe
+	@$(DOCKER_ENV) $(PY) -m lakehouse_platform.lab --stack $(LAB_STACK) $(LAB_ARGS) run --probe
 
 ## lab-test: the tests that need a Docker engine (marker lab): the run above, broken configs turning it red,
 ## the probes' Docker seam. CI's lab stage, on built images without Polaris and Lakekeeper (no artifact)
@@ -121,9 +121,9 @@ lock:
 	@bash scripts/lock.sh
 
 review: venv
-	$(PY) -m infra.review --stack lab
-	$(PY) -m infra.review --stack native
-	$(PY) -m infra.review --stack cloud
+	$(PY) -m lakehouse_platform.review --stack lab
+	$(PY) -m lakehouse_platform.review --stack native
+	$(PY) -m lakehouse_platform.review --stack cloud
 
 bench: bootstrap
 	$(PY) bench/bench_lab.py

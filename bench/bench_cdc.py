@@ -19,10 +19,10 @@ import json
 import os
 import time
 
-from infra.control import commands, isolated
-from infra.control.workspace import forget, outputs
-from platform_tests.support import cdc
-from platform_tests.support.stack import Stack
+from lakehouse_platform.control import commands, isolated
+from lakehouse_platform.control.workspace import forget, outputs
+from lakehouse_platform.probes.support import cdc
+from lakehouse_platform.probes.support.stack import Stack
 
 STACK = "bench"
 

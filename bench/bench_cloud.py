@@ -17,7 +17,7 @@ import time
 import warnings
 from pathlib import Path
 
-from infra.config import CONFIG_KEY, read_stack_config
+from lakehouse_platform.config import CONFIG_KEY, read_stack_config
 from tests.support.harness import run_program  # the unit tier's mocks harness
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -21,7 +21,7 @@ Each gets four runs, one table each:
    commits/s, attempts per commit, p50/p99/max, 5xx, every acknowledged commit in the snapshot log and
    in the data once, and whether a writer starved (fewer commits than a quarter of the mean).
 
-The writers are the platform's own (``platform_tests.support.commits.TableWriter``): a loaded table is
+The writers are the platform's own (``lakehouse_platform.probes.support.commits.TableWriter``): a loaded table is
 kept, a batch's data files are written once, a 409 refreshes and re-commits them after a full-jitter wait,
 and a contended writer waits so again before its next commit.
 
@@ -46,9 +46,9 @@ from pathlib import Path
 
 from timing_proxy import ProxyProcess, breakdown  # bench/, this script's directory: first on sys.path
 
-from platform_tests.support import commits
-from platform_tests.support.fixture import postgres_fixture, throwaway_fixture
-from platform_tests.support.stack import Stack, read_outputs_file, read_stack_outputs
+from lakehouse_platform.probes.support import commits
+from lakehouse_platform.probes.support.fixture import postgres_fixture, throwaway_fixture
+from lakehouse_platform.probes.support.stack import Stack, read_outputs_file, read_stack_outputs
 
 BACKENDS = ("platform", "sqlite", "postgres")
 

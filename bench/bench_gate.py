@@ -40,9 +40,9 @@ from pathlib import Path
 import pyarrow as pa
 import requests
 
-from infra.control.isolated import first_port_of
-from infra.paths import state_root
-from platform_tests.support import gate as support_gate
+from lakehouse_platform.control.isolated import first_port_of
+from lakehouse_platform.paths import state_root
+from lakehouse_platform.probes.support import gate as support_gate
 
 TOKEN = "bench-writer-token"  # noqa: S105 - a throwaway identity of the benchmark's own gate
 NAMESPACE, TABLE = "bench", "orders"
@@ -225,7 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bursts", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=90.0, help="seconds a call may take (then: failed)")
     parser.add_argument("--snapshots", type=int, default=5, help="appends to the benchmark's table")
-    parser.add_argument("--gate-script", type=Path, help="run this gate file instead of infra.operations.catalog_gate")
+    parser.add_argument("--gate-script", type=Path,
+                        help="run this gate file instead of lakehouse_platform.runtime.catalog_gate")
     args = parser.parse_args(argv)
 
     runtime = support_gate.fixture_runtime()
@@ -248,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
         for path in ("/v1/config", f"/v1/namespaces/{NAMESPACE}/tables/{TABLE}"):
             reused({"warm-up": fixture.uri + path}, 500)
         with support_gate.running_gate({**config, "upstream": fixture.uri}, argv=gate_argv) as gate:
-            which = f"script {args.gate_script}" if args.gate_script else "infra.operations.catalog_gate"
+            which = f"script {args.gate_script}" if args.gate_script else "lakehouse_platform.runtime.catalog_gate"
             print(f"  gate: {which} (pid {gate.pid})")
             figures = measure(fixture.uri, gate.url, gate.pid, args)
     report(figures)

@@ -21,10 +21,10 @@ import time
 
 import psutil
 
-from infra.config import load_stack
-from infra.control import commands, isolated
-from infra.control.workspace import forget, outputs, select
-from infra.services import registry
+from lakehouse_platform.config import load_stack
+from lakehouse_platform.control import commands, isolated
+from lakehouse_platform.control.workspace import forget, outputs, select
+from lakehouse_platform.services import registry
 
 STACK = "bench"
 

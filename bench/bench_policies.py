@@ -6,7 +6,7 @@ For each stack (default: lab and cloud) the program runs once under Pulumi mocks
 is run over every resource, twice over:
 
 * ``rules``: the plain functions, as the unit tests call them;
-* ``pack``: through the pack's own wrappers, as ``pulumi preview --policy-pack policies`` runs
+* ``pack``: through the pack's own wrappers, as ``pulumi preview --policy-pack lakehouse_platform/policies`` runs
   them: props deserialized the engine's way (secrets kept), wrapped in pulumi_policy's
   unknown-checking proxies, converted back to plain data, one Analyze per resource and policy
   plus one AnalyzeStack per stack policy.
@@ -30,10 +30,10 @@ from pulumi_policy.policy import (
 )
 from pulumi_policy.proxy import unknown_checking_proxy
 
-import policies.engine as pack
-from policies import config as pack_config
-from policies.registry import POLICIES, run_policy
-from policies.resources import Resource, StackContext
+import lakehouse_platform.policies.engine as pack
+from lakehouse_platform.policies import config as pack_config
+from lakehouse_platform.policies.registry import POLICIES, run_policy
+from lakehouse_platform.policies.resources import Resource, StackContext
 from tests.support.harness import run_program  # the unit tier's mocks harness and policy helpers
 from tests.support.policy_support import stack_platform, to_resources
 
@@ -77,7 +77,7 @@ def bench(stack: str, repeat: int) -> bool:
     try:
         run = run_program(stack, stack_platform(stack))  # mocks: no provider, no host ports, no artifact cache
     except ImportError as exc:
-        if (exc.name or "").startswith("infra.targets."):
+        if (exc.name or "").startswith("lakehouse_platform.targets."):
             print(f"{stack}: skipped (its target is still being written: {exc})")
             return True
         raise

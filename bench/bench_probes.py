@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as work:
         junit = Path(work) / "probes.xml"
-        command = [sys.executable, "-m", "pytest", "platform_tests", "-q",
+        command = [sys.executable, "-m", "pytest", "lakehouse_platform/probes", "-q",
                    *(["--stack", args.stack] if args.stack else ["--outputs", args.outputs]),
                    f"--junitxml={junit}", *args.pytest_args]
         started = time.perf_counter()

@@ -23,18 +23,19 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from infra.control import commands, isolated
-from infra.control.procedures import stop_service
-from infra.control.workspace import forget, outputs, pulumi_env
-from infra.operations.config import from_outputs, load_catalog
-from infra.paths import PROJECT_ROOT
+from lakehouse_platform.control import commands, isolated
+from lakehouse_platform.control.procedures import stop_service
+from lakehouse_platform.control.workspace import forget, outputs, pulumi_env
+from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.runtime.config import from_outputs, load_catalog
 
 STACK = "bench"
 
 
 def cli(*args: str) -> tuple[dict, float]:
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "infra.control", *args, "--stack", STACK], cwd=PROJECT_ROOT,
+    done = subprocess.run([sys.executable, "-m", "lakehouse_platform.control", *args, "--stack", STACK],
+                          cwd=PROJECT_ROOT,
                           env={**os.environ, **pulumi_env(STACK)}, capture_output=True, text=True, timeout=1800,
                           check=False)
     seconds = time.perf_counter() - started

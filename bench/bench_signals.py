@@ -6,7 +6,7 @@ Without ``--stack`` it deploys an isolated copy of the native stack (``bench``: 
 state), measures, and destroys it; with ``--stack`` it measures a stack that is already up (and leaves it).
 
 1. Scrape cost at 10 and 200 tables (each with two commits: two manifests): the exporter's own code
-   (``infra.operations.exporter``), run in this process as the reader identity with its catalog and S3
+   (``lakehouse_platform.runtime.exporter``), run in this process as the reader identity with its catalog and S3
    requests sent through two counting proxies. Per phase: a cold refresh (nothing cached), a warm refresh
    (nothing changed), and a refresh after one new commit to every table; then the Prometheus scrape itself
    (``GET /metrics`` of the cached result). Prints seconds and requests, per table, and the growth from
@@ -33,9 +33,9 @@ import pyarrow as pa
 from prometheus_client.core import CollectorRegistry
 from prometheus_client.exposition import generate_latest
 
-from infra.control import clients, commands, isolated
-from infra.control.workspace import forget, outputs
-from infra.operations import exporter as ex
+from lakehouse_platform.control import clients, commands, isolated
+from lakehouse_platform.control.workspace import forget, outputs
+from lakehouse_platform.runtime import exporter as ex
 
 STACK = "bench"
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("value", pa.string())])
@@ -202,7 +202,7 @@ def print_scrape_cost(rows: list[dict]) -> None:
 
 
 def measure_stale_to_firing(out: dict, count: int) -> None:
-    from platform_tests.support import signals
+    from lakehouse_platform.probes.support import signals
 
     obs = out.get("observability") or {}
     prometheus = obs["prometheus"]

@@ -1,7 +1,7 @@
 # The platform's one operations image: every piece of the project's own Python that runs in a container (the
 # metrics exporter, the catalog gate, the maintenance scheduler, the catalog backups), on docker and aws alike.
 # Built from this repository (the docker target's docker.Image; the context is what .dockerignore admits: the
-# `infra/operations` package, the watchdog status reader, the lock), on the project's hash-pinned lock
+# `lakehouse_platform/runtime` package, the watchdog status reader, the lock), on the project's hash-pinned lock
 # (docker/operations.lock, `make lock`, from pyproject.toml's `operations` group). Nothing is installed when a
 # container starts. Classic builder (DOCKER_BUILDKIT=0): no BuildKit-only syntax.
 #
@@ -39,7 +39,7 @@ RUN python3 -m venv /opt/venv \
          --only-binary=:all: -r /tmp/operations.lock \
     && rm /tmp/operations.lock
 # One user for every operations container (uid:gid 10001:10001); the state they share is handed to it
-# (infra/services/operations_support.py: OPERATIONS_USER). /etc/lakehouse is its: an aws task writes its config
+# (lakehouse_platform/services/operations_support.py: OPERATIONS_USER). /etc/lakehouse is its: an aws task writes its config
 # there before exec'ing (Fargate has no file mounts).
 RUN groupadd --gid 10001 lakehouse \
     && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin lakehouse \
@@ -50,4 +50,4 @@ ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
     PYTHONPATH=/opt/lakehouse PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
 USER 10001:10001
 ENTRYPOINT []
-CMD ["python", "-m", "infra.operations", "--help"]
+CMD ["python", "-m", "lakehouse_platform.runtime", "--help"]

@@ -11,13 +11,13 @@
 #   status  whether our engine runs, and what is recorded.
 #   env     the lines that point a shell at it, when it runs: eval "$(scripts/docker-engine.sh env)".
 #
-# <state> is the project's state root (LAKEHOUSE_STATE_DIR, else infra.paths.state_root()). Clients reach the
+# <state> is the project's state root (LAKEHOUSE_STATE_DIR, else lakehouse_platform.paths.state_root()). Clients reach the
 # engine with DOCKER_HOST=unix://<state>/docker/docker.sock. Builds use the classic builder (DOCKER_BUILDKIT=0):
 # the 28.x client's BuildKit needs the buildx plugin, which Debian's packages do not provide, and the project's
-# build driver (python -m infra.lab images) talks to the engine's build API, which is the classic builder.
+# build driver (python -m lakehouse_platform.lab images) talks to the engine's build API, which is the classic builder.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-state="$(cd "$root" && PYTHONPATH="$root" python3 -c 'from infra.paths import state_root; print(state_root())')"
+state="$(cd "$root" && PYTHONPATH="$root" python3 -c 'from lakehouse_platform.paths import state_root; print(state_root())')"
 dir="$state/docker"
 sock="$dir/docker.sock"
 pidfile="$dir/docker.pid"

@@ -4,7 +4,7 @@
 # otherwise the first build takes several minutes.
 #
 # `make pulumi` runs it only where the project runs its own build: no pulumi of yours on PATH fits (the
-# supported range and its Python plugins: infra/control/toolchain.py), or PULUMI=project asks for it.
+# supported range and its Python plugins: lakehouse_platform/control/toolchain.py), or PULUMI=project asks for it.
 #
 #   bash scripts/install-pulumi.sh        # from any directory: build/install the project's CLI regardless
 #   . scripts/pulumi-env.sh               # then: pulumi version (the CLI the project chose)

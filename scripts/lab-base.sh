@@ -10,7 +10,7 @@
 set -euo pipefail
 image="${1:?usage: $0 <name:tag>}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-state="$(cd "$root" && PYTHONPATH="$root" python3 -c 'from infra.paths import state_root; print(state_root())')"
+state="$(cd "$root" && PYTHONPATH="$root" python3 -c 'from lakehouse_platform.paths import state_root; print(state_root())')"
 say() { echo "==> lab-base: $*" >&2; }
 
 if docker image inspect "$image" >/dev/null 2>&1; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Frees the disk that only a build needs: the Go module and build caches, <cache>/go (scripts/go-env.sh,
-# infra/artifacts/gobuild.py), and <cache>/artifacts/go where a release before 0.4.0 left a second pair.
+# lakehouse_platform/artifacts/gobuild.py), and <cache>/artifacts/go where a release before 0.4.0 left a second pair.
 # Every binary built from them stays cached with its checksums (the Pulumi CLI under <cache>/pulumi, SeaweedFS
 # under <cache>/artifacts), so `make up` and `make pulumi` build nothing after a prune; the next build of
 # another pin, and `make lint`'s Go checks, download and compile from scratch (minutes).

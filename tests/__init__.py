@@ -1,1 +1,1 @@
-"""The unit, toolchain and end-to-end tests; their layout mirrors the packages they test (infra/, policies/)."""
+"""The unit, toolchain and end-to-end tests; their layout mirrors the packages they test (lakehouse_platform/)."""

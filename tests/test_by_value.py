@@ -1,4 +1,4 @@
-"""Providers serialized by value (infra/by_value.py, docs/adr/0015): their code, by module name, never a path.
+"""Providers serialized by value (lakehouse_platform/by_value.py, docs/adr/0015): their code, by module name, never a path.
 
 Each blob is loaded the way the engine's provider process loads it: a fresh interpreter, ``cwd=/``, no
 ``PYTHONPATH``, where the project is not importable at all.
@@ -15,34 +15,34 @@ from typing import Any
 import pytest
 from pulumi.dynamic.dynamic import serialize_provider
 
-from infra import by_value
-from infra.paths import PROJECT_ROOT
-from infra.resources.certificate import CertificateProvider
-from infra.services.flink.job import FlinkJobProvider
-from infra.services.kafka_connect.connectors import ConnectorProvider
-from infra.services.kafka_connect.postgres_source import PostgresSourceProvider
-from infra.targets.aws.run_task import EcsTaskRunProvider
-from infra.targets.declared_tables.provider import DeclaredTableProvider
-from infra.targets.lab_state import LabStateProvider
-from infra.targets.native.local_service import LocalServiceProvider
-from infra.targets.native.runtime import NativeRuntimeProvider
+from lakehouse_platform import by_value
+from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.resources.certificate import CertificateProvider
+from lakehouse_platform.services.flink.job import FlinkJobProvider
+from lakehouse_platform.services.kafka_connect.connectors import ConnectorProvider
+from lakehouse_platform.services.kafka_connect.postgres_source import PostgresSourceProvider
+from lakehouse_platform.targets.aws.run_task import EcsTaskRunProvider
+from lakehouse_platform.targets.declared_tables.provider import DeclaredTableProvider
+from lakehouse_platform.targets.lab_state import LabStateProvider
+from lakehouse_platform.targets.native.local_service import LocalServiceProvider
+from lakehouse_platform.targets.native.runtime import NativeRuntimeProvider
 from tests.support.harness import ProgramRun
 
-LOCAL_SERVICE = "infra.targets.native.local_service"
+LOCAL_SERVICE = "lakehouse_platform.targets.native.local_service"
 #: What each provider carries: a new import of a provider is a decision (its blob, hence its diff, grows).
 CLOSURES = {
     LocalServiceProvider: [f"{LOCAL_SERVICE}.{m}" for m in ("errors", "health", "host", "inputs", "lifecycle",
                                                               "ports", "processes", "provider", "spawn")]
-    + ["infra.operations.watchdog"],
-    DeclaredTableProvider: ["infra.operations.tables", "infra.targets.declared_tables.provider"],
-    ConnectorProvider: ["infra.services.kafka_connect.connectors"],
-    PostgresSourceProvider: ["infra.services.kafka_connect.postgres_source"],
-    FlinkJobProvider: [f"infra.services.flink.job.{m}" for m in ("inputs", "lifecycle", "lineage", "provider")]
-    + ["infra.services.flink.rest"],
-    CertificateProvider: ["infra.resources.certificate"],
-    EcsTaskRunProvider: ["infra.targets.aws.run_task"],
-    LabStateProvider: ["infra.targets.lab_state", "infra.targets.state_move"],
-    NativeRuntimeProvider: ["infra.targets.native.runtime"],
+    + ["lakehouse_platform.runtime.watchdog"],
+    DeclaredTableProvider: ["lakehouse_platform.runtime.tables", "lakehouse_platform.targets.declared_tables.provider"],
+    ConnectorProvider: ["lakehouse_platform.services.kafka_connect.connectors"],
+    PostgresSourceProvider: ["lakehouse_platform.services.kafka_connect.postgres_source"],
+    FlinkJobProvider: [f"lakehouse_platform.services.flink.job.{m}" for m in ("inputs", "lifecycle", "lineage", "provider")]
+    + ["lakehouse_platform.services.flink.rest"],
+    CertificateProvider: ["lakehouse_platform.resources.certificate"],
+    EcsTaskRunProvider: ["lakehouse_platform.targets.aws.run_task"],
+    LabStateProvider: ["lakehouse_platform.targets.lab_state", "lakehouse_platform.targets.state_move"],
+    NativeRuntimeProvider: ["lakehouse_platform.targets.native.runtime"],
 }
 
 # Run in the provider process's conditions: the blob's provider loaded where the project is not importable (the
@@ -51,7 +51,7 @@ LOAD = (
     "import base64, sys, dill\n"
     "class NoProject:\n"
     "    def find_spec(self, name, path=None, target=None):\n"
-    "        if name == 'infra' or name.startswith('infra.'):\n"
+    "        if name == 'lakehouse_platform' or name.startswith('lakehouse_platform.'):\n"
     "            raise ImportError(f'the project was imported by name: {name}')\n"
     "sys.meta_path.insert(0, NoProject())\n"
     "for line in sys.stdin:\n"
@@ -73,7 +73,7 @@ def test_a_blob_carries_its_code_by_name_and_loads_where_the_project_is_not(prov
     blob = serialize_provider(provider_class())
     assert blob == serialize_provider(provider_class()), "deterministic, or every up shows a diff"
     assert str(PROJECT_ROOT).encode() not in base64.b64decode(blob), "no path of the checkout in the state"
-    assert sorted(by_value.closure(provider_class.__module__)) == sorted(["infra.by_value",
+    assert sorted(by_value.closure(provider_class.__module__)) == sorted(["lakehouse_platform.by_value",
                                                                            *CLOSURES[provider_class]])
     [(module, name, _mark)] = load_in_a_provider_process(blob)
     assert name == provider_class.__name__
@@ -82,10 +82,10 @@ def test_a_blob_carries_its_code_by_name_and_loads_where_the_project_is_not(prov
 
 def test_two_releases_of_a_provider_load_side_by_side_each_with_its_own_helpers() -> None:
     """An upgrade's deletes run the old code and its updates the new, in one provider process."""
-    module, helper = "infra.targets.lab_state", "infra.by_value"
+    module, helper = "lakehouse_platform.targets.lab_state", "lakehouse_platform.by_value"
     sources = by_value.closure(module)
     old = {**sources, helper: sources[helper] + "\nMARK_HELPER = 'old'\n",
-           module: sources[module] + "\nfrom infra.by_value import MARK_HELPER as MARK\n"}
+           module: sources[module] + "\nfrom lakehouse_platform.by_value import MARK_HELPER as MARK\n"}
     new = {**sources, module: sources[module] + "\nMARK = 'new'\n"}
     blobs = [serialize_provider(_Reduced(by_value.reduce_value(module, "LabStateProvider", s)))  # type: ignore[arg-type]
              for s in (old, new)]
@@ -101,9 +101,9 @@ def test_code_changed_compares_the_recorded_blob_with_the_programs() -> None:
 
 
 def test_an_import_under_type_checking_is_not_carried() -> None:
-    source = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from infra.spec import PlatformSpec\n"
-              "else:\n    from infra.labels import x\ndef f():\n    from infra.by_value import plain\n")
-    assert by_value._project_imports("infra.x", source, False) == {"infra.labels", "infra.by_value"}
+    source = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from lakehouse_platform.model import PlatformSpec\n"
+              "else:\n    from lakehouse_platform.labels import x\ndef f():\n    from lakehouse_platform.by_value import plain\n")
+    assert by_value._project_imports("lakehouse_platform.x", source, False) == {"lakehouse_platform.labels", "lakehouse_platform.by_value"}
 
 
 class _Reduced:
@@ -136,7 +136,7 @@ def test_a_parse_tripped_by_another_threads_compile_is_tried_again(monkeypatch: 
     import ast
 
     real_parse = ast.parse
-    scanned = "from infra import paths\nimport json\n"
+    scanned = "from lakehouse_platform import paths\nimport json\n"
     faults = {"tripped": [SystemError("AST constructor recursion depth mismatch (before=144, after=197)")],
               "other": [SystemError("another fault")] * 3}
     fault: list[list[SystemError]] = [faults["tripped"]]
@@ -147,8 +147,8 @@ def test_a_parse_tripped_by_another_threads_compile_is_tried_again(monkeypatch: 
         return real_parse(source, *args, **kwargs)
 
     monkeypatch.setattr(ast, "parse", parse)
-    assert by_value._project_imports("infra.x", scanned, False) == {"infra.paths"}
+    assert by_value._project_imports("lakehouse_platform.x", scanned, False) == {"lakehouse_platform.paths"}
 
     fault[0] = faults["other"]
     with pytest.raises(SystemError, match="another fault"):  # any other SystemError is not retried
-        by_value._project_imports("infra.x", scanned, False)
+        by_value._project_imports("lakehouse_platform.x", scanned, False)

@@ -2,10 +2,10 @@
 
 Read from the sources (``ast``), against the registry: every service name (``ServiceDefinition.name``, jobs and
 sidecars included) used as a string, and every import of a service package's module (``import``, ``from``,
-``Lazy("module:function")`` and ``importlib`` strings), in ``infra``, ``policies`` and ``platform_tests``. Allowed,
+``Lazy("module:function")`` and ``importlib`` strings), in ``lakehouse_platform``, ``policies`` and ``lakehouse_platform/probes``. Allowed,
 and nothing else (docs/adr/0009-services-meet-by-capability.md):
 
-- inside the service's own package, and in ``infra/services/registry.py`` (its one line in ``MODULES``);
+- inside the service's own package, and in ``lakehouse_platform/services/registry.py`` (its one line in ``MODULES``);
 - a declared dependency: another service's name in a ``depends_on`` list of a default spec, or as the value of a
   definition's ``job_of=`` / ``fronts=`` (whom it serves); and the packages a package declares it builds on
   (``USES`` in its ``__init__``: Connect runs on Kafka's own classpath), whose names and modules it may use;
@@ -25,11 +25,11 @@ from pathlib import Path
 
 import pytest
 
-from infra.paths import PROJECT_ROOT
-from infra.services.registry import MODULES, registry
+from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.services.registry import MODULES, registry
 
-READ = ("infra", "policies", "platform_tests")
-REGISTRY_MODULE = "infra/services/registry.py"
+READ = ("lakehouse_platform",)
+REGISTRY_MODULE = "lakehouse_platform/services/registry.py"
 MARKER = "not the service"
 #: Keyword arguments of a definition that name whom it serves: a declared dependency.
 DECLARING_KEYWORDS = ("job_of", "fronts")
@@ -48,7 +48,7 @@ class Use:
 
 
 def package_dir(module: str) -> str:
-    """``infra.services.trino`` -> ``infra/services/trino``."""
+    """``lakehouse_platform.services.trino`` -> ``lakehouse_platform/services/trino``."""
     return module.replace(".", "/")
 
 
@@ -117,7 +117,7 @@ def uses_outside(root: Path, files: list[str]) -> list[Use]:
                         and node.lineno not in marked:
                     found.append(Use(path, node.lineno, f"names the service {node.value!r} "
                                                         f"(defined in {names[node.value]})"))
-                targets = [node.value] if node.value.startswith("infra.services.") else []
+                targets = [node.value] if node.value.startswith("lakehouse_platform.services.") else []
             else:
                 continue
             for target in targets:
@@ -145,8 +145,8 @@ def test_the_check_sees_a_name_an_import_and_a_lazy_reference_and_allows_the_dec
     service = registry().names()[0]
     package = owning_package(package_dir(next(m for m in MODULES)) + "/__init__.py")
     assert package is not None
-    (tmp_path / "infra").mkdir()
-    (tmp_path / "infra" / "elsewhere.py").write_text(
+    (tmp_path / "lakehouse_platform").mkdir()
+    (tmp_path / "lakehouse_platform" / "elsewhere.py").write_text(
         f"import {package}.config\n"
         f"from {package} import SERVICES\n"
         f"REF = '{package}.aws:build'\n"
@@ -154,7 +154,7 @@ def test_the_check_sees_a_name_an_import_and_a_lazy_reference_and_allows_the_dec
         f"HOMONYM = {service!r}  # {MARKER}: a role of the same spelling\n"
         f"DEFAULT = {{'depends_on': [{service!r}]}}\n"
         f"DEFINED = dict(job_of={service!r})\n")
-    found = [u.what for u in uses_outside(tmp_path, ["infra/elsewhere.py"])]
+    found = [u.what for u in uses_outside(tmp_path, ["lakehouse_platform/elsewhere.py"])]
     assert found == [f"uses {package}.config, a module of {package}",
                      f"uses {package}, a module of {package}",
                      f"uses {package}.SERVICES, a module of {package}",
@@ -162,6 +162,6 @@ def test_the_check_sees_a_name_an_import_and_a_lazy_reference_and_allows_the_dec
                      f"names the service {service!r} (defined in {package})"], found
 
 
-@pytest.mark.parametrize("path", ["infra/services/registry.py"])
+@pytest.mark.parametrize("path", ["lakehouse_platform/services/registry.py"])
 def test_the_registry_may_name_every_package(path: str) -> None:
     assert uses_outside(PROJECT_ROOT, [path]) == []

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from infra import version
-from infra.config import load_stack
-from infra.services import operations_support
+from lakehouse_platform import version
+from lakehouse_platform.config import load_stack
+from lakehouse_platform.services import operations_support
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-#: The version as pyproject says it, read here without infra.version.
+#: The version as pyproject says it, read here without lakehouse_platform.version.
 DECLARED = PYPROJECT["project"]["version"]
 CHANGELOG = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
 

@@ -1,6 +1,6 @@
 """MkDocs hook: fills the configuration pages from the models and the registry at every build.
 
-A page holds a marker where a generated part goes; ``infra.reference`` renders it from ``PlatformSpec``
+A page holds a marker where a generated part goes; ``lakehouse_platform.reference`` renders it from ``PlatformSpec``
 (every key, type, default, allowed values, description), from the service registry (every service's
 defaults and where it runs) and from the cloud stack (the secrets its runbook sets), so those pages cannot
 drift from what the loader accepts. A marker no page
@@ -14,7 +14,7 @@ from typing import Any
 
 from mkdocs.exceptions import PluginError
 
-from infra.reference import UndocumentedField, cloud_secrets_reference, services_reference, spec_reference
+from lakehouse_platform.reference import UndocumentedField, cloud_secrets_reference, services_reference, spec_reference
 
 MARKERS: dict[str, Callable[[], str]] = {
     "<!-- generated: configuration-reference -->": spec_reference,

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from infra.artifacts import apt
-from infra.artifacts.artifact import ArtifactError
+from lakehouse_platform.artifacts import apt
+from lakehouse_platform.artifacts.artifact import ArtifactError
 
 
 @pytest.mark.parametrize(("debian", "upstream"), [("15.20-0+deb12u1", "15.20"), ("1:15.18-0+deb12u1", "15.18"),

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from infra.artifacts import gobuild
-from infra.paths import PROJECT_ROOT
+from lakehouse_platform.artifacts import gobuild
+from lakehouse_platform.paths import PROJECT_ROOT
 
 
 def test_artifact_builds_use_the_go_caches_of_the_scripts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,11 +1,11 @@
-"""Artifacts from PyPI (infra/artifacts/pypi.py): an sdist must match the sha256 the repository pins."""
+"""Artifacts from PyPI (lakehouse_platform/artifacts/pypi.py): an sdist must match the sha256 the repository pins."""
 
 from __future__ import annotations
 
 import pytest
 
-from infra.artifacts import pypi
-from infra.artifacts.artifact import ArtifactError
+from lakehouse_platform.artifacts import pypi
+from lakehouse_platform.artifacts.artifact import ArtifactError
 
 
 def test_pypi_sdist_must_match_the_pinned_sha256(monkeypatch):

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from pulumi import automation as auto
 
-from infra.control import docker_stack, services
-from infra.paths import PROJECT_ROOT
+from lakehouse_platform.control import docker_stack, services
+from lakehouse_platform.paths import PROJECT_ROOT
 
 
 def test_commands_use_docker_host_else_the_projects_own_engine(tmp_path: Path, monkeypatch):
@@ -36,8 +36,8 @@ def test_only_the_lab_is_a_docker_stack():
 
 @pytest.mark.toolchain
 def test_a_missing_provider_plugin_says_how_to_install_a_binary(tmp_path: Path):
-    from infra.control import toolchain
-    from infra.control.workspace import ChosenCommand, pulumi_env
+    from lakehouse_platform.control import toolchain
+    from lakehouse_platform.control.workspace import ChosenCommand, pulumi_env
 
     tool = toolchain.current()
     if tool is None:
@@ -64,8 +64,8 @@ def test_the_provider_hint_is_a_command_that_works_as_it_is_printed(tmp_path: Pa
     import os
     import subprocess
 
-    from infra.control import toolchain
-    from infra.control.workspace import ChosenCommand, pulumi_env
+    from lakehouse_platform.control import toolchain
+    from lakehouse_platform.control.workspace import ChosenCommand, pulumi_env
 
     tool = toolchain.current()
     if tool is None:

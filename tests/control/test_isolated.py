@@ -6,8 +6,8 @@ import itertools
 
 import pytest
 
-from infra.config import load_platform, load_stack
-from infra.control.isolated import BLOCK_SIZE, STACKS, first_port_of, isolated_platform
+from lakehouse_platform.config import load_platform, load_stack
+from lakehouse_platform.control.isolated import BLOCK_SIZE, STACKS, first_port_of, isolated_platform
 
 
 def bound_ports(platform: dict) -> list[int]:
@@ -41,8 +41,8 @@ def test_a_port_base_moves_every_block(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_verify_stack_gives_the_governance_matrix_answers_that_differ_per_namespace() -> None:
-    from infra.config import load_platform
-    from infra.control.isolated import VERIFY_GOVERNANCE, isolated_platform
+    from lakehouse_platform.config import load_platform
+    from lakehouse_platform.control.isolated import VERIFY_GOVERNANCE, isolated_platform
 
     spec = load_platform(isolated_platform("verify", overrides=VERIFY_GOVERNANCE)[0])
     answers = {name: (spec.access_of(name)["canary_a"], spec.access_of(name)["canary_b"]) for name in spec.identities}
@@ -54,9 +54,9 @@ def test_the_verify_stack_gives_the_governance_matrix_answers_that_differ_per_na
 
 def test_the_blocks_and_a_lab_run_fit_between_two_checkouts_bases() -> None:
     """Checkouts on one host take bases 1000 apart: every block, and the lab run's published ports after them
-    (``infra.lab.runner.first_run_port``), stay below the next base."""
-    from infra.config import load_stack
-    from infra.lab.runner import first_run_port
+    (``lakehouse_platform.lab.runner.first_run_port``), stay below the next base."""
+    from lakehouse_platform.config import load_stack
+    from lakehouse_platform.lab.runner import first_run_port
 
     base = 25000
     env = {"LAKEHOUSE_PORT_BASE": str(base)}

@@ -7,7 +7,7 @@ import stat
 import subprocess
 from pathlib import Path
 
-from infra.paths import PROJECT_ROOT
+from lakehouse_platform.paths import PROJECT_ROOT
 
 
 def test_prune_removes_the_go_caches_and_keeps_what_was_built(tmp_path: Path) -> None:

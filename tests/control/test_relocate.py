@@ -1,4 +1,4 @@
-"""Moving a native stack's data to where this release keeps it (infra/control/relocate.py), on real processes."""
+"""Moving a native stack's data to where this release keeps it (lakehouse_platform/control/relocate.py), on real processes."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from unittest import mock
 import psutil
 import pytest
 
-from infra.control import relocate
-from infra.spec import Target
-from infra.targets import state_move
-from infra.targets.native import local_service as ls
+from lakehouse_platform.control import relocate
+from lakehouse_platform.model import Target
+from lakehouse_platform.targets import state_move
+from lakehouse_platform.targets.native import local_service as ls
 
 
 def _free_port() -> int:

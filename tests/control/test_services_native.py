@@ -1,4 +1,4 @@
-"""The service-control seam (``infra.control.services``) natively, on real processes, and what the probes read
+"""The service-control seam (``lakehouse_platform.control.services``) natively, on real processes, and what the probes read
 through it (issue 19, item 2); the lab's implementation runs against a real engine in
 ``tests/lab/test_service_control.py`` (marker lab).
 """
@@ -19,12 +19,12 @@ from pathlib import Path
 import psutil
 import pytest
 
-from infra.control import services
-from infra.operations import recovery, watchdog
-from infra.services.rest_fixture import probe as rest_fixture_probe
-from platform_tests.support.fixture import table_prefix
-from platform_tests.support.stack import Stack
-from platform_tests.support.versions import declared_versions
+from lakehouse_platform.control import services
+from lakehouse_platform.probes.support.fixture import table_prefix
+from lakehouse_platform.probes.support.stack import Stack
+from lakehouse_platform.probes.support.versions import declared_versions
+from lakehouse_platform.runtime import recovery, watchdog
+from lakehouse_platform.services.rest_fixture import probe as rest_fixture_probe
 
 
 @pytest.fixture

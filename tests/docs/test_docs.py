@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from infra.paths import PROJECT_ROOT
+from lakehouse_platform.paths import PROJECT_ROOT
 
 WORKFLOW = PROJECT_ROOT / "examples" / "github-actions" / "lakehouse-cd.yml"
 README = PROJECT_ROOT / "README.md"
@@ -103,8 +103,8 @@ def test_every_python_module_the_workflow_runs_is_importable():
 
 def test_the_policy_pack_probes_and_files_the_workflow_names_exist():
     scripts = _scripts()
-    assert "--policy-pack policies" in scripts and (PROJECT_ROOT / "policies" / "PulumiPolicy.yaml").is_file()
-    assert "pytest platform_tests" in scripts and (PROJECT_ROOT / "platform_tests" / "conftest.py").is_file()
+    assert "--policy-pack lakehouse_platform/policies" in scripts and (PROJECT_ROOT / "lakehouse_platform" / "policies" / "PulumiPolicy.yaml").is_file()
+    assert "pytest lakehouse_platform/probes" in scripts and (PROJECT_ROOT / "lakehouse_platform/probes" / "conftest.py").is_file()
     for step in _steps():
         for key in ("go-version-file",):
             if key in step.get("with", {}):
@@ -114,13 +114,13 @@ def test_the_policy_pack_probes_and_files_the_workflow_names_exist():
 def test_the_stack_outputs_the_workflow_reads_are_ones_the_program_exports():
     read = set(re.findall(r"\.(\w+_jobs) //", _scripts()))
     assert read == {"catalog_jobs", "streams_jobs"}
-    sources = "\n".join(p.read_text() for p in (PROJECT_ROOT / "infra").rglob("*.py"))
+    sources = "\n".join(p.read_text() for p in (PROJECT_ROOT / "lakehouse_platform").rglob("*.py"))
     for output in read:
         assert f'"{output}"' in sources, output
 
 
 def test_the_workflow_runs_pulumis_own_release_in_the_supported_range_and_builds_no_go():
-    from infra.control import toolchain
+    from lakehouse_platform.control import toolchain
 
     steps = _steps()
     assert not any(step.get("uses", "").startswith("actions/setup-go") for step in steps)
@@ -132,12 +132,12 @@ def test_the_workflow_runs_pulumis_own_release_in_the_supported_range_and_builds
 
 
 def test_the_workflow_posts_the_change_review_on_pull_requests_and_gates_on_its_exit_code():
-    (step,) = [s for s in _steps() if "infra.review --base" in s.get("run", "")]
+    (step,) = [s for s in _steps() if "lakehouse_platform.review --base" in s.get("run", "")]
     assert step["if"] == "env.PR != ''"
     script = step["run"]
     assert '--approved-by "$approved_by"' in script and "--format markdown" in script
     assert "verdict=$?" in script and script.rstrip().endswith('exit "$verdict"')
-    assert 'infra.review --stack "$STACK" --handles' in script
+    assert 'lakehouse_platform.review --stack "$STACK" --handles' in script
     events = _workflow()["on"]
     assert "pull_request" in events and "pull_request_review" in events
     assert _workflow()["jobs"]["deploy"]["env"]["DEPLOY"] == (
@@ -147,9 +147,9 @@ def test_the_workflow_posts_the_change_review_on_pull_requests_and_gates_on_its_
 def test_the_workflow_probes_the_cloud_with_the_safe_set_and_the_ephemeral_lab_with_everything():
     """Which probes run is each stack's config (its ``disposable`` output), never a flag in the pipeline: the cloud,
     which a team relies on, gets the safe set; the lab it destroys at the end gets every probe (issue 24)."""
-    from infra.config import load_stack
+    from lakehouse_platform.config import load_stack
 
-    probes = [step["run"] for step in _steps() if "pytest platform_tests" in step.get("run", "")]
+    probes = [step["run"] for step in _steps() if "pytest lakehouse_platform/probes" in step.get("run", "")]
     assert len(probes) == 1 and "--outputs" in probes[0]
     assert "--disruptive" not in probes[0] and " -m " not in probes[0]
     stacks = {entry["stack"]: entry for entry in _workflow()["jobs"]["deploy"]["strategy"]["matrix"]["include"]}

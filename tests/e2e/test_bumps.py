@@ -33,13 +33,13 @@ import pyarrow as pa
 import pytest
 import yaml
 
-from infra.control import clients, isolated
-from infra.control.artifacts import fetch
-from infra.control.workspace import StackCommandFailed, down, forget, outputs, run, select, up
-from infra.paths import PROJECT_ROOT
-from infra.services.flink.config import lineage
-from infra.services.flink.job import GRAPH_MARKER
-from infra.services.flink.native import native_state_dir
+from lakehouse_platform.control import clients, isolated
+from lakehouse_platform.control.artifacts import fetch
+from lakehouse_platform.control.workspace import StackCommandFailed, down, forget, outputs, run, select, up
+from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.services.flink.config import lineage
+from lakehouse_platform.services.flink.job import GRAPH_MARKER
+from lakehouse_platform.services.flink.native import native_state_dir
 from tests.support import downtime
 from tests.support.polling import wait_for
 from tests.support.stack_data import (
@@ -220,7 +220,7 @@ def _refused_preview(change: str) -> str:
 
 def test_a_job_graph_the_lineage_cannot_restore_is_refused_in_preview(deployed: dict[str, Any]) -> None:
     """The lineage's marker says another graph's state is there: preview stops with the procedure, nothing moves."""
-    from infra.config import load_stack
+    from lakehouse_platform.config import load_stack
 
     spec = load_stack(STACK)
     state_dir = Path(outputs(STACK)["native"]["state_dir"])

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from infra.control import isolated
-from infra.operations import watchdog
-from infra.paths import PROJECT_ROOT
+from lakehouse_platform.control import isolated
+from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.runtime import watchdog
 from tests.support.checkouts import Checkout, backend_env, head_commit, live
 from tests.support.polling import wait_for
 

@@ -2,7 +2,7 @@
 destroy.
 
 The stack is an isolated copy of the native stack (``e2e``: its own block of ports and its own
-state, infra.control.isolated), so the test never collides with a user's own ``make up`` platform.
+state, lakehouse_platform.control.isolated), so the test never collides with a user's own ``make up`` platform.
 It is deployed as a stack a team relies on is: not disposable, so the probe suite runs only its safe set on it,
 and the catalog and the store are compared before and after that run (issue 24, item 3).
 Needs a Pulumi CLI (yours, or the project's build: ``make pulumi``) and the native artifacts in the cache:
@@ -22,10 +22,10 @@ import pyarrow as pa
 import pytest
 import yaml
 
-from infra.control import clients, commands, isolated
-from infra.control.workspace import forget, outputs, refresh, select
-from infra.paths import PROJECT_ROOT
-from infra.services.trino import client as trino_client
+from lakehouse_platform.control import clients, commands, isolated
+from lakehouse_platform.control.workspace import forget, outputs, refresh, select
+from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.services.trino import client as trino_client
 
 STACK = "e2e"
 
@@ -105,7 +105,7 @@ class Footprint:
 
 
 def footprint(outputs) -> Footprint:
-    from platform_tests.support.stack import Stack
+    from lakehouse_platform.probes.support.stack import Stack
 
     stack = Stack(outputs=outputs)
     catalog = stack.catalog(identity=stack.platform_identity)  # the platform's identity sees every namespace
@@ -163,20 +163,20 @@ def leftovers(before: Footprint, after: Footprint) -> list[str]:
 
 
 def test_the_safe_probes_alone_run_on_a_stack_not_marked_disposable_and_leave_nothing_behind(deployed, tmp_path):
-    """``pytest platform_tests --stack e2e`` as a CD pipeline runs it against a stack it cannot afford to disturb: the
+    """``pytest lakehouse_platform/probes --stack e2e`` as a CD pipeline runs it against a stack it cannot afford to disturb: the
     disruptive probes skip saying why, the safe ones pass, and the catalog and the store are as they were, but for
     the commits of the platform's own streaming writers (the Flink job, the CDC sink), which go on meanwhile."""
     import subprocess
     import sys
     import xml.etree.ElementTree as ET
 
-    from infra.control.workspace import pulumi_env
+    from lakehouse_platform.control.workspace import pulumi_env
 
     assert deployed["disposable"] is False and deployed["stack"] == STACK
     before = footprint(deployed)
     report = tmp_path / "probes.xml"
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "pytest", "platform_tests", "--stack", STACK, "-p", "no:cacheprovider",
+    done = subprocess.run([sys.executable, "-m", "pytest", "lakehouse_platform/probes", "--stack", STACK, "-p", "no:cacheprovider",
                            f"--junitxml={report}"], cwd=PROJECT_ROOT, env={**os.environ, **pulumi_env(STACK)},
                           capture_output=True, text=True, timeout=3600, check=False)
     took = time.monotonic() - started
@@ -257,7 +257,7 @@ def _generator_ids(outputs) -> tuple[int, int]:
 
 
 def _wait_for_a_checkpoint(outputs, job_id: str, timeout_s: float = 90.0) -> int:
-    from infra.services.flink.rest import FlinkRest
+    from lakehouse_platform.services.flink.rest import FlinkRest
 
     rest = FlinkRest(outputs["profiles"]["host"]["flink"]["rest"])
     first = rest.checkpoints(job_id)["counts"]["completed"]
@@ -316,7 +316,7 @@ def test_preview_of_an_isolated_native_stack_with_the_policy_pack_runs_clean():
     name = "preview"
     isolated.isolated_stack(name)
     try:
-        preview = select(name).preview(policy_packs=[str(PROJECT_ROOT / "policies")], color="never")
+        preview = select(name).preview(policy_packs=[str(PROJECT_ROOT / "lakehouse_platform" / "policies")], color="never")
         assert "error" not in preview.stdout.lower().split("resources:")[-1], preview.stdout[-3000:]
     finally:
         forget(name)

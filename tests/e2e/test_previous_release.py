@@ -19,9 +19,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from infra.control import clients, commands, isolated
-from infra.control.workspace import forget, outputs, select
-from infra.paths import PROJECT_ROOT, stack_state_dir
+from lakehouse_platform.control import clients, commands, isolated
+from lakehouse_platform.control.workspace import forget, outputs, select
+from lakehouse_platform.paths import PROJECT_ROOT, stack_state_dir
 from tests.support.checkouts import Checkout, deploy_previous_release, live, take_over
 
 pytestmark = [
@@ -38,8 +38,8 @@ SMALL = {"maintenance": [], "services": {name: {"enabled": False}
                                          for name in ("trino", "flink-jobmanager", "kafka", "prometheus")}}
 WRITE = """
     import pyarrow as pa
-    from infra.control import clients
-    from infra.control.workspace import outputs
+    from lakehouse_platform.control import clients
+    from lakehouse_platform.control.workspace import outputs
     catalog = clients.pyiceberg_catalog(outputs({stack!r}))
     catalog.create_namespace("upgrade")
     schema = pa.schema([("id", pa.int64()), ("note", pa.string())])

@@ -14,10 +14,10 @@ import time
 import psutil
 import pytest
 
-from infra.control import commands, isolated
-from infra.control.workspace import forget, outputs, select
-from infra.operations import watchdog
-from infra.paths import PROJECT_ROOT
+from lakehouse_platform.control import commands, isolated
+from lakehouse_platform.control.workspace import forget, outputs, select
+from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.runtime import watchdog
 from tests.support.checkouts import live
 
 pytestmark = [

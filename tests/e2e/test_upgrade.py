@@ -1,6 +1,6 @@
 """The upgrade from the previous release, with data in flight, for real on native.
 
-The previous release (``infra.version.previous_release()``: its tag, or its commit from ``[tool.lakehouse.releases]``)
+The previous release (``lakehouse_platform.version.previous_release()``: its tag, or its commit from ``[tool.lakehouse.releases]``)
 deploys an isolated native stack (``upgrade-<first port>``, on the ``upgrade`` block) from a clone of its own, with
 its own venv and Pulumi CLI (``tests.support.checkouts``), on its own backend. Both programs keep the stack's data
 in the same place (``LAKEHOUSE_STATE_DIR``: this checkout's state root, which both releases honour), so this is the
@@ -38,11 +38,11 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from infra import version
-from infra.control import clients, commands, isolated
-from infra.control.artifacts import fetch
-from infra.control.workspace import forget, outputs, select
-from infra.paths import PROJECT_ROOT, stack_state_dir, state_root
+from lakehouse_platform import version
+from lakehouse_platform.control import clients, commands, isolated
+from lakehouse_platform.control.artifacts import fetch
+from lakehouse_platform.control.workspace import forget, outputs, select
+from lakehouse_platform.paths import PROJECT_ROOT, stack_state_dir, state_root
 from tests.support import downtime
 from tests.support.checkouts import Checkout, deploy_previous_release, take_over
 from tests.support.polling import wait_for
@@ -334,8 +334,8 @@ def test_kafka_keeps_its_topics_and_offsets(upgraded: Upgrade) -> None:
 
 def test_a_backup_taken_before_the_upgrade_still_restores(upgraded: Upgrade) -> None:
     """Last (file order): the restore stops and starts the catalog."""
-    from infra.control import procedures
-    from infra.operations.config import from_outputs
+    from lakehouse_platform.control import procedures
+    from lakehouse_platform.runtime.config import from_outputs
 
     config, creds = from_outputs(upgraded.after)
     report = procedures.restore(STACK, upgraded.after, config, creds, backup_file=upgraded.backup_file)

@@ -1,4 +1,4 @@
-"""The lab tests' engine: the one ``infra.control`` finds (DOCKER_HOST, else the project's own), or a skip."""
+"""The lab tests' engine: the one ``lakehouse_platform.control`` finds (DOCKER_HOST, else the project's own), or a skip."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from infra.control import docker_stack, services
+from lakehouse_platform.control import docker_stack, services
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
 """The cloud's push path for real: the operations image built on a Docker engine and pushed to a registry with its
-credentials by the code ``PushedImage``'s provider runs (``infra.targets.aws.pushed_image.build_and_push``), then the
+credentials by the code ``PushedImage``'s provider runs (``lakehouse_platform.targets.aws.pushed_image.build_and_push``), then the
 registry's HTTP API asked what it holds.
 
 The registry is Debian's ``docker-registry`` on a loopback port with basic authentication (tests/support/
@@ -23,9 +23,9 @@ from typing import Any
 
 import pytest
 
-from infra.services import operations_support as support
-from infra.targets.aws import images
-from infra.targets.aws import pushed_image as pi
+from lakehouse_platform.services import operations_support as support
+from lakehouse_platform.targets.aws import images
+from lakehouse_platform.targets.aws import pushed_image as pi
 from tests.support import local_registry as registry_support
 from tests.support.harness import ProgramRun
 from tests.support.local_registry import LocalRegistry
@@ -46,10 +46,10 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRegistry
 @pytest.fixture(scope="module")
 def lab_args(engine: Any) -> dict[str, str]:
     """The operations image's build arguments in CI's lab (what ``make lab-images`` built it with)."""
-    from infra.config import load_platform
-    from infra.control.image_builds import present
-    from infra.services.resolver import CacheResolver
-    from infra.targets.lab_images import operations_args
+    from lakehouse_platform.config import load_platform
+    from lakehouse_platform.control.image_builds import present
+    from lakehouse_platform.services.resolver import CacheResolver
+    from lakehouse_platform.targets.lab_images import operations_args
     from tests.support.stacks import built_lab_platform
 
     spec = load_platform(built_lab_platform())

@@ -13,22 +13,22 @@ from pathlib import Path
 
 import pytest
 
-from infra.artifacts.artifact import Artifact
-from infra.by_value import plain
-from infra.config import ConfigError, load_platform
-from infra.paths import PROJECT_ROOT
-from infra.services import operations_support as support
-from infra.services import postgres, trino
-from infra.services.flink import container as flink_container
-from infra.services.kafka import container as kafka_container
-from infra.services.kafka_connect import container as kafka_connect_container
-from infra.services.prometheus import container as prometheus_container
-from infra.services.rest_fixture import config as rest_fixture_config
-from infra.services.rest_fixture import container as rest_fixture_container
-from infra.services.trino import aws as trino_aws
-from infra.services.trino import config as trino_config
-from infra.targets import lab_images as images
-from infra.version import PLATFORM_VERSION
+from lakehouse_platform.artifacts.artifact import Artifact
+from lakehouse_platform.by_value import plain
+from lakehouse_platform.config import ConfigError, load_platform
+from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.services import operations_support as support
+from lakehouse_platform.services import postgres, trino
+from lakehouse_platform.services.flink import container as flink_container
+from lakehouse_platform.services.kafka import container as kafka_container
+from lakehouse_platform.services.kafka_connect import container as kafka_connect_container
+from lakehouse_platform.services.prometheus import container as prometheus_container
+from lakehouse_platform.services.rest_fixture import config as rest_fixture_config
+from lakehouse_platform.services.rest_fixture import container as rest_fixture_container
+from lakehouse_platform.services.trino import aws as trino_aws
+from lakehouse_platform.services.trino import config as trino_config
+from lakehouse_platform.targets import lab_images as images
+from lakehouse_platform.version import PLATFORM_VERSION
 from tests.support.harness import FakeResolver, ProgramRun, run_program
 from tests.support.stacks import built_lab_platform, stack_platform
 
@@ -103,7 +103,7 @@ def test_no_container_installs_anything_when_it_starts(lab_run, built_run) -> No
 
 def test_the_gate_runs_its_module_from_the_image(lab_run) -> None:
     gate = containers(lab_run)["catalog-gate"]
-    assert gate.inputs["command"][:3] == ["python", "-m", "infra.operations.catalog_gate"]
+    assert gate.inputs["command"][:3] == ["python", "-m", "lakehouse_platform.runtime.catalog_gate"]
     assert all(not u.get("source") for u in plain(gate.inputs["uploads"]))  # no code uploaded: the image has it
 
 
@@ -138,17 +138,17 @@ def test_the_operations_images_context_is_exactly_what_it_needs(tmp_path: Path) 
 
     patterns = [line for line in (PROJECT_ROOT / ".dockerignore").read_text().splitlines()
                 if line.strip() and not line.startswith("#")]
-    expected = {".dockerignore", "docker/operations.Dockerfile", "docker/operations.lock", "infra/__init__.py",
-                *(str(p.relative_to(PROJECT_ROOT)) for p in (PROJECT_ROOT / "infra" / "operations").rglob("*.py"))}
+    expected = {".dockerignore", "docker/operations.Dockerfile", "docker/operations.lock", "lakehouse_platform/__init__.py",
+                *(str(p.relative_to(PROJECT_ROOT)) for p in (PROJECT_ROOT / "lakehouse_platform" / "runtime").rglob("*.py"))}
     assert set(exclude_paths(str(PROJECT_ROOT), patterns)) == expected
     # What changes under a running lab never reaches the context (the image stays the same between runs).
     for noisy in (".state/lab/flink/state/chk-1", ".pulumi-state/stacks/lab.json", ".venv/lib/site.py",
-                  "tests/test_x.py", "infra/operations/__pycache__/runs.cpython-311.pyc", "README.md"):
+                  "tests/test_x.py", "lakehouse_platform/runtime/__pycache__/runs.cpython-311.pyc", "README.md"):
         (tmp_path / noisy).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / noisy).write_text("x")
-    (tmp_path / "infra" / "operations" / "runs.py").write_text("x")
+    (tmp_path / "lakehouse_platform" / "runtime" / "runs.py").write_text("x")
     (tmp_path / ".dockerignore").write_text("")
-    assert set(exclude_paths(str(tmp_path), patterns)) == {".dockerignore", "infra/operations/runs.py"}
+    assert set(exclude_paths(str(tmp_path), patterns)) == {".dockerignore", "lakehouse_platform/runtime/runs.py"}
 
 
 # -- lab.images: built --------------------------------------------------------------------------------------
@@ -171,7 +171,7 @@ def test_the_offline_lab_stack_runs_the_built_images_through_its_extends_as_pulu
     overlay), and the program reads the lab's file under them: no edit of Pulumi.lab.yaml."""
     import yaml
 
-    from infra.config import EXTENDS_KEY
+    from lakehouse_platform.config import EXTENDS_KEY
 
     config = yaml.safe_load((PROJECT_ROOT / "Pulumi.lab-offline.yaml").read_text())["config"]
     assert config[EXTENDS_KEY] == "lab"
@@ -342,7 +342,7 @@ def test_the_fixture_context_is_its_jar_and_driver() -> None:
 
 
 def test_the_lab_cli_says_what_is_missing_from_the_cache_without_a_traceback(tmp_path, monkeypatch, capsys) -> None:
-    from infra.lab.__main__ import main
+    from lakehouse_platform.lab.__main__ import main
 
     monkeypatch.setenv("LAKEHOUSE_CACHE", str(tmp_path))  # an empty cache: nothing resolves
     assert main(["--stack", "lab", "--set", "lab.images=built", "images", "tags"]) == 2
@@ -360,8 +360,8 @@ def test_a_base_image_from_a_registry_with_a_port_is_accepted_as_a_services_imag
 
 def test_a_failed_image_build_says_what_its_failing_step_said() -> None:
     """The engine's error alone ("returned a non-zero code: 100") hides why; apt's own line comes with it."""
-    from infra.control.image_builds import build_image
-    from infra.services.built_image import ImageBuildError
+    from lakehouse_platform.control.image_builds import build_image
+    from lakehouse_platform.services.built_image import ImageBuildError
 
     class Engine:  # the classic builder's decoded stream, as the Docker API sends it on a failed RUN
         class api:

@@ -1,4 +1,4 @@
-"""The lab on a real Docker engine from the program itself (issue 19's CI stage): ``infra.lab.runner.deploy``.
+"""The lab on a real Docker engine from the program itself (issue 19's CI stage): ``lakehouse_platform.lab.runner.deploy``.
 
 Marker ``lab``: runs only where an engine answers at DOCKER_HOST (``make engine``; ``eval "$(scripts/docker-engine.sh
 env)"``) and the stack's artifacts are in the cache. The program runs under mocks that make every resource for
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from infra.lab import runner
+from lakehouse_platform.lab import runner
 from tests.support.stacks import built_lab_platform
 
 pytestmark = pytest.mark.lab
@@ -25,9 +25,9 @@ def built_lab(**services: dict) -> dict:
 
 @pytest.fixture(scope="module")
 def images_built(engine):
-    from infra.config import load_platform
-    from infra.control import image_builds
-    from infra.services.resolver import CacheResolver
+    from lakehouse_platform.config import load_platform
+    from lakehouse_platform.control import image_builds
+    from lakehouse_platform.services.resolver import CacheResolver
 
     spec = load_platform(built_lab())
     image_builds.build_all(spec, CacheResolver().resolve(spec), engine)  # cached: only what the engine lacks
@@ -35,7 +35,7 @@ def images_built(engine):
 
 
 def deployed(platform: dict, client) -> runner.Deployment:
-    from infra.services.resolver import CacheResolver
+    from lakehouse_platform.services.resolver import CacheResolver
 
     return runner.deploy("lab-run", platform, client, resolver=CacheResolver())
 
@@ -46,8 +46,8 @@ def test_the_lab_comes_up_from_the_program_answers_the_probes_and_goes_without_a
     import subprocess
     import sys
 
-    from infra.control import commands
-    from infra.paths import state_root
+    from lakehouse_platform.control import commands
+    from lakehouse_platform.paths import state_root
 
     deployment = deployed(built_lab(), images_built)
     try:
@@ -62,7 +62,7 @@ def test_the_lab_comes_up_from_the_program_answers_the_probes_and_goes_without_a
         assert all(ok for *_, ok, _ in smoke), smoke
         outputs = tmp_path / "outputs.json"
         outputs.write_text(json.dumps(deployment.outputs))
-        probe = subprocess.run([sys.executable, "-m", "pytest", "platform_tests/test_engines.py", "--outputs",
+        probe = subprocess.run([sys.executable, "-m", "pytest", "lakehouse_platform/probes/test_engines.py", "--outputs",
                                 str(outputs), "-p", "no:cacheprovider", "-q"], capture_output=True, text=True,
                                check=False, timeout=900)
         assert probe.returncode == 0, probe.stdout[-4000:] + probe.stderr[-2000:]

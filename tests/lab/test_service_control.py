@@ -1,4 +1,4 @@
-"""The service-control seam in the lab (``infra.control.services.DockerServices``) on a real Docker engine.
+"""The service-control seam in the lab (``lakehouse_platform.control.services.DockerServices``) on a real Docker engine.
 
 Marker ``lab``: runs only where an engine answers at DOCKER_HOST (``make engine``; ``eval "$(scripts/docker-engine.sh
 env)"``) and has the stack's ``lab.base_image`` (``make lab-base``). One small container stands for a service, made
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from infra.config import load_platform
-from infra.control import services
+from lakehouse_platform.config import load_platform
+from lakehouse_platform.control import services
 from tests.support.stacks import stack_platform
 
 pytestmark = pytest.mark.lab
@@ -115,7 +115,7 @@ def test_memory_processes_and_files_are_read_inside_the_container(lab_service, t
 def test_what_an_image_build_leaves_is_found_and_nothing_of_a_stack(client, tmp_path: Path):
     """pulumi-docker builds the platform's image with the classic builder and no ``Remove``: one intermediate
     container per step stays, through ``destroy`` too. ``make up``/``make down`` remove exactly those."""
-    from infra.control.docker_stack import build_leftovers
+    from lakehouse_platform.control.docker_stack import build_leftovers
 
     base = load_platform(stack_platform("lab")).lab.base_image
     tag = f"lakehouse-probe/leftovers:{uuid.uuid4().hex[:8]}"

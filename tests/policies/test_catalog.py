@@ -7,9 +7,9 @@ import copy
 
 import pytest
 
-from infra.config import ConfigError, load_platform
-from infra.paths import state_root
-from policies.registry import validate_all
+from lakehouse_platform.config import ConfigError, load_platform
+from lakehouse_platform.paths import state_root
+from lakehouse_platform.policies.registry import validate_all
 from tests.support.policy_support import (
     UNKNOWN_STRING,
     aws,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import copy
 import json
 
-from policies import config as pack_config
-from policies.wire import reveal
+from lakehouse_platform.policies import config as pack_config
+from lakehouse_platform.policies.wire import reveal
 from tests.support.policy_support import graph, lab, named, violations
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import copy
 
-from infra.config import load_platform
-from policies import config as pack_config
-from policies.resources import Resource, StackContext, message
+from lakehouse_platform.config import load_platform
+from lakehouse_platform.policies import config as pack_config
+from lakehouse_platform.policies.resources import Resource, StackContext, message
 from tests.support.policy_support import PROJECT, graph, lab, named, set_label, stack_platform, violations
 
 
@@ -16,7 +16,7 @@ def test_ownership_refuses_a_resource_without_owner_label():
     assert violations("layer-ownership", resources, context) == [
         "docker:Container 'trino' (layer compute, owner analytics engineering) breaks layer-ownership: carries no "
         "lakehouse.owner label; every resource says which layer it belongs to and who answers for it "
-        "(infra.layers.base.layer_labels)"
+        "(lakehouse_platform.layers.base.layer_labels)"
     ]
 
 
@@ -75,8 +75,8 @@ def test_ownership_says_when_the_table_did_not_reach_the_pack():
     assert violations("layer-ownership", resources, None) == [
         "stack (layer unknown, owner unknown) breaks layer-ownership: cannot check owners against the stack's "
         "ownership table: the stack's platform config (lakehouse:platform) did not reach the policy pack; run "
-        "`pulumi preview --policy-pack policies` with a Pulumi CLI that passes stack config to policy packs, or "
-        "add `--policy-pack-config` rendered by `python -m policies.config <stack>`"
+        "`pulumi preview --policy-pack lakehouse_platform/policies` with a Pulumi CLI that passes stack config to policy packs, or "
+        "add `--policy-pack-config` rendered by `python -m lakehouse_platform.policies.config <stack>`"
     ]
 
 
@@ -133,7 +133,7 @@ def test_violations_on_unlabelled_resources_name_their_services_owner():
     assert violations("layer-ownership", resources, context) == [
         "docker:Container 'trino' (layer compute, owner analytics engineering) breaks layer-ownership: carries no "
         "lakehouse.layer and no lakehouse.owner label; every resource says which layer it belongs to and who answers "
-        "for it (infra.layers.base.layer_labels)"
+        "for it (lakehouse_platform.layers.base.layer_labels)"
     ]
     # An unlabelled resource of governance named after a catalog is governance's (polaris is of the catalog layer).
     cloud_resources, cloud = graph("cloud")

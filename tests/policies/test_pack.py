@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from policies import config as pack_config
-from policies.registry import POLICIES, validate_all
-from policies.wire import SECRET_SIG, SIG_KEY, UNKNOWN_VALUES
+from lakehouse_platform.policies import config as pack_config
+from lakehouse_platform.policies.registry import POLICIES, validate_all
+from lakehouse_platform.policies.wire import SECRET_SIG, SIG_KEY, UNKNOWN_VALUES
 from tests.support.policy_support import (
     PROJECT,
     ROOT,
@@ -40,7 +40,7 @@ def test_wire_forms_are_pulumis():
 
 
 def test_the_registry_holds_every_rule_module_once():
-    from policies.registry import DOMAINS, POLICY_NAMES
+    from lakehouse_platform.policies.registry import DOMAINS, POLICY_NAMES
 
     assert [p.name for p in POLICIES] == [p.name for domain in DOMAINS for p in domain.POLICIES]
     assert len(set(POLICY_NAMES)) == len(POLICY_NAMES) == len(POLICIES)
@@ -114,7 +114,7 @@ def test_pack_wrappers_report_through_pulumi_policy():
     from pulumi_policy.policy import PolicyCustomTimeouts, PolicyResourceOptions, ResourceValidationArgs
     from pulumi_policy.proxy import unknown_checking_proxy
 
-    import policies.engine as pack
+    import lakehouse_platform.policies.engine as pack
 
     policies = {p.name: p for p in pack.build_policies("native")}
     assert policies["image-digest-advised"].enforcement_level is EnforcementLevel.DISABLED
@@ -139,7 +139,7 @@ def test_pack_wrappers_report_through_pulumi_policy():
 
 
 def test_pack_reads_the_stack_config_the_engine_passes():
-    import policies.engine as pack
+    import lakehouse_platform.policies.engine as pack
 
     saved = dict(pack.STATE)
     try:
@@ -155,9 +155,9 @@ def test_pack_reads_the_stack_config_the_engine_passes():
 
 
 def test_policy_pack_project_file_points_at_the_project_virtualenv():
-    project = yaml.safe_load((ROOT / "policies/PulumiPolicy.yaml").read_text())
+    project = yaml.safe_load((ROOT / "lakehouse_platform/policies/PulumiPolicy.yaml").read_text())
     assert project["runtime"]["name"] == "python"
-    venv = (ROOT / "policies" / project["runtime"]["options"]["virtualenv"]).resolve()
+    venv = (ROOT / "lakehouse_platform" / "policies" / project["runtime"]["options"]["virtualenv"]).resolve()
     assert venv == (ROOT / ".venv").resolve()
 
 
@@ -197,8 +197,8 @@ Catalog("lakehouse-catalog")
 
 
 def chosen_pulumi() -> Path:
-    """The Pulumi CLI the project runs (yours or its build: infra.control.toolchain); skips where there is none."""
-    from infra.control import toolchain
+    """The Pulumi CLI the project runs (yours or its build: lakehouse_platform.control.toolchain); skips where there is none."""
+    from lakehouse_platform.control import toolchain
 
     tool = toolchain.current()
     if tool is None:
@@ -228,7 +228,7 @@ def test_pack_loads_and_refuses_in_a_real_preview(tmp_path):
                    capture_output=True, timeout=120)
     subprocess.run([str(pulumi_bin), "config", "set", "--secret", "--stack", "policy-smoke", "lakehouse:smokeSecret",
                     "smoke-config-value-1"], cwd=project, env=env, check=True, capture_output=True, timeout=120)
-    done = subprocess.run([str(pulumi_bin), "preview", "--stack", "policy-smoke", "--policy-pack", str(ROOT / "policies"),
+    done = subprocess.run([str(pulumi_bin), "preview", "--stack", "policy-smoke", "--policy-pack", str(ROOT / "lakehouse_platform" / "policies"),
                            "--non-interactive", "--color", "never"],
                           cwd=project, env=env, capture_output=True, text=True, timeout=600)
     output = " ".join((done.stdout + done.stderr).split())
@@ -254,14 +254,14 @@ def test_pack_loads_and_refuses_in_a_real_preview(tmp_path):
 
 @pytest.mark.toolchain
 def test_real_preview_of_the_native_stack_passes_and_a_changed_table_is_refused(tmp_path, request):
-    """`pulumi preview --policy-pack policies` on the project itself (native: no provider plugin needed).
+    """`pulumi preview --policy-pack lakehouse_platform/policies` on the project itself (native: no provider plugin needed).
 
-    On its own block of ports (infra.control.isolated), so a user's `make up` platform running on this
+    On its own block of ports (lakehouse_platform.control.isolated), so a user's `make up` platform running on this
     host does not stop the program; needs the CLI and the artifact cache (`make bootstrap`).
     """
     pulumi_bin = chosen_pulumi()
-    from infra.config import load_platform as load
-    from infra.control.isolated import isolated_platform
+    from lakehouse_platform.config import load_platform as load
+    from lakehouse_platform.control.isolated import isolated_platform
 
     platform, _ = isolated_platform("preview")
     config_file = tmp_path / "Pulumi.policy-check.yaml"
@@ -275,7 +275,7 @@ def test_real_preview_of_the_native_stack_passes_and_a_changed_table_is_refused(
 
     def preview(*extra: str) -> tuple[int, str]:
         done = subprocess.run([str(pulumi_bin), "preview", "--stack", "policy-check", "--config-file", str(config_file),
-                               "--policy-pack", "policies", "--non-interactive", "--color", "never", *extra],
+                               "--policy-pack", "lakehouse_platform/policies", "--non-interactive", "--color", "never", *extra],
                               cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
         return done.returncode, " ".join((done.stdout + done.stderr).split())
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import copy
 
-from infra.config import load_platform
-from policies import config as pack_config
-from policies.resources import StackContext
+from lakehouse_platform.config import load_platform
+from lakehouse_platform.policies import config as pack_config
+from lakehouse_platform.policies.resources import StackContext
 from tests.support.policy_support import aws, cloud_context, graph, stack_platform, violations
 
 

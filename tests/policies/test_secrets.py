@@ -6,9 +6,9 @@ import base64
 import dataclasses
 import json
 
-from infra.config import load_platform
-from policies import config as pack_config
-from policies.resources import Resource
+from lakehouse_platform.config import load_platform
+from lakehouse_platform.policies import config as pack_config
+from lakehouse_platform.policies.resources import Resource
 from tests.support.policy_support import (
     aws,
     cloud_context,
@@ -69,8 +69,8 @@ def lakekeeper_container(envs: list[str]) -> Resource:
 
 
 def test_password_inside_a_url_is_refused():
-    from infra.services import ServiceContext
-    from infra.services.lakekeeper.config import pg_env
+    from lakehouse_platform.services import ServiceContext
+    from lakehouse_platform.services.lakekeeper.config import pg_env
 
     context = lab()[1]
     env = pg_env(ServiceContext(load_platform(stack_platform("lab")), "lakekeeper"))
@@ -180,7 +180,7 @@ def test_a_secret_config_value_no_resource_wraps_is_still_found():
 
 
 def test_the_engine_hands_the_pack_its_secret_config_values():
-    import policies.engine as engine
+    import lakehouse_platform.policies.engine as engine
 
     config = {"lakehouse:platform": json.dumps(stack_platform("cloud")), "aws:region": "eu-west-1",
               "lakehouse:polarisRootSecret": "from-the-engine-1",

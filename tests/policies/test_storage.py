@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from policies import config as pack_config
-from policies.resources import Resource, StackContext
+from lakehouse_platform.policies import config as pack_config
+from lakehouse_platform.policies.resources import Resource, StackContext
 from tests.support.policy_support import aws, cloud_context, graph, lab, named, violations, warehouse_bucket
 
 

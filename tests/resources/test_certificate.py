@@ -1,4 +1,4 @@
-"""The platform's TLS certificates (infra/resources/certificate.py): a real TLS handshake verifies the issued certificate
+"""The platform's TLS certificates (lakehouse_platform/resources/certificate.py): a real TLS handshake verifies the issued certificate
 and nothing else; the provider keeps its certificate, renews it near expiry, and loads without the repository."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import subprocess
 import sys
 import threading
 
-from infra.paths import PROJECT_ROOT
-from infra.resources import certificate
+from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.resources import certificate
 
 
 def test_a_client_verifies_the_issued_certificate_and_nothing_else(tmp_path):
@@ -80,7 +80,7 @@ def test_serialized_certificate_provider_loads_without_the_repository_on_the_pat
     assert blob == serialize_provider(certificate.CertificateProvider()), "deterministic, or every up shows a diff"
     # The project is installed editable in the venv: block it, as the engine's provider process may not have it.
     code = ("import base64, sys, dill\n"
-            "sys.modules['infra'] = None\n"
+            "sys.modules['lakehouse_platform'] = None\n"
             "p = dill.loads(base64.b64decode(sys.stdin.read()))\n"
             "print(type(p).__name__, p.create({'common_name': 'x', 'hosts': ['127.0.0.1'], 'days': 1}).id[:4] != '')\n")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}

@@ -1,9 +1,9 @@
 """A new service is one package and one line in the registry: proved on a copy of the repository.
 
 The repository's tracked files are copied into a temporary directory; a made-up service ("quack", a SQL
-gateway) is added there as one package, ``infra/services/quack/``, with its ports, a secret, a per-identity
+gateway) is added there as one package, ``lakehouse_platform/services/quack/``, with its ports, a secret, a per-identity
 secret, a client profile, a check of the spec, aws ingress, an aws part and probe hooks, plus one line in
-``infra/services/registry.py``'s ``MODULES``. The copy's program is then evaluated for the lab, native and
+``lakehouse_platform/services/registry.py``'s ``MODULES``. The copy's program is then evaluated for the lab, native and
 cloud stacks under Pulumi mocks (``tests/support/harness.py``, in a process of its own that imports only the
 copy), and each of its pieces must appear in the graph and the outputs. ``git status`` in the copy shows the
 package and the registry line, and nothing else.
@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from infra.paths import PROJECT_ROOT
+from lakehouse_platform.paths import PROJECT_ROOT
 
 PACKAGE = {
     "__init__.py": '''
@@ -37,9 +37,9 @@ PACKAGE = {
 
         from typing import Any
 
-        from infra.services.capabilities import STORE
-        from infra.services.context import ServiceContext, Side, url
-        from infra.services.definition import (
+        from lakehouse_platform.services.capabilities import STORE
+        from lakehouse_platform.services.context import ServiceContext, Side, url
+        from lakehouse_platform.services.definition import (
             AwsIngress,
             AwsPart,
             ClientProfile,
@@ -49,11 +49,11 @@ PACKAGE = {
             SecretSpec,
             ServiceDefinition,
         )
-        from infra.services.placeholders import secret
-        from infra.services.plans import ContainerHost, ContainerPlan, EcsPlan, NativeHost, NativePlan
-        from infra.services.profiles import host_profiles
-        from infra.services.registry import registry
-        from infra.spec import Layer, PlatformSpec, Target
+        from lakehouse_platform.services.placeholders import secret
+        from lakehouse_platform.services.plans import ContainerHost, ContainerPlan, EcsPlan, NativeHost, NativePlan
+        from lakehouse_platform.services.profiles import host_profiles
+        from lakehouse_platform.services.registry import registry
+        from lakehouse_platform.model import Layer, PlatformSpec, Target
 
         NAME = "quack"
         ADMIN_KEY = SecretSpec("quack-admin-key", "quackAdminKey", "lab-quack-admin-key")
@@ -118,9 +118,9 @@ PACKAGE = {
         )
 
         AWS_PARTS = (
-            AwsPart(name=NAME, layer=Layer.COMPUTE, build=Lazy("infra.services.quack.aws:build"),
+            AwsPart(name=NAME, layer=Layer.COMPUTE, build=Lazy("lakehouse_platform.services.quack.aws:build"),
                     enabled=lambda spec: NAME in spec.enabled_services(),
-                    log_sources=Lazy("infra.services.quack.aws:log_sources")),
+                    log_sources=Lazy("lakehouse_platform.services.quack.aws:log_sources")),
         )
         ''',
     "aws.py": '''
@@ -130,11 +130,11 @@ PACKAGE = {
 
         from typing import Any
 
-        from infra.services.context import Side, url
-        from infra.spec import Layer, PlatformSpec
-        from infra.targets.aws.context import AwsComponent
-        from infra.targets.aws.ecs import FargateService, FargateServiceConfig, container_of
-        from infra.targets.aws.foundation import Foundation
+        from lakehouse_platform.services.context import Side, url
+        from lakehouse_platform.model import Layer, PlatformSpec
+        from lakehouse_platform.targets.aws.context import AwsComponent
+        from lakehouse_platform.targets.aws.ecs import FargateService, FargateServiceConfig, container_of
+        from lakehouse_platform.targets.aws.foundation import Foundation
 
         NAME = "quack"
         LAYER = Layer.COMPUTE
@@ -170,7 +170,7 @@ EVALUATE = '''
 import json, sys
 from tests.support.harness import CLOUD_SECRETS, run_program
 from tests.support.stacks import stack_platform
-from infra.control import commands
+from lakehouse_platform.control import commands
 
 found = {}
 for stack in ("lab", "native", "cloud"):
@@ -188,7 +188,7 @@ for stack in ("lab", "native", "cloud"):
         "identities": {k: sorted(v) for k, v in out["credentials"]["value"]["identities"].items()},
         "quack_url": out.get("quack_url"),
         # Its own smoke hook only: the others would reach for services this evaluation never started.
-        "smoke": list(__import__("infra.services", fromlist=["registry"]).registry()["quack"].probes.smoke(out)),
+        "smoke": list(__import__("lakehouse_platform.services", fromlist=["registry"]).registry()["quack"].probes.smoke(out)),
     }
 print(json.dumps(found, default=str))
 '''
@@ -218,15 +218,15 @@ def copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def added(copy: Path) -> dict[str, Any]:
     """The made-up service added to the copy (one package, one registry line); its programs' summary."""
-    package = copy / "infra" / "services" / "quack"
+    package = copy / "lakehouse_platform" / "services" / "quack"
     package.mkdir()
     for name, body in PACKAGE.items():
         (package / name).write_text(textwrap.dedent(body).lstrip())
-    registry = copy / "infra" / "services" / "registry.py"
+    registry = copy / "lakehouse_platform" / "services" / "registry.py"
     text = registry.read_text()
-    last = '    "infra.services.catalog_backup",\n'
+    last = '    "lakehouse_platform.services.catalog_backup",\n'
     assert last in text
-    registry.write_text(text.replace(last, last + '    "infra.services.quack",\n'))
+    registry.write_text(text.replace(last, last + '    "lakehouse_platform.services.quack",\n'))
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PULUMI_CONFIG")}
     done = subprocess.run([sys.executable, "-c", EVALUATE], cwd=copy, env={**env, "PYTHONPATH": str(copy)},
                           capture_output=True, text=True, timeout=300, check=False)
@@ -236,11 +236,11 @@ def added(copy: Path) -> dict[str, Any]:
 
 def test_the_copy_changes_only_by_the_package_and_the_registry_line(copy: Path, added: dict[str, Any]) -> None:
     status = git(copy, "status", "--porcelain", "--untracked-files=all").splitlines()
-    assert sorted(status) == [" M infra/services/registry.py", "?? infra/services/quack/__init__.py",
-                              "?? infra/services/quack/aws.py"], status
-    changed = [line for line in git(copy, "diff", "-U0", "infra/services/registry.py").splitlines()
+    assert sorted(status) == [" M lakehouse_platform/services/registry.py", "?? lakehouse_platform/services/quack/__init__.py",
+                              "?? lakehouse_platform/services/quack/aws.py"], status
+    changed = [line for line in git(copy, "diff", "-U0", "lakehouse_platform/services/registry.py").splitlines()
                if line.startswith(("+", "-")) and not line.startswith(("+++", "---"))]
-    assert changed == ['+    "infra.services.quack",']
+    assert changed == ['+    "lakehouse_platform.services.quack",']
 
 
 def test_the_lab_runs_it_as_a_container_with_its_secret_and_profile(added: dict[str, Any]) -> None:

@@ -1,5 +1,5 @@
-"""The catalog gate: a real gate process on loopback (platform_tests.support.gate) in front of a stand-in catalog, the
-gate's own code (infra/operations/catalog_gate.py), the OAuth2 token endpoint, and how each target runs it."""
+"""The catalog gate: a real gate process on loopback (lakehouse_platform.probes.support.gate) in front of a stand-in catalog, the
+gate's own code (lakehouse_platform/runtime/catalog_gate.py), the OAuth2 token endpoint, and how each target runs it."""
 
 from __future__ import annotations
 
@@ -22,11 +22,11 @@ from pathlib import Path
 
 import pytest
 
-from infra.operations import catalog_gate, catalog_requests
-from infra.paths import PROJECT_ROOT
-from infra.version import PLATFORM_VERSION
-from platform_tests.support import gate as support_gate
-from platform_tests.support.fixture import free_port
+from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.probes.support import gate as support_gate
+from lakehouse_platform.probes.support.fixture import free_port
+from lakehouse_platform.runtime import catalog_gate, catalog_requests
+from lakehouse_platform.version import PLATFORM_VERSION
 from tests.support.harness import SECRET_KEY
 from tests.support.rendered import reveal, uploads
 from tests.support.stacks import native_spec
@@ -205,7 +205,7 @@ def test_the_gate_runs_on_the_operations_images_dependencies():
     import importlib.metadata
     import re as regex
 
-    from infra.paths import PROJECT_ROOT
+    from lakehouse_platform.paths import PROJECT_ROOT
 
     lock = (PROJECT_ROOT / "docker" / "operations.lock").read_text()
     pinned = {regex.sub(r"[-_.]+", "-", name).lower() for name in regex.findall(r"^([A-Za-z0-9_.-]+)==", lock, regex.M)}
@@ -214,7 +214,7 @@ def test_the_gate_runs_on_the_operations_images_dependencies():
                 for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom)) and not getattr(node, "level", 0)
                 for alias in node.names}
     distributions = importlib.metadata.packages_distributions()
-    third_party = {name for name in imported if name not in sys.stdlib_module_names and name != "infra"}
+    third_party = {name for name in imported if name not in sys.stdlib_module_names and name != "lakehouse_platform"}
     assert third_party >= {"aiohttp", "jwt", "prometheus_client", "pydantic"}
     missing = {name for name in third_party
                if not any(regex.sub(r"[-_.]+", "-", d).lower() in pinned for d in distributions.get(name, []))}
@@ -335,14 +335,14 @@ def test_the_gate_refuses_to_start_without_a_signing_key_of_32_bytes_or_with_a_b
 
 
 def test_natively_the_gate_runs_from_the_project_on_loopback_with_its_signing_key_in_its_environment(tmp_path):
-    from infra.services import catalog_gate as gate_service
-    from infra.services.context import ServiceContext
-    from infra.services.plans import NativeHost
+    from lakehouse_platform.services import catalog_gate as gate_service
+    from lakehouse_platform.services.context import ServiceContext
+    from lakehouse_platform.services.plans import NativeHost
 
     spec = native_spec()
     host = NativeHost(home=tmp_path, artifact=None, python="/runtime/bin/python", code_root=tmp_path / "code")
     plan = gate_service.native.server(ServiceContext(spec, "catalog-gate"), host)
-    assert plan.argv[:3] == ["/runtime/bin/python", "-m", "infra.operations.catalog_gate"]
+    assert plan.argv[:3] == ["/runtime/bin/python", "-m", "lakehouse_platform.runtime.catalog_gate"]
     assert plan.env["PYTHONPATH"] == str(tmp_path / "code"), "the stack's copy of the code, never a checkout"
     assert plan.env["CATALOG_GATE_SIGNING_KEY"] == "${secret:catalog-gate-signing-key}"
     config = json.loads(plan.files[str(tmp_path / "catalog-gate.json")])
@@ -459,7 +459,7 @@ def test_lab_gate_runs_in_the_operations_image_with_its_signing_key_only_in_its_
     assert image.inputs["build"]["dockerfile"].endswith("docker/operations.Dockerfile")
     assert image.inputs["imageName"] == f"lakehouse/operations:{PLATFORM_VERSION}"
     container = lab.named("catalog-gate")
-    assert container.inputs["command"] == ["python", "-m", "infra.operations.catalog_gate", "--config",
+    assert container.inputs["command"] == ["python", "-m", "lakehouse_platform.runtime.catalog_gate", "--config",
                                            "/etc/lakehouse/catalog-gate.json"]
     assert "CATALOG_GATE_SIGNING_KEY=lab-catalog-gate-access-token-signing-key" in reveal(container.inputs["envs"])
     assert "signing" not in json.dumps(reveal(container.inputs["uploads"]))

@@ -1,7 +1,7 @@
 """Real clients through the catalog gate: PyIceberg's and Iceberg Java's (Spark's) default credential flows.
 
 A real REST fixture (the native stack's build from the artifact cache, on a SQLite file and a
-``file://`` warehouse of its own) with a real gate in front (``platform_tests.support.gate``). Each
+``file://`` warehouse of its own) with a real gate in front (``lakehouse_platform.probes.support.gate``). Each
 client authenticates the way its users configure it by default: PyIceberg with ``credential``
 (client credentials at the gate's token endpoint, and a new token on a 401 once it expires), Iceberg
 Java in Spark with ``credential`` and with a static ``token`` whose refresh (a token exchange) goes to
@@ -21,8 +21,8 @@ from collections.abc import Iterator
 import pyarrow as pa
 import pytest
 
-from platform_tests.support import gate as support_gate
-from platform_tests.support.fixture import free_port
+from lakehouse_platform.probes.support import gate as support_gate
+from lakehouse_platform.probes.support.fixture import free_port
 
 pytestmark = pytest.mark.toolchain
 
@@ -104,7 +104,7 @@ def spark(stack):
     jars = support_gate.spark_jars()
     if jars is None:
         pytest.skip("no Iceberg runtime jars for Spark in the artifact cache (make artifacts)")
-    from infra.artifacts import java
+    from lakehouse_platform.artifacts import java
 
     _, gate = stack
     os.environ["JAVA_HOME"] = str(java.find_java(17))

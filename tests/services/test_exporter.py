@@ -1,6 +1,6 @@
 """The metrics exporter as each target runs it, under Pulumi mocks: on docker built from the repository and reading as the
 reader; on aws a Fargate service beside a Prometheus agent writing the managed workspace. (Its code:
-tests/operations/test_exporter.py.)"""
+tests/runtime/test_exporter.py.)"""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import re
 
 import yaml
 
-from infra.version import PLATFORM_VERSION
+from lakehouse_platform.version import PLATFORM_VERSION
 from tests.support.aws_graph import policy
 from tests.support.rendered import reveal, uploads
 

@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from infra.config import load_platform
-from infra.paths import PROJECT_ROOT
-from infra.services import ServiceContext, flink
-from infra.services.flink import artifact as flink_artifact
-from infra.services.flink import config as flink_config
-from infra.services.flink import job as fj
+from lakehouse_platform.config import load_platform
+from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.services import ServiceContext, flink
+from lakehouse_platform.services.flink import artifact as flink_artifact
+from lakehouse_platform.services.flink import config as flink_config
+from lakehouse_platform.services.flink import job as fj
 from tests.support.harness import ProgramRun
 from tests.support.stacks import stack_platform, with_changes
 
@@ -52,7 +52,7 @@ def test_native_managers_bind_loopback_on_pinned_ports_with_filesystem_checkpoin
         assert sorted(process.inputs["ports"]) == sorted(p for p in (8081, 6123, 6124, 6125, 6122, 6121, 6126)
                                                          if (p in (8081, 6123, 6124, 6125)) == (role == "jobmanager"))
         argv = process.inputs["argv"]
-        assert argv[1:3] == ["-m", "infra.operations.bash_java_utils"]
+        assert argv[1:3] == ["-m", "lakehouse_platform.runtime.bash_java_utils"]
         assert argv.count("{jvm-params}") == argv.count("{dynamic-params}") == 1
         assert flink_config.ENTRYPOINTS[role] in argv and "--add-opens=java.base/java.util=ALL-UNNAMED" in argv
     tm = native_run.named("flink-taskmanager")
@@ -66,13 +66,13 @@ def test_native_managers_drain_the_job_with_code_the_stack_carries(native_run):
     of the stack's own copy of the operations code (what a process may import: ADR 0016), not of a checkout."""
     import fnmatch
 
-    from infra.targets.native.runtime import CODE_SET
+    from lakehouse_platform.targets.native.runtime import CODE_SET
 
     job = native_run.named("flink-orders-job")
     for name in ("flink-jobmanager", "flink-taskmanager"):
         process = native_run.named(name)
         [step] = process.inputs["pre_stop"]
-        assert step[1:3] == ["-m", "infra.operations.flink_drain"], step
+        assert step[1:3] == ["-m", "lakehouse_platform.runtime.flink_drain"], step
         assert step[3:6] == [job.inputs["rest_url"], job.inputs["job_name"], job.inputs["savepoint_dir"]]
         module = step[2].replace(".", "/") + ".py"
         assert any(fnmatch.fnmatch(module, pattern.replace("**/", "")) or fnmatch.fnmatch(module, pattern)
@@ -282,7 +282,7 @@ def test_aws_flink_role_has_no_rights_on_the_warehouse_only_its_own_things(cloud
 def test_aws_kafka_source_without_msk_is_refused():
     platform = stack_platform("cloud")
     platform["flink"] = {"job": {"source": "kafka"}}
-    from infra.config import ConfigError
+    from lakehouse_platform.config import ConfigError
 
     with pytest.raises(ConfigError) as info:
         load_platform(platform)
@@ -295,9 +295,9 @@ def test_aws_kafka_source_without_msk_is_refused():
 def test_flink_on_msf_reads_msk_with_iam_when_kafka_is_msk(streaming: ProgramRun) -> None:
     import json
 
-    from infra.config import load_platform
-    from infra.services import ServiceContext
-    from infra.services.resolver import cloud_recipes
+    from lakehouse_platform.config import load_platform
+    from lakehouse_platform.services import ServiceContext
+    from lakehouse_platform.services.resolver import cloud_recipes
 
     run = streaming
     [app] = run.of_type("aws:kinesisanalyticsv2/application:Application")
@@ -317,7 +317,7 @@ def test_flink_on_msf_reads_msk_with_iam_when_kafka_is_msk(streaming: ProgramRun
 def test_application_jar_merges_service_files_drops_signatures_and_is_reproducible(tmp_path):
     import zipfile
 
-    from infra.artifacts import java
+    from lakehouse_platform.artifacts import java
 
     def jar(name: str, entries: dict[str, str]) -> Path:
         path = tmp_path / name
@@ -348,7 +348,7 @@ def test_every_native_health_check_records_as_given_so_a_second_up_changes_nothi
     its host) then differs from its input on every `pulumi up`, which restarts the service each time."""
     from pydantic import TypeAdapter
 
-    from infra.targets.native import local_service as ls
+    from lakehouse_platform.targets.native import local_service as ls
 
     adapter = TypeAdapter(ls.HealthCheck)
     for process in native_run.of_type("pulumi-python:dynamic/native:LocalService"):

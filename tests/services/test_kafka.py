@@ -7,9 +7,9 @@ import base64
 import json
 from pathlib import Path
 
-from infra.services import ServiceContext
-from infra.services.kafka import config as kafka_config
-from infra.services.kafka import container as kafka_container
+from lakehouse_platform.services import ServiceContext
+from lakehouse_platform.services.kafka import config as kafka_config
+from lakehouse_platform.services.kafka import container as kafka_container
 from tests.support.aws_graph import the
 from tests.support.harness import ProgramRun
 from tests.support.rendered import envs, local_service, plain, properties
@@ -31,7 +31,7 @@ def test_native_kafka_is_one_kraft_node_on_loopback_with_its_data_under_the_stac
     assert "kafka.tools.StorageTool" in format_step and "--ignore-formatted" in format_step
     assert "--standalone" not in format_step  # refused with a static controller.quorum.voters
     topics_step = broker.inputs["post_start"][0]
-    assert topics_step[2:4] == ["infra.operations.tasks", "create-topics"]
+    assert topics_step[2:4] == ["lakehouse_platform.runtime.tasks", "create-topics"]
     topics = {t["name"]: t for t in json.loads(topics_step[-1])}
     assert set(topics) == {"orders", "bookshop.public.orders", "iceberg-control"}
 
@@ -42,13 +42,13 @@ def test_native_kafka_drains_the_change_captures_sources_before_it_restarts_and_
     broker = local_service(native_run, "kafka")
     connect = native_run.outputs["profiles"]["host"]["kafka_connect"]["url"]
     marker = str(Path(broker.inputs["data_dir"]) / "connect-drained.json")
-    drain = ["-m", "infra.operations.connect_drain"]
+    drain = ["-m", "lakehouse_platform.runtime.connect_drain"]
     assert [step[1:] for step in broker.inputs["pre_stop"]] == [[*drain, "stop", connect, marker, "60"]]
     assert broker.inputs["post_start"][-1][1:] == [*drain, "resume", connect, marker, "60"]
 
 
 def test_without_a_change_capture_the_broker_drains_nothing() -> None:
-    from infra.config import stack_platform
+    from lakehouse_platform.config import stack_platform
     from tests.support.harness import cached_run
 
     platform = stack_platform("native")
@@ -89,7 +89,7 @@ def test_lab_kafka_writes_to_its_volume_with_one_node_transactions(lab_run):
 
 
 def test_the_images_variables_are_the_native_server_properties():
-    from infra.config import load_stack
+    from lakehouse_platform.config import load_stack
 
     spec = load_stack("lab")
     ctx = ServiceContext(spec, "kafka")
@@ -137,8 +137,8 @@ def test_each_kafka_version_has_its_own_runtime_lock_and_an_unlocked_one_is_refu
     two differ in Kafka's modules only, and a version without a lock is refused naming the key."""
     import pytest
 
-    from infra.artifacts.artifact import ArtifactError
-    from infra.services.kafka import artifact
+    from lakehouse_platform.artifacts.artifact import ArtifactError
+    from lakehouse_platform.services.kafka import artifact
 
     locks = {version: artifact.lock(version) for version in artifact.LOCKS}
     assert {v: artifact.locked_version(lk, "kafka_2.13") for v, lk in locks.items()} == {v: v for v in locks}

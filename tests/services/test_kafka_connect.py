@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from infra.paths import PROJECT_ROOT
-from infra.services.kafka_connect import artifact as kafka_connect_artifact
-from infra.services.kafka_connect import cdc_source as kafka_connect_cdc_source
-from infra.services.kafka_connect import config as kafka_connect_config
+from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.services.kafka_connect import artifact as kafka_connect_artifact
+from lakehouse_platform.services.kafka_connect import cdc_source as kafka_connect_cdc_source
+from lakehouse_platform.services.kafka_connect import config as kafka_connect_config
 from tests.support.aws_graph import the
 from tests.support.harness import ProgramRun
 from tests.support.rendered import envs, local_service, plain, properties, secret_value
@@ -102,7 +102,7 @@ def test_outputs_carry_bootstrap_servers_connect_and_the_cdc_promise(native_run)
 def test_lab_connect_mounts_the_assembled_sink_next_to_the_images_debezium(lab_run):
     worker = lab_run.named("kafka-connect")
     assert worker.inputs["image"] == "sha256:kafka-connect-image"
-    mount = worker.inputs["volumes"][0]  # a Binds entry (infra/targets/docker.py: never the Mounts API for binds)
+    mount = worker.inputs["volumes"][0]  # a Binds entry (lakehouse_platform/targets/docker.py: never the Mounts API for binds)
     assert mount == {"hostPath": "/nonexistent/lakehouse-cache/kafka-connect",
                      "containerPath": "/kafka/connect/iceberg-kafka-connect", "readOnly": True}
     env = envs(worker)
@@ -132,7 +132,7 @@ def test_lab_connectors_are_registered_through_the_published_port(lab_run):
 def test_serialized_step_providers_load_without_the_repository_on_the_path():
     from pulumi.dynamic.dynamic import serialize_provider
 
-    from infra.services.kafka_connect import connectors, postgres_source
+    from lakehouse_platform.services.kafka_connect import connectors, postgres_source
 
     for provider in (connectors.ConnectorProvider(), postgres_source.PostgresSourceProvider()):
         blob = serialize_provider(provider)
@@ -155,7 +155,7 @@ def test_a_cdc_source_deleted_while_connect_answers_409_waits_it_out_then_delete
     import http.server
     import threading
 
-    from infra.services.kafka_connect import connectors
+    from lakehouse_platform.services.kafka_connect import connectors
 
     calls: list[str] = []
     conflicts = {"n": 2}
@@ -210,7 +210,7 @@ def test_connectors_on_a_worker_that_cannot_act_are_dropped_with_a_warning_not_w
     import http.server
     import threading
 
-    from infra.services.kafka_connect import connectors
+    from lakehouse_platform.services.kafka_connect import connectors
 
     calls: list[str] = []
 
@@ -304,7 +304,7 @@ def test_msk_cdc_source_is_a_one_off_task_with_the_labs_statements(streaming: Pr
 
 
 def test_secret_names_come_from_arns() -> None:
-    from infra.services.kafka_connect.aws import secret_name_of
+    from lakehouse_platform.services.kafka_connect.aws import secret_name_of
 
     assert secret_name_of("arn:aws:secretsmanager:eu-west-1:1:secret:rds!db-1a2b-AbCdEf") == "rds!db-1a2b"
     assert secret_name_of("arn:aws:secretsmanager:eu-west-1:1:secret:lakehouse-polaris-root-secret-x1Y2z3") == \
@@ -329,7 +329,7 @@ def test_the_seed_is_sixty_thousand_deterministic_orders_and_the_setup_is_idempo
     import psycopg
     from psycopg import sql
 
-    from infra.config import load_stack
+    from lakehouse_platform.config import load_stack
 
     bindir = _postgres_bin()
     assert bindir is not None
@@ -386,7 +386,7 @@ def test_the_seed_is_sixty_thousand_deterministic_orders_and_the_setup_is_idempo
 @pytest.fixture
 def quick_polls(monkeypatch: pytest.MonkeyPatch) -> None:
     """Status polled every 50 ms instead of the provider's 0.5 s: the same answers, sooner."""
-    from infra.services.kafka_connect import connectors
+    from lakehouse_platform.services.kafka_connect import connectors
 
     monkeypatch.setattr(connectors, "POLL_S", 0.05)
 
@@ -397,7 +397,7 @@ def test_a_task_left_failed_is_a_change_and_the_update_restarts_only_the_failed_
     the store and the gate, finds the task FAILED, calls that a change, and restarts the failed parts only. As on a
     real worker, the restart is asynchronous: the status says FAILED once more before the task runs (CI's upgrade
     run failed on that stale answer)."""
-    from infra.services.kafka_connect import connectors
+    from lakehouse_platform.services.kafka_connect import connectors
     from tests.support.job_scripts import Answer
 
     config = {"connector.class": "org.apache.iceberg.connect.IcebergSinkConnector", "topics": "orders"}
@@ -433,7 +433,7 @@ def test_a_task_left_failed_is_a_change_and_the_update_restarts_only_the_failed_
 def test_a_part_that_fails_again_after_its_restarts_raises_with_connects_trace(serve, quick_polls):
     """A sink that cannot run (its catalog gone for good) is restarted a bounded number of times, spaced out,
     then its step fails with the worker's trace, well before the running timeout."""
-    from infra.services.kafka_connect import connectors
+    from lakehouse_platform.services.kafka_connect import connectors
     from tests.support.job_scripts import Answer
 
     def connect(method: str, path: str, _headers: dict[str, str], _body: bytes) -> Answer:
@@ -451,7 +451,7 @@ def test_a_part_that_fails_again_after_its_restarts_raises_with_connects_trace(s
 def test_a_connector_left_stopped_is_a_change_and_its_step_resumes_it(serve, quick_polls):
     """A broker drain cut short (or a stop by hand) leaves a declared connector STOPPED: the next `pulumi up`
     resumes it, and the connector is RUNNING when its step ends."""
-    from infra.services.kafka_connect import connectors
+    from lakehouse_platform.services.kafka_connect import connectors
     from tests.support.job_scripts import Answer
 
     config = {"connector.class": "io.debezium.connector.postgresql.PostgresConnector", "topic.prefix": "bookshop"}

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from infra.services import lakekeeper
-from infra.services.lakekeeper import aws as lakekeeper_aws
-from infra.services.plans import ContainerHost
+from lakehouse_platform.services import lakekeeper
+from lakehouse_platform.services.lakekeeper import aws as lakekeeper_aws
+from lakehouse_platform.services.plans import ContainerHost
 from tests.support.job_scripts import S3_SECRET, Answer, FakeApi, cloud_ctx, filled, lab_ctx, run_script
 
 pytestmark = pytest.mark.skipif(shutil.which("curl") is None, reason="the job scripts call curl")
@@ -122,8 +122,8 @@ def test_lakekeeper_may_use_its_task_identity_for_the_warehouse() -> None:
 def test_lakekeeper_is_refused_on_every_target_with_its_reason() -> None:
     """ADR 0013: unauthenticated it would let every client create, commit to and drop every table; enabling it on
     the lab or the cloud is refused with the key and the reason, and the review says so."""
-    from infra.config import ConfigError, load_platform
-    from infra.review import catalog_access
+    from lakehouse_platform.config import ConfigError, load_platform
+    from lakehouse_platform.review.ownership import catalog_access
     from tests.support.stacks import stack_platform
 
     for stack, target in (("lab", "docker"), ("cloud", "aws")):

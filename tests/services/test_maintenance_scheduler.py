@@ -1,4 +1,4 @@
-"""The maintenance schedule on aws (infra/services/maintenance_scheduler/aws.py): EventBridge Scheduler under Pulumi mocks,
+"""The maintenance schedule on aws (lakehouse_platform/services/maintenance_scheduler/aws.py): EventBridge Scheduler under Pulumi mocks,
 one schedule per job naming it; the maintenance task's own command run here (the Python maintenance, its config
 written and read back)."""
 
@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from infra.config import load_platform
-from infra.services.maintenance_scheduler import aws as maintenance_aws
-from infra.spec import eventbridge_cron as scheduler_cron
+from lakehouse_platform.config import load_platform
+from lakehouse_platform.model import eventbridge_cron as scheduler_cron
+from lakehouse_platform.services.maintenance_scheduler import aws as maintenance_aws
 from tests.support.aws_graph import the
 from tests.support.harness import ProgramRun
 from tests.support.stacks import cloud_platform, cloud_with_tables_platform
@@ -54,17 +54,17 @@ def _run_task_script(container: dict[str, Any], tmp_path: Path, env: dict[str, s
 
 def test_the_maintenance_task_is_the_python_maintenance_with_the_stacks_config(
         cloud_with_tables: ProgramRun, tmp_path: Path) -> None:
-    from infra.config import load_platform
-    from infra.operations.config import OperationsConfig
-    from infra.services.context import Side
-    from infra.services.operations_config import host_paths, operations_config
+    from lakehouse_platform.config import load_platform
+    from lakehouse_platform.runtime.config import OperationsConfig
+    from lakehouse_platform.services.context import Side
+    from lakehouse_platform.services.operations_config import host_paths, operations_config
 
     container = _task_container(cloud_with_tables, "lakehouse-maintenance")
     # The operations image the stack pushed, by digest (tests/targets/aws/test_images.py).
     assert re.fullmatch(r"\d{12}\.dkr\.ecr\.eu-west-1\.amazonaws\.com/lakehouse-cloud/operations@sha256:[0-9a-f]{64}",
                         container["image"]), container["image"]
     assert container["command"][0].endswith(
-        "exec python -m infra.operations maintenance run --config /tmp/lakehouse/operations.json")
+        "exec python -m lakehouse_platform.runtime maintenance run --config /tmp/lakehouse/operations.json")
     # The config the task writes is the stack's operations config as a task sees it (written, then read back).
     done = _run_task_script(container, tmp_path, {})
     assert done.returncode == 2, done.stderr
@@ -90,10 +90,10 @@ def test_the_maintenance_task_is_the_python_maintenance_with_the_stacks_config(
 def test_each_schedule_names_its_job_and_the_job_its_tables(cloud_with_tables: ProgramRun) -> None:
     import json
 
-    from infra.config import load_platform
-    from infra.operations import maintenance
-    from infra.services.context import Side
-    from infra.services.operations_config import host_paths, operations_config
+    from lakehouse_platform.config import load_platform
+    from lakehouse_platform.runtime import maintenance
+    from lakehouse_platform.services.context import Side
+    from lakehouse_platform.services.operations_config import host_paths, operations_config
 
     jobs = {}
     for schedule in cloud_with_tables.of_type("aws:scheduler/schedule:Schedule"):

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from infra.operations.config import OperationsConfig
-from infra.paths import state_root
-from infra.services import operations_support as support
+from lakehouse_platform.paths import state_root
+from lakehouse_platform.runtime.config import OperationsConfig
+from lakehouse_platform.services import operations_support as support
 from tests.support.harness import ProgramRun, cached_run
 from tests.support.rendered import is_secret, plain
 from tests.support.stacks import stack_platform
@@ -59,7 +59,7 @@ def test_each_declared_table_is_a_deployment_step_after_the_catalog(native_run: 
 def test_the_scheduler_and_the_backups_are_native_services_with_their_config(native_run: ProgramRun) -> None:
     services = {s.name: s for s in native_run.of_type(LOCAL_SERVICE)}
     scheduler, backups = services["maintenance-scheduler"], services["catalog-backup"]
-    assert scheduler.inputs["argv"][1:5] == ["-m", "infra.operations", "scheduler", "--config"]
+    assert scheduler.inputs["argv"][1:5] == ["-m", "lakehouse_platform.runtime", "scheduler", "--config"]
     assert scheduler.inputs["argv"][-3:-1] == ["maintenance", "--listen"]
     assert scheduler.inputs["labels"]["lakehouse.layer"] == "orchestration"
     assert backups.inputs["labels"]["lakehouse.layer"] == "recovery"
@@ -112,7 +112,7 @@ def test_the_lab_runs_both_from_the_operations_image_with_nothing_installed_at_s
     for container in (scheduler, backups):
         assert container.inputs["image"] == image.inputs["imageName"] == support.OPERATIONS_IMAGE
         assert container.inputs["user"] == support.OPERATIONS_USER
-        assert container.inputs["command"][:4] == ["python", "-m", "infra.operations", "scheduler"]
+        assert container.inputs["command"][:4] == ["python", "-m", "lakehouse_platform.runtime", "scheduler"]
         assert not container.inputs.get("entrypoints") and not container.inputs.get("mounts")  # no venv volume
     uploads = {u["file"]: u for u in scheduler.inputs["uploads"]}
     assert set(uploads) == {support.CONTAINER_CONFIG}  # the code is in the image; only its config is uploaded
@@ -163,7 +163,7 @@ def test_the_operations_lock_is_the_projects_own_pins() -> None:
         base = requirement.split("==")[0].split("[")[0]
         assert main.get(base, "").split("==")[-1] == requirement.split("==")[1], requirement
         assert base.lower() in {name.lower() for name in operations}
-    assert not list(root.glob("infra/operations/requirements-*")), "one lock: no per-service requirement files"
+    assert not list(root.glob("lakehouse_platform/runtime/requirements-*")), "one lock: no per-service requirement files"
 
 
 def test_the_cloud_keeps_its_managed_services_and_exports_the_objectives() -> None:
@@ -183,9 +183,9 @@ def test_the_operations_config_round_trips_as_json(native_run: ProgramRun) -> No
 def test_rebuild_scans_where_the_default_catalog_lays_its_tables_out() -> None:
     """The fixture's ``warehouse`` is a location; Polaris's is a catalog name, its tables live under its own
     prefix; Lakekeeper names table directories by uuid: nothing to scan, its database is restored instead."""
-    from infra.config import load_platform
-    from infra.control.procedures import ProcedureError, tables_location
-    from infra.services.operations_config import host_paths, operations_config
+    from lakehouse_platform.config import load_platform
+    from lakehouse_platform.control.procedures import ProcedureError, tables_location
+    from lakehouse_platform.services.operations_config import host_paths, operations_config
 
     def config_of(platform: dict[str, Any]) -> OperationsConfig:
         spec = load_platform(platform)
@@ -197,7 +197,7 @@ def test_rebuild_scans_where_the_default_catalog_lays_its_tables_out() -> None:
     assert config_of(cloud).catalog.properties["warehouse"] == "warehouse"
     assert tables_location(config_of(cloud)) == f"s3://{cloud['storage']['bucket']}/polaris/"
     # Lakekeeper (refused on every target for now, ADR 0013) names table directories by uuid: its role says so.
-    from infra.services.lakekeeper import CATALOG as LAKEKEEPER
+    from lakehouse_platform.services.lakekeeper import CATALOG as LAKEKEEPER
 
     assert LAKEKEEPER.tables_location(load_platform(cloud)) is None
     polaris = config_of(cloud)

@@ -1,6 +1,6 @@
 """Polaris: one principal per identity, proven against Polaris 1.7.0's contract; its servers on aws under mocks.
 
-The catalog job is the exact config a target (docker, aws) renders, run by ``infra.operations.polaris_access``
+The catalog job is the exact config a target (docker, aws) renders, run by ``lakehouse_platform.runtime.polaris_access``
 against ``PolarisDouble`` (tests/support/polaris_double.py): a stand-in of Polaris's management and catalog APIs
 that checks every request against the published OpenAPI specs of 1.7.0 and enforces privileges as Polaris does.
 Then each identity's host profile, filled from the stack's credentials, is a PyIceberg client of that double: a
@@ -23,12 +23,12 @@ from pyiceberg.exceptions import ForbiddenError
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField
 
-from infra.operations import polaris_access
-from infra.services import polaris, profiles
-from infra.services.plans import ContainerHost
-from infra.services.polaris import aws as polaris_aws
-from infra.services.polaris.config import ACCESS_CONFIG, access_config, catalog_request, lab_storage
-from infra.services.polaris.principals import PRIVILEGES, principal, principals, stack_principals
+from lakehouse_platform.runtime import polaris_access
+from lakehouse_platform.services import polaris, profiles
+from lakehouse_platform.services.plans import ContainerHost
+from lakehouse_platform.services.polaris import aws as polaris_aws
+from lakehouse_platform.services.polaris.config import ACCESS_CONFIG, access_config, catalog_request, lab_storage
+from lakehouse_platform.services.polaris.principals import PRIVILEGES, principal, principals, stack_principals
 from tests.support.aws_graph import container_of_task, ecs_service, named
 from tests.support.harness import SECRET_KEY, SECRET_SIG, ProgramRun
 from tests.support.job_scripts import ROOT_SECRET, cloud_ctx, lab_ctx
@@ -332,7 +332,7 @@ def test_the_rendered_graphs_make_one_principal_per_identity(lab_run: ProgramRun
 
 def test_an_identity_named_root_is_refused_where_polaris_runs() -> None:
     """Polaris's own root principal is ``root``: an identity of that name would be the same principal."""
-    from infra.config import ConfigError, load_platform
+    from lakehouse_platform.config import ConfigError, load_platform
     from tests.support.stacks import stack_platform
 
     root = {"root": {"access_key": "root-access-key", "actions": ["Read", "List"], "secret_config_key": "s3RootKey"}}

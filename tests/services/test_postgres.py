@@ -1,8 +1,8 @@
-"""PostgreSQL on aws (infra/services/postgres/aws.py) under Pulumi mocks: RDS private, backed up, protected, TLS only."""
+"""PostgreSQL on aws (lakehouse_platform/services/postgres/aws.py) under Pulumi mocks: RDS private, backed up, protected, TLS only."""
 
 from __future__ import annotations
 
-from infra.config import load_platform
+from lakehouse_platform.config import load_platform
 from tests.support.aws_graph import resource_id, the
 from tests.support.harness import ProgramRun
 from tests.support.stacks import cloud_platform

@@ -1,11 +1,11 @@
-"""The client profiles (infra/services/profiles.py): filled per identity, a missing value refused, every Iceberg client's
+"""The client profiles (lakehouse_platform/services/profiles.py): filled per identity, a missing value refused, every Iceberg client's
 profile naming the gate's token endpoint."""
 
 from __future__ import annotations
 
 import pytest
 
-from infra.services import profiles
+from lakehouse_platform.services import profiles
 from tests.support.stacks import native_spec
 
 
@@ -24,7 +24,7 @@ def test_profiles_fill_each_identity_and_refuse_a_missing_value():
 
 def test_every_iceberg_clients_profile_names_the_gates_token_endpoint():
     """Iceberg Java refreshes even a static token, and PyIceberg fetches one for a credential: at the gate."""
-    from infra.services.context import Side, url
+    from lakehouse_platform.services.context import Side, url
 
     spec = native_spec()
     for side in (Side.EXTERNAL, Side.INTERNAL):

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from infra.config import load_platform
-from infra.services import exporter
-from infra.services.context import Side
-from infra.services.prometheus import config as prometheus
-from infra.services.prometheus.alerts import alerts, rules_yaml
+from lakehouse_platform.config import load_platform
+from lakehouse_platform.services import exporter
+from lakehouse_platform.services.context import Side
+from lakehouse_platform.services.prometheus import config as prometheus
+from lakehouse_platform.services.prometheus.alerts import alerts, rules_yaml
 from tests.support.aws_graph import policy
 from tests.support.rendered import uploads
 from tests.support.stacks import stack_platform
@@ -117,7 +117,7 @@ def _human(seconds: int) -> str:
 
 
 def _layer(name: str):
-    from infra.spec import Layer
+    from lakehouse_platform.model import Layer
 
     return Layer(name)
 

@@ -1,6 +1,6 @@
 """The REST fixture's settings: the platform's table defaults, and the fixture on PostgreSQL (both targets).
 
-The PostgreSQL backend runs for real in the probes (``platform_tests/test_catalog_concurrency.py``) and in
+The PostgreSQL backend runs for real in the probes (``lakehouse_platform/probes/test_catalog_concurrency.py``) and in
 ``bench/bench_commits.py``; here its rendering is pinned: the JDBC URI, the password only in a pgpass
 file (the fixture logs every catalog property), the driver on the classpath, and the refusals.
 """
@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from infra.config import ConfigError, load_platform
-from infra.operations.tables import PLATFORM_DEFAULTS
-from infra.services.context import ServiceContext
-from infra.services.operations_config import host_paths
-from infra.services.placeholders import secret
-from infra.services.plans import ContainerHost, NativeHost
-from infra.services.rest_fixture import config as rest_fixture
-from infra.services.rest_fixture import container as rest_fixture_container
-from infra.services.rest_fixture import native as rest_fixture_native
+from lakehouse_platform.config import ConfigError, load_platform
+from lakehouse_platform.runtime.tables import PLATFORM_DEFAULTS
+from lakehouse_platform.services.context import ServiceContext
+from lakehouse_platform.services.operations_config import host_paths
+from lakehouse_platform.services.placeholders import secret
+from lakehouse_platform.services.plans import ContainerHost, NativeHost
+from lakehouse_platform.services.rest_fixture import config as rest_fixture
+from lakehouse_platform.services.rest_fixture import container as rest_fixture_container
+from lakehouse_platform.services.rest_fixture import native as rest_fixture_native
 from tests.support.harness import fake_artifact
 from tests.support.stacks import stack_platform
 
@@ -91,7 +91,7 @@ def test_on_sqlite_the_lab_fixture_keeps_the_images_own_command():
 
 def test_the_lab_asks_for_postgresqls_jdbc_driver_only_when_the_fixture_is_on_postgresql():
     """`make artifacts --stack lab` fetched the driver, and the program looked it up, for a fixture on SQLite too."""
-    from infra.services.resolver import recipe_of
+    from lakehouse_platform.services.resolver import recipe_of
     from tests.support.harness import FakeResolver
 
     on_sqlite, on_postgres = load_platform(stack_platform("lab")), load_platform(_platform("lab"))

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from infra.artifacts import pypi
-from infra.artifacts.artifact import ArtifactError
-from infra.config import load_platform, stack_platform
-from infra.services.context import ServiceContext
-from infra.services.seaweedfs import artifact
-from infra.services.seaweedfs.probe import release_of
+from lakehouse_platform.artifacts import pypi
+from lakehouse_platform.artifacts.artifact import ArtifactError
+from lakehouse_platform.config import load_platform, stack_platform
+from lakehouse_platform.services.context import ServiceContext
+from lakehouse_platform.services.seaweedfs import artifact
+from lakehouse_platform.services.seaweedfs.probe import release_of
 
 
 def _context(native_version: str) -> ServiceContext:

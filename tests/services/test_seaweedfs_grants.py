@@ -20,10 +20,10 @@ from typing import Any
 
 import pytest
 
-from infra.config import load_platform
-from infra.services import ServiceContext
-from infra.services.seaweedfs import config as seaweedfs
-from platform_tests.support.fixture import free_port
+from lakehouse_platform.config import load_platform
+from lakehouse_platform.probes.support.fixture import free_port
+from lakehouse_platform.services import ServiceContext
+from lakehouse_platform.services.seaweedfs import config as seaweedfs
 from tests.support.stacks import stack_platform
 
 ETL = {"access_key": "etl-access-key", "actions": ["Read", "Write", "List"], "secret_config_key": "s3EtlSecretKey",
@@ -72,7 +72,7 @@ SECRETS = {name: f"{name}-test-secret" for name in ("platform", "writer", "reade
 
 @contextlib.contextmanager
 def running_store(tmp: Path) -> Iterator[str]:
-    from infra.artifacts import cache
+    from lakehouse_platform.artifacts import cache
 
     spec = load_platform(team_platform())
     found = cache.lookup(f"seaweedfs:{spec.services['seaweedfs'].version}")

@@ -1,4 +1,4 @@
-"""Spark on aws (infra/services/spark/aws.py) under Pulumi mocks: EMR Serverless only when asked, table data through the
+"""Spark on aws (lakehouse_platform/services/spark/aws.py) under Pulumi mocks: EMR Serverless only when asked, table data through the
 catalog with a credential from Secrets Manager."""
 
 from __future__ import annotations

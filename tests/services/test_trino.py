@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from infra.config import ConfigError, load_platform
-from infra.operations import tables
-from infra.services import ServiceContext
-from infra.services.secrets import pbkdf2_hash
-from infra.services.trino import aws as trino_aws
-from infra.services.trino import config as trino
+from lakehouse_platform.config import ConfigError, load_platform
+from lakehouse_platform.runtime import tables
+from lakehouse_platform.services import ServiceContext
+from lakehouse_platform.services.secrets import pbkdf2_hash
+from lakehouse_platform.services.trino import aws as trino_aws
+from lakehouse_platform.services.trino import config as trino
 from tests.support.aws_graph import TASK, ecs_service, named
 from tests.support.harness import ProgramRun
 from tests.support.rendered import uploads
@@ -147,7 +147,7 @@ def test_trino_renders_each_catalogs_neutral_rest_properties_and_refuses_one_it_
 def test_each_identity_holds_a_trino_password_declared_by_the_trino_package() -> None:
     """The per-identity secret is Trino's declaration (IdentitySecret), not a case in the secrets module: its config
     key, its lab default and where clients find it follow from it."""
-    from infra.services import registry
+    from lakehouse_platform.services import registry
 
     declaring, item = registry().identity_secrets()["trino-password"]
     assert (declaring, item.secret_name("reader"), item.credentials_key, item.lab_default("reader")) == (
@@ -156,8 +156,8 @@ def test_each_identity_holds_a_trino_password_declared_by_the_trino_package() ->
 
 
 def test_trino_may_set_the_properties_a_declared_table_carries() -> None:
-    from infra.services import ServiceContext
-    from infra.services.trino import config as trino
+    from lakehouse_platform.services import ServiceContext
+    from lakehouse_platform.services.trino import config as trino
 
     platform = stack_platform("cloud")
     platform["tables"] = [{"namespace": "shop", "name": "orders", "owner": "o", "freshness_minutes": 5,

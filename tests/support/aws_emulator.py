@@ -2,7 +2,7 @@
 
 ``moto_server`` (PyPI ``moto[server]``) runs as its own process, bound to 127.0.0.1 on a free port,
 and is stopped by its pid when the test module ends. With ``tls=True`` it serves HTTPS with a
-certificate the platform's own issuer makes for 127.0.0.1 (``infra.resources.certificate.issue``),
+certificate the platform's own issuer makes for 127.0.0.1 (``lakehouse_platform.resources.certificate.issue``),
 and clients verify it through ``AWS_CA_BUNDLE``: every client the project builds (boto3, the AWS
 CLI) reaches it over TLS with verification on, the transport the warehouse bucket's policy admits.
 
@@ -75,7 +75,7 @@ def _free_port() -> int:
 
 
 def _issue_certificate(workdir: Path) -> tuple[Path, Path]:
-    from infra.resources.certificate import issue
+    from lakehouse_platform.resources.certificate import issue
 
     issued = issue("127.0.0.1", ["127.0.0.1", "localhost"], days=1)
     cert, key = workdir / "moto-cert.pem", workdir / "moto-key.pem"

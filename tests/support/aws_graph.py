@@ -12,7 +12,7 @@ from typing import Any
 
 import pulumi_aws as aws
 
-from infra.spec import LAYER_NAMES
+from lakehouse_platform.model import LAYER_NAMES
 from tests.support.harness import ProgramRun, Registered
 
 LAYER_COMPONENTS = {f"lakehouse-{layer}": layer for layer in LAYER_NAMES}

@@ -3,11 +3,11 @@
 What the e2e tier's moved-checkout, previous-release and upgrade (issue 26: data in flight) tests stand on: a
 ``git clone`` of a commit into a directory of its own, its own venv (``make venv``) and
 Pulumi CLI (``make pulumi``, the cached build), and the operator's commands run *in that clone* with its own
-Python (``python -c`` against its ``infra.control``), on a Pulumi backend the caller shares explicitly.
+Python (``python -c`` against its ``<package>.control``), on a Pulumi backend the caller shares explicitly.
 
 Nothing here imports the clone's code into this process: each call is a subprocess of the clone's venv, as a
 user in that directory would run it. Stacks are isolated copies of the native stack made by the clone's own
-``infra.control.isolated`` (a release that predates ``state_dir`` keeps its state under its checkout, as it did).
+``<package>.control.isolated`` (a release that predates ``state_dir`` keeps its state under its checkout, as it did).
 """
 
 from __future__ import annotations
@@ -22,15 +22,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from infra import version
-from infra.paths import PROJECT_ROOT
+from lakehouse_platform import version
+from lakehouse_platform.paths import PROJECT_ROOT
 
 #: How long one command of a clone may take (a first `pulumi up` of the whole platform takes a few minutes).
 COMMAND_TIMEOUT_S = 1500
 
 
 def previous_release_ref() -> str:
-    """The previous release (``infra.version.previous_release``: ``[tool.lakehouse.releases]``): its tag
+    """The previous release (``lakehouse_platform.version.previous_release``: ``[tool.lakehouse.releases]``): its tag
     ``v<version>`` if this repository has it, else its commit."""
     previous = version.previous_release()
     if previous is None:
@@ -72,6 +72,11 @@ class Checkout:
         checkout.timings["clone, venv, pulumi"] = time.monotonic() - started
         return checkout
 
+    @property
+    def package(self) -> str:
+        """The clone's top-level package: ``lakehouse_platform``, or ``infra`` in a release before 0.5.0."""
+        return "lakehouse_platform" if (self.root / "lakehouse_platform").is_dir() else "infra"
+
     def environment(self) -> dict[str, str]:
         base = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "PULUMI_"))}
         return {**base, **self.env}
@@ -84,7 +89,7 @@ class Checkout:
                                         f"{(done.stdout + done.stderr)[-4000:]}")
 
     def python(self, code: str, what: str) -> str:
-        """Run ``code`` with the clone's Python in the clone (its ``infra``); its stdout. Timed under ``what``."""
+        """Run ``code`` with the clone's Python in the clone (its ``package``); its stdout. Timed under ``what``."""
         started = time.monotonic()
         done = subprocess.run([str(self.root / ".venv" / "bin" / "python"), "-c", textwrap.dedent(code)],
                               cwd=self.root, env=self.environment(), capture_output=True, text=True,
@@ -95,15 +100,15 @@ class Checkout:
         return done.stdout
 
     def control(self, *args: str) -> str:
-        """``python -m infra.control ARGS`` of the clone (its command line, as its user types it); its stdout."""
+        """``python -m <package>.control ARGS`` of the clone (its command line, as its user types it); its stdout."""
         started = time.monotonic()
         what = " ".join(args)
-        done = subprocess.run([str(self.root / ".venv" / "bin" / "python"), "-m", "infra.control", *args],
+        done = subprocess.run([str(self.root / ".venv" / "bin" / "python"), "-m", f"{self.package}.control", *args],
                               cwd=self.root, env=self.environment(), capture_output=True, text=True,
                               timeout=COMMAND_TIMEOUT_S, check=False)
         self.timings[what] = time.monotonic() - started
         if done.returncode != 0:
-            raise CheckoutCommandFailed(f"python -m infra.control {what} in {self.root} ({self.ref}) failed:\n"
+            raise CheckoutCommandFailed(f"python -m {self.package}.control {what} in {self.root} ({self.ref}) failed:\n"
                                         f"{(done.stdout + done.stderr)[-6000:]}")
         return done.stdout
 
@@ -116,7 +121,7 @@ class Checkout:
     def isolated_stack(self, stack: str, first_port: int, overrides: dict[str, Any]) -> Path:
         """The clone's own isolated copy of the native stack (its own generator: a release writes what it knew)."""
         self.python(f"""
-            from infra.control import isolated
+            from {self.package}.control import isolated
             isolated.isolated_stack({stack!r}, first_port={first_port}, overrides={overrides!r})
             """, f"isolated stack {stack}")
         return self.root / f"Pulumi.{stack}.yaml"
@@ -124,20 +129,20 @@ class Checkout:
     def up(self, stack: str) -> str:
         """``make up``'s deploy (``commands.up``: what this release does before and in ``pulumi up``)."""
         return self.python(f"""
-            from infra.control import commands
+            from {self.package}.control import commands
             commands.up({stack!r}, quiet=True)
             """, f"up {stack}")
 
     def refresh(self, stack: str) -> None:
         self.python(f"""
-            from infra.control.workspace import refresh
+            from {self.package}.control.workspace import refresh
             refresh({stack!r})
             """, f"refresh {stack}")
 
     def down(self, stack: str, forget: bool = True) -> str:
         """``make down`` (``pulumi destroy``), its whole output (warnings included); the stack forgotten after."""
         return self.python(f"""
-            from infra.control import workspace
+            from {self.package}.control import workspace
             seen = []
             handle = workspace.select({stack!r})
             handle.destroy(on_output=seen.append, color="never")
@@ -149,7 +154,7 @@ class Checkout:
     def outputs(self, stack: str) -> dict[str, Any]:
         out = self.python(f"""
             import json
-            from infra.control.workspace import outputs
+            from {self.package}.control.workspace import outputs
             print(json.dumps(outputs({stack!r})))
             """, f"outputs {stack}")
         result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
@@ -159,7 +164,7 @@ class Checkout:
         """``pulumi stack export`` of the stack, as text (what the backend holds of it)."""
         return self.python(f"""
             import json
-            from infra.control.workspace import select
+            from {self.package}.control.workspace import select
             print(json.dumps(select({stack!r}).export_stack().deployment))
             """, f"export {stack}")
 
@@ -202,7 +207,7 @@ def take_over(previous: Checkout, stack: str) -> dict[str, str]:
     """What this checkout needs to drive a stack ``previous`` deployed: its stack file (with the secrets' salt)
     copied here, and the environment naming ``previous``'s backend (set it, e.g. ``monkeypatch.setenv``).
 
-    This release's ``make up`` then moves the stack's data to ``infra.paths.stack_state_dir(stack)``, which
+    This release's ``make up`` then moves the stack's data to ``lakehouse_platform.paths.stack_state_dir(stack)``, which
     must be empty (a destroy keeps data: clear it before the test)."""
     shutil.copy2(previous.root / f"Pulumi.{stack}.yaml", PROJECT_ROOT / f"Pulumi.{stack}.yaml")
     return {"PULUMI_BACKEND_URL": f"file://{previous.root / '.pulumi-state'}"}

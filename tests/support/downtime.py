@@ -65,7 +65,7 @@ class Outages:
 
 def service_checks(state_resources: list[dict[str, Any]]) -> dict[str, Callable[[], None]]:
     """A check per ``LocalService`` of an exported stack: its own recorded health probe (raises when down)."""
-    from infra.targets.native import local_service
+    from lakehouse_platform.targets.native import local_service
 
     checks: dict[str, Callable[[], None]] = {}
     for resource in state_resources:

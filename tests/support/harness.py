@@ -17,12 +17,12 @@ from typing import Any
 import pulumi
 from pulumi.runtime import mocks as pulumi_mocks
 
-from infra.artifacts.artifact import Artifact
-from infra.artifacts.clients import DuckDBExtensions
-from infra.artifacts.stack import StackArtifacts
-from infra.services.resolver import cloud_recipes, host_clients_apply, java_majors, recipe_of
-from infra.spec import PlatformSpec, Target
-from policies import wire
+from lakehouse_platform.artifacts.artifact import Artifact
+from lakehouse_platform.artifacts.clients import DuckDBExtensions
+from lakehouse_platform.artifacts.stack import StackArtifacts
+from lakehouse_platform.model import PlatformSpec, Target
+from lakehouse_platform.policies import wire
+from lakehouse_platform.services.resolver import cloud_recipes, host_clients_apply, java_majors, recipe_of
 
 FAKE_CACHE = Path("/nonexistent/lakehouse-cache")
 
@@ -220,7 +220,7 @@ def run_program(
     which are. ``check_ports``: the native target checks this host's ports and the data on it (``in_place``), as
     ``pulumi up`` does (the unit tier's runs skip both; a test of those checks sets it).
     """
-    from infra import program
+    from lakehouse_platform import program
 
     mocks = mocks if mocks is not None else RecordingMocks()
     if extra_config is None and platform.get("target") == "aws":

@@ -1,7 +1,7 @@
 """The catalogs' and the store's job scripts, run for real against local stand-ins: what they share.
 
 The Polaris catalog job and the Lakekeeper warehouse job are shell scripts calling the catalogs' management APIs
-(infra/services/steps.py). A test runs the exact script a target renders under /bin/sh with curl against a small HTTP
+(lakehouse_platform/services/steps.py). A test runs the exact script a target renders under /bin/sh with curl against a small HTTP
 server on 127.0.0.1 (``FakeApi``, started by the ``serve`` fixture of tests/conftest.py) whose ``route``
 answers as the upstream API does (status codes and error types read in Polaris 1.7.0 and Lakekeeper v0.13.3).
 """
@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from infra.config import load_platform
-from infra.services import ServiceContext
+from lakehouse_platform.config import load_platform
+from lakehouse_platform.services import ServiceContext
 from tests.support.stacks import stack_platform
 
 # Secrets with every character a shell or JSON could trip on.

@@ -17,11 +17,11 @@ from typing import Any
 
 import yaml
 
-from infra.paths import PROJECT_ROOT
-from policies import config as pack_config
-from policies.registry import policy, run_policy
-from policies.resources import Resource, StackContext
-from policies.wire import UNKNOWN_STRING, secret
+from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.policies import config as pack_config
+from lakehouse_platform.policies.registry import policy, run_policy
+from lakehouse_platform.policies.resources import Resource, StackContext
+from lakehouse_platform.policies.wire import UNKNOWN_STRING, secret
 from tests.support.harness import Registered, cached_run
 
 ROOT = PROJECT_ROOT
@@ -77,7 +77,7 @@ def graph(stack: str) -> tuple[list[Resource], StackContext]:
 
 def isolated_pulumi_env(tmp_path: Path, passphrase: str) -> dict[str, str]:
     """The project's Pulumi environment, with a throwaway file backend and passphrase."""
-    from infra.control.workspace import pulumi_env
+    from lakehouse_platform.control.workspace import pulumi_env
 
     return {**pulumi_env(), "PULUMI_BACKEND_URL": f"file://{tmp_path / 'state'}", "PULUMI_CONFIG_PASSPHRASE": passphrase}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from policies import wire
+from lakehouse_platform.policies import wire
 from tests.support.harness import ProgramRun, Registered
 
 LOCAL_SERVICE = "pulumi-python:dynamic/native:LocalService"

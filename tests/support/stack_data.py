@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.control import clients
+from lakehouse_platform.control import clients
 
 
 def table_snapshots(out: dict[str, Any], name: str = "stack-data") -> dict[str, list[int]]:

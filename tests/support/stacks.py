@@ -5,9 +5,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from infra import config
-from infra.config import load_platform
-from infra.spec import PlatformSpec
+from lakehouse_platform import config
+from lakehouse_platform.config import load_platform
+from lakehouse_platform.model import PlatformSpec
 
 
 def stack_platform(stack: str) -> dict[str, Any]:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from infra.paths import PROJECT_ROOT
-from infra.targets import declared_tables as dt
+from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.targets import declared_tables as dt
 
 TABLE = {"namespace": "shop", "name": "orders", "owner": "bookshop data engineering", "freshness_minutes": 60.0,
          "columns": [{"name": "order_id", "type": "long", "required": True}], "maintenance": ["expire_snapshots"]}

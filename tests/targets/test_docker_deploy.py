@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from infra.config import load_platform
-from infra.paths import state_root
-from infra.services import registry
-from infra.services.context import ServiceContext
-from infra.services.operations_support import OPERATIONS_IMAGE
-from infra.services.plans import ContainerHost
-from infra.targets.docker import AFTER_JOB_LABEL, JobFailed, job_outcome
+from lakehouse_platform.config import load_platform
+from lakehouse_platform.paths import state_root
+from lakehouse_platform.services import registry
+from lakehouse_platform.services.context import ServiceContext
+from lakehouse_platform.services.operations_support import OPERATIONS_IMAGE
+from lakehouse_platform.services.plans import ContainerHost
+from lakehouse_platform.targets.docker import AFTER_JOB_LABEL, JobFailed, job_outcome
 from tests.support.harness import ProgramRun, RecordingMocks, cached_run, fake_artifact, run_program
 from tests.support.rendered import envs
 from tests.support.stacks import stack_platform
@@ -137,7 +137,7 @@ def test_polaris_catalog_runs_after_polaris_is_healthy_and_before_trino(lab_run:
     assert "polaris-catalog" in trino.depends_on and "lakekeeper-warehouse" not in trino.depends_on  # refused
     assert labels(trino)[f"{AFTER_JOB_LABEL}polaris-catalog"] == "exit 0"
     assert job.inputs["image"] == OPERATIONS_IMAGE  # the access job is the operations image's Python
-    assert job.inputs["command"] == ["python", "-m", "infra.operations.polaris_access", "--config",
+    assert job.inputs["command"] == ["python", "-m", "lakehouse_platform.runtime.polaris_access", "--config",
                                      "/etc/lakehouse/polaris-access.json"]
     env = envs(job)
     # Root (the catalog job is its only holder besides the bootstrap) and each identity's own client secret.
@@ -218,7 +218,7 @@ def test_the_fixture_listens_where_its_server_reads_the_port(lab_run: ProgramRun
 
 
 def test_trino_names_the_s3_switch_as_its_version_does(lab_run: ProgramRun) -> None:
-    from infra.services.trino.config import s3_switch
+    from lakehouse_platform.services.trino.config import s3_switch
 
     assert s3_switch("483") == "fs.s3.enabled" and s3_switch("476") == "fs.native-s3.enabled"
     for body in lab_run.outputs["profiles"]["services"]["trino_catalogs"].values():  # Trino 483 on the lab

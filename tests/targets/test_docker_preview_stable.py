@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from infra.targets.docker import go_duration
+from lakehouse_platform.targets.docker import go_duration
 from tests.support.harness import ProgramRun
 
 GO_DURATION = re.compile(r"^(?:[1-9]\d*h(?:[0-5]?\d)m(?:[0-5]?\d)s|[1-5]?\dm(?:[0-5]?\d)s|[1-5]?\ds)$")

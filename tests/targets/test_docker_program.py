@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from infra.config import load_platform
-from infra.spec import LAYER_NAMES
+from lakehouse_platform.config import load_platform
+from lakehouse_platform.model import LAYER_NAMES
 from tests.support.harness import run_program
 from tests.support.rendered import is_secret, reveal
 from tests.support.stacks import stack_platform
 
-BIND_OWNER = "-bind-owner"  # the jobs the docker target adds (infra/targets/docker.py: _bind_owner)
+BIND_OWNER = "-bind-owner"  # the jobs the docker target adds (lakehouse_platform/targets/docker.py: _bind_owner)
 CONTAINER = "docker:index/container:Container"
 LABELLED = {CONTAINER, "docker:index/network:Network", "docker:index/volume:Volume"}
 
@@ -194,8 +194,8 @@ def _entrypoint_properties(flink_properties: str) -> dict[str, str]:
 def test_flink_lib_has_what_an_iceberg_job_on_s3_needs_from_the_artifact_cache(lab_run):
     """Audit item 9: Iceberg's Flink runtime, its AWS bundle and the Hadoop client in /opt/flink/lib of both
     managers (Hadoop is loaded parent-first: on the cluster classpath or NoClassDefFoundError)."""
-    from infra.services import ServiceContext
-    from infra.services.resolver import recipe_of
+    from lakehouse_platform.services import ServiceContext
+    from lakehouse_platform.services.resolver import recipe_of
     from tests.support.harness import fake_artifact
 
     spec = load_platform(stack_platform("lab"))

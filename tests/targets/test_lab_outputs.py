@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from infra.config import load_platform
-from infra.control.workspace import pulumi_env
-from platform_tests.support.stack import Stack
-from platform_tests.support.versions import declared_versions
+from lakehouse_platform.config import load_platform
+from lakehouse_platform.control.workspace import pulumi_env
+from lakehouse_platform.probes.support.stack import Stack
+from lakehouse_platform.probes.support.versions import declared_versions
 from tests.support.harness import FakeResolver, fake_artifact, run_program
 from tests.support.stacks import built_lab_platform, stack_platform
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from infra.targets.lab_state import MARKER, HalfKeptState, claim, release
+from lakehouse_platform.targets.lab_state import MARKER, HalfKeptState, claim, release
 
 FIXED_NAMES = ("docker:index/container:Container", "docker:index/volume:Volume", "docker:index/network:Network")
 
@@ -47,7 +47,7 @@ def test_a_half_kept_state_is_refused_naming_the_directory_and_kept(tmp_path: Pa
 def test_a_new_directory_is_an_update_that_moves_the_data_and_never_one_that_holds_data(tmp_path: Path):
     """The lab upgraded by hand from 0.3.0 (its state in the checkout) lost every table's catalog: the directory's
     move was a replacement, whose delete removed the fixture's SQLite, the savepoints and the backups."""
-    from infra.targets.lab_state import LabStateProvider
+    from lakehouse_platform.targets.lab_state import LabStateProvider
 
     provider = LabStateProvider()
     old, new = tmp_path / "checkout" / ".state" / "lab", tmp_path / "var" / "lab"

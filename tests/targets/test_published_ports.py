@@ -14,9 +14,9 @@ from collections.abc import Iterator
 import pulumi
 import pytest
 
-from infra.config import ConfigError, load_platform
-from infra.targets import published_ports
-from infra.targets.published_ports import Publisher
+from lakehouse_platform.config import ConfigError, load_platform
+from lakehouse_platform.targets import published_ports
+from lakehouse_platform.targets.published_ports import Publisher
 from tests.support.harness import RecordingMocks, run_program
 from tests.support.stacks import stack_platform
 

@@ -29,7 +29,7 @@ import org.apache.flink.types.Row;
  * INSERTed into an Iceberg table through a REST catalog. Iceberg's Flink sink commits once per completed
  * checkpoint, and each snapshot's summary carries flink.job-id and flink.max-committed-checkpoint-id.
  *
- * <p>Built by infra/services/flink.py with javac against the distribution's jars (no Maven). It uses only
+ * <p>Built by lakehouse_platform/services/flink.py with javac against the distribution's jars (no Maven). It uses only
  * APIs that Flink 1.20 and 2.x share, because on aws the same classes run on Managed Service for Apache
  * Flink's FLINK-1_20 runtime. Credentials are never arguments: S3FileIO takes them from the AWS default
  * chain (the job and task managers' environment, or the application's IAM role).

@@ -8,7 +8,7 @@ import org.eclipse.jetty.server.handler.gzip.GzipHandler;
 import org.eclipse.jetty.servlet.ServletContextHandler;
 import org.eclipse.jetty.servlet.ServletHolder;
 
-/** RESTCatalogServer bound to rest.host:rest.port (default 127.0.0.1:8181); compiled by infra/services/rest_fixture.py. */
+/** RESTCatalogServer bound to rest.host:rest.port (default 127.0.0.1:8181); compiled by lakehouse_platform/services/rest_fixture.py. */
 public final class LoopbackRESTCatalogServer {
   private LoopbackRESTCatalogServer() {}
 

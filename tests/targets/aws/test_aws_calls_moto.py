@@ -6,15 +6,15 @@ policies, the KMS key, the buckets with their configuration, log groups, the VPC
 security groups, the ECS clusters and task definitions. Then the code the project itself runs against AWS
 runs against them, unchanged:
 
-* ``EcsTaskRun``'s provider (``infra/targets/aws/run_task.py``): create, diff and update start the
+* ``EcsTaskRun``'s provider (``lakehouse_platform/targets/aws/run_task.py``): create, diff and update start the
   declared-tables task on Fargate in the private subnets with the engines' security group, poll it to
   STOPPED and check its exit codes;
 * the ``catalog_jobs`` output: each job's ``aws ecs run-task`` line, run in its order by the AWS CLI as
   CD does, then ``aws ecs wait tasks-stopped`` and ``aws ecs describe-tasks``;
 * the S3 reads of recovery and maintenance (``recovery.tables_on_storage``, ``maintenance.list_objects``)
-  through the operations' own client (``infra.operations.config.s3_client``) on the cloud's operations
-  config, and the host profile's client (``infra.control.clients.s3_client``);
-* the native target's bucket task (``python -m infra.operations.tasks create-bucket``), S3 API only.
+  through the operations' own client (``lakehouse_platform.runtime.config.s3_client``) on the cloud's operations
+  config, and the host profile's client (``lakehouse_platform.control.clients.s3_client``);
+* the native target's bucket task (``python -m lakehouse_platform.runtime.tasks create-bucket``), S3 API only.
 
 How the test reaches S3 past the TLS-only bucket policy: moto serves HTTPS here, with a certificate the
 platform's own issuer makes for 127.0.0.1, verified by every client through ``AWS_CA_BUNDLE``; the
@@ -44,12 +44,12 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from infra.config import load_platform
-from infra.control.procedures import tables_location
-from infra.operations import maintenance, recovery
-from infra.operations.config import Credentials, s3_client
-from infra.services.operations_config import host_paths, operations_config
-from infra.targets.aws import run_task as rt
+from lakehouse_platform.config import load_platform
+from lakehouse_platform.control.procedures import tables_location
+from lakehouse_platform.runtime import maintenance, recovery
+from lakehouse_platform.runtime.config import Credentials, s3_client
+from lakehouse_platform.services.operations_config import host_paths, operations_config
+from lakehouse_platform.targets.aws import run_task as rt
 from tests.support.aws_emulator import MotoServer, moto_server
 from tests.support.harness import ProgramRun, cached_run
 from tests.support.rendered_in_moto import InMoto
@@ -261,7 +261,7 @@ def test_objects_written_without_headers_are_encrypted_with_the_platforms_key(
 
 def test_the_host_profile_client_reaches_the_warehouse_bucket(cloud: ProgramRun, aws: InMoto,
                                                               server: MotoServer) -> None:
-    from infra.control import clients
+    from lakehouse_platform.control import clients
 
     # As ``pulumi stack output --json --show-secrets`` gives them: secret values plain.
     outputs = {k: v["value"] if isinstance(v, dict) and v.get("secret") is True else v for k, v in cloud.outputs.items()}
@@ -339,7 +339,7 @@ def test_the_tls_only_bucket_policy_refuses_plain_http(cloud: ProgramRun, aws: I
 def test_the_native_bucket_task_creates_the_bucket_once(aws_env: dict[str, str], server: MotoServer) -> None:
     env = {**aws_env, "LAKEHOUSE_S3_ACCESS_KEY": "native-key", "LAKEHOUSE_S3_SECRET_KEY": "native-secret",
            "PATH": "/usr/bin:/bin"}
-    command = [sys.executable, "-m", "infra.operations.tasks", "create-bucket", "--endpoint", server.endpoint,
+    command = [sys.executable, "-m", "lakehouse_platform.runtime.tasks", "create-bucket", "--endpoint", server.endpoint,
                "--bucket", "lakehouse-native-task", "--region", "us-east-1"]
     outputs = []
     for _ in range(2):

@@ -1,12 +1,12 @@
-"""The catalogs on aws (infra/targets/aws/catalogs.py) under Pulumi mocks: ECS services behind one internal load
+"""The catalogs on aws (lakehouse_platform/targets/aws/catalogs.py) under Pulumi mocks: ECS services behind one internal load
 balancer, their setup jobs as one-off task definitions in the order CD runs them."""
 
 from __future__ import annotations
 
 import re
 
-from infra.config import load_platform
-from infra.services.operations_support import OPERATIONS_IMAGE
+from lakehouse_platform.config import load_platform
+from lakehouse_platform.services.operations_support import OPERATIONS_IMAGE
 from tests.support.aws_graph import container_of_task, containers, ecs_service, the, written_files
 from tests.support.harness import ProgramRun
 from tests.support.stacks import cloud_platform

@@ -4,7 +4,7 @@ Every ``bash`` block of the page whose first line is ``# runbook: <step>`` is ta
 with the project's Pulumi CLI and the AWS CLI, against moto in server mode (plain HTTP on a loopback port; the CLIs
 reach it through ``AWS_ENDPOINT_URL``, which the Go SDK the Pulumi CLI is built with honours, so the page's URLs
 are used as written). The page's settings are the test's own: a fresh bucket, key alias and stack name. Step 5's
-lines are generated (``infra.reference.secret_commands``, what the page renders) and run the same way.
+lines are generated (``lakehouse_platform.reference.secret_commands``, what the page renders) and run the same way.
 
 Toolchain tier (``make test``): needs ``.tools/bin/pulumi`` (``make pulumi``) and moto's server, both started and
 stopped here; a throwaway ``PULUMI_HOME`` and project directory, so nothing of the checkout is touched.
@@ -26,9 +26,9 @@ import boto3
 import pytest
 import yaml
 
-from infra.config import load_stack
-from infra.paths import PROJECT_ROOT, TOOLS_DIR
-from infra.reference import secret_commands
+from lakehouse_platform.config import load_stack
+from lakehouse_platform.paths import PROJECT_ROOT, TOOLS_DIR
+from lakehouse_platform.reference import secret_commands
 from tests.support.aws_emulator import MotoServer, moto_server
 
 pytestmark = pytest.mark.toolchain
@@ -82,7 +82,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def env(server: MotoServer, pulumi_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """The deploying shell after ``. scripts/pulumi-env.sh``, its PULUMI_HOME a throwaway one, AWS being moto."""
-    from infra.control.workspace import pulumi_env
+    from lakehouse_platform.control.workspace import pulumi_env
 
     shell = {**pulumi_env(), **server.client_env(REGION), **SETTINGS,
              "PULUMI_HOME": str(tmp_path_factory.mktemp("pulumi-home")),

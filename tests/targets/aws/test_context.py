@@ -1,4 +1,4 @@
-"""The conventions every piece of the aws target follows (infra/targets/aws/context.py), under Pulumi mocks: every
+"""The conventions every piece of the aws target follows (lakehouse_platform/targets/aws/context.py), under Pulumi mocks: every
 taggable resource carries its layer's tags and owner, every resource sits under its layer's component, the explicit
 provider carries the region and the platform's default tags."""
 
@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from infra.config import load_platform
-from infra.spec import Layer
-from infra.targets.aws.common import tag_value
+from lakehouse_platform.config import load_platform
+from lakehouse_platform.model import Layer
+from lakehouse_platform.targets.aws.common import tag_value
 from tests.support.aws_graph import ALL_RUNS, LAYER_COMPONENTS, accepts_tags, aws_resources, the
 from tests.support.harness import ProgramRun
 from tests.support.stacks import cloud_platform
@@ -30,7 +30,7 @@ def test_every_taggable_resource_carries_its_layer_and_owner(run_name: str, requ
         parent = run.layer_of(resource)
         assert parent is not None and layer == LAYER_COMPONENTS[parent], f"{resource.name}: tagged {layer}, under {parent}"
         service = tags.get("lakehouse.service")
-        # The owner rule (infra.labels): the layer's owner, unless a service *of that layer* has its own.
+        # The owner rule (lakehouse_platform.labels): the layer's owner, unless a service *of that layer* has its own.
         svc = spec.services.get(service) if service else None
         same_layer = svc is not None and svc.layer is Layer(layer)
         expected = spec.owner_of(service) if same_layer else spec.layers[Layer(layer)].owner

@@ -1,11 +1,11 @@
-"""The ECS building blocks (infra/targets/aws/ecs.py) under Pulumi mocks: no secret in a task's environment, each
+"""The ECS building blocks (lakehouse_platform/targets/aws/ecs.py) under Pulumi mocks: no secret in a task's environment, each
 execution role reads only its own secrets."""
 
 from __future__ import annotations
 
 import json
 
-from infra.services import registry
+from lakehouse_platform.services import registry
 from tests.support.aws_graph import containers
 from tests.support.harness import SECRET_KEY, SECRET_SIG, ProgramRun
 

@@ -1,4 +1,4 @@
-"""Governance on aws (infra/targets/aws/governance.py) under Pulumi mocks: everything encrypted with the platform's key,
+"""Governance on aws (lakehouse_platform/targets/aws/governance.py) under Pulumi mocks: everything encrypted with the platform's key,
 the credential-vending role only the catalogs may assume, the identities as IAM roles with the lab identities' rights."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The images the cloud pushes itself (infra/targets/aws/images.py), under Pulumi mocks: the stack's ECR repository
+"""The images the cloud pushes itself (lakehouse_platform/targets/aws/images.py), under Pulumi mocks: the stack's ECR repository
 with its settings, the operations image built from the lab's files and pushed with the registry's credentials,
 and every task definition naming it by digest. The push itself runs for real against a local registry in
 tests/lab/test_image_push.py; the repository and the token against moto in tests/targets/aws/test_aws_calls_moto.py.
@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from infra.paths import PROJECT_ROOT
-from infra.services import operations_support as support
-from infra.spec import PlatformSpec
-from infra.targets.aws import ecs, images
-from infra.targets.aws.context import RegistryImage
-from infra.targets.aws.pushed_image import context_digest, tag_of
-from infra.version import PLATFORM_VERSION
+from lakehouse_platform.model import PlatformSpec
+from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.services import operations_support as support
+from lakehouse_platform.targets.aws import ecs, images
+from lakehouse_platform.targets.aws.context import RegistryImage
+from lakehouse_platform.targets.aws.pushed_image import context_digest, tag_of
+from lakehouse_platform.version import PLATFORM_VERSION
 from tests.support.aws_graph import ALL_RUNS, containers, policy, the
 from tests.support.harness import ECR_REGISTRY, ProgramRun, pushed_image_outputs
 from tests.support.rendered import is_secret, reveal
@@ -73,9 +73,9 @@ def test_the_image_is_built_from_the_labs_files_and_pushed_with_the_registrys_cr
     assert pushed["repository"] == f"{ECR_REGISTRY}/lakehouse-cloud/operations"
     # What .dockerignore admits (the lab's context, tests/lab/test_images.py): never tests, .venv or state.
     assert pushed["files"] == sorted({
-        ".dockerignore", "docker/operations.Dockerfile", "docker/operations.lock", "infra/__init__.py",
-        *(str(p.relative_to(PROJECT_ROOT)) for p in (PROJECT_ROOT / "infra" / "operations").glob("*.py")),
-        *(str(p.relative_to(PROJECT_ROOT)) for p in (PROJECT_ROOT / "infra" / "operations" / "exporter").glob("*.py"))})
+        ".dockerignore", "docker/operations.Dockerfile", "docker/operations.lock", "lakehouse_platform/__init__.py",
+        *(str(p.relative_to(PROJECT_ROOT)) for p in (PROJECT_ROOT / "lakehouse_platform" / "runtime").glob("*.py")),
+        *(str(p.relative_to(PROJECT_ROOT)) for p in (PROJECT_ROOT / "lakehouse_platform" / "runtime" / "exporter").glob("*.py"))})
     assert pushed["dockerfile"] == support.OPERATIONS_DOCKERFILE and pushed["context"] == str(PROJECT_ROOT)
     assert set(pushed["args"]) == {"BASE", "PG_MAJOR"} and set(pushed["host_args"]) == {"CA_CERTIFICATES"}
     assert pushed["platform"] == "linux/amd64"
@@ -136,8 +136,8 @@ def test_no_image_key_is_left_to_set_by_hand():
 
 
 def test_the_image_is_pushed_only_when_an_enabled_part_runs_it():
-    from infra.config import load_platform
-    from infra.services.registry import registry
+    from lakehouse_platform.config import load_platform
+    from lakehouse_platform.services.registry import registry
 
     def runs(platform: dict[str, Any]) -> bool:
         spec = load_platform(platform)
@@ -173,7 +173,7 @@ def test_the_repository_name_is_one_ecr_accepts():
 
 
 def cached_spec() -> PlatformSpec:
-    from infra.config import load_platform
+    from lakehouse_platform.config import load_platform
     from tests.support.stacks import cloud_platform
 
     return load_platform(cloud_platform())

@@ -1,4 +1,4 @@
-"""``PushedImage`` (infra/targets/aws/pushed_image.py) without an engine: what identifies an image, the context sent to
+"""``PushedImage`` (lakehouse_platform/targets/aws/pushed_image.py) without an engine: what identifies an image, the context sent to
 the engine, the diff, the checks, and the provider loading without the repository. The build and push run for
 real against a local registry in tests/lab/test_image_push.py (marker ``lab``)."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from infra.targets.aws import pushed_image as pi
+from lakehouse_platform.targets.aws import pushed_image as pi
 
 FILES = ["Dockerfile", "app/main.py", "app/run.sh"]
 ARGS = {"BASE": "debian:bookworm-20260202-slim", "PG_MAJOR": "15"}
@@ -110,7 +110,7 @@ def test_serialized_provider_loads_without_the_repository_on_the_path() -> None:
     blob = serialize_provider(pi.PushedImageProvider())
     assert blob == serialize_provider(pi.PushedImageProvider()), "deterministic, or every up shows a diff"
     code = ("import base64, sys, dill\n"
-            "sys.modules['infra'] = None\n"
+            "sys.modules['lakehouse_platform'] = None\n"
             "p = dill.loads(base64.b64decode(sys.stdin.read()))\n"
             "print(type(p).__name__, p.diff('i', {'repository': 'r', 'context_digest': 'a'},"
             " {'repository': 'r', 'context_digest': 'b'}).replaces)\n")
@@ -119,4 +119,4 @@ def test_serialized_provider_loads_without_the_repository_on_the_path() -> None:
                           timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["PushedImageProvider", "['context_digest']"]
-    assert base64.b64decode(blob)[:80].count(b"infra.resources") == 0
+    assert base64.b64decode(blob)[:80].count(b"lakehouse_platform.resources") == 0

@@ -1,4 +1,4 @@
-"""Recovery on aws (infra/targets/aws/recovery.py) under Pulumi mocks: the backup plan's retention, the warehouse's
+"""Recovery on aws (lakehouse_platform/targets/aws/recovery.py) under Pulumi mocks: the backup plan's retention, the warehouse's
 replica."""
 
 from __future__ import annotations

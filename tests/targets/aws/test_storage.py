@@ -1,4 +1,4 @@
-"""The aws target's storage (infra/targets/aws/storage.py) under Pulumi mocks: every bucket hardened, lifecycles that
+"""The aws target's storage (lakehouse_platform/targets/aws/storage.py) under Pulumi mocks: every bucket hardened, lifecycles that
 never expire a current object, the configured warehouse bucket. Each run evaluates the whole program with
 Pulumi.cloud.yaml's ``lakehouse:platform`` object (and two variants, tests/conftest.py); only the AWS provider is mocked."""
 
@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from infra.config import load_platform
+from lakehouse_platform.config import load_platform
 from tests.support.aws_graph import ALL_RUNS, BUCKET, buckets_of, named, resource_id
 from tests.support.harness import ProgramRun
 from tests.support.stacks import cloud_platform

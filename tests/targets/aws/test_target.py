@@ -1,4 +1,4 @@
-"""The aws target as a whole (infra/targets/aws/target.py) under Pulumi mocks: the stack's outputs, and the run that
+"""The aws target as a whole (lakehouse_platform/targets/aws/target.py) under Pulumi mocks: the stack's outputs, and the run that
 stops before any resource when a secret is left at its lab default."""
 
 from __future__ import annotations
@@ -45,9 +45,9 @@ def test_the_runbooks_secrets_are_exactly_the_ones_the_program_refuses_to_run_wi
 
     import pulumi
 
-    from infra.config import load_platform
-    from infra.reference import secret_commands
-    from infra.services.secrets import required_on_aws
+    from lakehouse_platform.config import load_platform
+    from lakehouse_platform.reference import secret_commands
+    from lakehouse_platform.services.secrets import required_on_aws
     from tests.support.harness import CLOUD_SECRETS
     from tests.support.stacks import with_changes
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pulumi
 import pytest
 
-from infra.control.isolated import isolated_platform
-from infra.services.flink.config import JOB_STATE_VERSION, lineage
-from infra.services.flink.native import native_state_dir
-from infra.spec import PlatformSpec
+from lakehouse_platform.control.isolated import isolated_platform
+from lakehouse_platform.model import PlatformSpec
+from lakehouse_platform.services.flink.config import JOB_STATE_VERSION, lineage
+from lakehouse_platform.services.flink.native import native_state_dir
 from tests.support.harness import FakeResolver, RecordingMocks, run_program
 
 #: A block of ports no isolated stack uses, so the host checks find them free.
@@ -73,7 +73,7 @@ def test_a_fresh_stack_has_nothing_to_refuse(state: Path) -> None:
 
 
 def _lineage_dir(state: Path, spec_platform: dict) -> Path:
-    from infra.config import load_platform
+    from lakehouse_platform.config import load_platform
 
     spec = load_platform(spec_platform)
     return native_state_dir(state) / "savepoints" / lineage(spec)
@@ -110,14 +110,14 @@ def test_a_lineage_from_before_the_marker_counts_as_the_first_graph(state: Path)
     savepoint = _lineage_dir(state, platform) / "savepoint-abc123"
     savepoint.mkdir(parents=True)
     (savepoint / "_metadata").write_bytes(b"\0")
-    from infra.services.flink.job import recorded_graph
+    from lakehouse_platform.services.flink.job import recorded_graph
 
     assert recorded_graph(savepoint.parent) == 1
     assert recorded_graph(savepoint.parent.parent / "elsewhere") is None
 
 
 def test_a_submitted_job_records_its_graph_beside_its_savepoints(tmp_path: Path) -> None:
-    from infra.services.flink.job import GRAPH_MARKER, JobInputs, record_graph, recorded_graph
+    from lakehouse_platform.services.flink.job import GRAPH_MARKER, JobInputs, record_graph, recorded_graph
 
     spec = JobInputs(rest_url="http://127.0.0.1:1", job_name="orders", jar_path="/x.jar", jar_digest="0" * 64,
                      entry_class="Main", checkpoint_dir="file:///flink/checkpoints/orders-1",

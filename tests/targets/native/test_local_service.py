@@ -31,9 +31,9 @@ import requests
 from pulumi.output import Unknown
 from pulumi.runtime import rpc
 
-from infra.operations import watchdog
-from infra.paths import PROJECT_ROOT
-from infra.targets.native import local_service as ls
+from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.runtime import watchdog
+from lakehouse_platform.targets.native import local_service as ls
 
 PY = sys.executable
 
@@ -584,7 +584,7 @@ def test_post_start_steps_run_after_health_and_failure_stops_the_service(tmp_pat
     """post_start runs once the service is healthy; a failing step leaves no process behind."""
     import sys as _sys
 
-    from infra.targets.native import local_service as ls
+    from lakehouse_platform.targets.native import local_service as ls
 
     port = _free_port_for_post_start()
     marker = tmp_path / "post-start-ran"

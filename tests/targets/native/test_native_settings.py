@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from infra.config import ConfigError, load_platform
+from lakehouse_platform.config import ConfigError, load_platform
 from tests.support.harness import run_program
 from tests.support.stacks import stack_platform
 

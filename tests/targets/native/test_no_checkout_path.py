@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from infra.paths import PROJECT_ROOT
+from lakehouse_platform.paths import PROJECT_ROOT
 from tests.support.harness import ProgramRun
 
 

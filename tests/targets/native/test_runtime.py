@@ -1,4 +1,4 @@
-"""The stack's copy of the operations code (infra/targets/native/runtime.py), written for real into a temp dir."""
+"""The stack's copy of the operations code (lakehouse_platform/targets/native/runtime.py), written for real into a temp dir."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from infra.paths import PROJECT_ROOT
-from infra.targets.native import runtime
+from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.targets.native import runtime
 
 
 def test_the_code_set_is_the_operations_images_and_carries_no_checkout_path() -> None:
@@ -17,26 +17,26 @@ def test_the_code_set_is_the_operations_images_and_carries_no_checkout_path() ->
     sources = runtime.code_sources(PROJECT_ROOT)
     patterns = [line for line in (PROJECT_ROOT / ".dockerignore").read_text().splitlines()
                 if line.strip() and not line.startswith("#")]
-    image = {p for p in exclude_paths(str(PROJECT_ROOT), patterns) if p.startswith("infra/")}
+    image = {p for p in exclude_paths(str(PROJECT_ROOT), patterns) if p.startswith("lakehouse_platform/")}
     assert set(sources) == image, "natively the processes run what the operations image runs"
-    assert "infra/__init__.py" in sources and "infra/operations/exporter/collector.py" in sources
-    assert "infra/operations/watchdog.py" in sources and "infra/operations/tasks.py" in sources
+    assert "lakehouse_platform/__init__.py" in sources and "lakehouse_platform/runtime/exporter/collector.py" in sources
+    assert "lakehouse_platform/runtime/watchdog.py" in sources and "lakehouse_platform/runtime/tasks.py" in sources
     assert all(not name.startswith("/") for name in sources), "relative paths only"
-    assert not any(name.startswith("infra/targets") for name in sources), "what the processes run, no more"
+    assert not any(name.startswith("lakehouse_platform/targets") for name in sources), "what the processes run, no more"
 
 
 def test_install_swaps_versions_atomically_and_delete_removes_it(tmp_path: Path) -> None:
     provider = runtime.NativeRuntimeProvider()
     directory = str(tmp_path / "runtime")
-    first = {"infra/__init__.py": "", "infra/operations/__init__.py": "", "infra/operations/hello.py": "WHO = 'one'\n"}
+    first = {"lakehouse_platform/__init__.py": "", "lakehouse_platform/runtime/__init__.py": "", "lakehouse_platform/runtime/hello.py": "WHO = 'one'\n"}
     created = provider.create({"directory": directory, "sources": first}).outs
     code = runtime.code_dir(directory)
-    assert code.is_symlink() and (code / "infra/operations/hello.py").read_text() == "WHO = 'one'\n"
-    run = [sys.executable, "-c", "from infra.operations import hello; print(hello.WHO)"]
+    assert code.is_symlink() and (code / "lakehouse_platform/runtime/hello.py").read_text() == "WHO = 'one'\n"
+    run = [sys.executable, "-c", "from lakehouse_platform.runtime import hello; print(hello.WHO)"]
     env = {**os.environ, "PYTHONPATH": str(code)}
     assert subprocess.run(run, env=env, cwd="/", capture_output=True, text=True, check=True).stdout == "one\n"
 
-    second = {**first, "infra/operations/hello.py": "WHO = 'two'\n"}
+    second = {**first, "lakehouse_platform/runtime/hello.py": "WHO = 'two'\n"}
     news = {"directory": directory, "sources": second}
     assert provider.diff("x", created, {"directory": directory, "sources": first}).changes is False
     assert provider.diff("x", created, news).changes is True

@@ -1,0 +1,2 @@
+"""The lab on a real Docker engine: its images (``images``), the build driver (``driver``) and the container
+runner that starts the program's own rendered containers (``runner``). ``python -m lakehouse_platform.lab --help``."""

@@ -1,0 +1,277 @@
+"""Maintenance that runs: the spec's four actions on a table, through Trino's Iceberg procedures, recorded.
+
+``run_action`` runs one action on one table under the table's lock (``locks``), and records the
+run (``runs``: start, end, table, result, files and snapshots removed). Trino 476's procedures
+return no rows, so what a run did is measured around it, in ways that stay exact while other
+writers commit:
+
+* ``snapshots_removed``: snapshot ids present before and gone after (from the table metadata);
+* ``files_removed``: objects under the table's location present before and gone after (an S3
+  listing: the files the run really deleted from storage, whoever referenced them);
+* the summary of the run's own ``replace`` commits (rewritten/added data files, bytes).
+
+Thresholds: the spec's ``older_than_days`` (at least one day) is the safety margin of expiry and
+orphan removal: nothing younger is touched, so a writer still writing (files uploaded, commit not
+yet made) never loses a file. Trino refuses thresholds under its own minimum (7 days by default),
+so each run sets the catalog session property ``<catalog>.expire_snapshots_min_retention`` /
+``remove_orphan_files_min_retention`` to the run's threshold, per query; the server's settings are
+never changed. A shorter threshold is an operator's explicit ``--older-than`` (drills, probes).
+Trino's ``remove_orphan_files`` deletes only files no snapshot of the table references.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lakehouse_platform.runtime import runs
+from lakehouse_platform.runtime.config import (
+    Credentials,
+    MaintenanceJobConfig,
+    OperationsConfig,
+    load_catalog,
+    s3_client,
+)
+from lakehouse_platform.runtime.locks import table_lock
+
+ACTIONS = ("expire_snapshots", "rewrite_data_files", "rewrite_manifests", "remove_orphan_files")
+
+# Iceberg maintenance as Trino statements; {table} is catalog-qualified and quoted.
+STATEMENTS = {
+    "expire_snapshots": "ALTER TABLE {table} EXECUTE expire_snapshots(retention_threshold => '{threshold}')",
+    "remove_orphan_files": "ALTER TABLE {table} EXECUTE remove_orphan_files(retention_threshold => '{threshold}')",
+    "rewrite_data_files": "ALTER TABLE {table} EXECUTE optimize",
+    "rewrite_manifests": "ALTER TABLE {table} EXECUTE optimize_manifests",
+}
+# The catalog session property that bounds each threshold from below (Trino's default: 7 days).
+MIN_RETENTION_PROPERTY = {
+    "expire_snapshots": "expire_snapshots_min_retention",
+    "remove_orphan_files": "remove_orphan_files_min_retention",
+}
+DAY_S = 86400
+REMOVED_SAMPLE = 50
+
+
+class MaintenanceError(RuntimeError):
+    """A maintenance run failed; the run record holds the same message."""
+
+
+def trino_duration(seconds: float) -> str:
+    """A Trino duration literal: whole days as ``7d``, anything else in seconds (``90s``)."""
+    seconds = max(0, int(seconds))
+    return f"{seconds // DAY_S}d" if seconds and seconds % DAY_S == 0 else f"{seconds}s"
+
+
+def parse_duration(text: str) -> float:
+    """``30s``, ``10m``, ``2h``, ``7d`` -> seconds (the ``--older-than`` form)."""
+    text = text.strip().lower()
+    units = {"s": 1, "m": 60, "h": 3600, "d": DAY_S}
+    if len(text) < 2 or text[-1] not in units or not text[:-1].replace(".", "", 1).isdigit():
+        raise ValueError(f"{text!r} is not a duration: a number and one of s, m, h, d (e.g. 30s, 7d)")
+    return float(text[:-1]) * units[text[-1]]
+
+
+def trino_table(catalog: str, identifier: str) -> str:
+    namespace, name = identifier.rsplit(".", 1)
+    return f'"{catalog}"."{namespace}"."{name}"'
+
+
+def statement(action: str, catalog: str, identifier: str, threshold_s: float | None) -> tuple[str, dict[str, str]]:
+    """The Trino statement of an action on a table, and the session properties it runs with."""
+    if action not in STATEMENTS:
+        raise MaintenanceError(f"unknown maintenance action {action!r}; known: {', '.join(ACTIONS)}")
+    session: dict[str, str] = {}
+    threshold = ""
+    if action in MIN_RETENTION_PROPERTY:
+        assert threshold_s is not None, f"{action} needs a threshold"
+        threshold = trino_duration(threshold_s)
+        session[f"{catalog}.{MIN_RETENTION_PROPERTY[action]}"] = threshold
+    return STATEMENTS[action].format(table=trino_table(catalog, identifier), threshold=threshold), session
+
+
+@dataclass
+class TableState:
+    """What a run is measured against: the table's snapshots and the objects under its location."""
+
+    snapshots: dict[int, dict[str, Any]] = field(default_factory=dict)  # id -> {timestamp_ms, operation, summary}
+    objects: set[str] = field(default_factory=set)
+    current: dict[str, str] = field(default_factory=dict)  # the current snapshot's summary
+    location: str = ""
+
+
+def list_objects(s3: Any, location: str) -> set[str]:
+    """Every key under a table's location (``s3://bucket/prefix``)."""
+    bucket, _, prefix = location.removeprefix("s3://").partition("/")
+    prefix = prefix.rstrip("/") + "/"
+    keys: set[str] = set()
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+        keys.update(item["Key"] for item in page.get("Contents", []))
+    return keys
+
+
+def observe(catalog: Any, s3: Any, identifier: str) -> TableState:
+    """The table as the catalog and the store see it now."""
+    table = catalog.load_table(identifier)
+    snapshots = {
+        s.snapshot_id: {"timestamp_ms": s.timestamp_ms,
+                        "operation": s.summary.operation.value if s.summary else "",
+                        "summary": dict(s.summary.additional_properties) if s.summary else {}}
+        for s in table.metadata.snapshots
+    }
+    current = table.current_snapshot()
+    return TableState(snapshots=snapshots, objects=list_objects(s3, table.location()) if s3 is not None else set(),
+                      current=dict(current.summary.additional_properties) if current and current.summary else {},
+                      location=table.location())
+
+
+Executor = Callable[[str, dict[str, str]], None]
+
+
+def trino_executor(config: OperationsConfig, creds: Credentials) -> Executor:
+    """Runs one statement through the stack's Trino with the given session properties (HTTPS and a
+    password where Trino asks for them, its certificate verified against the platform's)."""
+    trino_access = config.trino
+    if trino_access is None:
+        raise MaintenanceError("this stack runs no Trino: maintenance runs through Trino's Iceberg procedures")
+
+    def execute(sql: str, session: dict[str, str]) -> None:
+        import tempfile
+
+        import requests
+        import trino
+
+        kwargs: dict[str, Any] = {}
+        if trino_access.password:
+            kwargs["auth"] = trino.auth.BasicAuthentication(trino_access.user, creds.resolve(trino_access.password))
+        if trino_access.certificate:
+            pem = tempfile.NamedTemporaryFile("w", suffix=".pem", delete=False)  # noqa: SIM115 - removed below
+            with pem:
+                pem.write(creds.resolve(trino_access.certificate))
+            http = requests.Session()
+            http.trust_env = False
+            http.verify = pem.name
+            kwargs["http_session"] = http
+        try:
+            connection = trino.dbapi.connect(host=trino_access.host, port=trino_access.port, user=trino_access.user,
+                                             catalog=trino_access.catalog, http_scheme=trino_access.http_scheme,
+                                             session_properties=session, request_timeout=120, **kwargs)
+            try:
+                cursor = connection.cursor()
+                cursor.execute(sql)
+                cursor.fetchall()  # Trino 476's procedures return no rows; fetching waits for the query to finish
+            finally:
+                connection.close()
+        finally:
+            if trino_access.certificate:
+                Path(pem.name).unlink(missing_ok=True)
+
+    return execute
+
+
+def _changes(before: TableState, after: TableState) -> dict[str, Any]:
+    gone_snapshots = sorted(set(before.snapshots) - set(after.snapshots))
+    gone_objects = sorted(before.objects - after.objects)
+    keep = ("added-data-files", "deleted-data-files", "removed-delete-files", "added-delete-files",
+            "added-files-size", "removed-files-size", "added-records", "deleted-records")
+    own = [{"snapshot_id": sid, **{k: v for k, v in after.snapshots[sid]["summary"].items() if k in keep}}
+           for sid in sorted(set(after.snapshots) - set(before.snapshots))
+           if after.snapshots[sid]["operation"] == "replace"]
+    return {
+        "snapshots_removed": len(gone_snapshots),
+        "files_removed": len(gone_objects),
+        "snapshots_before": len(before.snapshots), "snapshots_after": len(after.snapshots),
+        "objects_before": len(before.objects), "objects_after": len(after.objects),
+        "data_files_before": before.current.get("total-data-files"),
+        "data_files_after": after.current.get("total-data-files"),
+        "delete_files_before": before.current.get("total-delete-files"),
+        "delete_files_after": after.current.get("total-delete-files"),
+        "replace_commits": own,
+        "removed_snapshot_ids": gone_snapshots[:REMOVED_SAMPLE],
+        "removed_files_sample": gone_objects[:REMOVED_SAMPLE],
+    }
+
+
+def run_action(config: OperationsConfig, creds: Credentials, action: str, identifier: str, *,
+               older_than_s: float | None = None, trigger: str = "schedule", catalog: Any = None,
+               s3: Any = None, execute: Executor | None = None,
+               waiting: Callable[[str], None] | None = None) -> runs.Run:
+    """Run one maintenance action on one table, under its lock; the finished run record (ok or failed).
+
+    ``older_than_s`` is the threshold of expire/orphan removal (default: the spec's job for the
+    action, else 7 days). ``catalog``, ``s3`` and ``execute`` default to the stack's own clients.
+    """
+    job = config.job(action)
+    if action in MIN_RETENTION_PROPERTY and older_than_s is None:
+        older_than_s = float((job.older_than_days if job else 7) * DAY_S)
+    trino_catalog = config.trino.catalog if config.trino else config.catalog.engine_name
+    sql, session = statement(action, trino_catalog, identifier, older_than_s)
+    db = Path(config.runs_db)
+    with table_lock(config.locks_dir, identifier, waiting=waiting) as waited:
+        engine = config.trino.engine if config.trino and config.trino.engine else "none"
+        run = runs.start(db, runs.Run(job=action, target=identifier, trigger=trigger, engine=engine))
+        started = time.monotonic()
+        detail: dict[str, Any] = {"statement": sql, "session": session, "lock_wait_s": round(waited, 3)}
+        if older_than_s is not None:
+            detail["older_than_s"] = older_than_s
+        try:
+            catalog = catalog if catalog is not None else load_catalog(config, creds)
+            s3 = s3 if s3 is not None else s3_client(config, creds)
+            before = observe(catalog, s3, identifier)
+            (execute or trino_executor(config, creds))(sql, session)
+            after = observe(catalog, s3, identifier)
+        except Exception as exc:  # noqa: BLE001 - recorded as a failed run, then raised to the caller
+            runs.finish(db, run, "failed", **detail, seconds=round(time.monotonic() - started, 3),
+                        error=f"{type(exc).__name__}: {exc}"[:4000])
+            return run
+        changes = _changes(before, after)
+        return runs.finish(db, run, "ok", **detail, **changes, seconds=round(time.monotonic() - started, 3))
+
+
+def catalog_tables(catalog: Any) -> list[str]:
+    """Every table of the catalog, ``namespace.name``, nested namespaces included (three levels deep)."""
+    found: list[str] = []
+
+    def walk(namespace: tuple[str, ...], depth: int) -> None:
+        for child in catalog.list_namespaces(namespace) if namespace else catalog.list_namespaces():
+            child = tuple(child)
+            found.extend(".".join(ident) for ident in catalog.list_tables(child))
+            if depth < 3:
+                walk(child, depth + 1)
+
+    walk((), 1)
+    return sorted(set(found))
+
+
+def tables_for(config: OperationsConfig, action: str, scope: str, existing: Iterable[str]) -> list[str]:
+    """The tables an action runs on: declared ones that list it, and with scope ``all`` every undeclared one."""
+    declared = config.declared()
+    chosen = [ident for ident, table in declared.items() if action in (table.get("maintenance") or [])]
+    if scope == "all":
+        chosen += [ident for ident in existing if ident not in declared]
+    existing_set = set(existing)
+    return [ident for ident in dict.fromkeys(chosen) if ident in existing_set]
+
+
+def run_job(config: OperationsConfig, creds: Credentials, job: MaintenanceJobConfig | str, *,
+            trigger: str = "schedule", table: str | None = None, older_than_s: float | None = None,
+            execute: Executor | None = None, waiting: Callable[[str], None] | None = None) -> list[runs.Run]:
+    """Run a job (a scheduled one, or an action by name) on each of its tables, or on ``table`` only."""
+    if isinstance(job, str):
+        found = config.job(job)
+        if found is None and job not in ACTIONS:
+            known = [j.id for j in config.maintenance] + [a for a in ACTIONS if not config.job(a)]
+            raise MaintenanceError(f"unknown maintenance job {job!r}; known: {', '.join(known)}")
+        job = found or MaintenanceJobConfig(id=job, action=job, schedule="", older_than_days=7, scope="all")
+    catalog = load_catalog(config, creds)
+    s3 = s3_client(config, creds)
+    if table is not None:
+        targets = [table]
+    else:
+        targets = tables_for(config, job.action, job.scope, catalog_tables(catalog))
+    if older_than_s is None and job.action in MIN_RETENTION_PROPERTY:
+        older_than_s = float(job.older_than_days * DAY_S)
+    return [run_action(config, creds, job.action, ident, older_than_s=older_than_s, trigger=trigger, catalog=catalog,
+                       s3=s3, execute=execute, waiting=waiting) for ident in targets]

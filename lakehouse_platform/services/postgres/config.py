@@ -1,0 +1,58 @@
+"""PostgreSQL's configuration on every target: the databases it holds, server settings (logical WAL for
+Debezium), and the replication slots the stack declares.
+"""
+
+from __future__ import annotations
+
+from lakehouse_platform.services.capabilities import CHANGE_CAPTURE
+from lakehouse_platform.services.context import ServiceContext
+from lakehouse_platform.services.registry import registry
+
+NAME = "postgres"
+
+
+def databases() -> tuple[str, ...]:
+    """The databases the platform's services keep here (``Registry.databases``), created whether or not each
+    service runs (a catalog enabled later finds its database)."""
+    return registry().databases()
+
+
+# Logical WAL so Debezium can capture the bookshop's changes.
+SERVER_SETTINGS = {"wal_level": "logical", "max_wal_senders": "10", "max_replication_slots": "10"}
+
+
+def major_of(ctx: ServiceContext) -> int:
+    return int(ctx.service.version.split(".")[0])
+
+
+def create_databases_sql() -> str:
+    """Idempotent: creates each database only where it is missing (psql's \\gexec)."""
+    return "".join(
+        f"SELECT 'CREATE DATABASE {db}' WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = '{db}')\\gexec\n"  # noqa: S608 - fixed names
+        for db in databases()
+    )
+
+
+def declared_slots(ctx: ServiceContext) -> list[str]:
+    """The logical replication slots the stack's enabled CDC connectors own."""
+    from lakehouse_platform.model.streams import DebeziumPostgresSpec
+
+    if registry().provider(ctx.spec, CHANGE_CAPTURE) is None:
+        return []
+    return sorted(c.slot for c in ctx.spec.streams.connectors if isinstance(c, DebeziumPostgresSpec))
+
+
+def drop_undeclared_slots_sql(ctx: ServiceContext) -> str:
+    """Drops every inactive logical slot no declared connector owns: a slot nobody reads retains WAL forever.
+
+    The CDC source's own teardown drops its slot when its connector goes; this catches one it could
+    not drop (the server was down during a destroy), at the server's next start.
+    """
+    keep = ", ".join(f"'{slot}'" for slot in declared_slots(ctx)) or "''"
+    return ("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "  # noqa: S608 - validated names
+            f"WHERE slot_type = 'logical' AND NOT active AND slot_name NOT IN ({keep});\n")
+
+
+def server_flags(settings: dict[str, str]) -> list[str]:
+    """``-c key=value`` for each server setting (same form on every target)."""
+    return [arg for key, value in settings.items() for arg in ("-c", f"{key}={value}")]

@@ -1,4 +1,0 @@
-"""The platform's contracts, one module per domain; each exports its rules as ``POLICIES``.
-
-``policies/registry.py`` assembles them; nothing here imports ``pulumi_policy`` or ``pulumi``.
-"""
