@@ -33,7 +33,7 @@ from typing import Any
 import dill
 import pulumi
 
-from lakehouse_platform.by_value import plain
+from lakehouse_platform.providers import plain
 
 CONTAINER = "docker:index/container:Container"
 NETWORK = "docker:index/network:Network"

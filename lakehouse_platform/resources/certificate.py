@@ -13,8 +13,7 @@ so a second ``pulumi up`` changes nothing; a change of hosts or validity, or a c
 ``RENEW_BEFORE_DAYS`` of its expiry, is a replacement (a new key and certificate, the server restarts
 with them); ``delete`` forgets them (nothing outside the state holds them).
 
-Like ``LocalService``, the provider is serialized by value (``lakehouse_platform.by_value.ByValue`` ships its code),
-so the provider process needs only Python, ``pulumi`` and ``cryptography``, not this repository.
+Like every provider of the project, it is serialized by reference to its class (``lakehouse_platform.providers``).
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ from typing import Any
 import pulumi
 import pulumi.dynamic
 
-from lakehouse_platform.by_value import ByValue, code_changed
+from lakehouse_platform.providers import PlainBlob, code_changed
 
 RENEW_BEFORE_DAYS = 30
 INPUT_KEYS = ("common_name", "hosts", "days")
@@ -116,7 +115,7 @@ def expiring(props: Mapping[str, Any], now: dt.datetime | None = None) -> bool:
     return dt.datetime.fromisoformat(str(recorded)) - now < dt.timedelta(days=RENEW_BEFORE_DAYS)
 
 
-class CertificateProvider(ByValue, pulumi.dynamic.ResourceProvider):
+class CertificateProvider(PlainBlob, pulumi.dynamic.ResourceProvider):
     """Issues, keeps and renews one self-signed certificate (contract: module docstring)."""
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.CheckResult:

@@ -14,10 +14,8 @@
   column) stops with a message naming the column and what is allowed, and nothing is committed.
   The table is never dropped or recreated.
 
-Standard library and PyIceberg only, no import of the project: the deployment's dynamic provider
-(``lakehouse_platform.targets.declared_tables``) carries this module in its serialized code
-(``lakehouse_platform/by_value.py``), so
-what it imports travels too; keep it small.
+Standard library and PyIceberg only, no import of the project: the operations image runs it, and the deployment's
+dynamic provider (``lakehouse_platform.targets.declared_tables``) imports it in the provider process.
 """
 
 from __future__ import annotations

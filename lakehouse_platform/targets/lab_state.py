@@ -16,7 +16,7 @@ stack's state elsewhere: 0.4.0 moved it out of the checkout) is an *update* that
 data, never a replacement (whose delete would remove the catalog and the savepoints): a rename on one
 filesystem, which the running containers' bind mounts follow until their replacements start on the new path;
 across filesystems a copy, where what a container writes between the copy and its replacement is not carried.
-The provider ships by value (``lakehouse_platform.by_value``).
+The provider travels by reference to its class (``lakehouse_platform.providers``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any
 import pulumi
 import pulumi.dynamic
 
-from lakehouse_platform.by_value import ByValue, code_changed, plain
+from lakehouse_platform.providers import PlainBlob, code_changed, plain
 from lakehouse_platform.targets.state_move import move_tree
 
 #: Written at create: the directory belongs to the stack deployed with this resource.
@@ -70,7 +70,7 @@ def release(directory: Path) -> None:
                             f"remove it as their owner (sudo rm -rf {directory})") from None
 
 
-class LabStateProvider(ByValue, pulumi.dynamic.ResourceProvider):
+class LabStateProvider(PlainBlob, pulumi.dynamic.ResourceProvider):
     """create claims the directory, update moves it, delete removes it."""
 
     def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:

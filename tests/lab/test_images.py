@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from lakehouse_platform.artifacts.artifact import Artifact
-from lakehouse_platform.by_value import plain
 from lakehouse_platform.config import ConfigError, load_platform
 from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.providers import plain
 from lakehouse_platform.services import operations_support as support
 from lakehouse_platform.services import postgres, trino
 from lakehouse_platform.services.flink import container as flink_container

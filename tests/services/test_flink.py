@@ -178,7 +178,7 @@ def test_invalid_job_inputs_are_refused_by_key():
     assert [f.property for f in failures] == ["rest_url"]
 
 
-def test_serialized_job_provider_loads_without_the_repository_on_the_path():
+def test_serialized_job_provider_loads_by_reference_in_a_provider_process():
     from pulumi.dynamic.dynamic import serialize_provider
 
     blob = serialize_provider(fj.FlinkJobProvider())

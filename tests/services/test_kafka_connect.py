@@ -129,7 +129,7 @@ def test_lab_connectors_are_registered_through_the_published_port(lab_run):
 # -- the steps' providers ------------------------------------------------------------------------------------
 
 
-def test_serialized_step_providers_load_without_the_repository_on_the_path():
+def test_serialized_step_providers_load_by_reference_in_a_provider_process():
     from pulumi.dynamic.dynamic import serialize_provider
 
     from lakehouse_platform.services.kafka_connect import connectors, postgres_source

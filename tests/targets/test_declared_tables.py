@@ -54,7 +54,7 @@ def test_an_impossible_evolution_fails_the_update_with_the_column_named(tmp_path
         provider.update("shop.orders", created.outs, props(tmp_path, narrower))
 
 
-def test_the_serialized_provider_loads_without_the_repository_on_the_path(tmp_path: Path) -> None:
+def test_the_serialized_provider_loads_by_reference_in_a_provider_process(tmp_path: Path) -> None:
     from pulumi.dynamic.dynamic import serialize_provider
 
     blob = serialize_provider(dt.DeclaredTableProvider())

@@ -9,7 +9,7 @@ from typing import Any
 
 import requests
 
-from lakehouse_platform.by_value import poll
+from lakehouse_platform.providers import poll
 
 #: The states of a job that is (still) a writer: stopping it is needed, submitting another is not.
 ACTIVE_STATES = frozenset({"CREATED", "INITIALIZING", "RUNNING", "RESTARTING", "FAILING", "CANCELLING",

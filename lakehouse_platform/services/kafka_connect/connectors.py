@@ -17,8 +17,8 @@ stopped (no new snapshot, no duplicate) — except with ``reset_offsets_on_delet
 platform drops with it: its offsets would point at WAL that is gone, and Debezium refuses to start from them), which
 stops the connector and deletes its offsets first, so a source declared again snapshots afresh. The config holds no
 secret (config-provider references), so nothing secret is in the state. ``diff`` checks the live state: a connector
-deleted by hand is a change, so the next ``pulumi up`` converges. The provider ships this module's source by value
-(``lakehouse_platform.by_value``).
+deleted by hand is a change, so the next ``pulumi up`` converges. The provider travels by reference to its
+class (``lakehouse_platform.providers``).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import pulumi
 import pulumi.dynamic
 import requests
 
-from lakehouse_platform.by_value import ByValue, code_changed, dropped, is_unknown, plain, poll
+from lakehouse_platform.providers import PlainBlob, code_changed, dropped, is_unknown, plain, poll
 
 HTTP_TIMEOUT_S = 30.0
 POLL_S = 0.5
@@ -303,7 +303,7 @@ def _changes(olds: Mapping[str, Any], news: Mapping[str, Any]) -> list[str]:
     return changed
 
 
-class ConnectorProvider(ByValue, pulumi.dynamic.ResourceProvider):
+class ConnectorProvider(PlainBlob, pulumi.dynamic.ResourceProvider):
     """Create/update/delete of one Connect connector (contract: module docstring)."""
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.CheckResult:

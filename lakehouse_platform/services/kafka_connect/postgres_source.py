@@ -5,7 +5,7 @@ Idempotent statements on create and update (schema, seed, role, publication, slo
 on delete (after the connector released the slot: a slot still held after a grace period is released by
 terminating its walsender, since the connector that held it is gone). Passwords are Pulumi secrets
 (``additional_secret_outputs``). ``diff`` checks the live state: a slot dropped by hand is a change, so the
-next ``pulumi up`` converges. The provider ships this module's source by value (``lakehouse_platform.by_value``).
+next ``pulumi up`` converges. The provider travels by reference to its class (``lakehouse_platform.providers``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 import pulumi
 import pulumi.dynamic
 
-from lakehouse_platform.by_value import ByValue, code_changed, dropped, is_unknown, plain, poll
+from lakehouse_platform.providers import PlainBlob, code_changed, dropped, is_unknown, plain, poll
 
 POLL_S = 0.5
 SLOT_RELEASE_GRACE_S = 30.0
@@ -98,7 +98,7 @@ def _changes(olds: Mapping[str, Any], news: Mapping[str, Any]) -> list[str]:
     return changed
 
 
-class PostgresSourceProvider(ByValue, pulumi.dynamic.ResourceProvider):
+class PostgresSourceProvider(PlainBlob, pulumi.dynamic.ResourceProvider):
     """Sets a CDC source up in PostgreSQL and tears it down on delete (contract: module docstring)."""
 
     def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:

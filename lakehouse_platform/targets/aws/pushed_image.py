@@ -24,8 +24,8 @@ Lifecycle:
 - ``delete`` does nothing: the image stays in the registry for task definition revisions that still name it,
   until the repository's lifecycle rule expires it (or the repository goes with the stack).
 
-Serialized by value like every provider of the project (ADR 0003): this module imports only the standard
-library, Pulumi, the Docker SDK (in the functions that need it) and ``lakehouse_platform.by_value``.
+Serialized by reference to its class like every provider of the project (``lakehouse_platform.providers``); the
+Docker SDK is imported only in the functions that need it.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from typing import Any
 import pulumi
 import pulumi.dynamic
 
-from lakehouse_platform.by_value import ByValue, is_unknown, plain
+from lakehouse_platform.providers import PlainBlob, is_unknown, plain
 
 #: What identifies the pushed image: another value of either is another image (a replacement).
 IDENTITY_KEYS = ("repository", "context_digest")
@@ -190,7 +190,7 @@ def build_and_push(props: Mapping[str, Any], client: Any = None,
     return {**outputs, "digest": digest, "reference": f"{props['repository']}@{digest}", "pushed": pushed}
 
 
-class PushedImageProvider(ByValue, pulumi.dynamic.ResourceProvider):
+class PushedImageProvider(PlainBlob, pulumi.dynamic.ResourceProvider):
     """Builds and pushes one image, keyed by its context (contract: module docstring)."""
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.CheckResult:

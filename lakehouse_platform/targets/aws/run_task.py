@@ -8,8 +8,7 @@ is in its CloudWatch log group. delete does nothing (the task's effects are the 
 ``trigger`` (a digest of what the task does) or of the task definition runs it again.
 
 Runs with the deploying machine's AWS credentials (the same ones ``pulumi up`` uses); boto3 only.
-Serialised by value like ``LocalService`` (the provider ships this module's source), so the engine's
-provider process needs neither the repository nor ``lakehouse_platform`` on its path.
+Serialized by reference to its class like every provider of the project (``lakehouse_platform.providers``).
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from typing import Any
 import pulumi
 import pulumi.dynamic
 
-from lakehouse_platform.by_value import ByValue, code_changed, poll
+from lakehouse_platform.providers import PlainBlob, code_changed, poll
 
 WAIT_S = 1800  # a deployment step that takes longer is a broken one
 POLL_S = 10
@@ -68,7 +67,7 @@ def _rerun(olds: dict[str, Any], news: dict[str, Any]) -> bool:
     return any(olds.get(k) != news.get(k) for k in RERUN_KEYS)
 
 
-class EcsTaskRunProvider(ByValue, pulumi.dynamic.ResourceProvider):
+class EcsTaskRunProvider(PlainBlob, pulumi.dynamic.ResourceProvider):
     """Runs an ECS task to completion on create and when what it does changes (module docstring)."""
 
     def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:

@@ -20,10 +20,9 @@ refresh (read)
     Reports what the table is now (schema id, spec id, columns, owner property).
 A changed namespace or name is a different table: the new one is created, the old one is kept.
 
-Serialization: like ``LocalService``, the provider (``provider.py``) pickles by value with what it imports,
-``lakehouse_platform/runtime/tables.py`` (the evolution logic the operations share), by module name, never by path
-(``lakehouse_platform/by_value.py``). The program's side (``declare_tables``: one resource per declared table) lives
-here, apart, so the provider's code is only what it runs.
+Serialization: like every provider of the project, by reference to its class (``lakehouse_platform.providers``);
+it runs ``lakehouse_platform/runtime/tables.py`` (the evolution logic the operations share). The program's side
+(``declare_tables``: one resource per declared table) lives here, apart from the provider.
 """
 
 from __future__ import annotations

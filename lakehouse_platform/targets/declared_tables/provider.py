@@ -9,7 +9,7 @@ import pulumi
 import pulumi.dynamic
 import tenacity
 
-from lakehouse_platform.by_value import ByValue, code_changed, plain
+from lakehouse_platform.providers import PlainBlob, code_changed, plain
 from lakehouse_platform.runtime import tables
 
 # The fixture answers as soon as its health check passes, but the first requests right after a
@@ -64,7 +64,7 @@ def apply(props: Mapping[str, Any]) -> dict[str, Any]:
     return {**props, "identifier": tables.identifier(declaration), "result": result}
 
 
-class DeclaredTableProvider(ByValue, pulumi.dynamic.ResourceProvider):
+class DeclaredTableProvider(PlainBlob, pulumi.dynamic.ResourceProvider):
     """Creates or evolves one declared table (contract: the package docstring)."""
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.CheckResult:

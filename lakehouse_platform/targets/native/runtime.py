@@ -30,7 +30,7 @@ from typing import Any
 import pulumi
 import pulumi.dynamic
 
-from lakehouse_platform.by_value import ByValue, code_changed, plain
+from lakehouse_platform.providers import PlainBlob, code_changed, plain
 
 CODE_LINK = "code"
 #: What the processes run: the operations image's code set (``.dockerignore``), as relative path globs.
@@ -75,7 +75,7 @@ def install(directory: str, sources: Mapping[str, str]) -> str:
     return digest
 
 
-class NativeRuntimeProvider(ByValue, pulumi.dynamic.ResourceProvider):
+class NativeRuntimeProvider(PlainBlob, pulumi.dynamic.ResourceProvider):
     """Installs the stack's copy of the operations code (contract: module docstring)."""
 
     def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:

@@ -56,7 +56,7 @@ def test_the_step_runs_the_task_to_a_clean_exit_and_reruns_only_on_change(monkey
         provider.update("x", created.outs, {**PROPS, "trigger": "def"})
 
 
-def test_the_step_provider_is_serialised_by_value() -> None:
+def test_the_step_provider_loads_by_reference_in_a_provider_process() -> None:
     from pulumi.dynamic.dynamic import serialize_provider
 
     blob = serialize_provider(rt.EcsTaskRunProvider())

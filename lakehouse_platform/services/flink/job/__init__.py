@@ -33,8 +33,7 @@ Layout: ``inputs`` (the typed inputs), ``lineage`` (where the job's state is, on
 (submit, start, stop, the live state), ``provider`` (the provider and the resource); the REST client is
 ``lakehouse_platform.services.flink.rest``, the one the smoke check and the probes use too.
 
-Serialization: like ``LocalServiceProvider``, the provider pickles by value with the modules it imports
-(``lakehouse_platform/by_value.py``), so the engine's Python needs only pulumi, pydantic and requests.
+Serialization: like every provider of the project, by reference to its class (``lakehouse_platform.providers``).
 """
 
 

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from lakehouse_platform.by_value import known
+from lakehouse_platform.providers import known
 from lakehouse_platform.services.flink.rest import FlinkJobError
 
 #: Inputs whose change resubmits the job (stop-with-savepoint, then run).

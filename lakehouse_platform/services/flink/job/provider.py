@@ -9,14 +9,14 @@ import pulumi
 import pulumi.dynamic
 from pydantic import ValidationError
 
-from lakehouse_platform.by_value import ByValue, code_changed, is_unknown, known
+from lakehouse_platform.providers import PlainBlob, code_changed, is_unknown, known
 from lakehouse_platform.services.flink.job.inputs import INPUT_KEYS, REPLACE_KEYS, SUBMIT_KEYS, JobInputs
 from lakehouse_platform.services.flink.job.lifecycle import live_state, now, outputs, start, stop, submit
 from lakehouse_platform.services.flink.job.lineage import latest_state
 from lakehouse_platform.services.flink.rest import ACTIVE_STATES, FlinkRest, FlinkUnreachable
 
 
-class FlinkJobProvider(ByValue, pulumi.dynamic.ResourceProvider):
+class FlinkJobProvider(PlainBlob, pulumi.dynamic.ResourceProvider):
     """Dynamic provider of one streaming job per resource (contract: module docstring)."""
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.CheckResult:

@@ -86,11 +86,10 @@ Environment
     ``pulumi``, which holds e.g. ``PULUMI_CONFIG_PASSPHRASE``.
 
 Serialization
-    ``LocalServiceProvider`` pickles by value (``lakehouse_platform/by_value.py``, docs/adr/0015): the blob carries
-    the sources of this package's modules it imports, the watchdog's and ``lakehouse_platform.by_value``'s, by
-    module name and never by path, so any checkout (or none) can refresh and destroy what another
-    deployed. The watchdog runs from a copy of its source in the service's data dir, on the base
-    interpreter. The blob is deterministic and only changes when one of those modules changes.
+    ``LocalServiceProvider`` pickles by reference to its class (``lakehouse_platform.providers``, docs/adr/0020):
+    the provider process imports it from the stack's venv, and the blob holds no path. The watchdog runs from a
+    copy of its source in the service's data dir, on the base interpreter, so a running service never depends
+    on a checkout.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from typing import Any
 import requests
 import tenacity
 
-from lakehouse_platform.by_value import plain
+from lakehouse_platform.providers import plain
 from lakehouse_platform.runtime import watchdog
 from lakehouse_platform.targets.native.local_service.errors import HealthPending, LocalServiceError, ServiceExited
 from lakehouse_platform.targets.native.local_service.host import child_env, failure, user_ids

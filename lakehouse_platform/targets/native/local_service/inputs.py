@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from lakehouse_platform.by_value import is_unknown, known, plain
+from lakehouse_platform.providers import is_unknown, known, plain
 from lakehouse_platform.targets.native.local_service.errors import LocalServiceError
 
 LOOPBACK = "127.0.0.1"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import psutil
 
-from lakehouse_platform.by_value import poll
+from lakehouse_platform.providers import poll
 from lakehouse_platform.targets.native.local_service.errors import LocalServiceError
 
 # After SIGKILL a process is gone within milliseconds unless it is stuck in the kernel (D state).

@@ -8,7 +8,7 @@ from typing import Any
 import pulumi
 import pulumi.dynamic
 
-from lakehouse_platform.by_value import ByValue, code_changed, is_unknown
+from lakehouse_platform.providers import PlainBlob, code_changed, is_unknown
 from lakehouse_platform.targets.native.local_service.errors import LocalServiceError
 from lakehouse_platform.targets.native.local_service.host import remove_files
 from lakehouse_platform.targets.native.local_service.inputs import (
@@ -31,7 +31,7 @@ from lakehouse_platform.targets.native.local_service.processes import process_ma
 from lakehouse_platform.targets.native.local_service.spawn import run_pre_stop
 
 
-class LocalServiceProvider(ByValue, pulumi.dynamic.ResourceProvider):
+class LocalServiceProvider(PlainBlob, pulumi.dynamic.ResourceProvider):
     """Dynamic provider managing one local process per resource (contract: the package docstring)."""
 
     # Nothing secret is captured when the provider is serialized (it is the package's source),
@@ -49,7 +49,7 @@ class LocalServiceProvider(ByValue, pulumi.dynamic.ResourceProvider):
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.DiffResult:
         """Compare inputs by value (``olds`` are the recorded outputs); a dead service is a change.
 
-        So is new provider code: the update records it without a restart (``lakehouse_platform.by_value.code_changed``).
+        So is a new provider blob: the update records it without a restart (``providers.code_changed``).
         """
         old_view, new_view = input_view(olds), input_view(news)
         changed = [key for key in INPUT_KEYS if is_unknown(news.get(key)) or old_view[key] != new_view[key]]
