@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lakehouse_platform.model import PlatformSpec, Target
+from lakehouse_platform.placeholders import SECRET_TOKEN
 from lakehouse_platform.runtime.config import (
     ENV_SECRET_PREFIX,
     BackupConfig,
@@ -25,7 +26,6 @@ from lakehouse_platform.services import ServiceContext, profiles
 from lakehouse_platform.services.capabilities import DATABASE, DATABASE_USER, SQL_ENGINE
 from lakehouse_platform.services.context import Side, host_of, port_of
 from lakehouse_platform.services.definition import ServiceDefinition
-from lakehouse_platform.services.placeholders import SECRET_TOKEN
 from lakehouse_platform.services.registry import registry
 
 

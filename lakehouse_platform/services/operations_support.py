@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.placeholders import secret
 from lakehouse_platform.runtime.config import CONFIG_FILE, ENV_SECRET_PREFIX, OperationsConfig
 from lakehouse_platform.services.context import ServiceContext, Side
-from lakehouse_platform.services.placeholders import secret
 from lakehouse_platform.services.plans import ContainerHost, ContainerPlan, NativeHost
 from lakehouse_platform.version import PLATFORM_VERSION
 

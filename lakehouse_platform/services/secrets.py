@@ -1,7 +1,7 @@
 """The platform's secrets: read from secure stack config, lab defaults wrapped as Pulumi secrets.
 
 Each service declares the secrets it uses (``ServiceDefinition.secrets``). Plans and config files only
-ever hold ``${secret:name}`` placeholders (``services.placeholders.secret``); ``render`` swaps them for the
+ever hold ``${secret:name}`` placeholders (``lakehouse_platform.placeholders.secret``); ``render`` swaps them for the
 values, and any string that held one becomes a secret Output, so it is encrypted in state and
 masked in logs and outputs.
 """
@@ -17,8 +17,8 @@ import pulumi
 
 from lakehouse_platform.model import PlatformSpec, Target
 from lakehouse_platform.model.governance import catalog_token_key, identity_secret_key
+from lakehouse_platform.placeholders import DERIVED_TOKEN, SECRET_TOKEN
 from lakehouse_platform.services import registry
-from lakehouse_platform.services.placeholders import DERIVED_TOKEN, SECRET_TOKEN
 
 #: Trino's PBKDF2 (PBKDF2WithHmacSHA1) needs at least 1000 iterations.
 PBKDF2_ITERATIONS = 10_000

@@ -49,7 +49,7 @@ PACKAGE = {
             SecretSpec,
             ServiceDefinition,
         )
-        from lakehouse_platform.services.placeholders import secret
+        from lakehouse_platform.placeholders import secret
         from lakehouse_platform.services.plans import ContainerHost, ContainerPlan, EcsPlan, NativeHost, NativePlan
         from lakehouse_platform.services.profiles import host_profiles
         from lakehouse_platform.services.registry import registry

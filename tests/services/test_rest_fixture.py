@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from lakehouse_platform.config import ConfigError, load_platform
+from lakehouse_platform.placeholders import secret
 from lakehouse_platform.runtime.tables import PLATFORM_DEFAULTS
 from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.operations_config import host_paths
-from lakehouse_platform.services.placeholders import secret
 from lakehouse_platform.services.plans import ContainerHost, NativeHost
 from lakehouse_platform.services.rest_fixture import config as rest_fixture
 from lakehouse_platform.services.rest_fixture import container as rest_fixture_container

@@ -6,10 +6,10 @@ from typing import Any
 
 from lakehouse_platform.model import PlatformSpec, Target
 from lakehouse_platform.model.operations import cron_max_interval_minutes
+from lakehouse_platform.placeholders import secret
 from lakehouse_platform.runtime.config import ENV_PG_PASSWORD
 from lakehouse_platform.services.capabilities import DATABASE, DATABASE_PASSWORD
 from lakehouse_platform.services.context import ServiceContext
-from lakehouse_platform.services.placeholders import secret
 from lakehouse_platform.services.registry import registry
 
 NAME = "catalog-backup"

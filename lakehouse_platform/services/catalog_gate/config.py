@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 
 from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.placeholders import secret, sha256_of
 from lakehouse_platform.runtime.config import ENV_GATE_SIGNING_KEY
 from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.definition import SecretSpec
-from lakehouse_platform.services.placeholders import secret, sha256_of
 
 NAME = "catalog-gate"
 #: The catalog the gate fronts: its declared dependency (``job_of``, ``fronts``, ``depends_on`` of its definition).

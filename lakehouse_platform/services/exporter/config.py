@@ -8,9 +8,9 @@ from typing import Any
 
 from lakehouse_platform.model import PlatformSpec
 from lakehouse_platform.model.tables import TableSpec
+from lakehouse_platform.placeholders import secret
 from lakehouse_platform.services import profiles
 from lakehouse_platform.services.context import ServiceContext, Side, address
-from lakehouse_platform.services.placeholders import secret
 from lakehouse_platform.services.registry import registry
 
 NAME = "lakehouse-exporter"

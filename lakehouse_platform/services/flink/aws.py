@@ -15,6 +15,7 @@ import pulumi
 import pulumi_aws as aws
 
 from lakehouse_platform.model import Layer, PlatformSpec
+from lakehouse_platform.placeholders import SECRET_TOKEN
 from lakehouse_platform.services import profiles
 from lakehouse_platform.services.capabilities import BROKER, BrokerOnAws
 from lakehouse_platform.services.context import ServiceContext, Side
@@ -27,7 +28,6 @@ from lakehouse_platform.services.flink.config import (
     job_args,
     job_source,
 )
-from lakehouse_platform.services.placeholders import SECRET_TOKEN
 from lakehouse_platform.targets.aws import governance as gov_module
 from lakehouse_platform.targets.aws.common import log_group_name
 from lakehouse_platform.targets.aws.context import AwsComponent

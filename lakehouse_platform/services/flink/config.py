@@ -8,10 +8,10 @@ import hashlib
 from typing import Any
 
 from lakehouse_platform.model import PlatformSpec, Target
+from lakehouse_platform.placeholders import SECRET_TOKEN, secret
 from lakehouse_platform.services import profiles
 from lakehouse_platform.services.capabilities import BROKER, STORE
 from lakehouse_platform.services.context import ServiceContext, Side, url
-from lakehouse_platform.services.placeholders import SECRET_TOKEN, secret
 from lakehouse_platform.services.registry import needed, registry
 
 JOBMANAGER = "flink-jobmanager"

@@ -19,6 +19,7 @@ import pulumi
 import pulumi_aws as aws
 
 from lakehouse_platform.model import Layer, PlatformSpec
+from lakehouse_platform.placeholders import secret
 from lakehouse_platform.services.capabilities import BROKER, DATABASE, DATABASE_USER, BrokerOnAws
 from lakehouse_platform.services.context import ServiceContext, Side, host_of
 from lakehouse_platform.services.kafka_connect.artifact import PROVIDER_CLASS, PROVIDER_DIR, debezium_plugin
@@ -30,7 +31,6 @@ from lakehouse_platform.services.kafka_connect.config import (
     sink_config,
     source_config,
 )
-from lakehouse_platform.services.placeholders import secret
 from lakehouse_platform.services.registry import needed
 from lakehouse_platform.targets.aws import governance as gov_module
 from lakehouse_platform.targets.aws.catalogs import run_task_command

@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from lakehouse_platform.model import DebeziumPostgresSpec, IcebergSinkSpec, PlatformSpec, Target, parse_size
+from lakehouse_platform.placeholders import SECRET_TOKEN, secret
 from lakehouse_platform.services.capabilities import DATABASE
 from lakehouse_platform.services.context import ServiceContext, Side
 from lakehouse_platform.services.definition import SecretSpec
 from lakehouse_platform.services.kafka import config as kafka
-from lakehouse_platform.services.placeholders import SECRET_TOKEN, secret
 from lakehouse_platform.services.registry import needed, registry
 
 CONNECT = "kafka-connect"

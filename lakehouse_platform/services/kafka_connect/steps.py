@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from lakehouse_platform.model import DebeziumPostgresSpec
+from lakehouse_platform.placeholders import secret
 from lakehouse_platform.services.capabilities import DATABASE, DATABASE_PASSWORD, DATABASE_USER, STORE
 from lakehouse_platform.services.catalogs import catalog_path
 from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.kafka_connect.cdc_source import source_statements, teardown_statements
 from lakehouse_platform.services.kafka_connect.config import CDC_SECRET, CONNECT, connector_config
-from lakehouse_platform.services.placeholders import secret
 from lakehouse_platform.services.plans import StepHost, StepPlan
 from lakehouse_platform.services.registry import needed, registry
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from lakehouse_platform.model import PlatformSpec
+from lakehouse_platform.placeholders import KMS_KEY_ARN, VENDING_ROLE_ARN, platform_value
 from lakehouse_platform.services import steps
 from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.lakekeeper.config import (
@@ -15,7 +16,6 @@ from lakehouse_platform.services.lakekeeper.config import (
     warehouse_request,
     warehouse_script,
 )
-from lakehouse_platform.services.placeholders import KMS_KEY_ARN, VENDING_ROLE_ARN, platform_value
 from lakehouse_platform.services.plans import EcsPlan
 from lakehouse_platform.targets.aws.catalogs import CatalogServer
 from lakehouse_platform.targets.aws.foundation import Foundation

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from lakehouse_platform.model import PlatformSpec
+from lakehouse_platform.placeholders import secret
 from lakehouse_platform.services import steps
 from lakehouse_platform.services.capabilities import DATABASE, DATABASE_PASSWORD, DATABASE_USER, STORE
 from lakehouse_platform.services.context import ServiceContext, Side
-from lakehouse_platform.services.placeholders import secret
 from lakehouse_platform.services.registry import needed
 
 NAME = "lakekeeper"

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from lakehouse_platform.placeholders import secret
 from lakehouse_platform.services import steps
 from lakehouse_platform.services.capabilities import STORE
 from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.lakekeeper.config import NAME, lab_request, pg_env, warehouse_script
-from lakehouse_platform.services.placeholders import secret
 from lakehouse_platform.services.plans import ContainerHost, ContainerPlan
 from lakehouse_platform.services.registry import needed
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from lakehouse_platform.model import PlatformSpec
+from lakehouse_platform.placeholders import KMS_KEY_ARN, VENDING_ROLE_ARN, platform_value
 from lakehouse_platform.services.context import ServiceContext
-from lakehouse_platform.services.placeholders import KMS_KEY_ARN, VENDING_ROLE_ARN, platform_value
 from lakehouse_platform.services.plans import EcsPlan
 from lakehouse_platform.services.polaris.config import (
     ACCESS_CONFIG,

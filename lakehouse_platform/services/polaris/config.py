@@ -7,12 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 from lakehouse_platform.model import PlatformSpec
+from lakehouse_platform.placeholders import secret
 from lakehouse_platform.runtime.polaris_access import ENV_ROOT_CLIENT_ID, ENV_ROOT_SECRET
 from lakehouse_platform.services import steps
 from lakehouse_platform.services.capabilities import DATABASE, DATABASE_PASSWORD, DATABASE_USER, STORE
 from lakehouse_platform.services.context import ServiceContext, Side
 from lakehouse_platform.services.definition import IdentitySecret
-from lakehouse_platform.services.placeholders import secret
 from lakehouse_platform.services.plans import jvm_heap_flag
 from lakehouse_platform.services.polaris.principals import Principal, stack_principals
 from lakehouse_platform.services.registry import needed

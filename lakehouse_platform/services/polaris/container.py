@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
+from lakehouse_platform.placeholders import secret
 from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.operations_support import operations_plan
-from lakehouse_platform.services.placeholders import secret
 from lakehouse_platform.services.plans import ContainerHost, ContainerPlan
 from lakehouse_platform.services.polaris.config import (
     ACCESS_CONFIG,

@@ -15,8 +15,8 @@ import pulumi
 import pulumi_aws as aws
 
 from lakehouse_platform.model import Layer, PlatformSpec
+from lakehouse_platform.placeholders import secret
 from lakehouse_platform.services.context import Side, host_of
-from lakehouse_platform.services.placeholders import secret
 from lakehouse_platform.services.plans import EcsPlan
 from lakehouse_platform.services.postgres.config import NAME, SERVER_SETTINGS, databases
 from lakehouse_platform.targets.aws import network as network_module

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from lakehouse_platform.placeholders import secret
 from lakehouse_platform.services.context import ServiceContext
-from lakehouse_platform.services.placeholders import secret
 from lakehouse_platform.services.plans import ContainerHost, ContainerPlan
 from lakehouse_platform.services.postgres.config import SERVER_SETTINGS, create_databases_sql, server_flags
 

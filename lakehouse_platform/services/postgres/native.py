@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lakehouse_platform.placeholders import secret
 from lakehouse_platform.services.context import ServiceContext
-from lakehouse_platform.services.placeholders import secret
 from lakehouse_platform.services.plans import NativeHost, NativePlan
 from lakehouse_platform.services.postgres.config import (
     SERVER_SETTINGS,

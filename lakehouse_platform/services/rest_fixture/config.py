@@ -8,10 +8,10 @@ from pathlib import Path
 
 from lakehouse_platform.artifacts import maven
 from lakehouse_platform.model import PlatformSpec, Target
+from lakehouse_platform.placeholders import secret
 from lakehouse_platform.runtime.tables import PLATFORM_DEFAULTS
 from lakehouse_platform.services.capabilities import BACKUPS, DATABASE, DATABASE_PASSWORD, DATABASE_USER
 from lakehouse_platform.services.context import ServiceContext
-from lakehouse_platform.services.placeholders import secret
 from lakehouse_platform.services.registry import registry
 
 NAME = "rest-fixture"

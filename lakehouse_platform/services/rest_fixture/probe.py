@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from lakehouse_platform.model import PlatformSpec
+from lakehouse_platform.placeholders import secret
 from lakehouse_platform.services.capabilities import DATABASE_PASSWORD
-from lakehouse_platform.services.placeholders import secret
 from lakehouse_platform.services.probing import DeployedStack, ServiceHands, VersionReading, jar_build_version
 from lakehouse_platform.services.rest_fixture.config import (
     NAME,

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 from lakehouse_platform.model import PlatformSpec
+from lakehouse_platform.placeholders import secret
 from lakehouse_platform.services.catalogs import table_prefixes
 from lakehouse_platform.services.context import ServiceContext
-from lakehouse_platform.services.placeholders import secret
 from lakehouse_platform.services.probing import first_version
 
 NAME = "seaweedfs"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from lakehouse_platform.placeholders import secret
 from lakehouse_platform.services.context import ServiceContext
-from lakehouse_platform.services.placeholders import secret
 from lakehouse_platform.services.plans import NativeHost, NativePlan
 from lakehouse_platform.services.seaweedfs.config import LARGE_DISK, NAME, go_memory_limit, s3_config, server_args
 

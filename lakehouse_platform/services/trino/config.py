@@ -10,12 +10,12 @@ from typing import Any, Literal
 
 from lakehouse_platform.model import PlatformSpec, Target, parse_size
 from lakehouse_platform.model.governance import EVERY_NAMESPACE
+from lakehouse_platform.placeholders import SECRET_TOKEN, pbkdf2_of, secret
 from lakehouse_platform.runtime import tables as declared_tables
 from lakehouse_platform.services.capabilities import STORE
 from lakehouse_platform.services.catalogs import catalog_url, gate_of
 from lakehouse_platform.services.context import ServiceContext, Side, host_of, url
 from lakehouse_platform.services.definition import IdentitySecret, SecretSpec
-from lakehouse_platform.services.placeholders import SECRET_TOKEN, pbkdf2_of, secret
 from lakehouse_platform.services.plans import properties
 from lakehouse_platform.services.registry import registry
 

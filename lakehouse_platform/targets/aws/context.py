@@ -41,7 +41,7 @@ class AwsContext:
     provider: aws.Provider
     layers: Mapping[Layer, LayerComponent]
     #: ``${platform:name}`` placeholders of ECS plans -> the resource outputs they stand for
-    #: (``services.placeholders.VENDING_ROLE_ARN``, ``KMS_KEY_ARN``); governance fills it.
+    #: (``lakehouse_platform.placeholders.VENDING_ROLE_ARN``, ``KMS_KEY_ARN``); governance fills it.
     platform_values: dict[str, pulumi.Input[str]] = field(default_factory=dict)
     #: What the stack uploads (MSK Connect's plugins, the Flink application's jar), looked up in the cache.
     artifacts: StackArtifacts = field(default_factory=StackArtifacts)

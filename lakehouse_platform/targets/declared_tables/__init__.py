@@ -48,9 +48,9 @@ __all__ = ["DeclaredTable", "DeclaredTableError", "DeclaredTableProvider", "appl
 def catalog_input(spec: Any, secrets: Mapping[str, pulumi.Output[str]]) -> pulumi.Output[dict[str, str]]:
     """The default catalog's PyIceberg properties as the deploying host reaches it, as the platform's identity
     (the gate's token where the catalog is gated) with the platform's store keys: a secret."""
+    from lakehouse_platform.placeholders import secret
     from lakehouse_platform.services import profiles
     from lakehouse_platform.services.context import Side
-    from lakehouse_platform.services.placeholders import secret
     from lakehouse_platform.services.secrets import render_inputs
 
     props: dict[str, str] = {**profiles.pyiceberg(spec, Side.EXTERNAL),
