@@ -26,12 +26,12 @@ from tests.support.harness import ProgramRun
 
 #: Every dynamic provider of the project, as the state records it.
 PINNED = (
+    "lakehouse_platform.components.aws.pushed_image:PushedImageProvider",
+    "lakehouse_platform.components.aws.run_task:EcsTaskRunProvider",
     "lakehouse_platform.resources.certificate:CertificateProvider",
     "lakehouse_platform.services.flink.job.provider:FlinkJobProvider",
     "lakehouse_platform.services.kafka_connect.connectors:ConnectorProvider",
     "lakehouse_platform.services.kafka_connect.postgres_source:PostgresSourceProvider",
-    "lakehouse_platform.targets.aws.pushed_image:PushedImageProvider",
-    "lakehouse_platform.targets.aws.run_task:EcsTaskRunProvider",
     "lakehouse_platform.targets.declared_tables.provider:DeclaredTableProvider",
     "lakehouse_platform.targets.lab_state:LabStateProvider",
     "lakehouse_platform.targets.native.local_service.provider:LocalServiceProvider",

@@ -376,7 +376,7 @@ _TAG_VALUE_DISALLOWED = re.compile(r"[^\w\s.:/=+\-@]", re.UNICODE)
 
 
 def aws_tag_value(value: str) -> str:
-    """A value as the aws target writes it into a tag (lakehouse_platform.targets.aws.common.tag_value)."""
+    """A value as the aws target writes it into a tag (lakehouse_platform.components.aws.common.tag_value)."""
     return " ".join(_TAG_VALUE_DISALLOWED.sub("", value).split())[:256]
 
 

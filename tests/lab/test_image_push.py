@@ -1,5 +1,5 @@
 """The cloud's push path for real: the operations image built on a Docker engine and pushed to a registry with its
-credentials by the code ``PushedImage``'s provider runs (``lakehouse_platform.targets.aws.pushed_image.build_and_push``), then the
+credentials by the code ``PushedImage``'s provider runs (``lakehouse_platform.components.aws.pushed_image.build_and_push``), then the
 registry's HTTP API asked what it holds.
 
 The registry is Debian's ``docker-registry`` on a loopback port with basic authentication (tests/support/
@@ -23,9 +23,9 @@ from typing import Any
 
 import pytest
 
+from lakehouse_platform.components.aws import pushed_image as pi
 from lakehouse_platform.services import operations_support as support
 from lakehouse_platform.targets.aws import images
-from lakehouse_platform.targets.aws import pushed_image as pi
 from tests.support import local_registry as registry_support
 from tests.support.harness import ProgramRun
 from tests.support.local_registry import LocalRegistry

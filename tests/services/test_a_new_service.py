@@ -132,8 +132,8 @@ PACKAGE = {
 
         from lakehouse_platform.services.context import Side, url
         from lakehouse_platform.model import Layer, PlatformSpec
-        from lakehouse_platform.targets.aws.context import AwsComponent
-        from lakehouse_platform.targets.aws.ecs import FargateService, FargateServiceConfig, container_of
+        from lakehouse_platform.components.aws.context import AwsComponent
+        from lakehouse_platform.components.aws.ecs import FargateService, FargateServiceConfig, container_of
         from lakehouse_platform.targets.aws.foundation import Foundation
 
         NAME = "quack"

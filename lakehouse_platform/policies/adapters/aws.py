@@ -13,7 +13,7 @@ from lakehouse_platform.policies.resources import Resource, service_label
 from lakehouse_platform.policies.wire import is_unknown, reveal
 
 # Fargate has no host files: the aws target writes config files from the container command
-# (`echo <base64> | base64 -d > <path>`, lakehouse_platform.targets.aws.ecs.files_then_exec).
+# (`echo <base64> | base64 -d > <path>`, lakehouse_platform.components.aws.ecs.files_then_exec).
 EMBEDDED_FILE_RE = re.compile(r"echo\s+([A-Za-z0-9+/=]+)\s*\|\s*base64\s+-d\s*>\s*('[^']*'|\"[^\"]*\"|\S+)")
 
 

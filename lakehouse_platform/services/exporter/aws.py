@@ -6,6 +6,16 @@ from __future__ import annotations
 
 import yaml
 
+from lakehouse_platform.components.aws.alarms import Alarm
+from lakehouse_platform.components.aws.common import fargate_size
+from lakehouse_platform.components.aws.context import AwsComponent
+from lakehouse_platform.components.aws.ecs import (
+    Container,
+    FargateService,
+    FargateServiceConfig,
+    container_of,
+    files_then_exec,
+)
 from lakehouse_platform.model import Layer, PlatformSpec
 from lakehouse_platform.services.capabilities import METRICS, MetricsOnAws
 from lakehouse_platform.services.context import ServiceContext, Side
@@ -14,16 +24,6 @@ from lakehouse_platform.services.exporter.container import IMAGE_CONFIG
 from lakehouse_platform.services.plans import EcsPlan
 from lakehouse_platform.services.registry import registry
 from lakehouse_platform.targets.aws import governance as gov_module
-from lakehouse_platform.targets.aws.alarms import Alarm
-from lakehouse_platform.targets.aws.common import fargate_size
-from lakehouse_platform.targets.aws.context import AwsComponent
-from lakehouse_platform.targets.aws.ecs import (
-    Container,
-    FargateService,
-    FargateServiceConfig,
-    container_of,
-    files_then_exec,
-)
 from lakehouse_platform.targets.aws.foundation import Foundation
 
 LAYER = Layer.OBSERVABILITY

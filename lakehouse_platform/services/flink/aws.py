@@ -14,6 +14,8 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from lakehouse_platform.components.aws.common import log_group_name
+from lakehouse_platform.components.aws.context import AwsComponent
 from lakehouse_platform.model import Layer, PlatformSpec
 from lakehouse_platform.placeholders import SECRET_TOKEN
 from lakehouse_platform.services import profiles
@@ -29,8 +31,6 @@ from lakehouse_platform.services.flink.config import (
     job_source,
 )
 from lakehouse_platform.targets.aws import governance as gov_module
-from lakehouse_platform.targets.aws.common import log_group_name
-from lakehouse_platform.targets.aws.context import AwsComponent
 from lakehouse_platform.targets.aws.foundation import Foundation
 
 LAYER = Layer.COMPUTE

@@ -12,10 +12,10 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from lakehouse_platform.components.aws.common import log_group_name
+from lakehouse_platform.components.aws.context import AwsComponent
 from lakehouse_platform.model import Layer, PlatformSpec
 from lakehouse_platform.services.kafka.config import KAFKA, platform_topics, topic_configs
-from lakehouse_platform.targets.aws.common import log_group_name
-from lakehouse_platform.targets.aws.context import AwsComponent
 from lakehouse_platform.targets.aws.foundation import Foundation
 
 LAYER = Layer.COMPUTE

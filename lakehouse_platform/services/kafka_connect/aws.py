@@ -18,6 +18,9 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from lakehouse_platform.components.aws.common import log_group_name
+from lakehouse_platform.components.aws.context import AwsComponent
+from lakehouse_platform.components.aws.ecs import Container, secret_names, shell, task_definition
 from lakehouse_platform.model import Layer, PlatformSpec
 from lakehouse_platform.placeholders import secret
 from lakehouse_platform.services.capabilities import BROKER, DATABASE, DATABASE_USER, BrokerOnAws
@@ -34,9 +37,6 @@ from lakehouse_platform.services.kafka_connect.config import (
 from lakehouse_platform.services.registry import needed
 from lakehouse_platform.targets.aws import governance as gov_module
 from lakehouse_platform.targets.aws.catalogs import run_task_command
-from lakehouse_platform.targets.aws.common import log_group_name
-from lakehouse_platform.targets.aws.context import AwsComponent
-from lakehouse_platform.targets.aws.ecs import Container, secret_names, shell, task_definition
 from lakehouse_platform.targets.aws.foundation import Foundation
 
 LAYER = Layer.COMPUTE

@@ -19,6 +19,9 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from lakehouse_platform.components.aws.alarms import Alarm
+from lakehouse_platform.components.aws.context import AwsComponent
+from lakehouse_platform.components.aws.ecs import Container, files_then_exec, task_definition
 from lakehouse_platform.model import Layer, MaintenanceJob, PlatformSpec, eventbridge_cron
 from lakehouse_platform.runtime.config import ENV_MAINTENANCE_JOB
 from lakehouse_platform.services import operations_support as support
@@ -31,9 +34,6 @@ from lakehouse_platform.services.operations_config import (
     operations_config,
 )
 from lakehouse_platform.targets.aws import governance as gov_module
-from lakehouse_platform.targets.aws.alarms import Alarm
-from lakehouse_platform.targets.aws.context import AwsComponent
-from lakehouse_platform.targets.aws.ecs import Container, files_then_exec, task_definition
 from lakehouse_platform.targets.aws.foundation import Foundation
 
 LAYER = Layer.ORCHESTRATION

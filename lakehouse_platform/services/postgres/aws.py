@@ -14,16 +14,16 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from lakehouse_platform.components.aws import network as network_module
+from lakehouse_platform.components.aws.alarms import Alarm
+from lakehouse_platform.components.aws.context import AwsComponent
+from lakehouse_platform.components.aws.ecs import Container, shell
 from lakehouse_platform.model import Layer, PlatformSpec
 from lakehouse_platform.placeholders import secret
 from lakehouse_platform.services.context import Side, host_of
 from lakehouse_platform.services.plans import EcsPlan
 from lakehouse_platform.services.postgres.config import NAME, SERVER_SETTINGS, databases
-from lakehouse_platform.targets.aws import network as network_module
-from lakehouse_platform.targets.aws.alarms import Alarm
 from lakehouse_platform.targets.aws.catalogs import catalog_job
-from lakehouse_platform.targets.aws.context import AwsComponent
-from lakehouse_platform.targets.aws.ecs import Container, shell
 from lakehouse_platform.targets.aws.foundation import Foundation
 
 LAYER = Layer.CATALOG

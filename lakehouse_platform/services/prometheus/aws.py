@@ -14,12 +14,12 @@ from typing import Any
 import pulumi_aws as aws
 import yaml
 
+from lakehouse_platform.components.aws.common import physical_name, policy_document
+from lakehouse_platform.components.aws.context import AwsComponent
 from lakehouse_platform.model import Layer, PlatformSpec
 from lakehouse_platform.services.prometheus.alerts import rules_yaml
 from lakehouse_platform.services.prometheus.config import NAME
 from lakehouse_platform.services.registry import registry
-from lakehouse_platform.targets.aws.common import physical_name, policy_document
-from lakehouse_platform.targets.aws.context import AwsComponent
 from lakehouse_platform.targets.aws.foundation import Foundation
 
 LAYER = Layer.OBSERVABILITY

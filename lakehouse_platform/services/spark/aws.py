@@ -12,14 +12,14 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from lakehouse_platform.components.aws.common import log_group_name
+from lakehouse_platform.components.aws.context import AwsComponent
 from lakehouse_platform.model import Layer, PlatformSpec
 from lakehouse_platform.placeholders import SECRET_TOKEN
 from lakehouse_platform.services import profiles
 from lakehouse_platform.services.context import Side
 from lakehouse_platform.services.secrets import render
 from lakehouse_platform.targets.aws import governance as gov_module
-from lakehouse_platform.targets.aws.common import log_group_name
-from lakehouse_platform.targets.aws.context import AwsComponent
 from lakehouse_platform.targets.aws.foundation import Foundation
 
 LAYER = Layer.COMPUTE

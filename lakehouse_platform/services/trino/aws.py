@@ -18,17 +18,10 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-from lakehouse_platform.model import Layer, PlatformSpec
-from lakehouse_platform.runtime import tables as declared_tables
-from lakehouse_platform.services import registry
-from lakehouse_platform.services.context import ServiceContext, Side, host_of, url
-from lakehouse_platform.services.plans import EcsPlan
-from lakehouse_platform.services.trino.config import IMAGE_ETC, NAME, etc_files, heap_bytes, secret_env
-from lakehouse_platform.targets.aws import governance as gov_module
-from lakehouse_platform.targets.aws.alarms import Alarm
-from lakehouse_platform.targets.aws.common import fargate_size
-from lakehouse_platform.targets.aws.context import AwsComponent
-from lakehouse_platform.targets.aws.ecs import (
+from lakehouse_platform.components.aws.alarms import Alarm
+from lakehouse_platform.components.aws.common import fargate_size
+from lakehouse_platform.components.aws.context import AwsComponent
+from lakehouse_platform.components.aws.ecs import (
     Container,
     FargateService,
     FargateServiceConfig,
@@ -37,8 +30,15 @@ from lakehouse_platform.targets.aws.ecs import (
     shell,
     task_definition,
 )
+from lakehouse_platform.components.aws.run_task import EcsTaskRun
+from lakehouse_platform.model import Layer, PlatformSpec
+from lakehouse_platform.runtime import tables as declared_tables
+from lakehouse_platform.services import registry
+from lakehouse_platform.services.context import ServiceContext, Side, host_of, url
+from lakehouse_platform.services.plans import EcsPlan
+from lakehouse_platform.services.trino.config import IMAGE_ETC, NAME, etc_files, heap_bytes, secret_env
+from lakehouse_platform.targets.aws import governance as gov_module
 from lakehouse_platform.targets.aws.foundation import Foundation
-from lakehouse_platform.targets.aws.run_task import EcsTaskRun
 
 LAYER = Layer.COMPUTE
 

@@ -15,21 +15,21 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-from lakehouse_platform.model import Layer
-from lakehouse_platform.services import registry
-from lakehouse_platform.services.context import Side, host_of, url
-from lakehouse_platform.targets.aws import governance as gov_module
-from lakehouse_platform.targets.aws import network as network_module
-from lakehouse_platform.targets.aws.common import fargate_size, physical_name
-from lakehouse_platform.targets.aws.context import AwsComponent
-from lakehouse_platform.targets.aws.ecs import (
+from lakehouse_platform.components.aws import network as network_module
+from lakehouse_platform.components.aws.common import fargate_size, physical_name
+from lakehouse_platform.components.aws.context import AwsComponent
+from lakehouse_platform.components.aws.ecs import (
     Container,
     FargateService,
     FargateServiceConfig,
     container_of,
     secret_names,
 )
-from lakehouse_platform.targets.aws.ecs import task_definition as ecs_task_definition
+from lakehouse_platform.components.aws.ecs import task_definition as ecs_task_definition
+from lakehouse_platform.model import Layer
+from lakehouse_platform.services import registry
+from lakehouse_platform.services.context import Side, host_of, url
+from lakehouse_platform.targets.aws import governance as gov_module
 from lakehouse_platform.targets.aws.foundation import Foundation
 
 LAYER = Layer.CATALOG

@@ -13,14 +13,14 @@ from typing import Any, TypeVar
 import pulumi
 import pulumi_aws as aws
 
+from lakehouse_platform.components.aws import ecs
+from lakehouse_platform.components.aws.context import AwsComponent, AwsContext
+from lakehouse_platform.components.aws.logs import LogGroups
+from lakehouse_platform.components.aws.storage import SecureBucket, code_bucket_name, secure_bucket
 from lakehouse_platform.model import Layer, PlatformSpec
 from lakehouse_platform.services.capabilities import Capability
 from lakehouse_platform.services.registry import registry
-from lakehouse_platform.targets.aws import ecs
-from lakehouse_platform.targets.aws.context import AwsComponent, AwsContext
 from lakehouse_platform.targets.aws.governance import GovernanceState
-from lakehouse_platform.targets.aws.logs import LogGroups
-from lakehouse_platform.targets.aws.storage import SecureBucket, code_bucket_name, secure_bucket
 
 Part = TypeVar("Part", bound=AwsComponent)
 

@@ -17,14 +17,14 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from lakehouse_platform.components.aws import network as network_module
+from lakehouse_platform.components.aws.common import assume_role_policy, log_group_name, policy_document
+from lakehouse_platform.components.aws.context import AwsContext
+from lakehouse_platform.components.aws.network import Network
 from lakehouse_platform.model import Layer, PlatformSpec
 from lakehouse_platform.placeholders import KMS_KEY_ARN, VENDING_ROLE_ARN
 from lakehouse_platform.services import registry
 from lakehouse_platform.services.catalogs import table_prefixes
-from lakehouse_platform.targets.aws import network as network_module
-from lakehouse_platform.targets.aws.common import assume_role_policy, log_group_name, policy_document
-from lakehouse_platform.targets.aws.context import AwsContext
-from lakehouse_platform.targets.aws.network import Network
 
 LAYER = Layer.GOVERNANCE
 

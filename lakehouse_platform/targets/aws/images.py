@@ -20,8 +20,8 @@ The repository (ADR 0008):
   made again from the repository's files by the next ``pulumi up``).
 
 Evaluating the program reads the context's files to compute the digest and builds nothing; ``pulumi up``
-builds and pushes (``lakehouse_platform.targets.aws.pushed_image``). Placed under the observability layer: its always-on
-consumer is the exporter, and its owner the platform team that owns the code in it.
+builds and pushes (``lakehouse_platform.components.aws.pushed_image``). Placed under the observability layer: its
+always-on consumer is the exporter, and its owner the platform team that owns the code in it.
 """
 
 from __future__ import annotations
@@ -31,12 +31,12 @@ import json
 import pulumi
 import pulumi_aws as aws
 
+from lakehouse_platform.components.aws.context import AwsComponent, AwsContext, RegistryImage
+from lakehouse_platform.components.aws.pushed_image import PushedImage
 from lakehouse_platform.model import Layer, PlatformSpec
 from lakehouse_platform.services import operations_support as support
 from lakehouse_platform.services.definition import AwsPart
-from lakehouse_platform.targets.aws.context import AwsComponent, AwsContext, RegistryImage
 from lakehouse_platform.targets.aws.governance import GovernanceState
-from lakehouse_platform.targets.aws.pushed_image import PushedImage
 from lakehouse_platform.targets.lab_images import host_ca_certificates, operations_args
 from lakehouse_platform.version import PLATFORM_VERSION
 

@@ -16,10 +16,10 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from lakehouse_platform.components.aws.context import AwsContext
+from lakehouse_platform.components.aws.storage import SecureBucket, secure_bucket
 from lakehouse_platform.model import Layer
 from lakehouse_platform.targets.aws import governance as gov_module
-from lakehouse_platform.targets.aws.context import AwsContext
-from lakehouse_platform.targets.aws.storage import SecureBucket, secure_bucket
 
 LAYER = Layer.RECOVERY
 

@@ -24,6 +24,9 @@ import pulumi
 import pulumi_aws as aws
 
 from lakehouse_platform.artifacts.stack import StackArtifacts
+from lakehouse_platform.components.aws import alarms, logs, storage
+from lakehouse_platform.components.aws.common import tag_value
+from lakehouse_platform.components.aws.context import AwsComponent, AwsContext
 from lakehouse_platform.layers import LayerComponent
 from lakehouse_platform.model import Layer, PlatformSpec
 from lakehouse_platform.services import registry
@@ -31,9 +34,7 @@ from lakehouse_platform.services.capabilities import DATABASE, DatabaseOnAws
 from lakehouse_platform.services.context import Side, url
 from lakehouse_platform.services.definition import AwsPart
 from lakehouse_platform.targets import Built
-from lakehouse_platform.targets.aws import alarms, catalogs, governance, images, logs, recovery, storage
-from lakehouse_platform.targets.aws.common import tag_value
-from lakehouse_platform.targets.aws.context import AwsComponent, AwsContext
+from lakehouse_platform.targets.aws import catalogs, governance, images, recovery
 from lakehouse_platform.targets.aws.foundation import Foundation
 from lakehouse_platform.targets.aws.provider_config import provider_args
 

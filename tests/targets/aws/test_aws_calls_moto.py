@@ -6,7 +6,7 @@ policies, the KMS key, the buckets with their configuration, log groups, the VPC
 security groups, the ECS clusters and task definitions. Then the code the project itself runs against AWS
 runs against them, unchanged:
 
-* ``EcsTaskRun``'s provider (``lakehouse_platform/targets/aws/run_task.py``): create, diff and update start the
+* ``EcsTaskRun``'s provider (``lakehouse_platform/components/aws/run_task.py``): create, diff and update start the
   declared-tables task on Fargate in the private subnets with the engines' security group, poll it to
   STOPPED and check its exit codes;
 * the ``catalog_jobs`` output: each job's ``aws ecs run-task`` line, run in its order by the AWS CLI as
@@ -44,12 +44,12 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
+from lakehouse_platform.components.aws import run_task as rt
 from lakehouse_platform.config import load_platform
 from lakehouse_platform.control.procedures import tables_location
 from lakehouse_platform.runtime import maintenance, recovery
 from lakehouse_platform.runtime.config import Credentials, s3_client
 from lakehouse_platform.services.operations_config import host_paths, operations_config
-from lakehouse_platform.targets.aws import run_task as rt
 from tests.support.aws_emulator import MotoServer, moto_server
 from tests.support.harness import ProgramRun, cached_run
 from tests.support.rendered_in_moto import InMoto

@@ -12,12 +12,13 @@ from typing import Any
 
 import pytest
 
+from lakehouse_platform.components.aws import ecs
+from lakehouse_platform.components.aws.context import RegistryImage
+from lakehouse_platform.components.aws.pushed_image import context_digest, tag_of
 from lakehouse_platform.model import PlatformSpec
 from lakehouse_platform.paths import PROJECT_ROOT
 from lakehouse_platform.services import operations_support as support
-from lakehouse_platform.targets.aws import ecs, images
-from lakehouse_platform.targets.aws.context import RegistryImage
-from lakehouse_platform.targets.aws.pushed_image import context_digest, tag_of
+from lakehouse_platform.targets.aws import images
 from lakehouse_platform.version import PLATFORM_VERSION
 from tests.support.aws_graph import ALL_RUNS, containers, policy, the
 from tests.support.harness import ECR_REGISTRY, ProgramRun, pushed_image_outputs

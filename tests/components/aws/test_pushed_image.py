@@ -1,4 +1,4 @@
-"""``PushedImage`` (lakehouse_platform/targets/aws/pushed_image.py) without an engine: what identifies an image, the context sent to
+"""``PushedImage`` (lakehouse_platform/components/aws/pushed_image.py) without an engine: what identifies an image, the context sent to
 the engine, the diff, the checks, and the provider loading without the repository. The build and push run for
 real against a local registry in tests/lab/test_image_push.py (marker ``lab``)."""
 
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from lakehouse_platform.components.aws import pushed_image as pi
 from lakehouse_platform.paths import PROJECT_ROOT
-from lakehouse_platform.targets.aws import pushed_image as pi
 
 FILES = ["Dockerfile", "app/main.py", "app/run.sh"]
 ARGS = {"BASE": "debian:bookworm-20260202-slim", "PG_MAJOR": "15"}

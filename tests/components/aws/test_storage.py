@@ -1,4 +1,4 @@
-"""The aws target's storage (lakehouse_platform/targets/aws/storage.py) under Pulumi mocks: every bucket hardened, lifecycles that
+"""The aws target's storage (lakehouse_platform/components/aws/storage.py) under Pulumi mocks: every bucket hardened, lifecycles that
 never expire a current object, the configured warehouse bucket. Each run evaluates the whole program with
 Pulumi.cloud.yaml's ``lakehouse:platform`` object (and two variants, tests/conftest.py); only the AWS provider is mocked."""
 

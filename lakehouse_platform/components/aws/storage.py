@@ -15,9 +15,9 @@ import pulumi
 import pulumi_aws as aws
 from pydantic import BaseModel, ConfigDict, Field
 
+from lakehouse_platform.components.aws.common import policy_document
+from lakehouse_platform.components.aws.context import AwsComponent, AwsContext
 from lakehouse_platform.model import Layer
-from lakehouse_platform.targets.aws.common import policy_document
-from lakehouse_platform.targets.aws.context import AwsComponent, AwsContext
 
 LAYER = Layer.STORAGE
 

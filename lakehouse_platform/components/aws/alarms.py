@@ -14,8 +14,8 @@ from typing import Any, Protocol
 import pulumi
 import pulumi_aws as aws
 
+from lakehouse_platform.components.aws.context import AwsContext
 from lakehouse_platform.model import Layer
-from lakehouse_platform.targets.aws.context import AwsContext
 
 LAYER = Layer.OBSERVABILITY
 

@@ -20,16 +20,16 @@ import pulumi
 import pulumi_aws as aws
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from lakehouse_platform.components.aws.common import log_group_name, to_json
+from lakehouse_platform.components.aws.context import AwsComponent, AwsContext, RegistryImage
+from lakehouse_platform.components.aws.logs import LogGroups
 from lakehouse_platform.model import HealthCheckSpec, Layer, ServiceSpec
 from lakehouse_platform.model.aws import FARGATE_SIZES
 from lakehouse_platform.placeholders import PLATFORM_TOKEN, SECRET_TOKEN
 from lakehouse_platform.services import ServiceContext, registry
 from lakehouse_platform.services.operations_support import OPERATIONS_IMAGE
 from lakehouse_platform.services.plans import EcsPlan
-from lakehouse_platform.targets.aws.common import log_group_name, to_json
-from lakehouse_platform.targets.aws.context import AwsComponent, AwsContext, RegistryImage
 from lakehouse_platform.targets.aws.governance import GovernanceState, execution_role, grant
-from lakehouse_platform.targets.aws.logs import LogGroups
 
 
 class SecretInEnvironment(ValueError):

@@ -1,4 +1,4 @@
-"""``EcsTaskRun`` (lakehouse_platform/targets/aws/run_task.py) against a stand-in ECS API: runs the task to a clean exit, reruns only on
+"""``EcsTaskRun`` (lakehouse_platform/components/aws/run_task.py) against a stand-in ECS API: runs the task to a clean exit, reruns only on
 change, and its provider is serialised by value."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from lakehouse_platform.components.aws import run_task as rt
 from lakehouse_platform.paths import PROJECT_ROOT
-from lakehouse_platform.targets.aws import run_task as rt
 
 
 class FakeEcs:

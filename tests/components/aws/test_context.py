@@ -1,4 +1,4 @@
-"""The conventions every piece of the aws target follows (lakehouse_platform/targets/aws/context.py), under Pulumi mocks: every
+"""The conventions every piece of the aws target follows (lakehouse_platform/components/aws/context.py), under Pulumi mocks: every
 taggable resource carries its layer's tags and owner, every resource sits under its layer's component, the explicit
 provider carries the region and the platform's default tags."""
 
@@ -8,9 +8,9 @@ import json
 
 import pytest
 
+from lakehouse_platform.components.aws.common import tag_value
 from lakehouse_platform.config import load_platform
 from lakehouse_platform.model import Layer
-from lakehouse_platform.targets.aws.common import tag_value
 from tests.support.aws_graph import ALL_RUNS, LAYER_COMPONENTS, accepts_tags, aws_resources, the
 from tests.support.harness import ProgramRun
 from tests.support.stacks import cloud_platform

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
+from lakehouse_platform.components.aws.common import log_group_name
+from lakehouse_platform.components.aws.context import AwsContext
 from lakehouse_platform.model import Layer
-from lakehouse_platform.targets.aws.common import log_group_name
-from lakehouse_platform.targets.aws.context import AwsContext
 
 LAYER = Layer.OBSERVABILITY
 

@@ -16,11 +16,11 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from lakehouse_platform.components.aws.context import AwsContext
 from lakehouse_platform.model import Layer, PlatformSpec
 from lakehouse_platform.services import registry
 from lakehouse_platform.services.context import Side, host_of
 from lakehouse_platform.services.definition import AwsIngress
-from lakehouse_platform.targets.aws.context import AwsContext
 
 LAYER = Layer.GOVERNANCE
 HTTPS = 443

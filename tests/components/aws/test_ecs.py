@@ -1,4 +1,4 @@
-"""The ECS building blocks (lakehouse_platform/targets/aws/ecs.py) under Pulumi mocks: no secret in a task's environment, each
+"""The ECS building blocks (lakehouse_platform/components/aws/ecs.py) under Pulumi mocks: no secret in a task's environment, each
 execution role reads only its own secrets."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The aws network (lakehouse_platform/targets/aws/network.py) under Pulumi mocks: each hop admitted from exactly one security group."""
+"""The aws network (lakehouse_platform/components/aws/network.py) under Pulumi mocks: each hop admitted from exactly one security group."""
 
 from __future__ import annotations
 

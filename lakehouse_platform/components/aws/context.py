@@ -19,9 +19,9 @@ import pulumi
 import pulumi_aws as aws
 
 from lakehouse_platform.artifacts.stack import StackArtifacts
+from lakehouse_platform.components.aws.common import layer_tags
 from lakehouse_platform.layers import LayerComponent
 from lakehouse_platform.model import Layer, PlatformSpec
-from lakehouse_platform.targets.aws.common import layer_tags
 
 
 @dataclass(frozen=True)

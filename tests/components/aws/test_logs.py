@@ -1,4 +1,4 @@
-"""The aws platform's logs (lakehouse_platform/targets/aws/logs.py) under Pulumi mocks: every source writes to an encrypted group
+"""The aws platform's logs (lakehouse_platform/components/aws/logs.py) under Pulumi mocks: every source writes to an encrypted group
 made before it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The alarms on aws (lakehouse_platform/targets/aws/alarms.py) under Pulumi mocks: the catalogs' health reaches the alarm topic."""
+"""The alarms on aws (lakehouse_platform/components/aws/alarms.py) under Pulumi mocks: the catalogs' health reaches the alarm topic."""
 
 from __future__ import annotations
 
