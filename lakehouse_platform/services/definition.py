@@ -23,7 +23,7 @@ import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lakehouse_platform.artifacts.artifact import Artifact
 from lakehouse_platform.model import Layer, PlatformSpec, Target
@@ -39,6 +39,9 @@ from lakehouse_platform.services.plans import (
     StepHost,
     StepPlan,
 )
+
+if TYPE_CHECKING:  # the aws halves import pulumi_aws: reading the registry stays light
+    from lakehouse_platform.services.aws_parts import Foundation, PartComponent
 
 
 @dataclass(frozen=True)
@@ -77,21 +80,25 @@ class Lazy:
 class AwsPart:
     """One piece of the platform on aws that a service package builds: its managed or ECS counterpart.
 
-    The aws target builds every enabled part after the shared governance, log groups and storage, layer by
-    layer (catalog, compute, orchestration, observability) and in registry order within a layer. ``build``
-    takes the aws target's typed state and returns the part's ``ComponentResource`` (a child of its layer);
-    ``log_sources`` names the CloudWatch log groups the part writes to (source -> group name, None for the
-    platform's name), which exist before anything writes to them.
+    The aws target builds every enabled part after the shared pieces (``aws_parts.Foundation``), layer by layer
+    (catalog, compute, orchestration, observability) and in registry order within a layer. ``build`` takes the
+    foundation and returns the part's ``aws_parts.PartComponent`` (a child of its layer); ``log_sources`` names the
+    CloudWatch log groups the part writes to (source -> group name, None for the platform's name), which exist
+    before anything writes to them.
     """
 
     name: str
     layer: Layer
-    build: Callable[[Any], Any]
+    build: Callable[[Foundation], PartComponent]
     enabled: Callable[[PlatformSpec], bool]
     log_sources: Callable[[PlatformSpec], dict[str, str | None]] | None = None
     #: Parts of the same layer built before this one when the stack has them (it reads their components): a part's
     #: name, or a capability (the part of the service that provides it).
     after: tuple[str | Capability, ...] = ()
+    #: Runs ECS services in its own layer's cluster (the catalog and compute layers always have one).
+    cluster: bool = False
+    #: Uploads code into the compute layer's private code bucket (a plugin, an application jar).
+    uploads_code: bool = False
 
 
 @dataclass(frozen=True)

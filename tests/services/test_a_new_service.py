@@ -130,26 +130,27 @@ PACKAGE = {
 
         from typing import Any
 
-        from lakehouse_platform.services.context import Side, url
+        import pulumi
+
+        from lakehouse_platform.components.aws.ecs import FargateService, FargateServiceArgs
         from lakehouse_platform.model import Layer, PlatformSpec
-        from lakehouse_platform.components.aws.context import AwsComponent
-        from lakehouse_platform.components.aws.ecs import FargateService, FargateServiceConfig, container_of
-        from lakehouse_platform.targets.aws.foundation import Foundation
+        from lakehouse_platform.services.aws_parts import Foundation, PartComponent, container_of
+        from lakehouse_platform.services.context import Side, url
 
         NAME = "quack"
         LAYER = Layer.COMPUTE
 
 
-        class QuackService(AwsComponent):
+        class QuackService(PartComponent):
             def __init__(self, foundation: Foundation) -> None:
                 ctx, spec, gov = foundation.ctx, foundation.spec, foundation.gov
                 super().__init__("platform:aws:QuackService", f"{spec.name}-{NAME}", ctx, LAYER)
                 self.url = url(spec, NAME, "http", Side.INTERNAL)
-                self.deployed = FargateService(
-                    FargateServiceConfig(container=container_of(ctx, NAME), cpu=256, memory=512, desired_count=1,
-                                         security_group=gov.network.sg("engines").id, min_healthy_percent=0,
-                                         tags=ctx.tags(LAYER, NAME)),
-                    ctx, LAYER, gov, foundation.logs, foundation.cluster(LAYER), gov.secret_refs, parent=self)
+                self.deployed = FargateService(f"{spec.name}-{NAME}", FargateServiceArgs(
+                    ctx=ctx, layer=LAYER, governance=gov, logs=foundation.logs, cluster=foundation.cluster(LAYER),
+                    container=container_of(ctx, NAME), cpu=256, memory=512, desired_count=1,
+                    security_group=gov.network.sg("engines").id, min_healthy_percent=0, tags=ctx.tags(LAYER, NAME),
+                    secret_refs=gov.secret_refs), opts=pulumi.ResourceOptions(parent=self))
                 self.register_outputs({"url": self.url})
 
             def stack_outputs(self) -> dict[str, Any]:

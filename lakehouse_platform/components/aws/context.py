@@ -48,6 +48,9 @@ class AwsContext:
     #: The spec's image name -> the image the stack pushed under it (the operations image: ``images``). Every task
     #: definition names it by digest instead, and its execution role may pull it.
     images: dict[str, RegistryImage] = field(default_factory=dict)
+    #: The images the platform builds itself (the operations image): they exist only where built, so a task may run
+    #: one only once the stack pushed it (``images``).
+    built_images: frozenset[str] = frozenset()
 
     def opts(self, layer: Layer, **kwargs: Any) -> pulumi.ResourceOptions:
         """Options of a resource of one layer: its layer component as parent and the explicit provider."""
@@ -66,7 +69,8 @@ class AwsContext:
 
 
 class AwsComponent(pulumi.ComponentResource):
-    """A group of aws resources under one layer: a service's counterpart, or a reusable piece (a bucket, a service).
+    """A group of aws resources under one layer: a reusable piece (a network, a bucket, a service), and what the
+    services' aws halves build on it.
 
     Its resources are children of the component (``child_opts``) with the explicit provider. Each carries an
     alias to the layer component it was parented to before components grouped it, so a stack deployed before
@@ -74,8 +78,11 @@ class AwsComponent(pulumi.ComponentResource):
     """
 
     def __init__(self, type_token: str, name: str, ctx: AwsContext, layer: Layer,
-                 parent: pulumi.Resource | None = None) -> None:
-        super().__init__(type_token, name, None, pulumi.ResourceOptions(parent=parent or ctx.layers[layer]))
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        """``opts`` as given (a parent inside the layer, another component); the layer component as the parent
+        when they name none."""
+        opts = pulumi.ResourceOptions.merge(pulumi.ResourceOptions(parent=ctx.layers[layer]), opts)
+        super().__init__(type_token, name, None, opts)
         self.ctx = ctx
         self.layer = layer
 
@@ -83,14 +90,3 @@ class AwsComponent(pulumi.ComponentResource):
         """Options of a resource of this component: parent, provider, and the alias of its former parent."""
         return pulumi.ResourceOptions(parent=self, provider=self.ctx.provider,
                                       aliases=[pulumi.Alias(parent=self.ctx.layers[self.layer])], **kwargs)
-
-    #: The catalog jobs CD runs before every other (the database's init), when the part has any.
-    first_jobs: tuple[str, ...] = ()
-
-    def layer_outputs(self) -> dict[str, Any]:
-        """What the component adds to its layer component's outputs."""
-        return {}
-
-    def stack_outputs(self) -> dict[str, Any]:
-        """What the component adds to the stack's outputs."""
-        return {}

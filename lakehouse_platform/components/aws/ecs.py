@@ -1,10 +1,10 @@
-"""ECS Fargate building blocks shared by the catalog, compute and orchestration layers.
+"""ECS Fargate building blocks: containers, task definitions, services (``FargateService``), clusters.
 
-A service's ECS plan (its definition's ``ecs`` renderer) is rendered into an ECS container
-definition here: plain settings go to ``environment``; every value that is a secret placeholder
-goes to ``secrets`` as a Secrets Manager reference, so no secret is ever in a task definition's
-environment; a command carrying a secret reads it from a task variable; config files travel in
-the task definition and are written before the server is exec'd.
+A ``Container`` (its environment may hold ``${secret:name}`` placeholders) is rendered into an ECS container
+definition here: plain settings go to ``environment``; every value that is a secret placeholder goes to
+``secrets`` as a Secrets Manager reference, so no secret is ever in a task definition's environment; a command
+carrying a secret reads it from a task variable (``secrets_as_variables``); config files travel in the task
+definition and are written before the server is exec'd (``files_then_exec``).
 """
 
 from __future__ import annotations
@@ -12,24 +12,20 @@ from __future__ import annotations
 import base64
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
 import pulumi_aws as aws
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from lakehouse_platform.components.aws.common import log_group_name, to_json
 from lakehouse_platform.components.aws.context import AwsComponent, AwsContext, RegistryImage
+from lakehouse_platform.components.aws.iam import GovernanceState, execution_role, grant
 from lakehouse_platform.components.aws.logs import LogGroups
 from lakehouse_platform.model import HealthCheckSpec, Layer, ServiceSpec
 from lakehouse_platform.model.aws import FARGATE_SIZES
 from lakehouse_platform.placeholders import PLATFORM_TOKEN, SECRET_TOKEN
-from lakehouse_platform.services import ServiceContext, registry
-from lakehouse_platform.services.operations_support import OPERATIONS_IMAGE
-from lakehouse_platform.services.plans import EcsPlan
-from lakehouse_platform.targets.aws.governance import GovernanceState, execution_role, grant
 
 
 class SecretInEnvironment(ValueError):
@@ -167,16 +163,17 @@ class ImageNotPushed(ValueError):
     """A container runs an image the platform builds itself, which this stack did not push."""
 
 
-def image_reference(pushed: Mapping[str, RegistryImage], container: Container) -> pulumi.Input[str]:
+def image_reference(container: Container, pushed: Mapping[str, RegistryImage],
+                    built: frozenset[str]) -> pulumi.Input[str]:
     """What the task definition names: an image the stack pushed (``AwsContext.images``) by its digest, any other
     as given.
 
-    The platform's own image under its local name exists only where it was built; a task naming it could never
-    start, so that is refused here, naming the container."""
+    An image the platform builds itself (``built``: ``AwsContext.built_images``) exists only where it was built; a
+    task naming it by its local name could never start, so that is refused here, naming the container."""
     if container.image in pushed:
         return pushed[container.image].reference
-    if container.image == OPERATIONS_IMAGE:
-        raise ImageNotPushed(f"{container.name} (aws): runs {OPERATIONS_IMAGE}, which the stack did not push (the "
+    if container.image in built:
+        raise ImageNotPushed(f"{container.name} (aws): runs {container.image}, which the stack did not push (the "
                              "aws target pushes it for the parts it knows run it: "
                              "lakehouse_platform/targets/aws/images.py)")
     return container.image
@@ -192,7 +189,7 @@ def container_definition(
         item["value"] = fill_platform_values(item["value"], ctx.platform_values, f"{container.name} (aws)")
     definition: dict[str, Any] = {
         "name": container.name,
-        "image": image_reference(ctx.images, container),
+        "image": image_reference(container, ctx.images, ctx.built_images),
         "essential": container.essential,
         "memory": container.memory_mib,
         "environment": sorted(environment, key=lambda item: item["name"]),
@@ -259,32 +256,41 @@ def task_definition(
     )
 
 
-class FargateServiceConfig(BaseModel):
-    """What makes one long-running Fargate service: its containers, size, count, network and rollout."""
+@dataclass(frozen=True)
+class FargateServiceArgs:
+    """What makes one long-running Fargate service: its containers, size, count, network, rollout, and where it runs
+    (the cluster, governance's key and secrets, its log groups)."""
 
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    ctx: AwsContext
+    layer: Layer
+    governance: GovernanceState
+    logs: LogGroups
+    cluster: aws.ecs.Cluster
+    container: Container  # the main container; the service and task are named after it
+    cpu: int  # Fargate CPU units of the task
+    memory: int  # Fargate memory of the task, MiB
+    desired_count: int  # tasks the service keeps running
+    min_healthy_percent: int  # share of tasks a deployment keeps running
+    security_group: pulumi.Input[str]  # the security group (id) of its tasks
+    secret_refs: Mapping[str, pulumi.Input[str]]  # secret placeholder name -> its Secrets Manager reference
+    #: Containers in the same task (they share its network: localhost reaches the main one).
+    sidecars: tuple[Container, ...] = ()
+    task_role: aws.iam.Role | None = None  # the task's own IAM role, or None (no AWS rights)
+    tags: Mapping[str, str] = field(default_factory=dict)  # of the task definition and the service
+    #: More arguments of aws.ecs.Service (load balancers, registries, grace).
+    service_args: Mapping[str, Any] = field(default_factory=dict)
+    depends_on: tuple[pulumi.Resource, ...] = ()
 
-    container: Container = Field(description="The main container; the service and task are named after it.")
-    sidecars: tuple[Container, ...] = Field(
-        default=(), description="Containers in the same task (they share its network: localhost reaches the main one).")
-    cpu: int = Field(description="Fargate CPU units of the task.", gt=0)
-    memory: int = Field(description="Fargate memory of the task, MiB.", gt=0)
-    desired_count: int = Field(description="Tasks the service keeps running.", ge=0)
-    min_healthy_percent: int = Field(description="Share of tasks a deployment keeps running.", ge=0, le=100)
-    security_group: Any = Field(description="The security group (id, an Output) of its tasks.")
-    task_role: Any = Field(default=None, description="The task's own IAM role, or None (no AWS rights).")
-    tags: dict[str, str] = Field(default_factory=dict, description="Tags of the task definition and service.")
-    service_args: dict[str, Any] = Field(
-        default_factory=dict, description="More arguments of aws.ecs.Service (load balancers, registries, grace).")
-
-    @field_validator("memory")
-    @classmethod
-    def _fits_the_cpu(cls, memory: int, info: ValidationInfo) -> int:
-        cpu = info.data.get("cpu")
-        if cpu in FARGATE_SIZES and memory not in FARGATE_SIZES[cpu]:
-            raise ValueError(f"{memory} MiB is no Fargate size for {cpu} CPU units; allowed: "
-                             f"{', '.join(map(str, FARGATE_SIZES[cpu]))}")
-        return memory
+    def __post_init__(self) -> None:
+        if self.cpu not in FARGATE_SIZES:
+            raise ValueError(f"{self.container.name}: {self.cpu} CPU units is no Fargate size; allowed: "
+                             f"{', '.join(map(str, FARGATE_SIZES))}")
+        if self.memory not in FARGATE_SIZES[self.cpu]:
+            raise ValueError(f"{self.memory} MiB is no Fargate size for {self.cpu} CPU units; allowed: "
+                             f"{', '.join(map(str, FARGATE_SIZES[self.cpu]))}")
+        if self.desired_count < 0 or not 0 <= self.min_healthy_percent <= 100:
+            raise ValueError(f"{self.container.name}: desired_count {self.desired_count} and min_healthy_percent "
+                             f"{self.min_healthy_percent}: a count of at least 0, a share from 0 to 100")
 
 
 class FargateService(AwsComponent):
@@ -293,40 +299,40 @@ class FargateService(AwsComponent):
     The service waits for its own log groups (created first, by the observability layer's log groups).
     """
 
-    def __init__(self, config: FargateServiceConfig, ctx: AwsContext, layer: Layer, gov: GovernanceState,
-                 logs: LogGroups, cluster: aws.ecs.Cluster, secret_refs: Mapping[str, pulumi.Input[str]], *,
-                 depends_on: list[pulumi.Resource] | None = None, parent: pulumi.Resource | None = None) -> None:
+    def __init__(self, name: str, args: FargateServiceArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        ctx = args.ctx
         spec = ctx.spec
-        name = config.container.name
-        super().__init__("platform:aws:FargateService", f"{spec.name}-{name}", ctx, layer, parent)
-        containers = [config.container, *config.sidecars]
+        family = args.container.name
+        super().__init__("platform:aws:FargateService", name, ctx, args.layer, opts)
+        containers = [args.container, *args.sidecars]
         sources = [c.log_source or c.name for c in containers]
         secrets_used = sorted({s for c in containers for s in secret_names(c.env)})
-        execution = execution_role(ctx, gov, name, sources, secrets_used, dict(secret_refs))
+        secret_refs = dict(args.secret_refs)
+        execution = execution_role(ctx, args.governance, family, sources, secrets_used, secret_refs)
         self.task_definition = task_definition(
-            ctx, layer, f"{spec.name}-{name}", containers, tags=config.tags, execution_role=execution,
-            task_role=config.task_role, secret_refs=dict(secret_refs), cpu=config.cpu, memory=config.memory,
+            ctx, args.layer, f"{spec.name}-{family}", containers, tags=dict(args.tags), execution_role=execution,
+            task_role=args.task_role, secret_refs=secret_refs, cpu=args.cpu, memory=args.memory,
             opts=self.child_opts(),
         )
         self.service = aws.ecs.Service(
-            f"{spec.name}-{name}",
-            name=name,
-            cluster=cluster.arn,
+            f"{spec.name}-{family}",
+            name=family,
+            cluster=args.cluster.arn,
             task_definition=self.task_definition.arn,
-            desired_count=config.desired_count,
+            desired_count=args.desired_count,
             launch_type="FARGATE",
             platform_version="LATEST",
-            network_configuration={"subnets": gov.network.private_subnet_ids,
-                                   "security_groups": [config.security_group], "assign_public_ip": False},
+            network_configuration={"subnets": args.governance.network.private_subnet_ids,
+                                   "security_groups": [args.security_group], "assign_public_ip": False},
             deployment_circuit_breaker={"enable": True, "rollback": True},
-            deployment_minimum_healthy_percent=config.min_healthy_percent,
+            deployment_minimum_healthy_percent=args.min_healthy_percent,
             deployment_maximum_percent=200,
             propagate_tags="SERVICE",
             enable_ecs_managed_tags=True,
             wait_for_steady_state=False,
-            tags=config.tags,
-            opts=self.child_opts(depends_on=[*(logs.group(source) for source in sources), *(depends_on or [])]),
-            **config.service_args,
+            tags=dict(args.tags),
+            opts=self.child_opts(depends_on=[*(args.logs.group(source) for source in sources), *args.depends_on]),
+            **args.service_args,
         )
         self.register_outputs({"service": self.service.name, "task_definition": self.task_definition.arn})
 
@@ -346,39 +352,15 @@ def service_memory_mib(service: ServiceSpec) -> int:
     return max(service.memory_bytes // (1024 * 1024), 64)
 
 
-def container_of(ctx: AwsContext, name: str, plan: EcsPlan | None = None, *, memory_mib: int | None = None,
-                 ports: list[int] | None = None, with_health: bool = True, log_source: str | None = None) -> Container:
-    """The ECS container of one service or job, from its definition's ``ecs`` plan (or ``plan``).
+def run_task_command(cluster: pulumi.Input[str], task: pulumi.Input[str], subnets: Sequence[pulumi.Input[str]],
+                     groups: Sequence[pulumi.Input[str]]) -> pulumi.Output[str]:
+    """The ``aws ecs run-task`` line CD runs for a one-off job (then ``aws ecs wait tasks-stopped``)."""
+    def line(values: list[Any]) -> str:
+        cluster_name, task_arn, *rest = values
+        subnet_ids, group_ids = rest[: len(subnets)], rest[len(subnets):]
+        network = (f"awsvpcConfiguration={{subnets=[{','.join(subnet_ids)}],"
+                   f"securityGroups=[{','.join(group_ids)}],assignPublicIp=DISABLED}}")
+        return (f"aws ecs run-task --cluster {cluster_name} --task-definition {task_arn} --launch-type FARGATE "
+                f"--network-configuration '{network}'")
 
-    Files are written before the command is exec'd; a command that carries a secret reads it from a
-    task variable (never from the task definition's text).
-    """
-    spec = ctx.spec
-    service = spec.services[name]
-    if plan is None:
-        renderer = registry()[name].ecs
-        assert renderer is not None, f"{name} has no ECS renderer (placement is validated with the spec)"
-        plan = renderer(ServiceContext(spec, name))
-    env = {**service.env, **plan.env}
-    command = list(service.command or plan.command)
-    entry_point = list(plan.entry_point)
-    if plan.files:
-        plain = {path: body for path, body in plan.files.items() if SECRET_TOKEN.fullmatch(body) is None}
-        secret_files: dict[str, str] = {}
-        for path, body in plan.files.items():
-            if path not in plain:
-                variable = "FILE_" + SECRET_TOKEN.fullmatch(body).group(1).upper().replace("-", "_")  # type: ignore[union-attr]
-                secret_files[path] = variable
-                env[variable] = body
-        entry_point, command = files_then_exec(plain, [*entry_point, *command], secret_files)
-    elif any(SECRET_TOKEN.search(arg) for arg in command):
-        entry_point, command, secret_env = secrets_as_variables(command, entry_point)
-        env.update(secret_env)
-    if ports is None:
-        http = service.ports.get("http")
-        ports = sorted({p.internal for p in service.ports.values()}, key=lambda p: http is None or p != http.internal)
-    return Container(
-        name=name, image=service.image, memory_mib=memory_mib or service_memory_mib(service), env=env,
-        command=command, entry_point=entry_point, ports=ports,
-        health=service.health if with_health and service.kind == "server" else None, log_source=log_source,
-    )
+    return pulumi.Output.all(cluster, task, *subnets, *groups).apply(line)

@@ -9,11 +9,12 @@ table files is Iceberg's own maintenance (expire_snapshots, remove_orphan_files)
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
 import pulumi_aws as aws
-from pydantic import BaseModel, ConfigDict, Field
 
 from lakehouse_platform.components.aws.common import policy_document
 from lakehouse_platform.components.aws.context import AwsComponent, AwsContext
@@ -22,30 +23,37 @@ from lakehouse_platform.model import Layer
 LAYER = Layer.STORAGE
 
 
-class SecureBucketConfig(BaseModel):
-    """What makes one bucket: its name, its key, its region, its lifecycle, its tags."""
+@dataclass(frozen=True)
+class SecureBucketArgs:
+    """What makes one bucket: its name, its key, its region, its lifecycle, its tags, and the layer it serves."""
 
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    ctx: AwsContext
+    layer: Layer  # the layer the bucket serves (its component's parent unless opts name one)
+    bucket_name: str  # globally unique, 3 to 63 characters
+    kms_key_arn: pulumi.Input[str]  # the KMS key every object is encrypted with
+    noncurrent_version_expiration_days: int  # days a noncurrent version is kept
+    abort_incomplete_multipart_days: int  # days before an unfinished upload is aborted
+    region: str | None = None  # its region when it differs from the provider's (a replica)
+    tags: Mapping[str, str] = field(default_factory=dict)  # the bucket's tags (its layer's)
 
-    bucket_name: str = Field(description="The bucket's globally unique name.", min_length=3, max_length=63)
-    kms_key_arn: Any = Field(description="The KMS key (ARN, an Output) every object is encrypted with.")
-    region: str | None = Field(default=None, description="Its region when it differs from the provider's (a replica).")
-    noncurrent_version_expiration_days: int = Field(ge=1, description="Days a noncurrent version is kept.")
-    abort_incomplete_multipart_days: int = Field(ge=1, description="Days before an unfinished upload is aborted.")
-    tags: dict[str, str] = Field(default_factory=dict, description="The bucket's tags (its layer's).")
+    def __post_init__(self) -> None:
+        if not 3 <= len(self.bucket_name) <= 63:
+            raise ValueError(f"{self.bucket_name!r}: a bucket name has 3 to 63 characters")
+        if self.noncurrent_version_expiration_days < 1 or self.abort_incomplete_multipart_days < 1:
+            raise ValueError(f"{self.bucket_name}: lifecycle days must be at least 1")
 
 
 class SecureBucket(AwsComponent):
     """A bucket every layer may rely on: versioned, KMS-encrypted, private, owner-enforced, TLS-only."""
 
-    def __init__(self, logical: str, config: SecureBucketConfig, ctx: AwsContext, layer: Layer,
-                 parent: pulumi.Resource | None = None) -> None:
-        super().__init__("platform:aws:SecureBucket", logical, ctx, layer, parent)
+    def __init__(self, name: str, args: SecureBucketArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("platform:aws:SecureBucket", name, args.ctx, args.layer, opts)
+        config, ctx, logical = args, args.ctx, name
         where: dict[str, Any] = {} if config.region is None or config.region == ctx.spec.aws.region else {
             "region": config.region}
         opts = self.child_opts()
         self.name = config.bucket_name
-        self.bucket = aws.s3.Bucket(logical, bucket=config.bucket_name, force_destroy=False, tags=config.tags,
+        self.bucket = aws.s3.Bucket(logical, bucket=config.bucket_name, force_destroy=False, tags=dict(config.tags),
                                     opts=opts, **where)
         self.versioning = aws.s3.BucketVersioning(
             logical, bucket=self.bucket.id, versioning_configuration={"status": "Enabled"}, opts=opts, **where,
@@ -89,14 +97,14 @@ class SecureBucket(AwsComponent):
 
 
 def secure_bucket(ctx: AwsContext, layer: Layer, logical: str, bucket_name: str, key_arn: pulumi.Input[str], *,
-                  region: str | None = None, parent: pulumi.Resource | None = None) -> SecureBucket:
-    """A ``SecureBucket`` with the stack's lifecycle settings and its layer's tags."""
+                  region: str | None = None) -> SecureBucket:
+    """A ``SecureBucket`` of ``layer`` with the stack's lifecycle settings and its layer's tags."""
     storage = ctx.spec.storage
-    config = SecureBucketConfig(bucket_name=bucket_name, kms_key_arn=key_arn, region=region,
-                                noncurrent_version_expiration_days=storage.noncurrent_version_expiration_days,
-                                abort_incomplete_multipart_days=storage.abort_incomplete_multipart_days,
-                                tags=ctx.tags(layer))
-    return SecureBucket(logical, config, ctx, layer, parent)
+    args = SecureBucketArgs(ctx=ctx, layer=layer, bucket_name=bucket_name, kms_key_arn=key_arn, region=region,
+                            noncurrent_version_expiration_days=storage.noncurrent_version_expiration_days,
+                            abort_incomplete_multipart_days=storage.abort_incomplete_multipart_days,
+                            tags=ctx.tags(layer))
+    return SecureBucket(logical, args)
 
 
 def warehouse(ctx: AwsContext, key_arn: pulumi.Input[str]) -> SecureBucket:

@@ -48,6 +48,7 @@ __all__ = ["NAME", "SERVICES", "Target", "exporter_config", "retention_days"]
 
 AWS_PARTS = (
     AwsPart(name=NAME, layer=Layer.OBSERVABILITY, build=Lazy("lakehouse_platform.services.exporter.aws:build"),
+            cluster=True,
             enabled=lambda spec: NAME in spec.enabled_services(), after=(METRICS,),
             log_sources=Lazy("lakehouse_platform.services.exporter.aws:log_sources")),
 )

@@ -4,27 +4,26 @@ into Amazon Managed Service for Prometheus (the prometheus package's aws part).
 
 from __future__ import annotations
 
+import pulumi
 import yaml
 
+from lakehouse_platform.components.aws import iam
 from lakehouse_platform.components.aws.alarms import Alarm
 from lakehouse_platform.components.aws.common import fargate_size
-from lakehouse_platform.components.aws.context import AwsComponent
 from lakehouse_platform.components.aws.ecs import (
     Container,
     FargateService,
-    FargateServiceConfig,
-    container_of,
+    FargateServiceArgs,
     files_then_exec,
 )
 from lakehouse_platform.model import Layer, PlatformSpec
+from lakehouse_platform.services.aws_parts import Foundation, PartComponent, container_of
 from lakehouse_platform.services.capabilities import METRICS, MetricsOnAws
 from lakehouse_platform.services.context import ServiceContext, Side
 from lakehouse_platform.services.exporter.config import NAME, catalog_settings, exporter_config
 from lakehouse_platform.services.exporter.container import IMAGE_CONFIG
 from lakehouse_platform.services.plans import EcsPlan
 from lakehouse_platform.services.registry import registry
-from lakehouse_platform.targets.aws import governance as gov_module
-from lakehouse_platform.targets.aws.foundation import Foundation
 
 LAYER = Layer.OBSERVABILITY
 
@@ -58,7 +57,7 @@ def agent_config(spec: PlatformSpec, workspace_id: str, region: str) -> str:
     }, sort_keys=False)
 
 
-class ExporterService(AwsComponent):
+class ExporterService(PartComponent):
     """The exporter on Fargate, reading as the reader identity's IAM role, with the Prometheus agent beside it."""
 
     def __init__(self, foundation: Foundation) -> None:
@@ -72,7 +71,7 @@ class ExporterService(AwsComponent):
         region = spec.aws.region
         # The exporter reads as the reader identity (its IAM role); the agent in its task may write the workspace.
         reader_role = gov.identity_roles[spec.governance.exporter]
-        gov_module.grant(ctx, "exporter-remote-write", reader_role, [
+        iam.grant(ctx, "exporter-remote-write", reader_role, [
             {"Sid": "RemoteWriteSignals", "Effect": "Allow", "Action": ["aps:RemoteWrite"],
              "Resource": workspace.arn}])
         service = spec.services[NAME]
@@ -89,12 +88,11 @@ class ExporterService(AwsComponent):
         # The smallest Fargate size that holds both containers (ECS refuses sizes off its table).
         cpu, memory = fargate_size(service.memory_bytes // (1024 * 1024) + AGENT_MEMORY_MIB)
         self.cluster = foundation.cluster(LAYER)
-        self.deployed = FargateService(
-            FargateServiceConfig(
-                container=main, sidecars=(agent,), cpu=cpu, memory=memory, task_role=reader_role, desired_count=1,
-                security_group=gov.network.sg("engines").id, min_healthy_percent=0, tags=ctx.tags(LAYER, NAME)),
-            ctx, LAYER, gov, foundation.logs, self.cluster, gov.secret_refs, parent=self,
-        )
+        self.deployed = FargateService(f"{spec.name}-{NAME}", FargateServiceArgs(
+            ctx=ctx, layer=LAYER, governance=gov, logs=foundation.logs, cluster=self.cluster, container=main,
+            sidecars=(agent,), cpu=cpu, memory=memory, task_role=reader_role, desired_count=1,
+            security_group=gov.network.sg("engines").id, min_healthy_percent=0, tags=ctx.tags(LAYER, NAME),
+            secret_refs=gov.secret_refs), opts=pulumi.ResourceOptions(parent=self))
         self.register_outputs({"service": self.deployed.service.name})
 
     def watch(self, alarm: Alarm) -> None:

@@ -153,6 +153,7 @@ SERVICES = (
 
 AWS_PARTS = (
     AwsPart(name="flink", layer=Layer.COMPUTE, build=Lazy("lakehouse_platform.services.flink.aws:build"),
+            uploads_code=True,
             enabled=Lazy("lakehouse_platform.services.flink.aws:enabled"), after=(BROKER,),
             log_sources=Lazy("lakehouse_platform.services.flink.aws:log_sources")),
 )

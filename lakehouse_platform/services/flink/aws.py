@@ -14,11 +14,12 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from lakehouse_platform.components.aws import iam
 from lakehouse_platform.components.aws.common import log_group_name
-from lakehouse_platform.components.aws.context import AwsComponent
 from lakehouse_platform.model import Layer, PlatformSpec
 from lakehouse_platform.placeholders import SECRET_TOKEN
 from lakehouse_platform.services import profiles
+from lakehouse_platform.services.aws_parts import Foundation, PartComponent
 from lakehouse_platform.services.capabilities import BROKER, BrokerOnAws
 from lakehouse_platform.services.context import ServiceContext, Side
 from lakehouse_platform.services.flink.config import (
@@ -30,8 +31,6 @@ from lakehouse_platform.services.flink.config import (
     job_args,
     job_source,
 )
-from lakehouse_platform.targets.aws import governance as gov_module
-from lakehouse_platform.targets.aws.foundation import Foundation
 
 LAYER = Layer.COMPUTE
 
@@ -95,7 +94,7 @@ def enabled(spec: PlatformSpec) -> bool:
     return JOBMANAGER in spec.enabled_services() and JOB in spec.enabled_services()
 
 
-class FlinkApplication(AwsComponent):
+class FlinkApplication(PartComponent):
     """The MSF application, its jar in the compute layer's code bucket, its role and log stream."""
 
     def __init__(self, foundation: Foundation) -> None:
@@ -118,7 +117,7 @@ class FlinkApplication(AwsComponent):
                                               opts=self.child_opts())
         secret_names = sorted({name for value in catalog_secret_env(spec).values()
                                for name in SECRET_TOKEN.findall(value)})
-        secret_arns = {name: pulumi.Output.from_input(gov.secret_refs[name]).apply(gov_module.secret_arn)
+        secret_arns = {name: pulumi.Output.from_input(gov.secret_refs[name]).apply(iam.secret_arn)
                        for name in secret_names}
         statements: list[dict[str, Any]] = [
             {"Sid": "ReadApplicationCode", "Effect": "Allow", "Action": ["s3:GetObject", "s3:GetObjectVersion"],
@@ -159,7 +158,7 @@ class FlinkApplication(AwsComponent):
                  "Action": ["kafka-cluster:AlterGroup", "kafka-cluster:DescribeGroup"],
                  "Resource": cluster.apply(lambda arn: arn.replace(":cluster/", ":group/") + f"/{job.kafka_group}")},
             ]
-        role = gov_module.service_role(
+        role = iam.service_role(
             ctx, gov, "flink-application", "kinesisanalytics.amazonaws.com",
             "Managed Service for Apache Flink: reads its jar, writes its logs, runs in the VPC, reads the catalog "
             "credential; table data only through catalog-vended credentials",

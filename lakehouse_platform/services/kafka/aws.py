@@ -13,10 +13,9 @@ import pulumi
 import pulumi_aws as aws
 
 from lakehouse_platform.components.aws.common import log_group_name
-from lakehouse_platform.components.aws.context import AwsComponent
 from lakehouse_platform.model import Layer, PlatformSpec
+from lakehouse_platform.services.aws_parts import Foundation, PartComponent
 from lakehouse_platform.services.kafka.config import KAFKA, platform_topics, topic_configs
-from lakehouse_platform.targets.aws.foundation import Foundation
 
 LAYER = Layer.COMPUTE
 
@@ -25,7 +24,7 @@ def log_sources(spec: PlatformSpec) -> dict[str, str | None]:
     return {KAFKA: None}
 
 
-class MskCluster(AwsComponent):
+class MskCluster(PartComponent):
     """The MSK cluster in the private subnets, its broker logs in their encrypted group, and the topics."""
 
     def __init__(self, foundation: Foundation) -> None:

@@ -95,6 +95,7 @@ SERVICES = (
 
 AWS_PARTS = (
     AwsPart(name=CONNECT, layer=Layer.COMPUTE, build=Lazy("lakehouse_platform.services.kafka_connect.aws:build"),
+            uploads_code=True,
             enabled=lambda spec: spec.aws.kafka_msk, after=(BROKER,),
             log_sources=Lazy("lakehouse_platform.services.kafka_connect.aws:log_sources")),
 )

@@ -18,11 +18,12 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from lakehouse_platform.components.aws import ecs, iam
 from lakehouse_platform.components.aws.common import log_group_name
-from lakehouse_platform.components.aws.context import AwsComponent
 from lakehouse_platform.components.aws.ecs import Container, secret_names, shell, task_definition
 from lakehouse_platform.model import Layer, PlatformSpec
 from lakehouse_platform.placeholders import secret
+from lakehouse_platform.services.aws_parts import Foundation, PartComponent
 from lakehouse_platform.services.capabilities import BROKER, DATABASE, DATABASE_USER, BrokerOnAws
 from lakehouse_platform.services.context import ServiceContext, Side, host_of
 from lakehouse_platform.services.kafka_connect.artifact import PROVIDER_CLASS, PROVIDER_DIR, debezium_plugin
@@ -35,9 +36,6 @@ from lakehouse_platform.services.kafka_connect.config import (
     source_config,
 )
 from lakehouse_platform.services.registry import needed
-from lakehouse_platform.targets.aws import governance as gov_module
-from lakehouse_platform.targets.aws.catalogs import run_task_command
-from lakehouse_platform.targets.aws.foundation import Foundation
 
 LAYER = Layer.COMPUTE
 MSK_CONNECT_VERSION = "3.7.x"
@@ -72,7 +70,7 @@ def secret_ref_token(refs: dict[str, str]) -> SecretRef:
     return ref
 
 
-class MskConnect(AwsComponent):
+class MskConnect(PartComponent):
     """The stack's connectors on MSK Connect and the CDC source's setup task."""
 
     def __init__(self, foundation: Foundation) -> None:
@@ -139,7 +137,7 @@ class MskConnect(AwsComponent):
 
         # What the connectors reference, by platform secret name -> its Secrets Manager ARN.
         secret_arns: dict[str, pulumi.Input[str]] = {
-            name: pulumi.Output.from_input(ref).apply(gov_module.secret_arn)
+            name: pulumi.Output.from_input(ref).apply(iam.secret_arn)
             for name, ref in foundation.secret_refs.items()}
         referenced: dict[str, str] = {}
         ref = secret_ref_token(referenced)
@@ -175,7 +173,7 @@ class MskConnect(AwsComponent):
             return pulumi.Output.all(*names.values()).apply(sub)
 
         arn_of = msk.cluster.arn
-        role = gov_module.service_role(
+        role = iam.service_role(
             ctx, gov, "connect", "kafkaconnect.amazonaws.com",
             "MSK Connect: the stack's connectors read and write MSK, read their secrets, log",
             [
@@ -239,7 +237,7 @@ class MskConnect(AwsComponent):
                "PGPASSWORD": secret("postgres-password")}
         container = Container(name=SOURCE_JOB, image=pg.image, memory_mib=512, env=env, command=command,
                               entry_point=entry_point)
-        execution = gov_module.execution_role(ctx, gov, SOURCE_JOB, [SOURCE_JOB], secret_names(env),
+        execution = iam.execution_role(ctx, gov, SOURCE_JOB, [SOURCE_JOB], secret_names(env),
                                               foundation.secret_refs)
         task = task_definition(ctx, LAYER, f"{spec.name}-{SOURCE_JOB}", [container],
                                tags=ctx.tags(LAYER, CONNECT, **{"lakehouse.kind": "job"}),
@@ -248,8 +246,8 @@ class MskConnect(AwsComponent):
         network = gov.network
         self.jobs[SOURCE_JOB] = {
             "task_definition": task.arn,
-            "command": run_task_command(foundation.cluster(Layer.CATALOG).name, task.arn, network.private_subnet_ids,
-                                        [network.sg("catalogs").id]),
+            "command": ecs.run_task_command(foundation.cluster(Layer.CATALOG).name, task.arn,
+                                            network.private_subnet_ids, [network.sg("catalogs").id]),
         }
 
     def layer_outputs(self) -> dict[str, Any]:

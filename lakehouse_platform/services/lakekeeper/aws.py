@@ -7,6 +7,8 @@ from typing import Any
 from lakehouse_platform.model import PlatformSpec
 from lakehouse_platform.placeholders import KMS_KEY_ARN, VENDING_ROLE_ARN, platform_value
 from lakehouse_platform.services import steps
+from lakehouse_platform.services.aws_catalogs import CatalogServer
+from lakehouse_platform.services.aws_parts import Foundation
 from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.lakekeeper.config import (
     MIGRATE_JOB,
@@ -17,8 +19,6 @@ from lakehouse_platform.services.lakekeeper.config import (
     warehouse_script,
 )
 from lakehouse_platform.services.plans import EcsPlan
-from lakehouse_platform.targets.aws.catalogs import CatalogServer
-from lakehouse_platform.targets.aws.foundation import Foundation
 
 #: On aws Lakekeeper reaches S3 as its task role, through the vending role the warehouse names
 #: (``aws-system-identity``, off by default: storage/s3.rs). No external ID: the vending role trusts

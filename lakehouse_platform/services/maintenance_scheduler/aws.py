@@ -19,12 +19,13 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from lakehouse_platform.components.aws import iam
 from lakehouse_platform.components.aws.alarms import Alarm
-from lakehouse_platform.components.aws.context import AwsComponent
 from lakehouse_platform.components.aws.ecs import Container, files_then_exec, task_definition
 from lakehouse_platform.model import Layer, MaintenanceJob, PlatformSpec, eventbridge_cron
 from lakehouse_platform.runtime.config import ENV_MAINTENANCE_JOB
 from lakehouse_platform.services import operations_support as support
+from lakehouse_platform.services.aws_parts import Foundation, PartComponent
 from lakehouse_platform.services.context import Side
 from lakehouse_platform.services.maintenance_scheduler.config import NAME
 from lakehouse_platform.services.operations_config import (
@@ -33,8 +34,6 @@ from lakehouse_platform.services.operations_config import (
     operation_secrets,
     operations_config,
 )
-from lakehouse_platform.targets.aws import governance as gov_module
-from lakehouse_platform.targets.aws.foundation import Foundation
 
 LAYER = Layer.ORCHESTRATION
 MAINTENANCE = "maintenance"
@@ -62,7 +61,7 @@ def task_command(spec: PlatformSpec, stack: str) -> tuple[list[str], list[str]]:
                             TASK_CONFIG])
 
 
-class MaintenanceSchedules(AwsComponent):
+class MaintenanceSchedules(PartComponent):
     """One EventBridge schedule per maintenance job, each starting the maintenance task on the compute cluster."""
 
     def __init__(self, foundation: Foundation) -> None:
@@ -73,11 +72,11 @@ class MaintenanceSchedules(AwsComponent):
         self.cluster = foundation.cluster(Layer.COMPUTE)
         entry_point, command = task_command(spec, pulumi.get_stack())
         env = support.catalog_secret_env(spec)
-        secret_refs = {name: gov_module.task_secret(ctx, gov, name, NAME) for name in operation_secrets(spec)}
+        secret_refs = iam.secret_refs_for(ctx, gov, operation_secrets(spec), NAME)
         container = Container(name=MAINTENANCE, image=spec.services[NAME].image, memory_mib=TASK_MEMORY_MIB,
                               entry_point=entry_point, command=command,
                               env={"AWS_REGION": spec.aws.region, "PYTHONUNBUFFERED": "1", **env})
-        execution = gov_module.execution_role(ctx, gov, MAINTENANCE, [MAINTENANCE], sorted(secret_refs), secret_refs)
+        execution = iam.execution_role(ctx, gov, MAINTENANCE, [MAINTENANCE], sorted(secret_refs), secret_refs)
         # The reader identity's role: the task lists the warehouse and reads table metadata, never writes it
         # (Trino rewrites and expires, with the credentials the catalog vends it).
         reader = gov.identity_roles[spec.governance.reader]
@@ -90,7 +89,7 @@ class MaintenanceSchedules(AwsComponent):
             message_retention_seconds=14 * 24 * 3600, tags=tags, opts=opts,
         )
         family = self.task.family
-        self.role = gov_module.service_role(
+        self.role = iam.service_role(
             ctx, gov, "maintenance-scheduler", "scheduler.amazonaws.com",
             "EventBridge Scheduler: starts the platform's maintenance task, nothing else",
             [

@@ -6,6 +6,8 @@ import json
 
 from lakehouse_platform.model import PlatformSpec
 from lakehouse_platform.placeholders import KMS_KEY_ARN, VENDING_ROLE_ARN, platform_value
+from lakehouse_platform.services.aws_catalogs import CatalogServer
+from lakehouse_platform.services.aws_parts import Foundation
 from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.plans import EcsPlan
 from lakehouse_platform.services.polaris.config import (
@@ -23,8 +25,6 @@ from lakehouse_platform.services.polaris.config import (
     datasource_env,
     server_env,
 )
-from lakehouse_platform.targets.aws.catalogs import CatalogServer
-from lakehouse_platform.targets.aws.foundation import Foundation
 
 
 def ecs(ctx: ServiceContext) -> EcsPlan:

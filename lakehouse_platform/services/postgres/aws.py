@@ -14,17 +14,16 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-from lakehouse_platform.components.aws import network as network_module
 from lakehouse_platform.components.aws.alarms import Alarm
-from lakehouse_platform.components.aws.context import AwsComponent
 from lakehouse_platform.components.aws.ecs import Container, shell
+from lakehouse_platform.components.aws.network import cname
 from lakehouse_platform.model import Layer, PlatformSpec
 from lakehouse_platform.placeholders import secret
+from lakehouse_platform.services.aws_catalogs import catalog_job
+from lakehouse_platform.services.aws_parts import Foundation, PartComponent
 from lakehouse_platform.services.context import Side, host_of
 from lakehouse_platform.services.plans import EcsPlan
 from lakehouse_platform.services.postgres.config import NAME, SERVER_SETTINGS, databases
-from lakehouse_platform.targets.aws.catalogs import catalog_job
-from lakehouse_platform.targets.aws.foundation import Foundation
 
 LAYER = Layer.CATALOG
 DB_INIT_JOB = "postgres-init"  # aws only: RDS creates one database; this job creates the catalogs'
@@ -63,7 +62,7 @@ def init_container(spec: PlatformSpec) -> Container:
                      entry_point=plan.entry_point)
 
 
-class CatalogDatabase(AwsComponent):
+class CatalogDatabase(PartComponent):
     """The catalogs' PostgreSQL on RDS, reached as ``postgres.<name>.internal``, and its init job."""
 
     first_jobs = (DB_INIT_JOB,)  # RDS creates one database: CD creates the others before any catalog job
@@ -129,8 +128,9 @@ class CatalogDatabase(AwsComponent):
             # RDS would create its log groups unencrypted: wait for the KMS-encrypted ones.
             opts=self.child_opts(depends_on=[foundation.logs.group(f"rds-{export}") for export in RDS_LOG_EXPORTS]),
         )
-        network_module.cname(ctx, NAME, self.database.address, gov.network, opts, tags)
-        foundation.secret_refs["postgres-password"] = self.database.master_user_secrets.apply(
+        cname(ctx, NAME, self.database.address, gov.network,
+              f"{host_of(spec, NAME, Side.INTERNAL)} -> the managed endpoint in front of {NAME}", opts, tags)
+        self.secret_refs["postgres-password"] = self.database.master_user_secrets.apply(
             lambda secrets: f"{secrets[0].secret_arn}:password::")
         catalog_job(foundation, DB_INIT_JOB, init_container(spec), owner=NAME, parent=self)
         self.register_outputs({"endpoint": self.database.endpoint})

@@ -15,12 +15,11 @@ import pulumi_aws as aws
 import yaml
 
 from lakehouse_platform.components.aws.common import physical_name, policy_document
-from lakehouse_platform.components.aws.context import AwsComponent
 from lakehouse_platform.model import Layer, PlatformSpec
+from lakehouse_platform.services.aws_parts import Foundation, PartComponent
 from lakehouse_platform.services.prometheus.alerts import rules_yaml
 from lakehouse_platform.services.prometheus.config import NAME
 from lakehouse_platform.services.registry import registry
-from lakehouse_platform.targets.aws.foundation import Foundation
 
 LAYER = Layer.OBSERVABILITY
 
@@ -44,14 +43,13 @@ def enabled(spec: PlatformSpec) -> bool:
                for d in registry())
 
 
-class ManagedPrometheus(AwsComponent):
+class ManagedPrometheus(PartComponent):
     """The workspace, its rules and alert manager, and the topic policy that lets them (and alarms) publish."""
 
     def __init__(self, foundation: Foundation) -> None:
         ctx, spec, gov = foundation.ctx, foundation.spec, foundation.gov
         super().__init__("platform:aws:ManagedPrometheus", f"{spec.name}-{NAME}", ctx, LAYER)
-        topic = foundation.alarm_topic
-        assert topic is not None, "the observability layer makes the alarm topic before its parts"
+        topic = foundation.alarms.topic
         opts = self.child_opts()
         region = spec.aws.region
         self.workspace = aws.amp.Workspace(f"{spec.name}-signals", alias=physical_name(spec, "signals", limit=100),

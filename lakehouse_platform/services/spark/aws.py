@@ -12,15 +12,14 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from lakehouse_platform.components.aws import iam
 from lakehouse_platform.components.aws.common import log_group_name
-from lakehouse_platform.components.aws.context import AwsComponent
 from lakehouse_platform.model import Layer, PlatformSpec
 from lakehouse_platform.placeholders import SECRET_TOKEN
 from lakehouse_platform.services import profiles
+from lakehouse_platform.services.aws_parts import Foundation, PartComponent
 from lakehouse_platform.services.context import Side
 from lakehouse_platform.services.secrets import render
-from lakehouse_platform.targets.aws import governance as gov_module
-from lakehouse_platform.targets.aws.foundation import Foundation
 
 LAYER = Layer.COMPUTE
 SPARK = "spark"
@@ -31,7 +30,7 @@ def log_sources(spec: PlatformSpec) -> dict[str, str | None]:
     return {SPARK: None}
 
 
-class SparkApplication(AwsComponent):
+class SparkApplication(PartComponent):
     """The EMR Serverless application and its job runtime role."""
 
     def __init__(self, foundation: Foundation) -> None:
@@ -52,7 +51,7 @@ class SparkApplication(AwsComponent):
             statements.append({"Sid": "ReadCatalogCredential", "Effect": "Allow",
                                "Action": ["secretsmanager:GetSecretValue"],
                                "Resource": [holder.arn for holder in held.values()]})
-        self.job_role = gov_module.service_role(
+        self.job_role = iam.service_role(
             ctx, gov, "spark-job", "emr-serverless.amazonaws.com",
             "EMR Serverless job runtime role: writes its logs, reads its catalog credential; table data only "
             "through catalog-vended credentials",

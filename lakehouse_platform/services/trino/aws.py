@@ -18,14 +18,13 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from lakehouse_platform.components.aws import iam
 from lakehouse_platform.components.aws.alarms import Alarm
 from lakehouse_platform.components.aws.common import fargate_size
-from lakehouse_platform.components.aws.context import AwsComponent
 from lakehouse_platform.components.aws.ecs import (
     Container,
     FargateService,
-    FargateServiceConfig,
-    container_of,
+    FargateServiceArgs,
     service_memory_mib,
     shell,
     task_definition,
@@ -34,11 +33,10 @@ from lakehouse_platform.components.aws.run_task import EcsTaskRun
 from lakehouse_platform.model import Layer, PlatformSpec
 from lakehouse_platform.runtime import tables as declared_tables
 from lakehouse_platform.services import registry
+from lakehouse_platform.services.aws_parts import Foundation, PartComponent, container_of
 from lakehouse_platform.services.context import ServiceContext, Side, host_of, url
 from lakehouse_platform.services.plans import EcsPlan
 from lakehouse_platform.services.trino.config import IMAGE_ETC, NAME, etc_files, heap_bytes, secret_env
-from lakehouse_platform.targets.aws import governance as gov_module
-from lakehouse_platform.targets.aws.foundation import Foundation
 
 LAYER = Layer.COMPUTE
 
@@ -80,7 +78,7 @@ class TrinoClusterConfig:
                    worker_cpu=spec.aws.trino_worker_cpu, worker_memory_mib=spec.aws.trino_worker_memory_mb)
 
 
-class TrinoCluster(AwsComponent):
+class TrinoCluster(PartComponent):
     """A coordinator (``trino.<name>.internal``, a Cloud Map A record) and workers on ECS Fargate.
 
     The catalog files are the ones every target renders; on aws they hold no S3 keys (the catalogs vend
@@ -112,14 +110,13 @@ class TrinoCluster(AwsComponent):
              {"service_registries": {"registry_arn": entry.arn}}),
             (worker, (config.worker_cpu, config.worker_memory_mib), config.workers, {}),
         ):
-            self.services[container.name] = FargateService(
-                FargateServiceConfig(
-                    container=container, cpu=cpu, memory=memory,
-                    task_role=None,  # no AWS rights of its own: table data only through catalog-vended credentials
-                    desired_count=desired, security_group=network.sg("engines").id,
-                    min_healthy_percent=0 if desired == 1 else 50, tags=tags, service_args=registries),
-                ctx, LAYER, gov, foundation.logs, self.cluster, gov.secret_refs, parent=self,
-            )
+            self.services[container.name] = FargateService(f"{spec.name}-{container.name}", FargateServiceArgs(
+                ctx=ctx, layer=LAYER, governance=gov, logs=foundation.logs, cluster=self.cluster,
+                container=container, cpu=cpu, memory=memory,
+                task_role=None,  # no AWS rights of its own: table data only through catalog-vended credentials
+                desired_count=desired, security_group=network.sg("engines").id,
+                min_healthy_percent=0 if desired == 1 else 50, tags=tags, service_args=registries,
+                secret_refs=gov.secret_refs), opts=pulumi.ResourceOptions(parent=self))
         self.url = url(spec, NAME, "http", Side.INTERNAL)
         self.register_outputs({"url": self.url})
 
@@ -195,7 +192,7 @@ def declare(foundation: Foundation, trino_service: pulumi.Resource | None) -> Ec
     entry_point, command = shell(tables_script(url(spec, NAME, "http", Side.INTERNAL), statements))
     container = Container(name=TABLES, image=spec.services[NAME].image, memory_mib=512,
                           entry_point=entry_point, command=command)
-    execution = gov_module.execution_role(ctx, gov, TABLES, [TABLES], [])
+    execution = iam.execution_role(ctx, gov, TABLES, [TABLES], [])
     task = task_definition(ctx, TABLES_LAYER, f"{spec.name}-{TABLES}", [container], tags=tags, execution_role=execution,
                            task_role=None, secret_refs={}, cpu=256, memory=512)
     network = gov.network
@@ -213,7 +210,7 @@ def declare(foundation: Foundation, trino_service: pulumi.Resource | None) -> Ec
     )
 
 
-class DeclaredTables(AwsComponent):
+class DeclaredTables(PartComponent):
     """The declared tables' deployment step, after Trino's coordinator (its resources stay under the layer)."""
 
     def __init__(self, foundation: Foundation) -> None:

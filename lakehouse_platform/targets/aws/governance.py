@@ -1,92 +1,39 @@
 """Governance on AWS: who may reach, read and write what.
 
-- the network (``network``): VPC, subnets, security groups, the ``<name>.internal`` namespace;
+- the network (``network.platform_network``: the kit's ``Network`` with the platform's security groups);
 - the customer-managed KMS key everything is encrypted with, and its key policy;
 - the credential-vending role the catalogs assume to hand engines short-lived, prefix-scoped
   credentials (the only identity with S3 rights on the warehouse);
-- the catalogs' task roles, and per task definition execution roles that may read only their
-  own secrets and write only their own log group;
+- the catalogs' task roles, and one IAM role per identity from its grants (the execution and service roles
+  the other pieces ask for are the kit's: ``components.aws.iam``);
 - the Secrets Manager secrets the tasks read (the database password stays in the RDS-managed one).
 """
-
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 
-from lakehouse_platform.components.aws import network as network_module
-from lakehouse_platform.components.aws.common import assume_role_policy, log_group_name, policy_document
+from lakehouse_platform.components.aws.common import assume_role_policy, policy_document
 from lakehouse_platform.components.aws.context import AwsContext
+from lakehouse_platform.components.aws.iam import GovernanceState, bucket_arn, stack_secret
 from lakehouse_platform.components.aws.network import Network
 from lakehouse_platform.model import Layer, PlatformSpec
-from lakehouse_platform.placeholders import KMS_KEY_ARN, VENDING_ROLE_ARN
-from lakehouse_platform.services import registry
+from lakehouse_platform.services.aws_catalogs import catalog_servers
 from lakehouse_platform.services.catalogs import table_prefixes
+from lakehouse_platform.services.registry import registry
 
 LAYER = Layer.GOVERNANCE
 
 
-@dataclass
-class GovernanceState:
-    """What governance hands to every other layer (the role registries grow as layers ask for roles)."""
-
-    region: str
-    account_id: pulumi.Output[str]
-    partition: pulumi.Output[str]
-    key: aws.kms.Key
-    network: Network
-    vending_role: aws.iam.Role
-    task_roles: dict[str, aws.iam.Role]
-    secrets: dict[str, aws.secretsmanager.Secret]
-    # secret placeholder name -> what an ECS ``secrets`` entry's valueFrom is
-    secret_refs: dict[str, pulumi.Input[str]] = field(default_factory=dict)
-    execution_roles: dict[str, aws.iam.Role] = field(default_factory=dict)
-    roles: dict[str, aws.iam.Role] = field(default_factory=dict)
-    # identity -> its IAM role (writers and readers; the platform's identity is the deployer's own)
-    identity_roles: dict[str, aws.iam.Role] = field(default_factory=dict)
-    replica_keys: dict[str, aws.kms.Key] = field(default_factory=dict)
-
-    def arn(self, service: str, resource: pulumi.Input[str], region: bool = True) -> pulumi.Output[str]:
-        """An ARN in this account and partition (``region=False`` for global services such as IAM)."""
-        where = self.region if region else ""
-        return pulumi.Output.concat("arn:", self.partition, f":{service}:{where}:", self.account_id, ":", resource)
-
-    def layer_outputs(self) -> dict[str, Any]:
-        return {
-            "vpc": self.network.vpc.id,
-            "kms_key": self.key.arn,
-            "vending_role": self.vending_role.arn,
-            "namespace": self.network.namespace.name,
-            "security_groups": {name: sg.id for name, sg in self.network.security_groups.items()},
-            "identity_roles": {name: role.arn for name, role in self.identity_roles.items()},
-        }
-
-    def stack_outputs(self) -> dict[str, Any]:
-        return {
-            "vpc_id": self.network.vpc.id,
-            "private_subnet_ids": self.network.private_subnet_ids,
-            "kms_key_arn": self.key.arn,
-            "vending_role_arn": self.vending_role.arn,
-            "service_namespace": self.network.namespace.name,
-            "identity_role_arns": {name: role.arn for name, role in self.identity_roles.items()},
-        }
-
-
-def bucket_arn(partition: pulumi.Input[str], bucket: str, path: str = "") -> pulumi.Output[str]:
-    return pulumi.Output.concat("arn:", partition, f":s3:::{bucket}{path}")
-
-
-def build(ctx: AwsContext) -> GovernanceState:
+def build(ctx: AwsContext, network: Network) -> GovernanceState:
+    """The key, the vending role, the catalogs' task roles, the identities' roles and the secrets, in ``network``."""
     spec = ctx.spec
     opts = ctx.opts(LAYER)
     identity = aws.get_caller_identity_output(opts=ctx.invoke_opts())
     partition = aws.get_partition_output(opts=ctx.invoke_opts()).partition
     account_id = identity.account_id
-
-    network = network_module.build(ctx)
 
     # Task roles of the catalog servers: the only principals that may assume the vending role.
     # Governance resources made for a catalog are governance's (owner), labelled with the catalog they serve.
@@ -98,7 +45,7 @@ def build(ctx: AwsContext) -> GovernanceState:
             tags=ctx.tags(LAYER, name),
             opts=opts,
         )
-        for name in network_module.catalog_servers(spec)
+        for name in catalog_servers(spec)
     }
     vending_role = aws.iam.Role(
         f"{spec.name}-credential-vending",
@@ -124,9 +71,6 @@ def build(ctx: AwsContext) -> GovernanceState:
     )
     aws.kms.Alias(f"{spec.name}-key-alias", name=f"alias/{spec.name}-{pulumi.get_stack()}", target_key_id=key.key_id,
                   opts=opts)
-    # What the catalogs' setup jobs name in their storage configuration.
-    ctx.platform_values.update({VENDING_ROLE_ARN: vending_role.arn, KMS_KEY_ARN: key.arn})
-
     warehouse = bucket_arn(partition, spec.storage.bucket)
     aws.iam.RolePolicy(
         f"{spec.name}-credential-vending-warehouse",
@@ -163,24 +107,25 @@ def build(ctx: AwsContext) -> GovernanceState:
         for item in definition.secrets:
             if ctx.spec.target in item.managed_on or item.name in secrets:
                 continue
-            secrets[item.name] = _secret(ctx, key, item.name, definition.name,
-                                         f"{item.name} (read by the tasks that need it, through their execution role)")
+            secrets[item.name] = stack_secret(
+                ctx, key.arn, item.name, definition.name,
+                f"{item.name} (read by the tasks that need it, through their execution role)")
         # The TLS keys the platform issued for the service (lakehouse_platform.resources): tasks read them like any
         # secret.
         for cert in definition.certificates:
             key_name = f"{cert.name}-pem"
             if key_name in secrets or key_name not in ctx.secrets:
                 continue
-            secrets[key_name] = _secret(ctx, key, key_name, definition.name,
-                                        f"{cert.name}: TLS key and certificate of {definition.name}")
+            secrets[key_name] = stack_secret(ctx, key.arn, key_name, definition.name,
+                                             f"{cert.name}: TLS key and certificate of {definition.name}")
         # Each identity's client secret at a catalog where it is a principal of its own (Polaris): the catalog's
         # setup job sets it there, the tasks acting as that identity read it.
         principals = definition.catalog.principals if definition.catalog is not None else None
         if principals is not None:
             for member in spec.identities:
                 name = principals.secret_name(member)
-                secrets[name] = _secret(ctx, key, name, definition.name,
-                                        f"{name}: {member}'s client secret at {definition.name}")
+                secrets[name] = stack_secret(ctx, key.arn, name, definition.name,
+                                             f"{name}: {member}'s client secret at {definition.name}")
 
     return GovernanceState(
         region=spec.aws.region, account_id=account_id, partition=partition, key=key, network=network,
@@ -188,17 +133,6 @@ def build(ctx: AwsContext) -> GovernanceState:
         secret_refs={name: secret.arn for name, secret in secrets.items()},
         identity_roles=_identity_roles(ctx, account_id, partition, key),
     )
-
-
-def _secret(ctx: AwsContext, key: aws.kms.Key, name: str, owner: str, description: str) -> aws.secretsmanager.Secret:
-    """A Secrets Manager secret holding the stack's secret ``name`` (already a Pulumi secret), under the key."""
-    spec = ctx.spec
-    opts = ctx.opts(LAYER)
-    secret = aws.secretsmanager.Secret(f"{spec.name}-{name}", description=description, kms_key_id=key.arn,
-                                       recovery_window_in_days=7, tags=ctx.tags(LAYER, owner), opts=opts)
-    aws.secretsmanager.SecretVersion(f"{spec.name}-{name}-value", secret_id=secret.id,
-                                     secret_string=ctx.secrets[name], opts=opts)
-    return secret
 
 
 #: S3 actions on the warehouse's objects each grant action needs (IAM's names).
@@ -321,110 +255,3 @@ def _key_policy(region: str, account_id: pulumi.Output[str], partition: pulumi.O
          "Action": ["kms:Decrypt", "kms:GenerateDataKey*", "kms:DescribeKey"], "Resource": "*",
          "Condition": {"StringEquals": {"aws:SourceAccount": account_id}}},
     )
-
-
-# -- roles other layers ask for (always children of governance) --------------------------------
-
-
-def execution_role(ctx: AwsContext, gov: GovernanceState, family: str, log_sources: list[str],
-                   secret_names: list[str], secret_refs: dict[str, pulumi.Input[str]] | None = None) -> aws.iam.Role:
-    """The ECS execution role of one task definition: its own log groups and its own secrets, nothing else."""
-    spec = ctx.spec
-    if family in gov.execution_roles:
-        return gov.execution_roles[family]
-    opts = ctx.governance_opts()
-    role = aws.iam.Role(
-        f"{spec.name}-{family}-execution",
-        description=f"ECS execution role of {family}: pulls its image, writes its logs, reads its secrets",
-        assume_role_policy=assume_role_policy("ecs-tasks.amazonaws.com", gov.account_id),
-        tags=ctx.tags(LAYER, **{"lakehouse.task": family}),
-        opts=opts,
-    )
-    statements: list[dict[str, Any]] = [{
-        "Sid": "WriteOwnLogs", "Effect": "Allow", "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
-        "Resource": [gov.arn("logs", f"log-group:{log_group_name(spec, source)}:*") for source in log_sources],
-    }]
-    known = secret_refs if secret_refs is not None else gov.secret_refs
-    refs = [known[name] for name in secret_names]
-    if refs:
-        statements.append({
-            "Sid": "ReadOwnSecrets", "Effect": "Allow", "Action": ["secretsmanager:GetSecretValue"],
-            # ECS references may carry a JSON key suffix (:password::); the policy names the secret itself.
-            "Resource": [pulumi.Output.from_input(ref).apply(secret_arn) for ref in refs],
-        })
-        statements.append({
-            "Sid": "DecryptOwnSecrets", "Effect": "Allow", "Action": ["kms:Decrypt"], "Resource": gov.key.arn,
-            "Condition": {"StringEquals": {"kms:ViaService": f"secretsmanager.{spec.aws.region}.amazonaws.com"}},
-        })
-    aws.iam.RolePolicy(f"{spec.name}-{family}-execution", role=role.id, policy=policy_document(*statements),
-                       opts=opts)
-    gov.execution_roles[family] = role
-    return role
-
-
-def task_secret(ctx: AwsContext, gov: GovernanceState, name: str, owner: str) -> pulumi.Input[str]:
-    """The Secrets Manager reference of the stack's secret ``name`` for a task that reads it: a service's own
-    (built with governance), or one made here on first ask (an identity's password, an issued certificate)."""
-    if name not in gov.secret_refs:
-        if name not in ctx.secrets:
-            raise KeyError(f"no secret {name!r} in the stack; known: {', '.join(sorted(ctx.secrets))}")
-        gov.secrets[name] = _secret(ctx, gov.key, name, owner, f"{name} (read by {owner}, through its execution role)")
-        gov.secret_refs[name] = gov.secrets[name].arn
-    return gov.secret_refs[name]
-
-
-def secret_arn(reference: str) -> str:
-    """The secret's ARN from an ECS ``valueFrom`` (which may end in ``:json-key:version-stage:version-id``)."""
-    parts = reference.split(":")
-    return ":".join(parts[:7]) if len(parts) > 7 else reference
-
-
-def service_role(ctx: AwsContext, gov: GovernanceState, key: str, principal: str, description: str,
-                 statements: list[dict[str, Any]], managed: list[str] | None = None,
-                 layer: Layer = LAYER) -> aws.iam.Role:
-    """A role an AWS service assumes on the platform's behalf (scheduler, backup, replication, EMR, MSK Connect)."""
-    spec = ctx.spec
-    opts = ctx.governance_opts()
-    role = aws.iam.Role(
-        f"{spec.name}-{key}",
-        description=description,
-        assume_role_policy=assume_role_policy(principal, gov.account_id),
-        tags=ctx.tags(LAYER, **{"lakehouse.used-by": layer.value}),
-        opts=opts,
-    )
-    if statements:
-        aws.iam.RolePolicy(f"{spec.name}-{key}", role=role.id, policy=policy_document(*statements), opts=opts)
-    for index, arn in enumerate(managed or []):
-        aws.iam.RolePolicyAttachment(
-            f"{spec.name}-{key}-managed-{index}", role=role.id,
-            policy_arn=pulumi.Output.concat("arn:", gov.partition, f":iam::aws:policy/{arn}"), opts=opts,
-        )
-    gov.roles[key] = role
-    return role
-
-
-def grant(ctx: AwsContext, key: str, role: aws.iam.Role, statements: list[dict[str, Any]]) -> aws.iam.RolePolicy:
-    """An inline policy on a governance role, added by the layer that creates what it grants access to."""
-    return aws.iam.RolePolicy(f"{ctx.spec.name}-{key}", role=role.id, policy=policy_document(*statements),
-                              opts=ctx.governance_opts())
-
-
-def replica_key(ctx: AwsContext, gov: GovernanceState, region: str) -> aws.kms.Key:
-    """The KMS key of the replica region (keys are regional); the platform's key when it is the same region."""
-    spec = ctx.spec
-    if region == spec.aws.region:
-        return gov.key
-    if region not in gov.replica_keys:
-        root = pulumi.Output.concat("arn:", gov.partition, ":iam::", gov.account_id, ":root")
-        gov.replica_keys[region] = aws.kms.Key(
-            f"{spec.name}-replica-key",
-            region=region,
-            description=f"{spec.name}: encrypts the replica bucket in {region}",
-            enable_key_rotation=True,
-            deletion_window_in_days=30,
-            policy=policy_document({"Sid": "AccountAdministers", "Effect": "Allow", "Principal": {"AWS": root},
-                                    "Action": "kms:*", "Resource": "*"}),
-            tags=ctx.tags(LAYER),
-            opts=ctx.governance_opts(),
-        )
-    return gov.replica_keys[region]

@@ -32,11 +32,11 @@ import pulumi
 import pulumi_aws as aws
 
 from lakehouse_platform.components.aws.context import AwsComponent, AwsContext, RegistryImage
+from lakehouse_platform.components.aws.iam import GovernanceState
 from lakehouse_platform.components.aws.pushed_image import PushedImage
 from lakehouse_platform.model import Layer, PlatformSpec
 from lakehouse_platform.services import operations_support as support
 from lakehouse_platform.services.definition import AwsPart
-from lakehouse_platform.targets.aws.governance import GovernanceState
 from lakehouse_platform.targets.lab_images import host_ca_certificates, operations_args
 from lakehouse_platform.version import PLATFORM_VERSION
 

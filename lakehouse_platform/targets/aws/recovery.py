@@ -16,10 +16,10 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from lakehouse_platform.components.aws import iam
 from lakehouse_platform.components.aws.context import AwsContext
 from lakehouse_platform.components.aws.storage import SecureBucket, secure_bucket
 from lakehouse_platform.model import Layer
-from lakehouse_platform.targets.aws import governance as gov_module
 
 LAYER = Layer.RECOVERY
 
@@ -46,7 +46,7 @@ class RecoveryState:
         return out
 
 
-def build(ctx: AwsContext, gov: gov_module.GovernanceState, warehouse: SecureBucket,
+def build(ctx: AwsContext, gov: iam.GovernanceState, warehouse: SecureBucket,
           database: aws.rds.Instance | None) -> RecoveryState:
     """The vault, the database's backup plan (when the stack has the catalog database), the replica."""
     spec = ctx.spec
@@ -76,7 +76,7 @@ def build(ctx: AwsContext, gov: gov_module.GovernanceState, warehouse: SecureBuc
             tags=tags,
             opts=opts,
         )
-        role = gov_module.service_role(
+        role = iam.service_role(
             ctx, gov, "backup", "backup.amazonaws.com", "AWS Backup: backs up and restores the catalog database",
             [], managed=["service-role/AWSBackupServiceRolePolicyForBackup",
                          "service-role/AWSBackupServiceRolePolicyForRestores"],
@@ -91,13 +91,13 @@ def build(ctx: AwsContext, gov: gov_module.GovernanceState, warehouse: SecureBuc
     return state
 
 
-def _replica(ctx: AwsContext, gov: gov_module.GovernanceState, source: SecureBucket) -> SecureBucket:
+def _replica(ctx: AwsContext, gov: iam.GovernanceState, source: SecureBucket) -> SecureBucket:
     spec = ctx.spec
     region = spec.aws.replica_region or spec.aws.region
-    key = gov_module.replica_key(ctx, gov, region)
+    key = iam.replica_key(ctx, gov, region)
     replica = secure_bucket(ctx, LAYER, f"{spec.name}-warehouse-replica", f"{spec.storage.bucket}-replica", key.arn,
                             region=region)
-    role = gov_module.service_role(
+    role = iam.service_role(
         ctx, gov, "replication", "s3.amazonaws.com", "S3 replication of the warehouse into its replica",
         [
             {"Sid": "ReadSourceConfiguration", "Effect": "Allow",

@@ -1,15 +1,17 @@
-"""The aws target: the same seven layers on an AWS account, with pulumi-aws.
+"""The aws target: the same seven layers on an AWS account, with pulumi-aws. It assembles, it owns no service.
 
-This package holds only what every service shares on aws; each service's own counterpart (RDS, the catalog
-servers, Trino on ECS, EMR Serverless, MSK and MSK Connect, the MSF application, EventBridge maintenance,
+The building blocks are the kit's (``lakehouse_platform.components.aws``); each service's own counterpart (RDS, the
+catalog servers, Trino on ECS, EMR Serverless, MSK and MSK Connect, the MSF application, EventBridge maintenance,
 Amazon Managed Prometheus, the exporter) is the ``aws`` module of its package, declared as an ``AwsPart``.
-``AwsTarget.build`` builds in dependency order and hands each part the typed ``Foundation``:
+``AwsTarget.build`` makes the shared pieces, then builds the parts in dependency order, handing each the typed
+``Foundation`` (``lakehouse_platform.services.aws_parts``):
 
     governance (network, KMS, roles, secrets) -> log groups (every part's sources) -> storage (warehouse)
+    -> the clusters, the code bucket, the catalogs' load balancer, the alarm topic (what the parts stand on)
     -> the images the stack pushes (the operations image, when a part runs it)
-    -> catalog parts (behind one load balancer; their jobs become ``catalog_jobs``) -> compute parts
-    -> orchestration (declared tables, maintenance parts) -> observability (the alarm topic, its parts,
-    then every part's alarms) -> recovery (backups of the catalog database, the warehouse's replica)
+    -> catalog parts (their jobs become ``catalog_jobs``) -> compute parts -> orchestration (declared tables,
+    maintenance parts) -> observability parts, then every part's alarms
+    -> recovery (backups of the catalog database, the warehouse's replica)
 
 The log groups come right after governance because every writer (ECS tasks, RDS, EMR, MSK) must find its
 KMS-encrypted group already there; their names derive from the spec, so nothing waits for a later layer.
@@ -17,29 +19,35 @@ KMS-encrypted group already there; their names derive from the spec, so nothing 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 
 from lakehouse_platform.artifacts.stack import StackArtifacts
-from lakehouse_platform.components.aws import alarms, logs, storage
+from lakehouse_platform.components.aws import alarms, ecs, logs, storage
 from lakehouse_platform.components.aws.common import tag_value
-from lakehouse_platform.components.aws.context import AwsComponent, AwsContext
+from lakehouse_platform.components.aws.context import AwsContext
 from lakehouse_platform.layers import LayerComponent
 from lakehouse_platform.model import Layer, PlatformSpec
-from lakehouse_platform.services import registry
+from lakehouse_platform.placeholders import KMS_KEY_ARN, VENDING_ROLE_ARN
+from lakehouse_platform.services.aws_catalogs import CatalogLoadBalancer, catalog_servers
+from lakehouse_platform.services.aws_parts import Foundation, PartComponent
 from lakehouse_platform.services.capabilities import DATABASE, DatabaseOnAws
 from lakehouse_platform.services.context import Side, url
 from lakehouse_platform.services.definition import AwsPart
+from lakehouse_platform.services.operations_support import OPERATIONS_IMAGE
+from lakehouse_platform.services.registry import registry
 from lakehouse_platform.targets import Built
-from lakehouse_platform.targets.aws import catalogs, governance, images, recovery
-from lakehouse_platform.targets.aws.foundation import Foundation
+from lakehouse_platform.targets.aws import governance, images, recovery
+from lakehouse_platform.targets.aws.network import platform_network
 from lakehouse_platform.targets.aws.provider_config import provider_args
 
 #: The layers whose services' parts the target builds, in order.
 PART_LAYERS = (Layer.CATALOG, Layer.COMPUTE, Layer.ORCHESTRATION, Layer.OBSERVABILITY)
+#: The layers that always have an ECS cluster: what CD runs (catalog jobs) and the engines.
+CLUSTER_LAYERS = (Layer.CATALOG, Layer.COMPUTE)
 
 
 def log_sources(spec: PlatformSpec, parts: tuple[AwsPart, ...]) -> dict[str, str | None]:
@@ -69,36 +77,31 @@ class AwsTarget:
         spec = self.spec
         provider = aws.Provider(f"{spec.name}-aws", **self.provider_args,
                                 opts=pulumi.ResourceOptions(parent=layers[Layer.GOVERNANCE]))
-        ctx = AwsContext(spec, self.secrets, provider, layers, artifacts=self.artifacts)
+        ctx = AwsContext(spec, self.secrets, provider, layers, artifacts=self.artifacts,
+                         built_images=frozenset({OPERATIONS_IMAGE}))
         parts = registry().aws_parts(spec)
-        gov = governance.build(ctx)
+        gov = governance.build(ctx, platform_network(ctx))
+        # What the catalogs' setup jobs name in their storage configuration.
+        ctx.platform_values.update({VENDING_ROLE_ARN: gov.vending_role.arn, KMS_KEY_ARN: gov.key.arn})
         groups = logs.build(ctx, gov.key.arn, log_sources(spec, parts))
         warehouse = storage.warehouse(ctx, gov.key.arn)
-        foundation = Foundation(ctx, gov, groups, warehouse, secret_refs=dict(gov.secret_refs))
+        foundation = self._foundation(ctx, gov, groups, warehouse, parts)
         # The images the stack pushes itself (the operations image), before any task definition names them.
         pushed = images.build(ctx, gov, parts)
-        for layer in (Layer.CATALOG, Layer.COMPUTE):
-            foundation.cluster(layer)  # every stack has both: what CD runs (catalog jobs) and the engines
         built = Built()
-        watchers: list[Any] = []
-        front = catalogs.CatalogLoadBalancer(foundation) if catalogs.servers(foundation) else None
-        watchers += [front] if front else []
-        topic: alarms.Alarms | None = None
         for layer in PART_LAYERS:
-            if layer is Layer.OBSERVABILITY:
-                topic = alarms.Alarms(ctx, gov.key.arn)
-                foundation.alarm_topic = topic.topic
             for part in (p for p in parts if p.layer is layer):
-                component: AwsComponent = part.build(foundation)
+                component = part.build(foundation)
                 foundation.parts[part.name] = component
+                foundation.secret_refs.update(component.secret_refs)
                 built.layer(layer).update(component.layer_outputs())
                 built.outputs.update(component.stack_outputs())
-        assert topic is not None
-        topic.watch([*watchers, *foundation.parts.values()])
+        topic = foundation.alarms
+        topic.watch([foundation.catalogs, *foundation.parts.values()])
         database: DatabaseOnAws | None = foundation.provider(DATABASE)
         rec = recovery.build(ctx, gov, warehouse, database.database if database else None)
 
-        self._catalog_outputs(foundation, front, built)
+        self._catalog_outputs(foundation, built)
         cluster = foundation.cluster(Layer.COMPUTE)
         built.layer(Layer.COMPUTE)["cluster"] = cluster.name
         built.outputs["compute_cluster"] = cluster.name
@@ -120,21 +123,56 @@ class AwsTarget:
         built.layer(Layer.OBSERVABILITY)["log_groups"] = groups.names
         return built
 
-    def _catalog_outputs(self, foundation: Foundation, front: catalogs.CatalogLoadBalancer | None,
-                         built: Built) -> None:
+    def _foundation(self, ctx: AwsContext, gov: governance.GovernanceState, groups: logs.LogGroups,
+                    warehouse: storage.SecureBucket, parts: tuple[AwsPart, ...]) -> Foundation:
+        """What every part stands on, made before any part: the clusters, the code bucket when a part uploads code,
+        the catalogs' load balancer when a catalog runs as an ECS service, the alarm topic."""
+        spec = ctx.spec
+        cluster_layers = [*CLUSTER_LAYERS, *(p.layer for p in parts if p.cluster and p.layer not in CLUSTER_LAYERS)]
+        code = (storage.secure_bucket(ctx, Layer.COMPUTE, f"{spec.name}-artifacts",
+                                      storage.code_bucket_name(spec.storage.bucket), gov.key.arn)
+                if any(p.uploads_code for p in parts) else None)
+        catalogs = CatalogLoadBalancer(ctx, gov.network) if catalog_servers(spec) else None
+        topic = alarms.Alarms(ctx, gov.key.arn)
+        return Foundation(
+            ctx, gov, groups, warehouse, clusters={layer: ecs.cluster(ctx, layer) for layer in cluster_layers},
+            secret_refs=dict(gov.secret_refs), code=code, catalogs=catalogs, alarms=topic)
+
+    def _catalog_outputs(self, foundation: Foundation, built: Built) -> None:
         """The catalog layer: its cluster, where each catalog is, the jobs CD runs, the load balancer."""
         spec = foundation.spec
         cluster = foundation.cluster(Layer.CATALOG)
         urls = {}
-        for name in catalogs.servers(foundation):
+        for name in catalog_servers(spec):
             role = registry()[name].catalog
             assert role is not None
             urls[name] = url(spec, name, "http", Side.INTERNAL, role.path)
-        # CD runs first the jobs a part says come first (the database's init), then the start order.
-        first = [job for part in foundation.parts.values() for job in part.first_jobs]
-        jobs = catalogs.run_spec(foundation, first)
+        jobs = run_spec(foundation, list(foundation.parts.values()))
         built.layer(Layer.CATALOG).update({"cluster": cluster.name, "catalog_urls": urls, "jobs": jobs})
         built.outputs.update({"catalog_urls": urls, "catalog_jobs": jobs, "catalog_cluster": cluster.name})
-        if front is not None:
-            built.layer(Layer.CATALOG)["load_balancer"] = front.balancer.dns_name
-            built.outputs["catalog_load_balancer"] = front.balancer.dns_name
+        if foundation.catalogs is not None:
+            built.layer(Layer.CATALOG)["load_balancer"] = foundation.catalogs.balancer.dns_name
+            built.outputs["catalog_load_balancer"] = foundation.catalogs.balancer.dns_name
+
+
+def run_spec(foundation: Foundation, parts: Sequence[PartComponent]) -> dict[str, dict[str, Any]]:
+    """The parts' catalog jobs in the order CD runs them: the jobs a part says come first (the database's init),
+    then the start order; each with the ``aws ecs run-task`` line that starts it."""
+    spec = foundation.spec
+    tasks = {job: task for part in parts for job, task in part.catalog_jobs.items()}
+    order = [job for part in parts for job in part.first_jobs if job in tasks]
+    order += [n for n in spec.start_order() if n in tasks and n not in order]
+    cluster = foundation.cluster(Layer.CATALOG)
+    network = foundation.gov.network
+    return {
+        job: {
+            "order": order.index(job),
+            "cluster": cluster.name,
+            "task_definition": tasks[job].arn,
+            "subnets": network.private_subnet_ids,
+            "security_groups": [network.sg("catalogs").id],
+            "command": ecs.run_task_command(cluster.name, tasks[job].arn, network.private_subnet_ids,
+                                            [network.sg("catalogs").id]),
+        }
+        for job in order
+    }

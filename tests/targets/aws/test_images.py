@@ -158,11 +158,11 @@ def test_a_container_naming_the_operations_image_that_was_not_pushed_is_refused(
     container = ecs.Container(name="exporter", image=support.OPERATIONS_IMAGE, memory_mib=256)
     with pytest.raises(ecs.ImageNotPushed, match=rf"exporter \(aws\): runs lakehouse/operations:{PLATFORM_VERSION}, which the "
                                                   "stack did not push"):
-        ecs.image_reference({}, container)
+        ecs.image_reference(container, {}, frozenset({support.OPERATIONS_IMAGE}))
     pushed = {support.OPERATIONS_IMAGE: RegistryImage("repo@sha256:1", "arn")}
-    assert ecs.image_reference(pushed, container) == "repo@sha256:1"
+    assert ecs.image_reference(container, pushed, frozenset({support.OPERATIONS_IMAGE})) == "repo@sha256:1"
     upstream = ecs.Container(name="trino", image="trinodb/trino:483", memory_mib=256)
-    assert ecs.image_reference(pushed, upstream) == "trinodb/trino:483"
+    assert ecs.image_reference(upstream, pushed, frozenset({support.OPERATIONS_IMAGE})) == "trinodb/trino:483"
 
 
 def test_the_repository_name_is_one_ecr_accepts():

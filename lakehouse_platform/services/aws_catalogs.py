@@ -1,50 +1,74 @@
-"""The catalogs on aws: one internal load balancer in front of them, each catalog an ECS service behind it, and
-their setup jobs as one-off ECS tasks that CD runs after ``pulumi up`` (catalog layer).
+"""The catalogs on aws, as every catalog service's aws half builds them: one internal load balancer in front of them,
+each catalog an ECS service behind it, and their setup jobs as one-off ECS tasks CD runs after ``pulumi up``.
 
 Every catalog server shares one listener: a rule per catalog forwards ``<catalog>.<name>.internal`` (a CNAME
-to the load balancer) to its target group. The jobs' task definitions are the ``catalog_jobs`` stack output,
-in the order CD runs them (the database's init, then each catalog's jobs in start order), each with the
-``aws ecs run-task`` line that starts it.
+to the load balancer) to its target group. The jobs' task definitions are each part's ``catalog_jobs``; the aws
+target lists them as the ``catalog_jobs`` stack output, in the order CD runs them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
 
 import pulumi
 import pulumi_aws as aws
 
-from lakehouse_platform.components.aws import network as network_module
+from lakehouse_platform.components.aws.alarms import Alarm
 from lakehouse_platform.components.aws.common import fargate_size, physical_name
-from lakehouse_platform.components.aws.context import AwsComponent
+from lakehouse_platform.components.aws.context import AwsComponent, AwsContext
 from lakehouse_platform.components.aws.ecs import (
     Container,
     FargateService,
-    FargateServiceConfig,
-    container_of,
+    FargateServiceArgs,
     secret_names,
+    task_definition,
 )
-from lakehouse_platform.components.aws.ecs import task_definition as ecs_task_definition
-from lakehouse_platform.model import Layer
-from lakehouse_platform.services import registry
+from lakehouse_platform.components.aws.iam import execution_role
+from lakehouse_platform.components.aws.network import Network, cname
+from lakehouse_platform.model import Layer, PlatformSpec
+from lakehouse_platform.services.aws_parts import Foundation, PartComponent, container_of
 from lakehouse_platform.services.context import Side, host_of, url
-from lakehouse_platform.targets.aws import governance as gov_module
-from lakehouse_platform.targets.aws.foundation import Foundation
+from lakehouse_platform.services.registry import registry
 
 LAYER = Layer.CATALOG
 
 
-def servers(foundation: Foundation) -> list[str]:
-    """The enabled catalogs that run as ECS services (registry order)."""
-    return network_module.catalog_servers(foundation.spec)
+def catalog_servers(spec: PlatformSpec) -> list[str]:
+    """The enabled catalogs that run as ECS services on aws (in registry order)."""
+    return [name for name, d in registry().catalogs().items() if d.ecs is not None and name in spec.enabled_services()]
+
+
+@dataclass(frozen=True)
+class CatalogPorts:
+    """The ports the catalogs' security groups admit, from the catalogs' specs."""
+
+    catalog: int  # every catalog server's REST port (one load balancer listener)
+    catalog_health: tuple[int, ...]  # health-check ports that differ from the REST port
+
+    @classmethod
+    def of(cls, spec: PlatformSpec) -> CatalogPorts:
+        servers = catalog_servers(spec) or [n for n in registry().catalogs() if registry()[n].ecs is not None]
+        rest = {spec.services[n].ports["http"].internal for n in servers}
+        if len(rest) != 1:
+            raise ValueError(f"services.*.ports.http.internal: the catalogs on aws share one load balancer listener, "
+                             f"so their REST ports must be equal; found {sorted(rest)} for {', '.join(servers)}")
+        (catalog,) = rest
+        health = []
+        for name in servers:
+            check = spec.services[name].health
+            if check is not None and check.port is not None:
+                port = spec.services[name].ports[check.port].internal
+                if port != catalog and port not in health:
+                    health.append(port)
+        return cls(catalog=catalog, catalog_health=tuple(health))
 
 
 class CatalogLoadBalancer(AwsComponent):
     """The internal load balancer every catalog server sits behind, with its one listener (a 404 by default)."""
 
-    def __init__(self, foundation: Foundation) -> None:
-        ctx, spec, network = foundation.ctx, foundation.spec, foundation.gov.network
+    def __init__(self, ctx: AwsContext, network: Network) -> None:
+        spec = ctx.spec
         super().__init__("platform:aws:CatalogLoadBalancer", f"{spec.name}-catalogs", ctx, LAYER)
         self.balancer = aws.lb.LoadBalancer(
             f"{spec.name}-catalogs", name=physical_name(spec, "catalogs"), internal=True,
@@ -54,16 +78,15 @@ class CatalogLoadBalancer(AwsComponent):
         )
         self.listener = aws.lb.Listener(
             f"{spec.name}-catalogs-http", load_balancer_arn=self.balancer.arn,
-            port=network_module.Ports.of(spec).catalog, protocol="HTTP",
+            port=CatalogPorts.of(spec).catalog, protocol="HTTP",
             default_actions=[{"type": "fixed-response", "fixed_response": {
                 "content_type": "text/plain", "status_code": "404",
                 "message_body": f"no catalog at this host; use <catalog>.{spec.name}.internal"}}],
             tags=ctx.tags(LAYER), opts=self.child_opts(),
         )
-        foundation.load_balancer, foundation.listener = self.balancer, self.listener
         self.register_outputs({"dns_name": self.balancer.dns_name})
 
-    def watch(self, alarm: Any) -> None:
+    def watch(self, alarm: Alarm) -> None:
         """The load balancer's own 5xx: no target could answer."""
         alarm("catalogs-lb-5xx", "the catalogs' load balancer answered 5xx itself (no target could answer)",
               namespace="AWS/ApplicationELB", metric_name="HTTPCode_ELB_5XX_Count",
@@ -72,14 +95,14 @@ class CatalogLoadBalancer(AwsComponent):
               treat_missing_data="notBreaching")
 
 
-class CatalogServer(AwsComponent):
+class CatalogServer(PartComponent):
     """One catalog as an ECS service behind the load balancer, reached as ``<name>.<platform>.internal``, and its
     setup jobs' task definitions."""
 
     def __init__(self, foundation: Foundation, name: str, jobs: Sequence[str] = ()) -> None:
         ctx, spec, gov = foundation.ctx, foundation.spec, foundation.gov
         super().__init__("platform:aws:CatalogServer", f"{spec.name}-{name}", ctx, LAYER)
-        assert foundation.load_balancer is not None and foundation.listener is not None
+        assert foundation.catalogs is not None, "the aws target makes the load balancer when a catalog runs on ECS"
         network = gov.network
         service = spec.services[name]
         health = service.health
@@ -88,9 +111,9 @@ class CatalogServer(AwsComponent):
         http_port = service.ports["http"].internal
         health_port = service.ports[health.port].internal
         interval = min(max(health.interval_s, 5), 300)
-        priority = servers(foundation).index(name) + 1
+        priority = catalog_servers(spec).index(name) + 1
         self.name = name
-        self.balancer = foundation.load_balancer
+        self.balancer = foundation.catalogs.balancer
         self.target_group = aws.lb.TargetGroup(
             f"{spec.name}-{name}", name=physical_name(spec, name), port=http_port, protocol="HTTP",
             target_type="ip", vpc_id=network.vpc.id, deregistration_delay=30,
@@ -103,25 +126,25 @@ class CatalogServer(AwsComponent):
             tags=tags, opts=self.child_opts(),
         )
         rule = aws.lb.ListenerRule(
-            f"{spec.name}-{name}", listener_arn=foundation.listener.arn, priority=priority * 10,
+            f"{spec.name}-{name}", listener_arn=foundation.catalogs.listener.arn, priority=priority * 10,
             conditions=[{"host_header": {"values": [host_of(spec, name, Side.INTERNAL)]}}],
             actions=[{"type": "forward", "target_group_arn": self.target_group.arn}],
             tags=tags, opts=self.child_opts(),
         )
-        network_module.cname(ctx, name, foundation.load_balancer.dns_name, network, self.child_opts(), tags)
+        cname(ctx, name, self.balancer.dns_name, network,
+              f"{host_of(spec, name, Side.INTERNAL)} -> the managed endpoint in front of {name}", self.child_opts(),
+              tags)
         container = container_of(ctx, name)
         cpu, memory = fargate_size(container.memory_mib, min_cpu=512)
-        self.deployed = FargateService(
-            FargateServiceConfig(
-                container=container, cpu=cpu, memory=memory, task_role=gov.task_roles.get(name),
-                desired_count=spec.aws.catalog_task_count, security_group=network.sg("catalogs").id,
-                min_healthy_percent=100, tags=tags,
-                service_args={"load_balancers": [{"target_group_arn": self.target_group.arn, "container_name": name,
-                                                  "container_port": http_port}],
-                              "health_check_grace_period_seconds": health.ready_timeout_s}),
-            ctx, LAYER, gov, foundation.logs, foundation.cluster(LAYER), foundation.secret_refs,
-            depends_on=[rule], parent=self,
-        )
+        self.deployed = FargateService(f"{spec.name}-{name}", FargateServiceArgs(
+            ctx=ctx, layer=LAYER, governance=gov, logs=foundation.logs, cluster=foundation.cluster(LAYER),
+            container=container, cpu=cpu, memory=memory, task_role=gov.task_roles.get(name),
+            desired_count=spec.aws.catalog_task_count, security_group=network.sg("catalogs").id,
+            min_healthy_percent=100, tags=tags, secret_refs=foundation.secret_refs, depends_on=(rule,),
+            service_args={"load_balancers": [{"target_group_arn": self.target_group.arn, "container_name": name,
+                                              "container_port": http_port}],
+                          "health_check_grace_period_seconds": health.ready_timeout_s}),
+            opts=pulumi.ResourceOptions(parent=self))
         for job in jobs:
             if job in spec.enabled_services():
                 catalog_job(foundation, job, container_of(ctx, job, with_health=False), owner=job, parent=self)
@@ -133,7 +156,7 @@ class CatalogServer(AwsComponent):
         assert role is not None
         return url(self.ctx.spec, self.name, "http", Side.INTERNAL, role.path)
 
-    def watch(self, alarm: Any) -> None:
+    def watch(self, alarm: Alarm) -> None:
         """A task failing its health check, no healthy task, and the catalog's own 5xx."""
         dimensions = {"TargetGroup": self.target_group.arn_suffix, "LoadBalancer": self.balancer.arn_suffix}
         name = self.name
@@ -152,51 +175,17 @@ class CatalogServer(AwsComponent):
 
 
 def catalog_job(foundation: Foundation, job: str, container: Container, *, owner: str,
-                parent: AwsComponent) -> aws.ecs.TaskDefinition:
-    """A one-off job's task definition (its own execution role), recorded for the ``catalog_jobs`` output."""
+                parent: PartComponent) -> aws.ecs.TaskDefinition:
+    """A one-off job's task definition (its own execution role), kept in ``parent.catalog_jobs`` for CD."""
     ctx, spec = foundation.ctx, foundation.spec
-    execution = gov_module.execution_role(ctx, foundation.gov, job, [job], secret_names(container.env),
-                                          foundation.secret_refs)
+    secret_refs = {**foundation.secret_refs, **parent.secret_refs}  # with what its own part made (the database's)
+    execution = execution_role(ctx, foundation.gov, job, [job], secret_names(container.env), secret_refs)
     cpu, memory = fargate_size(container.memory_mib)
-    task = ecs_task_definition(
+    task = task_definition(
         ctx, LAYER, f"{spec.name}-{job}", [container],
         tags=ctx.tags(LAYER, owner, **{"lakehouse.kind": "job"}), execution_role=execution,
-        task_role=None, secret_refs=foundation.secret_refs, cpu=cpu, memory=memory, opts=parent.child_opts(),
+        task_role=None, secret_refs=secret_refs, cpu=cpu, memory=memory, opts=parent.child_opts(),
     )
-    foundation.catalog_jobs[job] = task
+    parent.catalog_jobs[job] = task
     return task
 
-
-def run_task_command(cluster: pulumi.Input[str], task: pulumi.Input[str], subnets: Sequence[pulumi.Input[str]],
-                     groups: Sequence[pulumi.Input[str]]) -> pulumi.Output[str]:
-    """The ``aws ecs run-task`` line CD runs for a one-off job (then ``aws ecs wait tasks-stopped``)."""
-    def line(values: list[Any]) -> str:
-        cluster_name, task_arn, *rest = values
-        subnet_ids, group_ids = rest[: len(subnets)], rest[len(subnets):]
-        network = (f"awsvpcConfiguration={{subnets=[{','.join(subnet_ids)}],"
-                   f"securityGroups=[{','.join(group_ids)}],assignPublicIp=DISABLED}}")
-        return (f"aws ecs run-task --cluster {cluster_name} --task-definition {task_arn} --launch-type FARGATE "
-                f"--network-configuration '{network}'")
-
-    return pulumi.Output.all(cluster, task, *subnets, *groups).apply(line)
-
-
-def run_spec(foundation: Foundation, first: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
-    """The catalog jobs in the order CD runs them: ``first`` (the database's init), then the start order."""
-    spec = foundation.spec
-    order = [j for j in first if j in foundation.catalog_jobs]
-    order += [n for n in spec.start_order() if n in foundation.catalog_jobs and n not in order]
-    cluster = foundation.cluster(LAYER)
-    network = foundation.gov.network
-    return {
-        job: {
-            "order": order.index(job),
-            "cluster": cluster.name,
-            "task_definition": foundation.catalog_jobs[job].arn,
-            "subnets": network.private_subnet_ids,
-            "security_groups": [network.sg("catalogs").id],
-            "command": run_task_command(cluster.name, foundation.catalog_jobs[job].arn, network.private_subnet_ids,
-                                        [network.sg("catalogs").id]),
-        }
-        for job in order
-    }
