@@ -16,7 +16,7 @@ import pulumi_aws as aws
 
 from lakehouse_platform.components.aws.alarms import Alarm
 from lakehouse_platform.components.aws.common import fargate_size, physical_name
-from lakehouse_platform.components.aws.context import AwsComponent, AwsContext
+from lakehouse_platform.components.aws.context import AwsContext
 from lakehouse_platform.components.aws.ecs import (
     Container,
     FargateService,
@@ -25,10 +25,11 @@ from lakehouse_platform.components.aws.ecs import (
     task_definition,
 )
 from lakehouse_platform.components.aws.iam import execution_role
-from lakehouse_platform.components.aws.network import Network, cname
+from lakehouse_platform.components.aws.network import cname
 from lakehouse_platform.model import Layer, PlatformSpec
 from lakehouse_platform.services.aws_parts import Foundation, PartComponent, container_of
-from lakehouse_platform.services.context import Side, host_of, url
+from lakehouse_platform.services.context import ServiceContext, Side, host_of, url
+from lakehouse_platform.services.plans import EcsPlan
 from lakehouse_platform.services.registry import registry
 
 LAYER = Layer.CATALOG
@@ -62,37 +63,6 @@ class CatalogPorts:
                 if port != catalog and port not in health:
                     health.append(port)
         return cls(catalog=catalog, catalog_health=tuple(health))
-
-
-class CatalogLoadBalancer(AwsComponent):
-    """The internal load balancer every catalog server sits behind, with its one listener (a 404 by default)."""
-
-    def __init__(self, ctx: AwsContext, network: Network) -> None:
-        spec = ctx.spec
-        super().__init__("platform:aws:CatalogLoadBalancer", f"{spec.name}-catalogs", ctx, LAYER)
-        self.balancer = aws.lb.LoadBalancer(
-            f"{spec.name}-catalogs", name=physical_name(spec, "catalogs"), internal=True,
-            load_balancer_type="application", security_groups=[network.sg("lb").id],
-            subnets=network.private_subnet_ids, drop_invalid_header_fields=True, idle_timeout=120,
-            tags=ctx.tags(LAYER), opts=self.child_opts(),
-        )
-        self.listener = aws.lb.Listener(
-            f"{spec.name}-catalogs-http", load_balancer_arn=self.balancer.arn,
-            port=CatalogPorts.of(spec).catalog, protocol="HTTP",
-            default_actions=[{"type": "fixed-response", "fixed_response": {
-                "content_type": "text/plain", "status_code": "404",
-                "message_body": f"no catalog at this host; use <catalog>.{spec.name}.internal"}}],
-            tags=ctx.tags(LAYER), opts=self.child_opts(),
-        )
-        self.register_outputs({"dns_name": self.balancer.dns_name})
-
-    def watch(self, alarm: Alarm) -> None:
-        """The load balancer's own 5xx: no target could answer."""
-        alarm("catalogs-lb-5xx", "the catalogs' load balancer answered 5xx itself (no target could answer)",
-              namespace="AWS/ApplicationELB", metric_name="HTTPCode_ELB_5XX_Count",
-              dimensions={"LoadBalancer": self.balancer.arn_suffix}, statistic="Sum", period=300,
-              evaluation_periods=1, threshold=0, comparison_operator="GreaterThanThreshold",
-              treat_missing_data="notBreaching")
 
 
 class CatalogServer(PartComponent):
@@ -134,7 +104,7 @@ class CatalogServer(PartComponent):
         cname(ctx, name, self.balancer.dns_name, network,
               f"{host_of(spec, name, Side.INTERNAL)} -> the managed endpoint in front of {name}", self.child_opts(),
               tags)
-        container = container_of(ctx, name)
+        container = container_of(ctx, name, ecs_plan(ctx, name))
         cpu, memory = fargate_size(container.memory_mib, min_cpu=512)
         self.deployed = FargateService(f"{spec.name}-{name}", FargateServiceArgs(
             ctx=ctx, layer=LAYER, governance=gov, logs=foundation.logs, cluster=foundation.cluster(LAYER),
@@ -147,7 +117,8 @@ class CatalogServer(PartComponent):
             opts=pulumi.ResourceOptions(parent=self))
         for job in jobs:
             if job in spec.enabled_services():
-                catalog_job(foundation, job, container_of(ctx, job, with_health=False), owner=job, parent=self)
+                catalog_job(foundation, job, container_of(ctx, job, ecs_plan(ctx, job), with_health=False),
+                            owner=job, parent=self)
         self.register_outputs({"url": self.url})
 
     @property
@@ -172,6 +143,13 @@ class CatalogServer(PartComponent):
               namespace="AWS/ApplicationELB", metric_name="HTTPCode_Target_5XX_Count", dimensions=dimensions,
               statistic="Sum", period=300, evaluation_periods=1, threshold=0,
               comparison_operator="GreaterThanThreshold", treat_missing_data="notBreaching")
+
+
+def ecs_plan(ctx: AwsContext, name: str) -> EcsPlan:
+    """The ECS plan of a catalog or one of its jobs, from its definition's ``ecs`` renderer."""
+    renderer = registry()[name].ecs
+    assert renderer is not None, f"{name} has no ECS renderer (placement is validated with the spec)"
+    return renderer(ServiceContext(ctx.spec, name))
 
 
 def catalog_job(foundation: Foundation, job: str, container: Container, *, owner: str,

@@ -11,28 +11,25 @@ its attributes (its catalog jobs, the secret references it adds): the target rea
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import pulumi
 import pulumi_aws as aws
 
-from lakehouse_platform.components.aws.alarms import Alarms
+from lakehouse_platform.components.aws.alarms import Alarm, Alarms
+from lakehouse_platform.components.aws.common import physical_name
 from lakehouse_platform.components.aws.context import AwsComponent, AwsContext
 from lakehouse_platform.components.aws.ecs import Container, files_then_exec, secrets_as_variables, service_memory_mib
 from lakehouse_platform.components.aws.iam import GovernanceState
 from lakehouse_platform.components.aws.logs import LogGroups
+from lakehouse_platform.components.aws.network import Network
 from lakehouse_platform.components.aws.storage import SecureBucket
 from lakehouse_platform.model import Layer, PlatformSpec
 from lakehouse_platform.placeholders import SECRET_TOKEN
 from lakehouse_platform.services.capabilities import Capability
-from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.plans import EcsPlan
-from lakehouse_platform.services.registry import registry
-
-if TYPE_CHECKING:
-    from lakehouse_platform.services.aws_catalogs import CatalogLoadBalancer
 
 Part = TypeVar("Part", bound="PartComponent")
 
@@ -60,6 +57,38 @@ class PartComponent(AwsComponent):
         return {}
 
 
+class CatalogLoadBalancer(AwsComponent):
+    """The internal load balancer every catalog server sits behind, with its one listener (a 404 by default)."""
+
+    def __init__(self, ctx: AwsContext, network: Network, port: int) -> None:
+        spec = ctx.spec
+        super().__init__("platform:aws:CatalogLoadBalancer", f"{spec.name}-catalogs", ctx, Layer.CATALOG)
+        tags = ctx.tags(Layer.CATALOG)
+        self.balancer = aws.lb.LoadBalancer(
+            f"{spec.name}-catalogs", name=physical_name(spec, "catalogs"), internal=True,
+            load_balancer_type="application", security_groups=[network.sg("lb").id],
+            subnets=network.private_subnet_ids, drop_invalid_header_fields=True, idle_timeout=120,
+            tags=tags, opts=self.child_opts(),
+        )
+        self.listener = aws.lb.Listener(
+            f"{spec.name}-catalogs-http", load_balancer_arn=self.balancer.arn,
+            port=port, protocol="HTTP",
+            default_actions=[{"type": "fixed-response", "fixed_response": {
+                "content_type": "text/plain", "status_code": "404",
+                "message_body": f"no catalog at this host; use <catalog>.{spec.name}.internal"}}],
+            tags=tags, opts=self.child_opts(),
+        )
+        self.register_outputs({"dns_name": self.balancer.dns_name})
+
+    def watch(self, alarm: Alarm) -> None:
+        """The load balancer's own 5xx: no target could answer."""
+        alarm("catalogs-lb-5xx", "the catalogs' load balancer answered 5xx itself (no target could answer)",
+              namespace="AWS/ApplicationELB", metric_name="HTTPCode_ELB_5XX_Count",
+              dimensions={"LoadBalancer": self.balancer.arn_suffix}, statistic="Sum", period=300,
+              evaluation_periods=1, threshold=0, comparison_operator="GreaterThanThreshold",
+              treat_missing_data="notBreaching")
+
+
 @dataclass
 class Foundation:
     """The shared aws pieces every part stands on, and the parts built so far (by part name)."""
@@ -73,6 +102,8 @@ class Foundation:
     #: Where every alarm and alert goes: the observability layer's topic (a part that watches something adds its
     #: alarms to it through ``watch(alarm)``).
     alarms: Alarms
+    #: The services that offer a capability, in registry order (``Registry.providers``): how ``provider`` finds a part.
+    providers: Callable[[Capability], tuple[str, ...]]
     #: secret placeholder name -> what an ECS ``secrets`` entry's valueFrom is: governance's, and what the parts
     #: built so far made (``PartComponent.secret_refs``).
     secret_refs: dict[str, pulumi.Input[str]] = field(default_factory=dict)
@@ -103,7 +134,7 @@ class Foundation:
         """The built part of the service that provides ``capability`` (its protocol:
         ``lakehouse_platform.services.capabilities``), if the stack has one: how a part reaches another service's
         part without naming it."""
-        return next((self.parts[n] for n in registry().providers(capability) if n in self.parts), None)
+        return next((self.parts[n] for n in self.providers(capability) if n in self.parts), None)
 
     def part(self, kind: type[Part]) -> Part | None:
         """The built part of this type, if the stack has one."""
@@ -111,19 +142,15 @@ class Foundation:
         return found[0] if found else None
 
 
-def container_of(ctx: AwsContext, name: str, plan: EcsPlan | None = None, *, memory_mib: int | None = None,
+def container_of(ctx: AwsContext, name: str, plan: EcsPlan, *, memory_mib: int | None = None,
                  ports: list[int] | None = None, with_health: bool = True, log_source: str | None = None) -> Container:
-    """The ECS container of one service or job, from its definition's ``ecs`` plan (or ``plan``).
+    """The ECS container of one service or job from its ECS plan, with its spec's image, memory, env and ports.
 
     Files are written before the command is exec'd; a command that carries a secret reads it from a
     task variable (never from the task definition's text).
     """
     spec = ctx.spec
     service = spec.services[name]
-    if plan is None:
-        renderer = registry()[name].ecs
-        assert renderer is not None, f"{name} has no ECS renderer (placement is validated with the spec)"
-        plan = renderer(ServiceContext(spec, name))
     env = {**service.env, **plan.env}
     command = list(service.command or plan.command)
     entry_point = list(plan.entry_point)

@@ -135,7 +135,8 @@ PACKAGE = {
         from lakehouse_platform.components.aws.ecs import FargateService, FargateServiceArgs
         from lakehouse_platform.model import Layer, PlatformSpec
         from lakehouse_platform.services.aws_parts import Foundation, PartComponent, container_of
-        from lakehouse_platform.services.context import Side, url
+        from lakehouse_platform.services.context import ServiceContext, Side, url
+        from lakehouse_platform.services.quack import ecs
 
         NAME = "quack"
         LAYER = Layer.COMPUTE
@@ -148,7 +149,8 @@ PACKAGE = {
                 self.url = url(spec, NAME, "http", Side.INTERNAL)
                 self.deployed = FargateService(f"{spec.name}-{NAME}", FargateServiceArgs(
                     ctx=ctx, layer=LAYER, governance=gov, logs=foundation.logs, cluster=foundation.cluster(LAYER),
-                    container=container_of(ctx, NAME), cpu=256, memory=512, desired_count=1,
+                    container=container_of(ctx, NAME, ecs(ServiceContext(spec, NAME))), cpu=256, memory=512,
+                    desired_count=1,
                     security_group=gov.network.sg("engines").id, min_healthy_percent=0, tags=ctx.tags(LAYER, NAME),
                     secret_refs=gov.secret_refs), opts=pulumi.ResourceOptions(parent=self))
                 self.register_outputs({"url": self.url})

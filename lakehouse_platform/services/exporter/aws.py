@@ -75,7 +75,7 @@ class ExporterService(PartComponent):
             {"Sid": "RemoteWriteSignals", "Effect": "Allow", "Action": ["aps:RemoteWrite"],
              "Resource": workspace.arn}])
         service = spec.services[NAME]
-        main = container_of(ctx, NAME)
+        main = container_of(ctx, NAME, ecs(ServiceContext(spec, NAME)))
         agent_image = spec.services[metrics_store].image  # the store's own image, in agent mode
         # Its health check is the image's own (wget /-/ready on the agent's default 9090).
         agent = Container(name=AGENT, image=agent_image, memory_mib=AGENT_MEMORY_MIB, essential=True,

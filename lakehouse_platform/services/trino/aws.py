@@ -93,7 +93,8 @@ class TrinoCluster(PartComponent):
         tags = ctx.tags(LAYER, NAME)
         self.cluster = foundation.cluster(LAYER)
         self.workers = config.workers
-        coordinator = container_of(ctx, NAME, memory_mib=config.coordinator_memory_mib, ports=[port])
+        coordinator = container_of(ctx, NAME, ecs(ServiceContext(spec, NAME)), memory_mib=config.coordinator_memory_mib,
+                                   ports=[port])
         worker = container_of(ctx, NAME, ecs_worker(ServiceContext(spec, NAME), config.worker_memory_mib),
                               memory_mib=config.worker_memory_mib, ports=[port], log_source=WORKER)
         worker.name = WORKER

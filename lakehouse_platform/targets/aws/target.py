@@ -32,8 +32,8 @@ from lakehouse_platform.components.aws.context import AwsContext
 from lakehouse_platform.layers import LayerComponent
 from lakehouse_platform.model import Layer, PlatformSpec
 from lakehouse_platform.placeholders import KMS_KEY_ARN, VENDING_ROLE_ARN
-from lakehouse_platform.services.aws_catalogs import CatalogLoadBalancer, catalog_servers
-from lakehouse_platform.services.aws_parts import Foundation, PartComponent
+from lakehouse_platform.services.aws_catalogs import CatalogPorts, catalog_servers
+from lakehouse_platform.services.aws_parts import CatalogLoadBalancer, Foundation, PartComponent
 from lakehouse_platform.services.capabilities import DATABASE, DatabaseOnAws
 from lakehouse_platform.services.context import Side, url
 from lakehouse_platform.services.definition import AwsPart
@@ -132,11 +132,13 @@ class AwsTarget:
         code = (storage.secure_bucket(ctx, Layer.COMPUTE, f"{spec.name}-artifacts",
                                       storage.code_bucket_name(spec.storage.bucket), gov.key.arn)
                 if any(p.uploads_code for p in parts) else None)
-        catalogs = CatalogLoadBalancer(ctx, gov.network) if catalog_servers(spec) else None
+        catalogs = (CatalogLoadBalancer(ctx, gov.network, CatalogPorts.of(spec).catalog)
+                    if catalog_servers(spec) else None)
         topic = alarms.Alarms(ctx, gov.key.arn)
         return Foundation(
             ctx, gov, groups, warehouse, clusters={layer: ecs.cluster(ctx, layer) for layer in cluster_layers},
-            secret_refs=dict(gov.secret_refs), code=code, catalogs=catalogs, alarms=topic)
+            alarms=topic, providers=registry().providers, secret_refs=dict(gov.secret_refs), code=code,
+            catalogs=catalogs)
 
     def _catalog_outputs(self, foundation: Foundation, built: Built) -> None:
         """The catalog layer: its cluster, where each catalog is, the jobs CD runs, the load balancer."""
