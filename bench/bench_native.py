@@ -24,7 +24,7 @@ import psutil
 from lakehouse_platform.config import load_stack
 from lakehouse_platform.control import commands, isolated
 from lakehouse_platform.control.workspace import forget, outputs, select
-from lakehouse_platform.services import registry
+from lakehouse_platform.services.registry import registry
 
 STACK = "bench"
 

@@ -19,8 +19,8 @@ from pydantic import BaseModel, ValidationError
 from lakehouse_platform.labels import LAYER_NAMES
 from lakehouse_platform.model import DEFAULT_CONTRACTS, PlacementContext, PlatformSpec
 from lakehouse_platform.paths import PROJECT_ROOT
-from lakehouse_platform.services import registry
 from lakehouse_platform.services.capabilities import Capability
+from lakehouse_platform.services.registry import registry
 
 NAMESPACE = "lakehouse"
 CONFIG_KEY = f"{NAMESPACE}:platform"

@@ -8,9 +8,9 @@ import pulumi
 
 from lakehouse_platform.model import LAYER_NAMES, Layer, PlatformSpec, Target
 from lakehouse_platform.services import profiles as engine_profiles
-from lakehouse_platform.services import registry
 from lakehouse_platform.services.capabilities import STORE
 from lakehouse_platform.services.context import Side, address
+from lakehouse_platform.services.registry import registry
 
 
 def endpoints(spec: PlatformSpec) -> dict[str, dict[str, dict[str, str]]]:

@@ -8,7 +8,7 @@ and nothing else (docs/adr/0009-services-meet-by-capability.md):
 - inside the service's own package, and in ``lakehouse_platform/services/registry.py`` (its one line in ``MODULES``);
 - a declared dependency: another service's name in a ``depends_on`` list of a default spec, or as the value of a
   definition's ``job_of=`` / ``fronts=`` (whom it serves); and the packages a package declares it builds on
-  (``USES`` in its ``__init__``: Connect runs on Kafka's own classpath), whose names and modules it may use;
+  (``USES`` in its ``definition``: Connect runs on Kafka's own classpath), whose names and modules it may use;
 - a string that only spells like a service on a line that says so (``# not the service: ...``), e.g. the
   PostgreSQL role ``postgres`` or the host's Spark client ``spark``.
 
@@ -33,6 +33,8 @@ REGISTRY_MODULE = "lakehouse_platform/services/registry.py"
 MARKER = "not the service"
 #: Keyword arguments of a definition that name whom it serves: a declared dependency.
 DECLARING_KEYWORDS = ("job_of", "fronts")
+#: The service packages: each registry line names its package's ``definition`` module.
+PACKAGES = tuple(module.removesuffix(".definition") for module in MODULES)
 
 
 @dataclass(frozen=True)
@@ -56,11 +58,11 @@ def owners(root: Path) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
     """service name -> the package that defines it; package -> the packages it declares it uses (``USES``)."""
     names: dict[str, str] = {}
     uses: dict[str, tuple[str, ...]] = {}
-    for module in MODULES:
-        package = importlib.import_module(module)
-        for definition in package.SERVICES:
-            names[definition.name] = module
-        uses[module] = tuple(getattr(package, "USES", ()))
+    for module, package in zip(MODULES, PACKAGES, strict=True):
+        defined = importlib.import_module(module)
+        for definition in defined.SERVICES:
+            names[definition.name] = package
+        uses[package] = tuple(getattr(defined, "USES", ()))
     return names, uses
 
 
@@ -71,13 +73,13 @@ def module_of(path: str) -> str:
 def owning_package(path: str) -> str | None:
     """The service package a source file belongs to, if any."""
     module = module_of(path)
-    return next((m for m in MODULES if module == m or module.startswith(m + ".")), None)
+    return next((m for m in PACKAGES if module == m or module.startswith(m + ".")), None)
 
 
 def imported_package(target: str) -> str | None:
     """The service package an imported module (or ``module:function`` reference) lies in, if any."""
     module = target.split(":", 1)[0]
-    return next((m for m in MODULES if module == m or module.startswith(m + ".")), None)
+    return next((m for m in PACKAGES if module == m or module.startswith(m + ".")), None)
 
 
 def declared_context(tree: ast.AST) -> set[int]:
@@ -143,12 +145,12 @@ def test_no_module_outside_a_services_package_names_it_or_imports_it() -> None:
 def test_the_check_sees_a_name_an_import_and_a_lazy_reference_and_allows_the_declared(tmp_path: Path) -> None:
     """The check itself, on a made-up module: each way of naming a service outside its package is found."""
     service = registry().names()[0]
-    package = owning_package(package_dir(next(m for m in MODULES)) + "/__init__.py")
+    package = owning_package(package_dir(PACKAGES[0]) + "/__init__.py")
     assert package is not None
     (tmp_path / "lakehouse_platform").mkdir()
     (tmp_path / "lakehouse_platform" / "elsewhere.py").write_text(
         f"import {package}.config\n"
-        f"from {package} import SERVICES\n"
+        f"from {package}.definition import SERVICES\n"
         f"REF = '{package}.aws:build'\n"
         f"NAMED = {service!r}\n"
         f"HOMONYM = {service!r}  # {MARKER}: a role of the same spelling\n"
@@ -156,8 +158,8 @@ def test_the_check_sees_a_name_an_import_and_a_lazy_reference_and_allows_the_dec
         f"DEFINED = dict(job_of={service!r})\n")
     found = [u.what for u in uses_outside(tmp_path, ["lakehouse_platform/elsewhere.py"])]
     assert found == [f"uses {package}.config, a module of {package}",
-                     f"uses {package}, a module of {package}",
-                     f"uses {package}.SERVICES, a module of {package}",
+                     f"uses {package}.definition, a module of {package}",
+                     f"uses {package}.definition.SERVICES, a module of {package}",
                      f"uses {package}.aws:build, a module of {package}",
                      f"names the service {service!r} (defined in {package})"], found
 

@@ -19,7 +19,7 @@ from lakehouse_platform.control.workspace import (
     pulumi_env,
 )
 from lakehouse_platform.paths import PROJECT_ROOT
-from lakehouse_platform.services import registry
+from lakehouse_platform.services.registry import registry
 
 console = Console()
 

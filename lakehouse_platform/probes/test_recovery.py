@@ -28,8 +28,8 @@ import pytest
 from lakehouse_platform.probes.support import control, services
 from lakehouse_platform.probes.support import operations as ops
 from lakehouse_platform.probes.support.stack import Stack, fail
-from lakehouse_platform.services import registry
 from lakehouse_platform.services.capabilities import BACKUPS, STREAMING_WRITER
+from lakehouse_platform.services.registry import registry
 
 pytestmark = [pytest.mark.recovery]
 

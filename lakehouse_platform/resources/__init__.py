@@ -11,7 +11,8 @@ import pulumi
 
 from lakehouse_platform.layers.base import layer_labels
 from lakehouse_platform.model import Layer, PlatformSpec
-from lakehouse_platform.services import ServiceContext, registry
+from lakehouse_platform.services.context import ServiceContext
+from lakehouse_platform.services.registry import registry
 
 
 @dataclass

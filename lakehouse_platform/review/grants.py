@@ -12,8 +12,8 @@ from typing import Any
 
 from lakehouse_platform.model import PlatformSpec, Target
 from lakehouse_platform.model.governance import ACTIONS, EVERY_NAMESPACE
-from lakehouse_platform.services import registry
 from lakehouse_platform.services.definition import ServiceDefinition
+from lakehouse_platform.services.registry import registry
 
 ANY_OTHER = "* (any other)"
 

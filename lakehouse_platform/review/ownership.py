@@ -65,8 +65,8 @@ def _undeclared_text(spec: PlatformSpec) -> str:
 
 def catalog_access(spec: PlatformSpec) -> list[dict[str, str]]:
     """Per catalog of the registry: how its clients authenticate on this stack, or why it does not run here."""
-    from lakehouse_platform.services import registry
     from lakehouse_platform.services.catalogs import gate_of
+    from lakehouse_platform.services.registry import registry
 
     rows = []
     for name, definition in registry().catalogs().items():

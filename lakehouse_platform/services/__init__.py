@@ -1,11 +1,6 @@
-"""The platform's services: one module each, holding the service's whole definition (see ``base``).
+"""The platform's services: one package each, holding the service's whole definition (``<package>/definition.py``).
 
-The registry (``registry()``) is what targets, the config loader, the profiles and the policy pack
-read; ``registry.MODULES`` lists the modules.
+The registry (``registry.registry()``) is what targets, the config loader, the profiles and the policy pack read;
+``registry.MODULES`` lists the definitions. This package and every service package import nothing when imported:
+a service's runtime code (``<package>/runtime.py``) runs where only the runtime's packages are installed.
 """
-
-from lakehouse_platform.services.context import ServiceContext, Side
-from lakehouse_platform.services.definition import ServiceDefinition
-from lakehouse_platform.services.registry import Registry, UnknownService, registry
-
-__all__ = ["Registry", "ServiceContext", "ServiceDefinition", "Side", "UnknownService", "registry"]

@@ -22,9 +22,9 @@ from lakehouse_platform.runtime.config import (
     SqliteSource,
     TrinoAccess,
 )
-from lakehouse_platform.services import ServiceContext, profiles
+from lakehouse_platform.services import profiles
 from lakehouse_platform.services.capabilities import DATABASE, DATABASE_USER, SQL_ENGINE
-from lakehouse_platform.services.context import Side, host_of, port_of
+from lakehouse_platform.services.context import ServiceContext, Side, host_of, port_of
 from lakehouse_platform.services.definition import ServiceDefinition
 from lakehouse_platform.services.registry import registry
 

@@ -23,11 +23,11 @@ from typing import Any
 from lakehouse_platform.model import PlatformSpec
 from lakehouse_platform.placeholders import SECRET_TOKEN, secret
 from lakehouse_platform.runtime.config import TOKEN_PATH
-from lakehouse_platform.services import ServiceContext, registry
 from lakehouse_platform.services.capabilities import STORE
 from lakehouse_platform.services.catalogs import catalog_url, gate_of
-from lakehouse_platform.services.context import Side, url
+from lakehouse_platform.services.context import ServiceContext, Side, url
 from lakehouse_platform.services.definition import CatalogRole
+from lakehouse_platform.services.registry import registry
 
 #: What a client fills a profile's placeholders from (credentials.identities.<name> and the top level).
 PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")

@@ -20,21 +20,21 @@ from lakehouse_platform.services.capabilities import Capability
 from lakehouse_platform.services.definition import AwsPart, IdentitySecret, ServiceDefinition
 
 MODULES: tuple[str, ...] = (
-    "lakehouse_platform.services.seaweedfs",
-    "lakehouse_platform.services.postgres",
-    "lakehouse_platform.services.rest_fixture",
-    "lakehouse_platform.services.catalog_gate",
-    "lakehouse_platform.services.polaris",
-    "lakehouse_platform.services.lakekeeper",
-    "lakehouse_platform.services.trino",
-    "lakehouse_platform.services.spark",
-    "lakehouse_platform.services.exporter",
-    "lakehouse_platform.services.prometheus",
-    "lakehouse_platform.services.flink",
-    "lakehouse_platform.services.kafka",
-    "lakehouse_platform.services.kafka_connect",
-    "lakehouse_platform.services.maintenance_scheduler",
-    "lakehouse_platform.services.catalog_backup",
+    "lakehouse_platform.services.seaweedfs.definition",
+    "lakehouse_platform.services.postgres.definition",
+    "lakehouse_platform.services.rest_fixture.definition",
+    "lakehouse_platform.services.catalog_gate.definition",
+    "lakehouse_platform.services.polaris.definition",
+    "lakehouse_platform.services.lakekeeper.definition",
+    "lakehouse_platform.services.trino.definition",
+    "lakehouse_platform.services.spark.definition",
+    "lakehouse_platform.services.exporter.definition",
+    "lakehouse_platform.services.prometheus.definition",
+    "lakehouse_platform.services.flink.definition",
+    "lakehouse_platform.services.kafka.definition",
+    "lakehouse_platform.services.kafka_connect.definition",
+    "lakehouse_platform.services.maintenance_scheduler.definition",
+    "lakehouse_platform.services.catalog_backup.definition",
 )
 
 

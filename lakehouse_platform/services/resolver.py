@@ -14,8 +14,9 @@ from lakehouse_platform.artifacts import cache, clients, java, runtime
 from lakehouse_platform.artifacts.artifact import Artifact, ArtifactError, ArtifactMissing
 from lakehouse_platform.artifacts.stack import StackArtifacts
 from lakehouse_platform.model import PlatformSpec, Target
-from lakehouse_platform.services import ServiceContext, registry
+from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.definition import ArtifactRecipe
+from lakehouse_platform.services.registry import registry
 
 
 class Resolver(Protocol):

@@ -18,7 +18,7 @@ import pulumi
 from lakehouse_platform.model import PlatformSpec, Target
 from lakehouse_platform.model.governance import catalog_token_key, identity_secret_key
 from lakehouse_platform.placeholders import DERIVED_TOKEN, SECRET_TOKEN
-from lakehouse_platform.services import registry
+from lakehouse_platform.services.registry import registry
 
 #: Trino's PBKDF2 (PBKDF2WithHmacSHA1) needs at least 1000 iterations.
 PBKDF2_ITERATIONS = 10_000

@@ -17,8 +17,9 @@ import pulumi
 
 from lakehouse_platform.layers import LayerComponent
 from lakehouse_platform.model import Layer, PlatformSpec
-from lakehouse_platform.services import ServiceContext, registry
+from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.plans import StepHost, StepPlan
+from lakehouse_platform.services.registry import registry
 from lakehouse_platform.services.secrets import render_inputs
 from lakehouse_platform.targets import Built, UnbuiltDependency
 

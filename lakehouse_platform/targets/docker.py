@@ -33,12 +33,12 @@ from lakehouse_platform.layers import LayerComponent, layer_labels
 from lakehouse_platform.model import Layer, PlatformSpec, ServiceSpec
 from lakehouse_platform.paths import PROJECT_ROOT, stack_state_dir
 from lakehouse_platform.runtime.config import OperationsConfig
-from lakehouse_platform.services import ServiceContext, registry
 from lakehouse_platform.services.built_image import ImageBuildError
 from lakehouse_platform.services.capabilities import DATABASE
 from lakehouse_platform.services.catalogs import gate_of
-from lakehouse_platform.services.context import Side
+from lakehouse_platform.services.context import ServiceContext, Side
 from lakehouse_platform.services.plans import ContainerHost, ContainerPlan, StepHost
+from lakehouse_platform.services.registry import registry
 from lakehouse_platform.services.resolver import Resolver
 from lakehouse_platform.services.secrets import render
 from lakehouse_platform.targets import Built, TargetNotReady, declared_tables, dependencies, lab_images, published_ports

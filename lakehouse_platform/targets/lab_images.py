@@ -39,14 +39,14 @@ PROXY_ARGS = ("http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROX
 
 def images() -> dict[str, BuiltImage]:
     """image key -> the lab image, as the service packages declare them (``ServiceDefinition.lab_image``)."""
-    from lakehouse_platform.services import registry
+    from lakehouse_platform.services.registry import registry
 
     return {d.lab_image.key: d.lab_image for d in registry() if d.lab_image is not None}
 
 
 def service_images() -> dict[str, str]:
     """service (or job) -> the key of the lab image it runs with ``lab.images: built``."""
-    from lakehouse_platform.services import registry
+    from lakehouse_platform.services.registry import registry
 
     return {d.name: d.lab_image.key for d in registry() if d.lab_image is not None}
 
@@ -70,8 +70,8 @@ def proxy_args() -> dict[str, str]:
 
 def operations_args(spec: PlatformSpec, artifacts: StackArtifacts) -> dict[str, str]:
     """Build arguments of the operations image: its base, the CA, and the lab server's PostgreSQL major."""
-    from lakehouse_platform.services import registry
     from lakehouse_platform.services.capabilities import DATABASE
+    from lakehouse_platform.services.registry import registry
 
     database = registry().provider(spec, DATABASE) or registry().providers(DATABASE)[0]
     if spec.lab_built and database in artifacts.services:
@@ -145,7 +145,7 @@ def tag_of(image: BuiltImage, artifact: Artifact, context: ImageContext, args: M
 
 def refusals(spec: PlatformSpec, present: Callable[[str], bool]) -> list[str]:
     """In built mode, every enabled service with no artifact whose upstream image the engine lacks, with why."""
-    from lakehouse_platform.services import registry
+    from lakehouse_platform.services.registry import registry
 
     if not spec.lab_built:
         return []

@@ -18,15 +18,16 @@ from lakehouse_platform.config import ConfigError, load_platform
 from lakehouse_platform.paths import PROJECT_ROOT
 from lakehouse_platform.providers import plain
 from lakehouse_platform.services import operations_support as support
-from lakehouse_platform.services import postgres, trino
 from lakehouse_platform.services.flink import container as flink_container
 from lakehouse_platform.services.kafka import container as kafka_container
 from lakehouse_platform.services.kafka_connect import container as kafka_connect_container
+from lakehouse_platform.services.postgres import definition as postgres
 from lakehouse_platform.services.prometheus import container as prometheus_container
 from lakehouse_platform.services.rest_fixture import config as rest_fixture_config
 from lakehouse_platform.services.rest_fixture import container as rest_fixture_container
 from lakehouse_platform.services.trino import aws as trino_aws
 from lakehouse_platform.services.trino import config as trino_config
+from lakehouse_platform.services.trino import definition as trino
 from lakehouse_platform.targets import lab_images as images
 from lakehouse_platform.version import PLATFORM_VERSION
 from tests.support.harness import FakeResolver, ProgramRun, run_program

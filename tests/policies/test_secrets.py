@@ -69,7 +69,7 @@ def lakekeeper_container(envs: list[str]) -> Resource:
 
 
 def test_password_inside_a_url_is_refused():
-    from lakehouse_platform.services import ServiceContext
+    from lakehouse_platform.services.context import ServiceContext
     from lakehouse_platform.services.lakekeeper.config import pg_env
 
     context = lab()[1]

@@ -1,7 +1,7 @@
 """A new service is one package and one line in the registry: proved on a copy of the repository.
 
 The repository's tracked files are copied into a temporary directory; a made-up service ("quack", a SQL
-gateway) is added there as one package, ``lakehouse_platform/services/quack/``, with its ports, a secret, a per-identity
+gateway) is added there as one package, ``lakehouse_platform/services/quack/`` (its definition, its aws half), with its ports, a secret, a per-identity
 secret, a client profile, a check of the spec, aws ingress, an aws part and probe hooks, plus one line in
 ``lakehouse_platform/services/registry.py``'s ``MODULES``. The copy's program is then evaluated for the lab, native and
 cloud stacks under Pulumi mocks (``tests/support/harness.py``, in a process of its own that imports only the
@@ -26,6 +26,9 @@ from lakehouse_platform.paths import PROJECT_ROOT
 
 PACKAGE = {
     "__init__.py": '''
+        """Quack: a made-up SQL gateway (compute), written by tests/services/test_a_new_service.py."""
+        ''',
+    "definition.py": '''
         """Quack: a made-up SQL gateway (compute), written by tests/services/test_a_new_service.py.
 
         Its whole definition: defaults, the container, the local process, its ECS task and aws part, a secret of its
@@ -136,7 +139,7 @@ PACKAGE = {
         from lakehouse_platform.model import Layer, PlatformSpec
         from lakehouse_platform.services.aws_parts import Foundation, PartComponent, container_of
         from lakehouse_platform.services.context import ServiceContext, Side, url
-        from lakehouse_platform.services.quack import ecs
+        from lakehouse_platform.services.quack.definition import ecs
 
         NAME = "quack"
         LAYER = Layer.COMPUTE
@@ -173,7 +176,7 @@ EVALUATE = '''
 import json, sys
 from tests.support.harness import CLOUD_SECRETS, run_program
 from tests.support.stacks import stack_platform
-from lakehouse_platform.control import commands
+from lakehouse_platform.services.registry import registry
 
 found = {}
 for stack in ("lab", "native", "cloud"):
@@ -191,7 +194,7 @@ for stack in ("lab", "native", "cloud"):
         "identities": {k: sorted(v) for k, v in out["credentials"]["value"]["identities"].items()},
         "quack_url": out.get("quack_url"),
         # Its own smoke hook only: the others would reach for services this evaluation never started.
-        "smoke": list(__import__("lakehouse_platform.services", fromlist=["registry"]).registry()["quack"].probes.smoke(out)),
+        "smoke": list(registry()["quack"].probes.smoke(out)),
     }
 print(json.dumps(found, default=str))
 '''
@@ -227,9 +230,9 @@ def added(copy: Path) -> dict[str, Any]:
         (package / name).write_text(textwrap.dedent(body).lstrip())
     registry = copy / "lakehouse_platform" / "services" / "registry.py"
     text = registry.read_text()
-    last = '    "lakehouse_platform.services.catalog_backup",\n'
+    last = '    "lakehouse_platform.services.catalog_backup.definition",\n'
     assert last in text
-    registry.write_text(text.replace(last, last + '    "lakehouse_platform.services.quack",\n'))
+    registry.write_text(text.replace(last, last + '    "lakehouse_platform.services.quack.definition",\n'))
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PULUMI_CONFIG")}
     done = subprocess.run([sys.executable, "-c", EVALUATE], cwd=copy, env={**env, "PYTHONPATH": str(copy)},
                           capture_output=True, text=True, timeout=300, check=False)
@@ -240,10 +243,11 @@ def added(copy: Path) -> dict[str, Any]:
 def test_the_copy_changes_only_by_the_package_and_the_registry_line(copy: Path, added: dict[str, Any]) -> None:
     status = git(copy, "status", "--porcelain", "--untracked-files=all").splitlines()
     assert sorted(status) == [" M lakehouse_platform/services/registry.py", "?? lakehouse_platform/services/quack/__init__.py",
-                              "?? lakehouse_platform/services/quack/aws.py"], status
+                              "?? lakehouse_platform/services/quack/aws.py",
+                              "?? lakehouse_platform/services/quack/definition.py"], status
     changed = [line for line in git(copy, "diff", "-U0", "lakehouse_platform/services/registry.py").splitlines()
                if line.startswith(("+", "-")) and not line.startswith(("+++", "---"))]
-    assert changed == ['+    "lakehouse_platform.services.quack",']
+    assert changed == ['+    "lakehouse_platform.services.quack.definition",']
 
 
 def test_the_lab_runs_it_as_a_container_with_its_secret_and_profile(added: dict[str, Any]) -> None:

@@ -335,7 +335,7 @@ def test_the_gate_refuses_to_start_without_a_signing_key_of_32_bytes_or_with_a_b
 
 
 def test_natively_the_gate_runs_from_the_project_on_loopback_with_its_signing_key_in_its_environment(tmp_path):
-    from lakehouse_platform.services import catalog_gate as gate_service
+    from lakehouse_platform.services.catalog_gate import definition as gate_service
     from lakehouse_platform.services.context import ServiceContext
     from lakehouse_platform.services.plans import NativeHost
 

@@ -19,9 +19,10 @@ import yaml
 
 from lakehouse_platform.config import load_platform
 from lakehouse_platform.paths import PROJECT_ROOT
-from lakehouse_platform.services import ServiceContext, flink
+from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.flink import artifact as flink_artifact
 from lakehouse_platform.services.flink import config as flink_config
+from lakehouse_platform.services.flink import definition as flink
 from lakehouse_platform.services.flink import job as fj
 from tests.support.harness import ProgramRun
 from tests.support.stacks import stack_platform, with_changes
@@ -296,7 +297,7 @@ def test_flink_on_msf_reads_msk_with_iam_when_kafka_is_msk(streaming: ProgramRun
     import json
 
     from lakehouse_platform.config import load_platform
-    from lakehouse_platform.services import ServiceContext
+    from lakehouse_platform.services.context import ServiceContext
     from lakehouse_platform.services.resolver import cloud_recipes
 
     run = streaming

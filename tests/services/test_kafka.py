@@ -7,7 +7,7 @@ import base64
 import json
 from pathlib import Path
 
-from lakehouse_platform.services import ServiceContext
+from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.kafka import config as kafka_config
 from lakehouse_platform.services.kafka import container as kafka_container
 from tests.support.aws_graph import the

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from lakehouse_platform.services import lakekeeper
 from lakehouse_platform.services.lakekeeper import aws as lakekeeper_aws
+from lakehouse_platform.services.lakekeeper import definition as lakekeeper
 from lakehouse_platform.services.plans import ContainerHost
 from tests.support.job_scripts import S3_SECRET, Answer, FakeApi, cloud_ctx, filled, lab_ctx, run_script
 

@@ -197,7 +197,7 @@ def test_rebuild_scans_where_the_default_catalog_lays_its_tables_out() -> None:
     assert config_of(cloud).catalog.properties["warehouse"] == "warehouse"
     assert tables_location(config_of(cloud)) == f"s3://{cloud['storage']['bucket']}/polaris/"
     # Lakekeeper (refused on every target for now, ADR 0013) names table directories by uuid: its role says so.
-    from lakehouse_platform.services.lakekeeper import CATALOG as LAKEKEEPER
+    from lakehouse_platform.services.lakekeeper.definition import CATALOG as LAKEKEEPER
 
     assert LAKEKEEPER.tables_location(load_platform(cloud)) is None
     polaris = config_of(cloud)

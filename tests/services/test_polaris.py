@@ -24,9 +24,10 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField
 
 from lakehouse_platform.runtime import polaris_access
-from lakehouse_platform.services import polaris, profiles
+from lakehouse_platform.services import profiles
 from lakehouse_platform.services.plans import ContainerHost
 from lakehouse_platform.services.polaris import aws as polaris_aws
+from lakehouse_platform.services.polaris import definition as polaris
 from lakehouse_platform.services.polaris.config import ACCESS_CONFIG, access_config, catalog_request, lab_storage
 from lakehouse_platform.services.polaris.principals import PRIVILEGES, principal, principals, stack_principals
 from tests.support.aws_graph import container_of_task, ecs_service, named

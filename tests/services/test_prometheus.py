@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from lakehouse_platform.config import load_platform
-from lakehouse_platform.services import exporter
 from lakehouse_platform.services.context import Side
+from lakehouse_platform.services.exporter import definition as exporter
 from lakehouse_platform.services.prometheus import config as prometheus
 from lakehouse_platform.services.prometheus.alerts import alerts, rules_yaml
 from tests.support.aws_graph import policy

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lakehouse_platform.services import seaweedfs
 from lakehouse_platform.services.plans import ContainerHost
+from lakehouse_platform.services.seaweedfs import definition as seaweedfs
 from tests.support.job_scripts import lab_ctx, run_script
 
 # Answers as `weed shell` does (weed/shell): one bucket per line in s3.bucket.list, and a failed

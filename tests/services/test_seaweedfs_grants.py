@@ -22,7 +22,7 @@ import pytest
 
 from lakehouse_platform.config import load_platform
 from lakehouse_platform.probes.support.fixture import free_port
-from lakehouse_platform.services import ServiceContext
+from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.seaweedfs import config as seaweedfs
 from tests.support.stacks import stack_platform
 

@@ -18,7 +18,7 @@ import pytest
 
 from lakehouse_platform.config import ConfigError, load_platform
 from lakehouse_platform.runtime import tables
-from lakehouse_platform.services import ServiceContext
+from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.secrets import pbkdf2_hash
 from lakehouse_platform.services.trino import aws as trino_aws
 from lakehouse_platform.services.trino import config as trino
@@ -147,7 +147,7 @@ def test_trino_renders_each_catalogs_neutral_rest_properties_and_refuses_one_it_
 def test_each_identity_holds_a_trino_password_declared_by_the_trino_package() -> None:
     """The per-identity secret is Trino's declaration (IdentitySecret), not a case in the secrets module: its config
     key, its lab default and where clients find it follow from it."""
-    from lakehouse_platform.services import registry
+    from lakehouse_platform.services.registry import registry
 
     declaring, item = registry().identity_secrets()["trino-password"]
     assert (declaring, item.secret_name("reader"), item.credentials_key, item.lab_default("reader")) == (
@@ -156,7 +156,7 @@ def test_each_identity_holds_a_trino_password_declared_by_the_trino_package() ->
 
 
 def test_trino_may_set_the_properties_a_declared_table_carries() -> None:
-    from lakehouse_platform.services import ServiceContext
+    from lakehouse_platform.services.context import ServiceContext
     from lakehouse_platform.services.trino import config as trino
 
     platform = stack_platform("cloud")

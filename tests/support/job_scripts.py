@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lakehouse_platform.config import load_platform
-from lakehouse_platform.services import ServiceContext
+from lakehouse_platform.services.context import ServiceContext
 from tests.support.stacks import stack_platform
 
 # Secrets with every character a shell or JSON could trip on.

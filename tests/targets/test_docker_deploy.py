@@ -11,10 +11,10 @@ import pytest
 
 from lakehouse_platform.config import load_platform
 from lakehouse_platform.paths import state_root
-from lakehouse_platform.services import registry
 from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.operations_support import OPERATIONS_IMAGE
 from lakehouse_platform.services.plans import ContainerHost
+from lakehouse_platform.services.registry import registry
 from lakehouse_platform.targets.docker import AFTER_JOB_LABEL, JobFailed, job_outcome
 from tests.support.harness import ProgramRun, RecordingMocks, cached_run, fake_artifact, run_program
 from tests.support.rendered import envs

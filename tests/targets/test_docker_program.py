@@ -194,7 +194,7 @@ def _entrypoint_properties(flink_properties: str) -> dict[str, str]:
 def test_flink_lib_has_what_an_iceberg_job_on_s3_needs_from_the_artifact_cache(lab_run):
     """Audit item 9: Iceberg's Flink runtime, its AWS bundle and the Hadoop client in /opt/flink/lib of both
     managers (Hadoop is loaded parent-first: on the cluster classpath or NoClassDefFoundError)."""
-    from lakehouse_platform.services import ServiceContext
+    from lakehouse_platform.services.context import ServiceContext
     from lakehouse_platform.services.resolver import recipe_of
     from tests.support.harness import fake_artifact
 

@@ -84,7 +84,7 @@ class AdminCredential:
 
 def admin_credentials() -> list[AdminCredential]:
     """Every catalog's admin credentials, from the registry (whether or not the stack runs the catalog)."""
-    from lakehouse_platform.services import registry
+    from lakehouse_platform.services.registry import registry
 
     return [AdminCredential(name, secret, d.catalog.admin_client_id, d.catalog.admin_jobs)
             for name, d in registry().catalogs().items() if d.catalog is not None

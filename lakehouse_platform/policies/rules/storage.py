@@ -222,8 +222,8 @@ def check_bucket_protected(resources: Sequence[Resource], context: StackContext 
 
 def _stores() -> tuple[str, ...]:
     """The services that are the platform's object store (the registry's providers of ``STORE``)."""
-    from lakehouse_platform.services import registry
     from lakehouse_platform.services.capabilities import STORE
+    from lakehouse_platform.services.registry import registry
 
     return registry().providers(STORE)
 

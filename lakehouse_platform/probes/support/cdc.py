@@ -23,8 +23,8 @@ import requests
 
 from lakehouse_platform.probes.support import services
 from lakehouse_platform.probes.support.stack import Stack
-from lakehouse_platform.services import registry
 from lakehouse_platform.services.capabilities import BROKER, DATABASE, DATABASE_USER
+from lakehouse_platform.services.registry import registry
 
 COLUMNS = "order_id, customer_id, book_isbn, quantity, unit_price, status, order_ts, updated_at"
 LAST_STATE = """

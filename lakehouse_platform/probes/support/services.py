@@ -12,8 +12,9 @@ from types import ModuleType
 from typing import Any
 
 from lakehouse_platform.probes.support.stack import Stack
-from lakehouse_platform.services import ServiceDefinition, registry
 from lakehouse_platform.services.capabilities import Capability
+from lakehouse_platform.services.definition import ServiceDefinition
+from lakehouse_platform.services.registry import registry
 
 
 def running(stack: Stack) -> list[str]:

@@ -64,7 +64,7 @@ def runtime(spec: PlatformSpec) -> FixtureRuntime | None:
     """The fixture build ``spec`` (the native stack's) runs, from the artifact cache (``make artifacts``), or None."""
     from lakehouse_platform.artifacts import cache, java
     from lakehouse_platform.artifacts.artifact import ArtifactError
-    from lakehouse_platform.services import ServiceContext
+    from lakehouse_platform.services.context import ServiceContext
     from lakehouse_platform.services.rest_fixture.artifact import artifact_key
 
     found = cache.lookup(artifact_key(ServiceContext(spec, NAME)))

@@ -32,10 +32,10 @@ from lakehouse_platform.components.aws.ecs import (
 from lakehouse_platform.components.aws.run_task import EcsTaskRun
 from lakehouse_platform.model import Layer, PlatformSpec
 from lakehouse_platform.runtime import tables as declared_tables
-from lakehouse_platform.services import registry
 from lakehouse_platform.services.aws_parts import Foundation, PartComponent, container_of
 from lakehouse_platform.services.context import ServiceContext, Side, host_of, url
 from lakehouse_platform.services.plans import EcsPlan
+from lakehouse_platform.services.registry import registry
 from lakehouse_platform.services.trino.config import IMAGE_ETC, NAME, etc_files, heap_bytes, secret_env
 
 LAYER = Layer.COMPUTE

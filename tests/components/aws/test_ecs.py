@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from lakehouse_platform.services import registry
+from lakehouse_platform.services.registry import registry
 from tests.support.aws_graph import containers
 from tests.support.harness import SECRET_KEY, SECRET_SIG, ProgramRun
 

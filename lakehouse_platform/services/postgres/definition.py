@@ -1,0 +1,58 @@
+"""PostgreSQL: the catalogs' database and the bookshop's operational source (catalog layer).
+
+Whole definition: defaults (logical WAL for Debezium), the container, the local process (its own
+initdb cluster, run as the Debian package's system user), and the native artifact (the server
+binaries of the newest PostgreSQL major Debian offers up to the pin). On aws it is RDS.
+"""
+
+from __future__ import annotations
+
+from lakehouse_platform.model import Layer, Target
+from lakehouse_platform.services.capabilities import DATABASE
+from lakehouse_platform.services.definition import (
+    ArtifactRecipe,
+    AwsIngress,
+    AwsPart,
+    Lazy,
+    ProbeHooks,
+    SecretSpec,
+    ServiceDefinition,
+)
+from lakehouse_platform.services.postgres import container, image, native
+from lakehouse_platform.services.postgres.artifact import artifact_key, fetch_server
+from lakehouse_platform.services.postgres.config import NAME
+
+DEFAULT = {
+    "layer": "catalog",
+    "role": "database behind the production catalogs, and the bookshop's operational source",
+    "version": "18.6",
+    "image": "postgres:18.6",
+    "ports": {"pg": {"internal": 5432, "external": 5432}},
+    "health": {"kind": "tcp", "port": "pg", "command": ["CMD-SHELL", "pg_isready -U postgres -h 127.0.0.1"]},
+    "memory": "256MiB",
+}
+
+
+SERVICES = (
+    ServiceDefinition(
+        lab_image=image.IMAGE,  # with lab.images: built
+        name=NAME, default=DEFAULT, summary="catalog databases and the bookshop's source (logical WAL)",
+        container=container.server, native=native.server, managed={Target.AWS: "RDS PostgreSQL"},
+        artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_server, source="Debian apt (postgresql-N)"),
+        secrets=(SecretSpec("postgres-password", "postgresPassword", "lab-postgres-password",
+                            managed_on={Target.AWS: "RDS keeps the master password in Secrets Manager"}),),
+        provides=(DATABASE,), title="PostgreSQL", in_place=native.in_place,
+        probes=ProbeHooks(version=Lazy("lakehouse_platform.services.postgres.probe:version")),
+        aws_ingress=(
+            AwsIngress("db", "pg", "catalogs", "only the catalogs reach the database", back="the catalog database"),
+            AwsIngress("db", "pg", "connect", "Debezium (change data capture of the bookshop)",
+                       back="Debezium reads the bookshop's WAL", when=lambda spec: spec.aws.kafka_msk),
+        ),
+    ),
+)
+
+AWS_PARTS = (
+    AwsPart(name=NAME, layer=Layer.CATALOG, build=Lazy("lakehouse_platform.services.postgres.aws:build"),
+            enabled=lambda spec: NAME in spec.enabled_services(),
+            log_sources=Lazy("lakehouse_platform.services.postgres.aws:log_sources")),
+)
