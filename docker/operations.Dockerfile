@@ -1,7 +1,7 @@
 # The platform's one operations image: every piece of the project's own Python that runs in a container (the
 # metrics exporter, the catalog gate, the maintenance scheduler, the catalog backups), on docker and aws alike.
 # Built from this repository (the docker target's docker.Image; the context is what .dockerignore admits: the
-# `lakehouse_platform/runtime` package, the watchdog status reader, the lock), on the project's hash-pinned lock
+# runtime code, `lakehouse_platform/runtime` and each service package's runtime.py, and the lock), on the project's hash-pinned lock
 # (docker/operations.lock, `make lock`, from pyproject.toml's `operations` group). Nothing is installed when a
 # container starts. Classic builder (DOCKER_BUILDKIT=0): no BuildKit-only syntax.
 #
@@ -44,7 +44,7 @@ RUN python3 -m venv /opt/venv \
 RUN groupadd --gid 10001 lakehouse \
     && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin lakehouse \
     && install -d -o 10001 -g 10001 /etc/lakehouse
-COPY infra /opt/lakehouse/infra
+COPY lakehouse_platform /opt/lakehouse/lakehouse_platform
 WORKDIR /opt/lakehouse
 ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     PYTHONPATH=/opt/lakehouse PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1

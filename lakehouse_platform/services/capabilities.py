@@ -47,8 +47,8 @@ SQL_ENGINE = Capability(
                   "the certificate's name, its first per-identity secret is the identity's password")
 CHANGE_CAPTURE = Capability(
     "change-capture", "captures the database's changes for the stack's Debezium sources (the logical replication "
-                      "slots the database keeps for them); port 'rest': its workers' REST API, through which the "
-                      "broker stops their sources before it restarts (``lakehouse_platform.runtime.connect_drain``)",
+                      "slots the database keeps for them); port 'rest': its workers' REST API, through which its "
+                      "sources are stopped before the broker restarts (``ServiceDefinition.drains``)",
     ports=("rest",))
 BACKUPS = Capability(
     "backups", "backs up the catalogs' pointers on the recovery schedule (a catalog's SQLite file by online backup, "

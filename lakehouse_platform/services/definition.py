@@ -265,6 +265,20 @@ class AwsIngress:
 
 
 @dataclass(frozen=True)
+class RestartDrain:
+    """Natively, what a service needs done around a restart of a service it depends on, found by the capability
+    that service provides: commands the restarting service runs before it stops (``stop``) and once it is healthy
+    again (``resume``). ``commands(ctx, host, action)`` is handed the restarting service's context and host.
+
+    Kafka Connect's source connectors stop with their offsets committed before the broker restarts: an
+    at-least-once source would otherwise produce again what it produced since its last offset flush.
+    """
+
+    around: Capability  # the capability of the service whose restart it drains around (the broker)
+    commands: Callable[[ServiceContext, NativeHost, str], list[list[str]]]
+
+
+@dataclass(frozen=True)
 class ProbeHooks:
     """What the smoke check and the post-deploy probes ask of a service, each answered by its own package.
 
@@ -375,6 +389,8 @@ class ServiceDefinition:
     # or
     #: "the database" through the registry (``Registry.provider``), never by this service's name.
     provides: tuple[Capability, ...] = ()
+    #: Natively, what it needs done around a restart of a service it depends on (its commands run by that service).
+    drains: tuple[RestartDrain, ...] = ()
     #: Natively, what refuses a change its data cannot survive in place (a PostgreSQL major, a Flink job graph whose
     #: savepoints no longer restore): read from its data on this host when the program starts, so ``pulumi preview``
     #: and ``pulumi up`` stop before any resource is touched, with the procedure (docs/operations/upgrades.md).

@@ -17,7 +17,7 @@ from typing import Any
 
 from lakehouse_platform.model import PlatformSpec, Target
 from lakehouse_platform.services.capabilities import Capability
-from lakehouse_platform.services.definition import AwsPart, IdentitySecret, ServiceDefinition
+from lakehouse_platform.services.definition import AwsPart, IdentitySecret, RestartDrain, ServiceDefinition
 
 MODULES: tuple[str, ...] = (
     "lakehouse_platform.services.seaweedfs.definition",
@@ -115,6 +115,11 @@ class Registry:
     def identity_secrets(self) -> dict[str, tuple[str, IdentitySecret]]:
         """kind -> (the service declaring it, the per-identity secret), for every ``IdentitySecret``."""
         return {item.kind: (d.name, item) for d in self for item in d.identity_secrets}
+
+    def drains_around(self, spec: PlatformSpec, capability: Capability) -> tuple[RestartDrain, ...]:
+        """The drains the stack's enabled services ask for around a restart of ``capability``'s provider."""
+        enabled = spec.enabled_services()
+        return tuple(drain for d in self if d.name in enabled for drain in d.drains if drain.around == capability)
 
     def aws_parts(self, spec: PlatformSpec) -> tuple[AwsPart, ...]:
         """The aws parts this spec enables, in registry order except that a part follows those it names ``after``."""

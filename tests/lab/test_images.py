@@ -139,8 +139,14 @@ def test_the_operations_images_context_is_exactly_what_it_needs(tmp_path: Path) 
 
     patterns = [line for line in (PROJECT_ROOT / ".dockerignore").read_text().splitlines()
                 if line.strip() and not line.startswith("#")]
+    services = PROJECT_ROOT / "lakehouse_platform" / "services"
     expected = {".dockerignore", "docker/operations.Dockerfile", "docker/operations.lock", "lakehouse_platform/__init__.py",
-                *(str(p.relative_to(PROJECT_ROOT)) for p in (PROJECT_ROOT / "lakehouse_platform" / "runtime").rglob("*.py"))}
+                *(str(p.relative_to(PROJECT_ROOT)) for p in (PROJECT_ROOT / "lakehouse_platform" / "runtime").rglob("*.py")),
+                # each service's runtime code, in its package (whose __init__ imports nothing)
+                "lakehouse_platform/services/__init__.py",
+                *(str(p.relative_to(PROJECT_ROOT)) for runtime in services.glob("*/runtime.py")
+                  for p in (runtime, runtime.with_name("__init__.py")))}
+    assert "lakehouse_platform/services/polaris/runtime.py" in expected
     assert set(exclude_paths(str(PROJECT_ROOT), patterns)) == expected
     # What changes under a running lab never reaches the context (the image stays the same between runs).
     for noisy in (".state/lab/flink/state/chk-1", ".pulumi-state/stacks/lab.json", ".venv/lib/site.py",

@@ -73,7 +73,7 @@ def test_native_managers_drain_the_job_with_code_the_stack_carries(native_run):
     for name in ("flink-jobmanager", "flink-taskmanager"):
         process = native_run.named(name)
         [step] = process.inputs["pre_stop"]
-        assert step[1:3] == ["-m", "lakehouse_platform.runtime.flink_drain"], step
+        assert step[1:3] == ["-m", "lakehouse_platform.services.flink.runtime"], step
         assert step[3:6] == [job.inputs["rest_url"], job.inputs["job_name"], job.inputs["savepoint_dir"]]
         module = step[2].replace(".", "/") + ".py"
         assert any(fnmatch.fnmatch(module, pattern.replace("**/", "")) or fnmatch.fnmatch(module, pattern)

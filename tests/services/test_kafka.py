@@ -42,7 +42,7 @@ def test_native_kafka_drains_the_change_captures_sources_before_it_restarts_and_
     broker = local_service(native_run, "kafka")
     connect = native_run.outputs["profiles"]["host"]["kafka_connect"]["url"]
     marker = str(Path(broker.inputs["data_dir"]) / "connect-drained.json")
-    drain = ["-m", "lakehouse_platform.runtime.connect_drain"]
+    drain = ["-m", "lakehouse_platform.services.kafka_connect.runtime"]
     assert [step[1:] for step in broker.inputs["pre_stop"]] == [[*drain, "stop", connect, marker, "60"]]
     assert broker.inputs["post_start"][-1][1:] == [*drain, "resume", connect, marker, "60"]
 
@@ -56,7 +56,7 @@ def test_without_a_change_capture_the_broker_drains_nothing() -> None:
     platform.setdefault("streams", {})["connectors"] = []
     broker = local_service(cached_run("native", platform), "kafka")
     assert broker.inputs.get("pre_stop") in (None, [])
-    assert all("connect_drain" not in " ".join(step) for step in broker.inputs["post_start"])
+    assert all("kafka_connect.runtime" not in " ".join(step) for step in broker.inputs["post_start"])
 
 
 # -- docker --------------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Polaris: one principal per identity, proven against Polaris 1.7.0's contract; its servers on aws under mocks.
 
-The catalog job is the exact config a target (docker, aws) renders, run by ``lakehouse_platform.runtime.polaris_access``
+The catalog job is the exact config a target (docker, aws) renders, run by ``lakehouse_platform.services.polaris.runtime``
 against ``PolarisDouble`` (tests/support/polaris_double.py): a stand-in of Polaris's management and catalog APIs
 that checks every request against the published OpenAPI specs of 1.7.0 and enforces privileges as Polaris does.
 Then each identity's host profile, filled from the stack's credentials, is a PyIceberg client of that double: a
@@ -23,11 +23,11 @@ from pyiceberg.exceptions import ForbiddenError
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField
 
-from lakehouse_platform.runtime import polaris_access
 from lakehouse_platform.services import profiles
 from lakehouse_platform.services.plans import ContainerHost
 from lakehouse_platform.services.polaris import aws as polaris_aws
 from lakehouse_platform.services.polaris import definition as polaris
+from lakehouse_platform.services.polaris import runtime as polaris_access
 from lakehouse_platform.services.polaris.config import ACCESS_CONFIG, access_config, catalog_request, lab_storage
 from lakehouse_platform.services.polaris.principals import PRIVILEGES, principal, principals, stack_principals
 from tests.support.aws_graph import container_of_task, ecs_service, named

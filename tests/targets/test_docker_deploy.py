@@ -137,7 +137,7 @@ def test_polaris_catalog_runs_after_polaris_is_healthy_and_before_trino(lab_run:
     assert "polaris-catalog" in trino.depends_on and "lakekeeper-warehouse" not in trino.depends_on  # refused
     assert labels(trino)[f"{AFTER_JOB_LABEL}polaris-catalog"] == "exit 0"
     assert job.inputs["image"] == OPERATIONS_IMAGE  # the access job is the operations image's Python
-    assert job.inputs["command"] == ["python", "-m", "lakehouse_platform.runtime.polaris_access", "--config",
+    assert job.inputs["command"] == ["python", "-m", "lakehouse_platform.services.polaris.runtime", "--config",
                                      "/etc/lakehouse/polaris-access.json"]
     env = envs(job)
     # Root (the catalog job is its only holder besides the bootstrap) and each identity's own client secret.

@@ -79,10 +79,10 @@ def _native(ctx: ServiceContext, host: NativeHost, role: str) -> NativePlan:
 
 
 def _drain(ctx: ServiceContext, host: NativeHost, state: Path) -> list[list[str]]:
-    """Before either manager stops for an update: the job stopped with a savepoint (``operations.flink_drain``)."""
+    """Before either manager stops for an update: the job stopped with a savepoint (``services.flink.runtime``)."""
     if JOB not in ctx.spec.enabled_services():
         return []
-    return [[host.python, "-m", "lakehouse_platform.runtime.flink_drain", ctx.url(JOBMANAGER, "rest"),
+    return [[host.python, "-m", "lakehouse_platform.services.flink.runtime", ctx.url(JOBMANAGER, "rest"),
              ctx.spec.flink.job.name,
              f"file://{state}/savepoints/{lineage(ctx.spec)}", "120"]]
 

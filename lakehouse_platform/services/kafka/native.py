@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lakehouse_platform.services.capabilities import CHANGE_CAPTURE
+from lakehouse_platform.services.capabilities import BROKER
 from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.kafka.config import (
     KAFKA,
@@ -14,9 +14,6 @@ from lakehouse_platform.services.kafka.config import (
 )
 from lakehouse_platform.services.plans import NativeHost, NativePlan, properties
 from lakehouse_platform.services.registry import registry
-
-#: The source connectors the broker's drain stopped before it restarted, resumed once it runs again.
-DRAINED = "connect-drained.json"
 
 
 def server(ctx: ServiceContext, host: NativeHost) -> NativePlan:
@@ -37,20 +34,16 @@ def server(ctx: ServiceContext, host: NativeHost) -> NativePlan:
                 "--cluster-id", cluster_id(ctx.spec, host.state_dir.name), "--config", str(config)]],
         post_start=[[host.python, "-m", "lakehouse_platform.runtime.tasks", "create-topics",
                      "--bootstrap", ctx.address(KAFKA, "broker"), "--topics", topics_json(ctx.spec)],
-                    *_connect_drain(ctx, host, "resume")],
-        pre_stop=_connect_drain(ctx, host, "stop"),
+                    *_drains(ctx, host, "resume")],
+        pre_stop=_drains(ctx, host, "stop"),
         # host given: LocalService echoes health with its defaults filled in, and a missing default would diff.
         health={"kind": "tcp", "host": "127.0.0.1", "port": ctx.listen_port("broker")},
         stop_grace_s=30.0,
     )
 
 
-def _connect_drain(ctx: ServiceContext, host: NativeHost, action: str) -> list[list[str]]:
-    """Before the broker stops for an update, the change capture's source connectors stopped with their offsets
-    committed; after it started, those resumed (``lakehouse_platform.runtime.connect_drain``): an at-least-once source
-    would otherwise produce again what it produced since its last offset flush."""
-    capture = registry().provider(ctx.spec, CHANGE_CAPTURE)
-    if capture is None:
-        return []
-    return [[host.python, "-m", "lakehouse_platform.runtime.connect_drain", action, ctx.url(capture, "rest"),
-             str(host.home / DRAINED), "60"]]
+def _drains(ctx: ServiceContext, host: NativeHost, action: str) -> list[list[str]]:
+    """Around the broker's restart for an update, what the stack's services ask of it (``RestartDrain``): the
+    change capture's source connectors stopped with their offsets committed before it stops, resumed after."""
+    return [command for drain in registry().drains_around(ctx.spec, BROKER)
+            for command in drain.commands(ctx, host, action)]

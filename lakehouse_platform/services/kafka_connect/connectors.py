@@ -9,7 +9,7 @@ part by itself, and a sink task fails for good when the store or the catalog it 
 (``POST /connectors/<name>/restart?includeTasks=true&onlyFailed=true``) a few times, spaced out, before a part
 still FAILED raises with Connect's trace. A connector or task left FAILED on the worker is a change too, and so is
 a connector left STOPPED or PAUSED (by hand, or by a broker drain cut short:
-``lakehouse_platform.runtime.connect_drain``):
+``lakehouse_platform.services.kafka_connect.runtime``):
 a declared connector runs, so its step resumes it (``PUT /connectors/<name>/resume``).
 
 Delete is ``DELETE /connectors/<name>``: Connect keeps the offsets, so a connector declared again resumes where it

@@ -27,6 +27,7 @@ from lakehouse_platform.services.definition import (
     ClientProfile,
     Lazy,
     ProbeHooks,
+    RestartDrain,
     ServiceDefinition,
 )
 from lakehouse_platform.services.kafka import config as kafka
@@ -90,6 +91,7 @@ SERVICES = (
                           version=Lazy("lakehouse_platform.services.kafka_connect.probe:version")),
         stack_outputs=stack_outputs, title="Kafka Connect", check=check,
         provides=(CHANGE_CAPTURE,), databases=(BOOKSHOP,),  # the bookshop: the CDC sources' source
+        drains=(RestartDrain(BROKER, native.broker_drain),),  # sources stopped around the broker's restart
     ),
 )
 

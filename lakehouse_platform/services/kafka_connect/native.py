@@ -26,3 +26,15 @@ def server(ctx: ServiceContext, host: NativeHost) -> NativePlan:
         health={"kind": "http", "url": ctx.url(CONNECT, "rest", path="/health"), "expect_status": 200},
         stop_grace_s=30.0,
     )
+
+
+#: In the broker's home: the source connectors its drain stopped before it restarted, resumed once it runs again.
+DRAINED = "connect-drained.json"
+
+
+def broker_drain(ctx: ServiceContext, host: NativeHost, action: str) -> list[list[str]]:
+    """Around the broker's restart (``ctx``, ``host``: the broker's), the source connectors stopped through this
+    worker's REST API with their offsets committed, then resumed (``lakehouse_platform.services.kafka_connect.runtime``,
+    run by the broker's Python on the operations runtime)."""
+    return [[host.python, "-m", "lakehouse_platform.services.kafka_connect.runtime", action, ctx.url(CONNECT, "rest"),
+             str(host.home / DRAINED), "60"]]

@@ -8,13 +8,13 @@ from typing import Any
 
 from lakehouse_platform.model import PlatformSpec
 from lakehouse_platform.placeholders import secret
-from lakehouse_platform.runtime.polaris_access import ENV_ROOT_CLIENT_ID, ENV_ROOT_SECRET
 from lakehouse_platform.services import steps
 from lakehouse_platform.services.capabilities import DATABASE, DATABASE_PASSWORD, DATABASE_USER, STORE
 from lakehouse_platform.services.context import ServiceContext, Side
 from lakehouse_platform.services.definition import IdentitySecret
 from lakehouse_platform.services.plans import jvm_heap_flag
 from lakehouse_platform.services.polaris.principals import Principal, stack_principals
+from lakehouse_platform.services.polaris.runtime import ENV_ROOT_CLIENT_ID, ENV_ROOT_SECRET
 from lakehouse_platform.services.registry import needed
 
 NAME = "polaris"
@@ -138,7 +138,7 @@ def _env_refs(value: Any) -> Any:
 
 def access_config(ctx: ServiceContext, request: dict[str, Any],
                   principals: list[Principal] | None = None) -> dict[str, Any]:
-    """The catalog job's config (``lakehouse_platform.runtime.polaris_access``): no secret, only where each one is.
+    """The catalog job's config (``lakehouse_platform.services.polaris.runtime``): no secret, only where each one is.
 
     ``principals``: the stack's identities as principals unless given.
     """
@@ -163,7 +163,7 @@ def check(spec: PlatformSpec) -> list[str]:
 
 
 def access_command(config_path: str) -> list[str]:
-    return ["python", "-m", "lakehouse_platform.runtime.polaris_access", "--config", config_path]
+    return ["python", "-m", "lakehouse_platform.services.polaris.runtime", "--config", config_path]
 
 
 def access_env(ctx: ServiceContext) -> dict[str, str]:

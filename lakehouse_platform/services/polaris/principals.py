@@ -3,7 +3,7 @@
 Each identity ``<id>`` of the stack is, in Polaris, the principal ``<id>`` (client id ``<id>``, its client
 secret the stack secret ``polaris-client-secret-<id>``), holding the principal role ``<id>``, which holds
 the catalog role ``<id>`` of the warehouse catalog; that catalog role holds the privileges below. Only the
-catalog job (``lakehouse_platform.runtime.polaris_access``) acts as root, to create and converge all of this.
+catalog job (``lakehouse_platform.services.polaris.runtime``) acts as root, to create and converge all of this.
 
 Read against Polaris 1.7.0 (tag apache-polaris-1.7.0):
 

@@ -1,8 +1,9 @@
 """``NativeRuntime``: the stack's own copy of the code its Python processes run, outside any checkout.
 
 The native target's Python processes (the catalog gate, the metrics exporter, the schedulers, the post-start
-tasks, Flink's launcher) run ``lakehouse_platform.runtime``, the operations image's code set (``.dockerignore``), on the
-operations runtime (``lakehouse_platform/artifacts/runtime.py``). This resource writes that code into the stack's state
+tasks, Flink's launcher, the services' drains) run the runtime code, the operations image's code set
+(``.dockerignore``: ``lakehouse_platform.runtime`` and each service's ``runtime.py``), on the operations runtime
+(``lakehouse_platform/artifacts/runtime.py``). This resource writes that code into the stack's state
 (``<state>/runtime/code``, a symlink to ``code-<digest>`` swapped atomically), so what a running service imports,
 and what its watchdog execs on a restart, never depends on a checkout, moved or gone. The sources travel in the
 resource's inputs keyed by relative path: no path of a checkout is recorded.
@@ -33,14 +34,18 @@ import pulumi.dynamic
 from lakehouse_platform.providers import PlainBlob, code_changed, plain
 
 CODE_LINK = "code"
-#: What the processes run: the operations image's code set (``.dockerignore``), as relative path globs.
-CODE_SET = ("lakehouse_platform/__init__.py", "lakehouse_platform/runtime/**/*.py")
+#: What the processes run: the runtime code, the operations image's code set (``.dockerignore``), as relative path
+#: globs: the runtime's shared machinery and each service package's runtime.py.
+CODE_SET = ("lakehouse_platform/runtime/**/*.py", "lakehouse_platform/services/*/runtime.py")
 
 
 def code_sources(root: Path) -> dict[str, str]:
-    """The code set's sources under ``root`` (a checkout), by relative path: the resource's input."""
-    return {str(path.relative_to(root)): path.read_text(encoding="utf-8")
-            for pattern in CODE_SET for path in sorted(root.glob(pattern))}
+    """The code set's sources under ``root`` (a checkout), with the packages they live in (their ``__init__``,
+    which import nothing), by relative path: the resource's input."""
+    files = {path for pattern in CODE_SET for path in root.glob(pattern)}
+    files |= {parent / "__init__.py" for path in files for parent in path.parents
+              if parent.is_relative_to(root / "lakehouse_platform")}
+    return {str(path.relative_to(root)): path.read_text(encoding="utf-8") for path in sorted(files)}
 
 
 def digest_of(sources: Mapping[str, str]) -> str:

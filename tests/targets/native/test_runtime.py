@@ -21,6 +21,8 @@ def test_the_code_set_is_the_operations_images_and_carries_no_checkout_path() ->
     assert set(sources) == image, "natively the processes run what the operations image runs"
     assert "lakehouse_platform/__init__.py" in sources and "lakehouse_platform/runtime/exporter/collector.py" in sources
     assert "lakehouse_platform/runtime/watchdog.py" in sources and "lakehouse_platform/runtime/tasks.py" in sources
+    assert "lakehouse_platform/services/kafka_connect/runtime.py" in sources, "each service's runtime code"
+    assert not any(name.endswith("/definition.py") for name in sources), "no service's program side"
     assert all(not name.startswith("/") for name in sources), "relative paths only"
     assert not any(name.startswith("lakehouse_platform/targets") for name in sources), "what the processes run, no more"
 

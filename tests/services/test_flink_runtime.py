@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from lakehouse_platform.runtime import flink_drain
+from lakehouse_platform.services.flink import runtime as flink_drain
 
 
 class FakeFlink:

@@ -11,16 +11,15 @@ An exactly-once worker needs no drain (an aborted transaction is invisible to ``
 the drain cannot tell the worker's mode and a stop costs seconds, so it always drains.
 
 The connectors it stopped are written to a marker file, which ``resume`` reads: only those are resumed, never one
-an operator stopped. Best effort, like ``flink_drain``: the exit code is always 0, and a connector's own step in
-the same ``pulumi up`` resumes a declared connector left STOPPED
-(``lakehouse_platform.services.kafka_connect.connectors``).
+an operator stopped. Best effort, like Flink's drain (``services.flink.runtime``): the exit code is always 0, and a
+connector's own step in the same ``pulumi up`` resumes a declared connector left STOPPED (``connectors``).
 
-It runs on the operations runtime from the stack's copy of ``lakehouse_platform/runtime`` (ADR 0016), so it carries the
-few
-REST calls it needs itself.
+Runtime code: it runs on the operations runtime from the stack's copy of the runtime code (ADR 0016), importing
+nothing of the project, so it carries the few REST calls it needs itself. The broker runs it (``native.broker_drain``,
+the definition's ``RestartDrain``).
 
-    python -m lakehouse_platform.runtime.connect_drain stop <connect url> <marker file> [timeout seconds]
-    python -m lakehouse_platform.runtime.connect_drain resume <connect url> <marker file> [timeout seconds]
+    python -m lakehouse_platform.services.kafka_connect.runtime stop <connect url> <marker file> [timeout seconds]
+    python -m lakehouse_platform.services.kafka_connect.runtime resume <connect url> <marker file> [timeout seconds]
 """
 
 from __future__ import annotations

@@ -12,10 +12,10 @@ The same ``pulumi up`` may be restarting what the job writes to (the store, the 
 then fails over and a savepoint fails ("Task has failed"). So a failed stop is tried again once the job runs again
 (every task RUNNING), until the timeout: seen in the upgrade test, where SeaweedFS restarted beside the job manager.
 
-It runs on the operations runtime from the stack's copy of ``lakehouse_platform/runtime`` (ADR 0016), so it carries the
+Runtime code: it runs on the operations runtime from the stack's copy of the runtime code (ADR 0016), so it carries the
 few REST calls it needs itself (the deployment's full client is ``lakehouse_platform.services.flink.rest``).
 
-    python -m lakehouse_platform.runtime.flink_drain <rest url> <job name> <savepoint dir> [timeout seconds]
+    python -m lakehouse_platform.services.flink.runtime <rest url> <job name> <savepoint dir> [timeout seconds]
 """
 
 from __future__ import annotations

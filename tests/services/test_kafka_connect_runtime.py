@@ -8,7 +8,7 @@ import json
 import socket
 from pathlib import Path
 
-from lakehouse_platform.runtime import connect_drain
+from lakehouse_platform.services.kafka_connect import runtime as connect_drain
 from tests.support.job_scripts import Answer
 
 

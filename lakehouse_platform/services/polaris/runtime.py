@@ -1,10 +1,10 @@
 """Polaris's catalog job: the warehouse catalog and one principal per identity, converged over the management API.
 
-    python -m lakehouse_platform.runtime.polaris_access --config /etc/lakehouse/polaris-access.json
+    python -m lakehouse_platform.services.polaris.runtime --config /etc/lakehouse/polaris-access.json
 
 The only process of the platform that acts as Polaris's root (its client id and secret from
 ``POLARIS_ROOT_CLIENT_ID`` / ``POLARIS_ROOT_SECRET``). With root's token it makes, each run, what the config
-declares (``lakehouse_platform.services.polaris.access``):
+declares (``config.access_config``, the principals of ``principals``):
 
 1. the warehouse catalog (201; 409: it exists);
 2. the namespaces that namespace-level grants name (Iceberg REST, 200; 409: it exists);
@@ -19,7 +19,7 @@ is waited for up to ``wait_s``; any other refusal fails the job with the step, t
 Secrets are read from the environment and never printed. Strings ``${ENV:NAME}`` in the catalog request are
 that variable's value (on aws: the vending role's and the key's ARNs).
 
-Stands alone (stdlib and requests): it runs in the operations image on docker and aws.
+Runtime code, standing alone (stdlib and requests): it runs in the operations image on docker and aws.
 """
 
 from __future__ import annotations
@@ -230,7 +230,7 @@ def run(config: dict[str, Any], env: dict[str, str], log: Callable[[str], None] 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lakehouse_platform.runtime.polaris_access",
+    parser = argparse.ArgumentParser(prog="python -m lakehouse_platform.services.polaris.runtime",
                                      description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--config", required=True, help="the job's JSON config (no secret in it)")
     args = parser.parse_args(argv)
