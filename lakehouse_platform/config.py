@@ -73,7 +73,7 @@ def defaults() -> dict[str, Any]:
 def placement_context() -> PlacementContext:
     """What the registry tells validation: where services cannot run, which are jobs, which are catalogs."""
     reg = registry()
-    secret_keys = {item.config_key: d.name for d in reg for item in d.secrets if item.config_key}
+    secret_keys = {item.config_key: d.name for d in reg for item in d.governance.secrets if item.config_key}
     identity_secrets = {kind: (item.config_key, item.what) for kind, (_, item) in reg.identity_secrets().items()}
     return PlacementContext(unavailable=reg.placement(), job_of=reg.jobs_of(), catalogs=tuple(reg.catalogs()),
                             checks=reg.checks(), gates=reg.gates(), secret_keys=secret_keys,

@@ -97,7 +97,7 @@ def identity_credentials(spec: PlatformSpec, secrets: dict[str, pulumi.Output[st
     for name, identity in spec.identities.items():
         entry: dict[str, Any] = {"role": spec.role_of_identity(name)}
         for definition in registry():
-            for item in definition.identity_secrets:
+            for item in definition.governance.identity_secrets:
                 if definition.name in enabled and item.values is not None:
                     entry.update(item.values(name))
         if store is not None:

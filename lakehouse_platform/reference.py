@@ -268,14 +268,14 @@ def spec_reference(root: type[BaseModel] = PlatformSpec) -> str:
 
 def _on_target(definition: Any, target: Target) -> str:
     """How one target runs a service: a container, a process, a managed service, folded, or not at all."""
-    if target in definition.unavailable:
+    if definition.unavailable_on(target) is not None:
         return "no"
-    if target in definition.managed:
-        return f"managed: {definition.managed[target]}"
-    if target is Target.NATIVE and definition.native_folded and definition.native is None:
-        return f"no process: {definition.native_folded}"
-    renderer = {Target.DOCKER: definition.container, Target.NATIVE: definition.native,
-                Target.AWS: definition.ecs}[target]
+    if target is Target.AWS and definition.aws.managed:
+        return f"managed: {definition.aws.managed}"
+    if target is Target.NATIVE and definition.native.folded and definition.native.process is None:
+        return f"no process: {definition.native.folded}"
+    renderer = {Target.DOCKER: definition.docker.container, Target.NATIVE: definition.native.process,
+                Target.AWS: definition.aws.task}[target]
     if renderer is not None:
         return {Target.DOCKER: "container", Target.NATIVE: "local process", Target.AWS: "ECS Fargate"}[target]
     if definition.steps is not None:
@@ -305,8 +305,8 @@ def services_reference() -> str:
               "| service | target | why |", "|---|---|---|"]
     for definition in definitions:
         for target in (Target.DOCKER, Target.NATIVE, Target.AWS):
-            if target in definition.unavailable:
-                lines.append(f"| `{definition.name}` | {target.value} | {_cell(definition.unavailable[target])} |")
+            if (why := definition.unavailable_on(target)) is not None:
+                lines.append(f"| `{definition.name}` | {target.value} | {_cell(why)} |")
     lines += ["", "Default ports (internal / external; `-` where the port is not published to the host):", "",
               "| service | port | internal | external |", "|---|---|---|---|"]
     for definition in definitions:

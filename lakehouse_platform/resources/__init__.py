@@ -35,7 +35,7 @@ def issue_certificates(spec: PlatformSpec, governance: pulumi.Resource) -> Issue
     for definition in registry():
         if definition.name not in spec.enabled_services():
             continue
-        for cert in definition.certificates:
+        for cert in definition.governance.certificates:
             hosts = cert.hosts(ServiceContext(spec, definition.name))
             resource = SelfSignedCertificate(
                 f"{spec.name}-{cert.name}", common_name=hosts[0], hosts=hosts, days=spec.governance.tls_days,

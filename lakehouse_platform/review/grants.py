@@ -35,9 +35,9 @@ def flags(spec: PlatformSpec) -> list[str]:
              f"identities.<name>.team to {owner!r} on one that may)" for table, owner, namespace in
              spec.owners_without_writer()]
     for definition in _enforcers(spec):
-        assert definition.enforces_grants is not None
-        if definition.enforces_grants.gaps is not None:
-            found += definition.enforces_grants.gaps(spec)
+        assert definition.governance.enforces_grants is not None
+        if definition.governance.enforces_grants.gaps is not None:
+            found += definition.governance.enforces_grants.gaps(spec)
     return found
 
 
@@ -45,17 +45,17 @@ def enforced_by(spec: PlatformSpec) -> list[str]:
     """Where this stack's grants are enforced, in one line each (the governance page says how)."""
     where = []
     for definition in _enforcers(spec):
-        assert definition.enforces_grants is not None
-        where.append(f"{definition.display_name}: {definition.enforces_grants.what}")
+        assert definition.governance.enforces_grants is not None
+        where.append(f"{definition.display_name}: {definition.governance.enforces_grants.what}")
     if spec.target is Target.AWS:
         where.append("IAM: each identity's role, per namespace prefix (Deny where a namespace narrows '*')")
     return where
 
 
 def _enforcers(spec: PlatformSpec) -> list[ServiceDefinition]:
-    """The enabled services that enforce the grants (``ServiceDefinition.enforces_grants``), in registry order."""
+    """The enabled services that enforce the grants (``Governance.enforces_grants``), in registry order."""
     enabled = spec.enabled_services()
-    return [d for d in registry() if d.enforces_grants is not None and d.name in enabled]
+    return [d for d in registry() if d.governance.enforces_grants is not None and d.name in enabled]
 
 
 def grant_changes(left: PlatformSpec, right: PlatformSpec) -> list[dict[str, str]]:

@@ -37,7 +37,8 @@ LAYER = Layer.CATALOG
 
 def catalog_servers(spec: PlatformSpec) -> list[str]:
     """The enabled catalogs that run as ECS services on aws (in registry order)."""
-    return [name for name, d in registry().catalogs().items() if d.ecs is not None and name in spec.enabled_services()]
+    enabled = spec.enabled_services()
+    return [name for name, d in registry().catalogs().items() if d.aws.task is not None and name in enabled]
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ class CatalogPorts:
 
     @classmethod
     def of(cls, spec: PlatformSpec) -> CatalogPorts:
-        servers = catalog_servers(spec) or [n for n in registry().catalogs() if registry()[n].ecs is not None]
+        servers = catalog_servers(spec) or [n for n in registry().catalogs() if registry()[n].aws.task is not None]
         rest = {spec.services[n].ports["http"].internal for n in servers}
         if len(rest) != 1:
             raise ValueError(f"services.*.ports.http.internal: the catalogs on aws share one load balancer listener, "
@@ -147,7 +148,7 @@ class CatalogServer(PartComponent):
 
 def ecs_plan(ctx: AwsContext, name: str) -> EcsPlan:
     """The ECS plan of a catalog or one of its jobs, from its definition's ``ecs`` renderer."""
-    renderer = registry()[name].ecs
+    renderer = registry()[name].aws.task
     assert renderer is not None, f"{name} has no ECS renderer (placement is validated with the spec)"
     return renderer(ServiceContext(ctx.spec, name))
 

@@ -2,7 +2,7 @@
 
 A service package that has one keeps it whole: ``lab/Dockerfile`` and the helper scripts it copies, beside an
 ``image`` module declaring a ``BuiltImage`` (the artifact it is built from, and what else its build context
-holds). Its definition names the image (``ServiceDefinition.lab_image``), as do its jobs, which run their
+holds). Its definition names the image (``OnDocker.image``), as do its jobs, which run their
 service's image. ``lakehouse_platform.targets.lab_images`` plans their tags,
 ``lakehouse_platform.control.image_builds`` builds them; the
 docker target runs the tags.

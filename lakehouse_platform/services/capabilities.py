@@ -48,7 +48,7 @@ SQL_ENGINE = Capability(
 CHANGE_CAPTURE = Capability(
     "change-capture", "captures the database's changes for the stack's Debezium sources (the logical replication "
                       "slots the database keeps for them); port 'rest': its workers' REST API, through which its "
-                      "sources are stopped before the broker restarts (``ServiceDefinition.drains``)",
+                      "sources are stopped before the broker restarts (``OnNative.drains``)",
     ports=("rest",))
 BACKUPS = Capability(
     "backups", "backs up the catalogs' pointers on the recovery schedule (a catalog's SQLite file by online backup, "

@@ -1,22 +1,27 @@
 """What a service definition is.
 
-A service package (one per service, in this package) exports ``SERVICES``: one ``ServiceDefinition``
-for the service and one for each of its jobs. A definition is the service's whole definition: its
-default spec (layer, pin, image, ports, health, budget, dependencies), how each target runs it (a
-container, a local process, its aws counterpart), what the native target obtains for it (its artifact
-recipe), its role as a catalog where it is one, and where it cannot run and why. Targets, the config
-loader, the profiles and the policy pack read these definitions through the registry
-(``lakehouse_platform.services.registry``); nothing else keeps a table keyed by service name.
+A service package (one per service, in this package) exports ``SERVICES`` from its ``definition`` module: one
+``ServiceDefinition`` for the service and one for each of its jobs. A definition is the service's whole definition,
+grouped by what reads it:
 
-Anything a service contributes across the platform is a hook here, so no module outside its package
-names it: its catalog role (``CatalogRole``, whose REST client properties every engine renders in its
-own terms), the secrets each identity holds for it (``IdentitySecret``), what its clients get in the
-``profiles`` output (``ClientProfile``), what the aws network admits to it (``AwsIngress``), the checks
-of the spec it needs (``check``), what the smoke check and the probes ask of it (``ProbeHooks``), and
-the capabilities it offers the other services (``provides``: the store, the database, the broker...),
-which they look up through the registry instead of naming it (``lakehouse_platform.services.capabilities``).
+- its default spec (layer, pin, image, ports, health, budget, dependencies) and what it is (``summary``, ``title``);
+- how each target runs it, or why it cannot: ``docker`` (``OnDocker``: its container, what the lab mounts, the image
+  the lab builds), ``native`` (``OnNative``: its local process or what does its work instead, its artifact, its
+  data's rules), ``aws`` (``OnAws``: its ECS task or the managed service used instead, its ingress, what the stack
+  uploads). The three have no default: a type checker lists the ones a new service leaves out;
+- what it holds and enforces (``Governance``: its secrets, each identity's secret for it, its certificates, how it
+  enforces the grants);
+- what the smoke check and the probes ask of it (``ProbeHooks``);
+- what it offers the others and how they meet it: its catalog role (``CatalogRole``, whose REST client properties
+  every engine renders in its own terms), the capabilities it provides (``provides``: the store, the database, the
+  broker...), which the others look up through the registry instead of naming it
+  (``lakehouse_platform.services.capabilities``), what its clients get in the ``profiles`` output
+  (``ClientProfile``), the checks of the spec it needs (``check``).
+
+Targets, the config loader, the profiles and the policy pack read these definitions through the registry
+(``lakehouse_platform.services.registry``); nothing else keeps a table keyed by service name, so no module outside
+a service's package names it.
 """
-
 from __future__ import annotations
 
 import importlib
@@ -333,95 +338,139 @@ SpecCheck = Callable[[PlatformSpec], list[str]]  # "key.path: what is wrong" lin
 InPlaceCheck = Callable[[ServiceContext, NativeHost], str | None]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
+class OnDocker:
+    """How the docker target (the lab) runs a service: its container and what the lab gives it."""
+
+    container: ContainerRenderer | None = None  # None: nothing of its own but its deployment steps
+    lab_artifact: ArtifactRecipe | None = None  # host files the lab's container mounts
+    #: The image the lab builds for it from its native artifact (``lab.images: built``); a job runs its service's.
+    image: BuiltImage | None = None
+    #: Why it cannot run on docker (a validation error when a lab stack enables it); None: it can.
+    unavailable: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class OnNative:
+    """How the native target runs a service as a local process: the process, what it runs from, its data's rules."""
+
+    process: NativeRenderer | None = None
+    folded: str | None = None  # natively no process of its own: what does its work instead
+    artifact: ArtifactRecipe | None = None  # what the native process runs
+    java: int | None = None  # JDK major the native process needs
+    #: What refuses a change its data cannot survive in place (a PostgreSQL major, a Flink job graph whose savepoints
+    #: no longer restore): read from its data on this host when the program starts, so ``pulumi preview`` and
+    #: ``pulumi up`` stop before any resource is touched, with the procedure (docs/operations/upgrades.md).
+    in_place: InPlaceCheck | None = None
+    #: What it needs done around a restart of a service it depends on (its commands run by that service).
+    drains: tuple[RestartDrain, ...] = ()
+    #: Why it cannot run natively (a validation error when a native stack enables it); None: it can.
+    unavailable: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class OnAws:
+    """How the aws target runs a service: an ECS task, or the managed service used instead; what the network
+    admits to it; what the stack uploads for it. (A package's own aws parts, its components, are ``AWS_PARTS``.)"""
+
+    task: EcsRenderer | None = None  # its ECS Fargate task
+    managed: str | None = None  # the managed service used instead (RDS, MSF, EventBridge, ...)
+    #: What the aws network admits to it (with the matching egress from each source).
+    ingress: tuple[AwsIngress, ...] = ()
+    #: Host files the aws target uploads for its managed counterpart (MSK Connect's custom plugins, the Flink
+    #: application's jar), where its recipe's ``needed`` says the stack runs it.
+    upload: ArtifactRecipe | None = None
+    #: Why it cannot run on aws (a validation error when a cloud stack enables it); None: it can.
+    unavailable: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Governance:
+    """What a service holds and enforces: its secrets, each identity's secret for it, its TLS certificates, and how
+    it enforces the stack's grants where it is an enforcement point."""
+
+    secrets: tuple[SecretSpec, ...] = ()  # on aws each must be set in the stack's secret config
+    #: Secrets each identity holds for this service (its users' passwords, its principals' client secrets).
+    identity_secrets: tuple[IdentitySecret, ...] = ()
+    certificates: tuple[CertificateSpec, ...] = ()  # TLS certificates the platform issues for it
+    #: How it enforces the stack's grants (the review prints it).
+    enforces_grants: GrantsEnforcement | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class ServiceDefinition:
-    """One service (or job) of the platform: its defaults and how each target runs it."""
+    """One service (or job) of the platform: its defaults, how each target runs it, what it holds, what the probes
+    ask of it, and what it offers the others.
+
+    ``docker``, ``native`` and ``aws`` have no default: a new service says how each target runs it, or why it cannot
+    (a type checker lists the ones it leaves out).
+    """
 
     name: str
     default: Mapping[str, Any]
+    docker: OnDocker
+    native: OnNative
+    aws: OnAws
     summary: str = ""  # one line for the README and the review
+    title: str = ""  # how messages name it to a person ("Trino"); its name when empty
     job_of: str | None = None  # a job or sidecar that follows its service's ``enabled``
-    container: ContainerRenderer | None = None
-    native: NativeRenderer | None = None
-    native_folded: str | None = None  # natively no process of its own: what does its work instead
-    ecs: EcsRenderer | None = None
-    managed: Mapping[Target, str] = field(default_factory=dict)  # target -> the managed service used instead
-    unavailable: Mapping[Target, str] = field(default_factory=dict)  # target -> why it cannot run there
-    artifact: ArtifactRecipe | None = None  # what the native process runs
-    lab_artifact: ArtifactRecipe | None = None  # host files the lab's container mounts
-    #: The image the lab builds for it from its native artifact (``lab.images: built``); a job runs its service's.
-    lab_image: BuiltImage | None = None
-    # Host files the aws target uploads for the managed counterpart of this service (MSK Connect's
-    # custom plugins, the Flink application's jar), needed when ``cloud_enabled(spec)`` says the stack runs it.
-    cloud_artifact: ArtifactRecipe | None = None
-    cloud_enabled: Callable[[PlatformSpec], bool] | None = None
-    java: int | None = None  # JDK major the native process needs
-    catalog: CatalogRole | None = None
-    secrets: tuple[SecretSpec, ...] = ()  # on aws each must be set in the stack's secret config
+    governance: Governance = field(default_factory=Governance)
+    #: What the smoke check and the probes ask of it.
+    probes: ProbeHooks = field(default_factory=ProbeHooks)
+    catalog: CatalogRole | None = None  # its role as a catalog, where it is one
+    #: Capabilities it offers the other services (``lakehouse_platform.services.capabilities``): they reach "the
+    #: store" or "the database" through the registry (``Registry.provider``), never by this service's name.
+    provides: tuple[Capability, ...] = ()
     #: Also waits for these where the stack enables them (the loader adds them to ``depends_on``): its own helpers
     #: that exist on one target only (a loopback sidecar), or another service by the capability it provides (the
     #: warehouse bucket's job, the database), never by that service's name.
     after: tuple[str | Capability, ...] = ()
     #: Queries the catalogs: waits for every enabled catalog's ``CatalogRole.ready_after`` jobs.
     uses_catalogs: bool = False
-    #: Deployment steps that are not processes (register a connector, submit the streaming job), in
-    #: order; docker and native make each a typed dynamic resource, after this service's process when
-    #: it has one. A service with steps and no process is only its steps.
-    steps: StepsRenderer | None = None
-    #: Validation of the spec this service needs (its own settings, and what it needs of the rest: a store for
-    #: its identities, a scheduler for declared maintenance), run with the spec's validation on every stack,
-    #: whether or not the service is enabled.
-    check: SpecCheck | None = None
-    certificates: tuple[CertificateSpec, ...] = ()  # TLS certificates the platform issues for it
     fronts: str | None = None  # the catalog this service gates: clients reach that catalog through it
-    #: Secrets each identity holds for this service (its users' passwords, its principals' client secrets).
-    identity_secrets: tuple[IdentitySecret, ...] = ()
+    #: Deployment steps that are not processes (register a connector, submit the streaming job), in order; docker
+    #: and native make each a typed dynamic resource, after this service's process when it has one. A service with
+    #: steps and no process is only its steps.
+    steps: StepsRenderer | None = None
+    #: Validation of the spec this service needs (its own settings, and what it needs of the rest: a store for its
+    #: identities, a scheduler for declared maintenance), run with the spec's validation on every stack, whether or
+    #: not the service is enabled.
+    check: SpecCheck | None = None
     #: What its clients get in the ``profiles`` stack output.
     profile: ClientProfile | None = None
-    #: What the aws network admits to it (with the matching egress from each source).
-    aws_ingress: tuple[AwsIngress, ...] = ()
-    #: What the smoke check and the probes ask of it.
-    probes: ProbeHooks = field(default_factory=ProbeHooks)
     #: Databases it keeps on the platform's database (the ``DATABASE`` provider creates them, whether or not this
     #: service runs); a catalog's ``CatalogRole.database`` counts too.
     databases: tuple[str, ...] = ()
-    #: Capabilities it offers the other services (``lakehouse_platform.services.capabilities``): they reach "the store"
-    # or
-    #: "the database" through the registry (``Registry.provider``), never by this service's name.
-    provides: tuple[Capability, ...] = ()
-    #: Natively, what it needs done around a restart of a service it depends on (its commands run by that service).
-    drains: tuple[RestartDrain, ...] = ()
-    #: Natively, what refuses a change its data cannot survive in place (a PostgreSQL major, a Flink job graph whose
-    #: savepoints no longer restore): read from its data on this host when the program starts, so ``pulumi preview``
-    #: and ``pulumi up`` stop before any resource is touched, with the procedure (docs/operations/upgrades.md).
-    in_place: InPlaceCheck | None = None
     #: Where it serves metrics (the observability output, the metrics store's scrape jobs).
     metrics: Metrics | None = None
     #: Stack outputs it contributes (output key -> value; a mapping is merged into the platform's output of
     #: that key), asked on every stack whether or not it is enabled (empty: nothing here), e.g. ``streams``.
     stack_outputs: Callable[[PlatformSpec], Mapping[str, Any]] | None = None
-    #: How messages name it to a person ("Trino"); its name when empty.
-    title: str = ""
-    #: How it enforces the stack's grants, where it is an enforcement point (the review prints it).
-    enforces_grants: GrantsEnforcement | None = None
 
     @property
     def display_name(self) -> str:
         """How messages name it to a person: its title, else its name."""
         return self.title or self.name
 
+    def unavailable_on(self, target: Target) -> str | None:
+        """Why its group says it cannot run on ``target`` (None: no such reason)."""
+        return {Target.DOCKER: self.docker.unavailable, Target.NATIVE: self.native.unavailable,
+                Target.AWS: self.aws.unavailable}[target]
+
     def runs_on(self, target: Target) -> bool:
-        """Whether a target has a way to run this service (a renderer, a fold or a managed service)."""
-        if target in self.unavailable:
+        """Whether a target has a way to run this service (a renderer, a fold, its steps or a managed service)."""
+        if self.unavailable_on(target) is not None:
             return False
-        renderer = {Target.DOCKER: self.container or self.steps, Target.NATIVE: self.native or self.native_folded
-                    or self.steps, Target.AWS: self.ecs}[target]
-        return renderer is not None or target in self.managed
+        way = {Target.DOCKER: self.docker.container or self.steps,
+               Target.NATIVE: self.native.process or self.native.folded or self.steps,
+               Target.AWS: self.aws.task or self.aws.managed}[target]
+        return way is not None
 
     def why_not_on(self, target: Target) -> str | None:
         """The reason this service cannot run on ``target``, or None when it can."""
-        if target in self.unavailable:
-            return self.unavailable[target]
+        unavailable = self.unavailable_on(target)
+        if unavailable is not None:
+            return unavailable
         if not self.runs_on(target):
             return f"the {target.value} target has no way to run it"
         return None

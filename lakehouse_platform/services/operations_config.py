@@ -76,8 +76,9 @@ def engine_client(definition: ServiceDefinition, spec: PlatformSpec, side: Side)
 
 def engine_password(definition: ServiceDefinition, identity: str) -> str:
     """The secret holding an identity's password at the SQL engine (its first per-identity secret)."""
-    assert definition.identity_secrets, f"{definition.name} provides {SQL_ENGINE.name} without per-identity secrets"
-    return definition.identity_secrets[0].secret_name(identity)
+    secrets = definition.governance.identity_secrets
+    assert secrets, f"{definition.name} provides {SQL_ENGINE.name} without per-identity secrets"
+    return secrets[0].secret_name(identity)
 
 
 def env_reference(secret_name: str) -> str:

@@ -74,7 +74,7 @@ class ContainerHost:
     """What the docker target has on the host for one container: files it mounts, the stack's state."""
 
     state_dir: Path  # the lab's state directory (bind-mount sources live under it)
-    artifact: Artifact | None = None  # host files the container mounts (``ServiceDefinition.lab_artifact``)
+    artifact: Artifact | None = None  # host files the container mounts (``OnDocker.lab_artifact``)
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ class StepHost:
     """What a deployment step sees of the host: the stack's state, its artifact, how the host reaches services."""
 
     state_dir: Path  # the stack's state directory (native homes and lab bind mounts live under it)
-    artifact: Artifact | None = None  # what the step ships (``ServiceDefinition.artifact`` / ``lab_artifact``)
+    artifact: Artifact | None = None  # what the step ships (``OnNative.artifact`` / ``OnDocker.lab_artifact``)
     side: Side = Side.EXTERNAL  # the Pulumi program runs on the host: it reaches services from outside
 
 

@@ -114,12 +114,13 @@ class Registry:
 
     def identity_secrets(self) -> dict[str, tuple[str, IdentitySecret]]:
         """kind -> (the service declaring it, the per-identity secret), for every ``IdentitySecret``."""
-        return {item.kind: (d.name, item) for d in self for item in d.identity_secrets}
+        return {item.kind: (d.name, item) for d in self for item in d.governance.identity_secrets}
 
     def drains_around(self, spec: PlatformSpec, capability: Capability) -> tuple[RestartDrain, ...]:
         """The drains the stack's enabled services ask for around a restart of ``capability``'s provider."""
         enabled = spec.enabled_services()
-        return tuple(drain for d in self if d.name in enabled for drain in d.drains if drain.around == capability)
+        return tuple(drain for d in self if d.name in enabled for drain in d.native.drains
+                     if drain.around == capability)
 
     def aws_parts(self, spec: PlatformSpec) -> tuple[AwsPart, ...]:
         """The aws parts this spec enables, in registry order except that a part follows those it names ``after``."""
@@ -171,7 +172,7 @@ def _check(found: Registry) -> None:
             if missing:
                 raise ValueError(f"service {definition.name!r} provides {capability.name!r} without the port(s) "
                                  f"{', '.join(missing)} its contract names ({capability.summary})")
-        for item in definition.identity_secrets:
+        for item in definition.governance.identity_secrets:
             if item.kind in kinds:
                 raise ValueError(f"per-identity secret {item.kind!r} is declared by {kinds[item.kind]!r} and "
                                  f"{definition.name!r}; a kind names one service's secret")

@@ -29,15 +29,16 @@ def recipe_of(spec: PlatformSpec, name: str) -> ArtifactRecipe | None:
     """The recipe a service needs on this stack's target (native: what it runs; docker: what it mounts, or with
     ``lab.images: built`` what its image is built from: what the native target runs, else what it mounts).
 
-    What the aws target uploads is a ``cloud_artifact``, needed only where the stack runs it (``cloud_recipes``).
+    What the aws target uploads is a service's ``aws.upload``, needed only where the stack runs it
+    (``cloud_recipes``).
     """
     definition = registry()[name]
     if spec.target is Target.NATIVE:
-        recipe = definition.artifact
+        recipe = definition.native.artifact
     elif spec.target is Target.DOCKER:
         # The lab's built images are made of what the native target runs.
-        recipe = (definition.artifact or definition.lab_artifact) if spec.runs_native_artifacts \
-            else definition.lab_artifact
+        recipe = (definition.native.artifact or definition.docker.lab_artifact) if spec.runs_native_artifacts \
+            else definition.docker.lab_artifact
     else:
         return None
     if recipe is not None and recipe.needed is not None and not recipe.needed(ServiceContext(spec, name)):
@@ -49,15 +50,15 @@ def cloud_recipes(spec: PlatformSpec) -> dict[str, ArtifactRecipe]:
     """service -> the recipe of what the aws target uploads for it (only where the stack runs it)."""
     if spec.target is not Target.AWS:
         return {}
-    return {d.name: d.cloud_artifact for d in registry()
-            if d.cloud_artifact is not None and d.cloud_enabled is not None and d.cloud_enabled(spec)}
+    return {d.name: d.aws.upload for d in registry() if d.aws.upload is not None
+            and (d.aws.upload.needed is None or d.aws.upload.needed(ServiceContext(spec, d.name)))}
 
 
 def java_majors(spec: PlatformSpec) -> set[int]:
     """The JDK majors the stack's native processes (or the lab's built images: Trino's) need."""
     if not spec.runs_native_artifacts:
         return set()
-    majors = {registry()[name].java for name in spec.enabled_services()}
+    majors = {registry()[name].native.java for name in spec.enabled_services()}
     return {m for m in majors if m} | {java.JAVA_FOR_JVM_SERVICES}
 
 

@@ -1,6 +1,6 @@
 """The platform's secrets: read from secure stack config, lab defaults wrapped as Pulumi secrets.
 
-Each service declares the secrets it uses (``ServiceDefinition.secrets``). Plans and config files only
+Each service declares the secrets it uses (``Governance.secrets``). Plans and config files only
 ever hold ``${secret:name}`` placeholders (``lakehouse_platform.placeholders.secret``); ``render`` swaps them for the
 values, and any string that held one becomes a secret Output, so it is encrypted in state and
 masked in logs and outputs.
@@ -41,12 +41,12 @@ def required_on_aws(spec: PlatformSpec) -> list[StackSecret]:
     """
     enabled = [definition for definition in registry() if definition.name in spec.enabled_services()]
     found = [StackSecret(item.config_key, item.name, definition.name)
-             for definition in enabled for item in definition.secrets
+             for definition in enabled for item in definition.governance.secrets
              if Target.AWS not in item.managed_on and item.derive is None]
     found += [StackSecret(identity_secret_key(name, identity, item.kind, item.config_key), item.secret_name(name),
                           definition.name)
               for name, identity in spec.identities.items()
-              for definition in enabled for item in definition.identity_secrets if item.needed_on_aws]
+              for definition in enabled for item in definition.governance.identity_secrets if item.needed_on_aws]
     return list({item.key: item for item in found}.values())
 
 
@@ -64,7 +64,7 @@ def resolve_secrets(config: pulumi.Config, spec: PlatformSpec) -> dict[str, pulu
     missing = [item.key for item in required_on_aws(spec) if config.get_secret(item.key) is None] \
         if spec.target is Target.AWS else []
     for definition in registry():
-        for item in definition.secrets:
+        for item in definition.governance.secrets:
             if spec.target in item.managed_on or item.derive is not None:
                 continue
             given = config.get_secret(item.config_key)
@@ -77,7 +77,8 @@ def resolve_secrets(config: pulumi.Config, spec: PlatformSpec) -> dict[str, pulu
             (f"catalog-token-{name}", catalog_token_key(name, identity), f"lab-{name}-catalog-token"),
             *((item.secret_name(name), identity_secret_key(name, identity, item.kind, item.config_key),
                item.lab_default(name))
-              for definition in registry() if definition.name in enabled for item in definition.identity_secrets),
+              for definition in registry() if definition.name in enabled
+              for item in definition.governance.identity_secrets),
         ]
         for secret_name, key, lab_default in per_identity:
             given = config.get_secret(key)
@@ -98,7 +99,7 @@ def resolve_secrets(config: pulumi.Config, spec: PlatformSpec) -> dict[str, pulu
         values["s3-access-key"] = pulumi.Output.secret(spec.identities[admin].access_key)
         values["s3-secret-key"] = values[f"s3-secret-key-{admin}"]
     for definition in registry():
-        for item in definition.secrets:
+        for item in definition.governance.secrets:
             if item.derive is not None and definition.name in enabled:
                 values[item.name] = render(item.derive(spec), values)
     return values

@@ -158,7 +158,7 @@ class DockerTarget:
         )
         built.layer(Layer.GOVERNANCE)["network"] = network.name
         for name in self.spec.start_order():
-            if registry()[name].container is None:
+            if registry()[name].docker.container is None:
                 continue  # only deployment steps (the streaming job): built below
             service = self.spec.services[name]
             container = self._service(layers[service.layer], network, name)
@@ -275,9 +275,9 @@ class DockerTarget:
         spec = self.spec
         service = spec.services[name]
         definition = registry()[name]
-        assert definition.container is not None  # placement was validated with the spec
+        assert definition.docker.container is not None  # placement was validated with the spec
         host = ContainerHost(state_dir=self.state_dir, artifact=self.artifacts.services.get(name))
-        plan = definition.container(ServiceContext(spec, name), host)
+        plan = definition.docker.container(ServiceContext(spec, name), host)
         child = pulumi.ResourceOptions(parent=component)
         labels = self._labels(docker.ContainerLabelArgs, service.layer, name)
 

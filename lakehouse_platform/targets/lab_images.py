@@ -38,17 +38,17 @@ PROXY_ARGS = ("http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROX
 
 
 def images() -> dict[str, BuiltImage]:
-    """image key -> the lab image, as the service packages declare them (``ServiceDefinition.lab_image``)."""
+    """image key -> the lab image, as the service packages declare them (``OnDocker.image``)."""
     from lakehouse_platform.services.registry import registry
 
-    return {d.lab_image.key: d.lab_image for d in registry() if d.lab_image is not None}
+    return {d.docker.image.key: d.docker.image for d in registry() if d.docker.image is not None}
 
 
 def service_images() -> dict[str, str]:
     """service (or job) -> the key of the lab image it runs with ``lab.images: built``."""
     from lakehouse_platform.services.registry import registry
 
-    return {d.name: d.lab_image.key for d in registry() if d.lab_image is not None}
+    return {d.name: d.docker.image.key for d in registry() if d.docker.image is not None}
 
 
 def host_ca_certificates(directory: Path = HOST_CA_DIR) -> str:
@@ -152,7 +152,7 @@ def refusals(spec: PlatformSpec, present: Callable[[str], bool]) -> list[str]:
     problems = []
     for name, service in spec.enabled_services().items():
         definition = registry()[name]
-        if definition.lab_image is not None or definition.container is None:
+        if definition.docker.image is not None or definition.docker.container is None:
             continue
         if _operations_service(spec, name):
             continue

@@ -12,7 +12,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from lakehouse_platform import reference
-from lakehouse_platform.model import PlatformSpec, RestartSpec, Strict
+from lakehouse_platform.model import PlatformSpec, RestartSpec, Strict, Target
 from lakehouse_platform.services.registry import registry
 
 
@@ -96,8 +96,9 @@ def test_services_table_lists_every_service_and_why_a_target_cannot_run_it():
     markdown = reference.services_reference()
     for definition in registry():
         assert f"| `{definition.name}` |" in markdown
-        for target, why in definition.unavailable.items():
-            assert f"| `{definition.name}` | {target.value} | {reference._cell(why)} |" in markdown
+        for target in Target:
+            if (why := definition.unavailable_on(target)) is not None:
+                assert f"| `{definition.name}` | {target.value} | {reference._cell(why)} |" in markdown
     trino = next(line for line in markdown.splitlines() if line.startswith("| `trino` | compute"))
     assert "483, native 476" in trino and "| container | local process | ECS Fargate |" in trino
     postgres = next(line for line in markdown.splitlines() if line.startswith("| `postgres` | catalog"))

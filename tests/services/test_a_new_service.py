@@ -46,8 +46,12 @@ PACKAGE = {
             AwsIngress,
             AwsPart,
             ClientProfile,
+            Governance,
             IdentitySecret,
             Lazy,
+            OnAws,
+            OnDocker,
+            OnNative,
             ProbeHooks,
             SecretSpec,
             ServiceDefinition,
@@ -113,10 +117,10 @@ PACKAGE = {
         SERVICES = (
             ServiceDefinition(
                 name=NAME, default=DEFAULT, summary="a made-up SQL gateway", title="Quack",
-                container=container, native=native, ecs=ecs, secrets=(ADMIN_KEY,), identity_secrets=(TOKEN,),
-                profile=ClientProfile(NAME, client=client), check=check,
-                aws_ingress=(AwsIngress("engines", "http", "engines", "Quack clients"),),
-                probes=ProbeHooks(smoke=smoke),
+                docker=OnDocker(container=container), native=OnNative(process=native),
+                aws=OnAws(task=ecs, ingress=(AwsIngress("engines", "http", "engines", "Quack clients"),)),
+                governance=Governance(secrets=(ADMIN_KEY,), identity_secrets=(TOKEN,)),
+                profile=ClientProfile(NAME, client=client), check=check, probes=ProbeHooks(smoke=smoke),
             ),
         )
 

@@ -40,9 +40,9 @@ def test_every_bind_source_is_created_by_the_daemon_before_its_container(lab_run
         if container.name.endswith("-bind-owner"):  # the target's own job: its service's binds, checked there
             continue
         definition = registry()[container.name]
-        assert definition.container is not None
+        assert definition.docker.container is not None
         host = ContainerHost(state_dir=state, artifact=fake_artifact(container.name))
-        plan = definition.container(ServiceContext(spec, container.name), host)
+        plan = definition.docker.container(ServiceContext(spec, container.name), host)
         expected = [{"hostPath": str(state / host), "containerPath": target} for host, target in plan.bind_mounts.items()]
         checked += len(expected)
         # Artifacts from the cache (the Connect worker's sink plugin) are read-only binds of files that exist.
@@ -101,7 +101,7 @@ def test_a_job_without_an_exit_code_is_a_failure() -> None:
 def test_every_job_is_gated_and_its_dependents_carry_the_gate(lab_run: ProgramRun) -> None:
     spec = load_platform(stack_platform("lab"))
     # Container jobs; the streaming job is a deployment step (a FlinkJob), not a container that exits.
-    jobs = [n for n, s in spec.enabled_services().items() if s.kind == "job" and registry()[n].container is not None]
+    jobs = [n for n, s in spec.enabled_services().items() if s.kind == "job" and registry()[n].docker.container is not None]
     # The target's own jobs: the state an operations service writes, handed to its user before it starts.
     owners = {n: f"{n}-bind-owner" for n in ("lakehouse-exporter", "maintenance-scheduler", "catalog-backup")}
     assert lab_run.outputs["job_outcomes"] == {job: "exit 0" for job in [*jobs, *owners.values()]}

@@ -173,10 +173,9 @@ def check_database_private(resource: Resource, context: StackContext | None) -> 
 
 def lab_only_catalogs() -> tuple[str, ...]:
     """The catalogs the registry places off aws (the REST fixture), with their jobs and sidecars."""
-    from lakehouse_platform.model import Target
     from lakehouse_platform.services.registry import registry
 
-    off_aws = {name for name, d in registry().catalogs().items() if Target.AWS in d.unavailable}
+    off_aws = {name for name, d in registry().catalogs().items() if d.aws.unavailable is not None}
     return tuple(d.name for d in registry() if d.name in off_aws or d.job_of in off_aws)
 
 

@@ -14,12 +14,11 @@ server's major. On aws the catalog database is RDS and AWS Backup keeps it
 
 from __future__ import annotations
 
-from lakehouse_platform.model import Target
 from lakehouse_platform.services import operations_support as support
 from lakehouse_platform.services.capabilities import BACKUPS
 from lakehouse_platform.services.catalog_backup import container, native
 from lakehouse_platform.services.catalog_backup.config import NAME, check, stack_outputs
-from lakehouse_platform.services.definition import ServiceDefinition
+from lakehouse_platform.services.definition import OnAws, OnDocker, OnNative, ServiceDefinition
 
 DEFAULT = {
     "layer": "recovery",
@@ -37,9 +36,10 @@ DEFAULT = {
 SERVICES = (
     ServiceDefinition(
         name=NAME, default=DEFAULT, summary="scheduled catalog backups (SQLite online backup, pg_dump), sha256",
-        container=container.server, native=native.server,
-        managed={Target.AWS: "AWS Backup: continuous backup of the RDS catalog database "
-                             "(lakehouse_platform/targets/aws/recovery.py)"},
+        docker=OnDocker(container=container.server),
+        native=OnNative(process=native.server),
+        aws=OnAws(managed="AWS Backup: continuous backup of the RDS catalog database "
+                          "(lakehouse_platform/targets/aws/recovery.py)"),
         stack_outputs=stack_outputs, check=check, provides=(BACKUPS,),
     ),
 )

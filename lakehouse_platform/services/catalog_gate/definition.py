@@ -18,11 +18,18 @@ catalogs authenticate their own principals.
 
 from __future__ import annotations
 
-from lakehouse_platform.model import Target
 from lakehouse_platform.services import operations_support as support
 from lakehouse_platform.services.catalog_gate import container, native
 from lakehouse_platform.services.catalog_gate.config import FRONTS, NAME, SIGNING_KEY
-from lakehouse_platform.services.definition import GrantsEnforcement, Metrics, ServiceDefinition
+from lakehouse_platform.services.definition import (
+    Governance,
+    GrantsEnforcement,
+    Metrics,
+    OnAws,
+    OnDocker,
+    OnNative,
+    ServiceDefinition,
+)
 from lakehouse_platform.version import PLATFORM_VERSION
 
 DEFAULT = {
@@ -41,11 +48,14 @@ DEFAULT = {
 
 SERVICES = (
     ServiceDefinition(
-        name=NAME, default=DEFAULT, summary="bearer-token gate in front of the REST fixture (fails closed)",
-        job_of=FRONTS, fronts=FRONTS, container=container.server, native=native.server, secrets=(SIGNING_KEY,),
-        metrics=Metrics("catalog_gate_metrics"),
-        enforces_grants=GrantsEnforcement("every REST request of the fixture, per namespace"),
-        unavailable={Target.AWS: "the REST fixture does not run on aws; Polaris and Lakekeeper authenticate "
-                                 "their own principals"},
+        name=NAME, default=DEFAULT, job_of=FRONTS,
+        summary="bearer-token gate in front of the REST fixture (fails closed)",
+        docker=OnDocker(container=container.server),
+        native=OnNative(process=native.server),
+        aws=OnAws(unavailable="the REST fixture does not run on aws; Polaris and Lakekeeper authenticate "
+                              "their own principals"),
+        governance=Governance(secrets=(SIGNING_KEY,),
+                              enforces_grants=GrantsEnforcement("every REST request of the fixture, per namespace")),
+        fronts=FRONTS, metrics=Metrics("catalog_gate_metrics"),
     ),
 )

@@ -75,7 +75,7 @@ def exporter_config(ctx: ServiceContext, side: Side, listen_host: str, state_dir
     services = []
     for name in spec.start_order():
         definition = registry()[name]
-        if name == NAME or spec.services[name].kind != "server" or definition.native_folded:
+        if name == NAME or spec.services[name].kind != "server" or definition.native.folded:
             continue
         entry: dict[str, Any] = {"name": name, "health": health_of(spec, name, side)}
         if state_dir is not None:

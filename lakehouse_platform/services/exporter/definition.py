@@ -17,7 +17,7 @@ from __future__ import annotations
 from lakehouse_platform.model import Layer
 from lakehouse_platform.services import operations_support as support
 from lakehouse_platform.services.capabilities import METRICS, SIGNALS
-from lakehouse_platform.services.definition import AwsPart, Lazy, Metrics, ServiceDefinition
+from lakehouse_platform.services.definition import AwsPart, Lazy, Metrics, OnAws, OnDocker, OnNative, ServiceDefinition
 from lakehouse_platform.services.exporter import container, native
 from lakehouse_platform.services.exporter.config import NAME
 from lakehouse_platform.version import PLATFORM_VERSION
@@ -38,8 +38,10 @@ DEFAULT = {
 SERVICES = (
     ServiceDefinition(
         name=NAME, default=DEFAULT, summary="table and service signals for Prometheus (reads as the reader)",
-        container=container.server, native=native.server, ecs=Lazy("lakehouse_platform.services.exporter.aws:ecs"),
-        unavailable={}, metrics=Metrics("exporter"), provides=(SIGNALS,),
+        docker=OnDocker(container=container.server),
+        native=OnNative(process=native.server),
+        aws=OnAws(task=Lazy("lakehouse_platform.services.exporter.aws:ecs")),
+        metrics=Metrics("exporter"), provides=(SIGNALS,),
     ),
 )
 

@@ -20,13 +20,16 @@ jobs follow ``services.flink-jobmanager.enabled``.
 from __future__ import annotations
 
 from lakehouse_platform.artifacts import java
-from lakehouse_platform.model import Layer, Target
+from lakehouse_platform.model import Layer
 from lakehouse_platform.services.capabilities import BROKER, STREAMING_WRITER
 from lakehouse_platform.services.definition import (
     ArtifactRecipe,
     AwsPart,
     ClientProfile,
     Lazy,
+    OnAws,
+    OnDocker,
+    OnNative,
     ProbeHooks,
     ServiceDefinition,
 )
@@ -108,7 +111,8 @@ JOB_DEFAULT = {
 
 
 MSF_JAR = ArtifactRecipe(key=msf_key, fetch=fetch_msf_jar,
-                         source="javac + Maven Central (flink-msf.jars.json), one application jar")
+                         source="javac + Maven Central (flink-msf.jars.json), one application jar",
+                         needed=lambda ctx: JOB in ctx.spec.enabled_services())  # MSF runs the job
 
 
 DIST = ArtifactRecipe(key=artifact_key, fetch=fetch_distribution,
@@ -117,37 +121,36 @@ DIST = ArtifactRecipe(key=artifact_key, fetch=fetch_distribution,
 
 SERVICES = (
     ServiceDefinition(
-        lab_image=image.IMAGE,  # with lab.images: built
         name=STATE_INIT, default=STATE_INIT_DEFAULT, job_of=JOBMANAGER,
-        summary="hands the lab's checkpoint directory to uid 9999", container=container.state_init,
-        native_folded="natively the managers create their state directories themselves",
-        managed={Target.AWS: f"{MSF} keeps checkpoints and snapshots itself"},
+        summary="hands the lab's checkpoint directory to uid 9999",
+        docker=OnDocker(image=image.IMAGE, container=container.state_init),
+        native=OnNative(folded="natively the managers create their state directories themselves"),
+        aws=OnAws(managed=f"{MSF} keeps checkpoints and snapshots itself"),
     ),
     ServiceDefinition(
-        lab_image=image.IMAGE,  # with lab.images: built
         name=JOBMANAGER, default=JOBMANAGER_DEFAULT, summary="Flink job manager (checkpoints, scheduling)",
-        container=container.jobmanager, native=native.jobmanager, java=java.JAVA_FOR_JVM_SERVICES,
-        artifact=DIST, lab_artifact=DIST,
-        cloud_artifact=MSF_JAR, cloud_enabled=lambda spec: JOB in spec.enabled_services(),  # MSF runs the job
-        managed={Target.AWS: f"{MSF} (runtime {MSF_RUNTIME})"},
-        check=check, title="Flink",
-        profile=ClientProfile(PROFILE, client=profile, services=service_profiles),
+        title="Flink",
+        docker=OnDocker(image=image.IMAGE, container=container.jobmanager, lab_artifact=DIST),
+        native=OnNative(process=native.jobmanager, java=java.JAVA_FOR_JVM_SERVICES, artifact=DIST),
+        aws=OnAws(managed=f"{MSF} (runtime {MSF_RUNTIME})", upload=MSF_JAR),  # the jar MSF runs
+        check=check, profile=ClientProfile(PROFILE, client=profile, services=service_profiles),
         probes=ProbeHooks(smoke=Lazy("lakehouse_platform.services.flink.smoke:smoke"),
                           version=Lazy("lakehouse_platform.services.flink.probe:version"),
-                          support="lakehouse_platform.services.flink.probe"),
-        provides=(STREAMING_WRITER,),
+                          support="lakehouse_platform.services.flink.probe"), provides=(STREAMING_WRITER,),
     ),
     ServiceDefinition(
-        lab_image=image.IMAGE,  # with lab.images: built
         name=TASKMANAGER, default=TASKMANAGER_DEFAULT, job_of=JOBMANAGER,
-        summary="Flink task manager (the writer's tasks)", container=container.taskmanager,
-        native=native.taskmanager, java=java.JAVA_FOR_JVM_SERVICES, artifact=DIST, lab_artifact=DIST,
-        managed={Target.AWS: NOT_ON_AWS_TM},
+        summary="Flink task manager (the writer's tasks)",
+        docker=OnDocker(image=image.IMAGE, container=container.taskmanager, lab_artifact=DIST),
+        native=OnNative(process=native.taskmanager, java=java.JAVA_FOR_JVM_SERVICES, artifact=DIST),
+        aws=OnAws(managed=NOT_ON_AWS_TM),
     ),
     ServiceDefinition(
         name=JOB, default=JOB_DEFAULT, job_of=JOBMANAGER, summary="the streaming writer (orders -> Iceberg)",
-        steps=steps.steps, artifact=DIST, lab_artifact=DIST, in_place=steps.in_place,
-        managed={Target.AWS: f"the {MSF} application runs the same job classes"},
+        docker=OnDocker(lab_artifact=DIST),
+        native=OnNative(artifact=DIST, in_place=steps.in_place),
+        aws=OnAws(managed=f"the {MSF} application runs the same job classes"),
+        steps=steps.steps,
     ),
 )
 

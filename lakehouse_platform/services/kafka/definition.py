@@ -22,7 +22,7 @@ milliseconds; ``status`` is one of placed, paid, shipped, delivered, cancelled (
 
 from __future__ import annotations
 
-from lakehouse_platform.model import Layer, Target
+from lakehouse_platform.model import Layer
 from lakehouse_platform.services.capabilities import BROKER
 from lakehouse_platform.services.definition import (
     ArtifactRecipe,
@@ -30,6 +30,9 @@ from lakehouse_platform.services.definition import (
     AwsPart,
     ClientProfile,
     Lazy,
+    OnAws,
+    OnDocker,
+    OnNative,
     ProbeHooks,
     ServiceDefinition,
 )
@@ -73,27 +76,28 @@ MSK_IAM_PORT = 9098  # MSK's IAM-authenticated TLS listener (fixed by AWS)
 
 SERVICES = (
     ServiceDefinition(
-        lab_image=image.IMAGE,  # with lab.images: built
-        name=KAFKA, default=KAFKA_DEFAULT, summary="Kafka broker + controller (KRaft, one node)",
-        container=container.server, native=native.server, java=17,
-        artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_kafka, source="Maven Central (jar lock kafka-runtime)"),
-        unavailable={Target.AWS: "on aws Kafka runs as Amazon MSK: set aws.kafka_msk: true instead"},
-        provides=(BROKER,), title="Kafka",
+        name=KAFKA, default=KAFKA_DEFAULT, summary="Kafka broker + controller (KRaft, one node)", title="Kafka",
+        docker=OnDocker(image=image.IMAGE, container=container.server),
+        native=OnNative(process=native.server, java=17,
+                        artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_kafka,
+                                                source="Maven Central (jar lock kafka-runtime)")),
+        aws=OnAws(unavailable="on aws Kafka runs as Amazon MSK: set aws.kafka_msk: true instead", ingress=(
+            # Amazon MSK's ports, fixed by AWS: 9098 is its IAM-authenticated TLS listener
+            AwsIngress("msk", MSK_IAM_PORT, "engines", "Kafka clients (IAM auth, TLS)", back="Kafka clients"),
+            AwsIngress("msk", MSK_IAM_PORT, "connect", "Debezium on MSK Connect", back="Debezium writes change events"),
+            AwsIngress("msk", 9092, "msk", "broker to broker", to_port=MSK_IAM_PORT),
+        )),
+        provides=(BROKER,),
         # Two listeners: PLAINTEXT for the platform's services, HOST for clients on the host.
         profile=ClientProfile(PROFILE, client=client_profile, services=service_profiles),
         probes=ProbeHooks(smoke=Lazy("lakehouse_platform.services.kafka.smoke:smoke"),
                           version=Lazy("lakehouse_platform.services.kafka.probe:version")),
-        aws_ingress=(  # Amazon MSK's ports, fixed by AWS: 9098 is its IAM-authenticated TLS listener
-            AwsIngress("msk", MSK_IAM_PORT, "engines", "Kafka clients (IAM auth, TLS)", back="Kafka clients"),
-            AwsIngress("msk", MSK_IAM_PORT, "connect", "Debezium on MSK Connect", back="Debezium writes change events"),
-            AwsIngress("msk", 9092, "msk", "broker to broker", to_port=MSK_IAM_PORT),
-        ),
     ),
     ServiceDefinition(
-        lab_image=image.IMAGE,  # with lab.images: built
         name=TOPICS_JOB, default=TOPICS_JOB_DEFAULT, job_of=KAFKA, summary="creates the platform's topics",
-        container=container.topics_job, native_folded="a post-start step of kafka creates the topics",
-        unavailable={Target.AWS: "on aws the topics are aws.msk.Topic resources of the MSK cluster"},
+        docker=OnDocker(image=image.IMAGE, container=container.topics_job),
+        native=OnNative(folded="a post-start step of kafka creates the topics"),
+        aws=OnAws(unavailable="on aws the topics are aws.msk.Topic resources of the MSK cluster"),
     ),
 )
 

@@ -19,13 +19,17 @@ is removed (or streams are turned off). PostgreSQL itself only creates the empty
 
 from __future__ import annotations
 
-from lakehouse_platform.model import Layer, Target
+from lakehouse_platform.model import Layer
 from lakehouse_platform.services.capabilities import BROKER, CHANGE_CAPTURE
 from lakehouse_platform.services.definition import (
     ArtifactRecipe,
     AwsPart,
     ClientProfile,
+    Governance,
     Lazy,
+    OnAws,
+    OnDocker,
+    OnNative,
     ProbeHooks,
     RestartDrain,
     ServiceDefinition,
@@ -74,24 +78,26 @@ USES = ("lakehouse_platform.services.kafka",)
 
 SERVICES = (
     ServiceDefinition(
-        lab_image=image.IMAGE,  # with lab.images: built
         name=CONNECT, default=CONNECT_DEFAULT, job_of=kafka.KAFKA,
-        summary="Kafka Connect with Debezium's PostgreSQL source and the Iceberg sink",
-        container=container.server, native=native.server, java=17, steps=steps.plan, secrets=(CDC_SECRET,),
-        artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_worker,
-                                source="Maven Central (jar locks: kafka-runtime + two plugin directories)"),
-        lab_artifact=ArtifactRecipe(key=lab_key, fetch=fetch_sink_plugin,
-                                    source="Maven Central (jar lock iceberg-kafka-connect)"),
-        cloud_artifact=ArtifactRecipe(key=msk_key, fetch=fetch_msk_plugins,
-                                      source="Maven Central + javac (MSK Connect custom plugins)"),
-        cloud_enabled=msk_enabled,
-        unavailable={Target.AWS: "on aws Connect is MSK Connect: set aws.kafka_msk: true instead"},
-        profile=ClientProfile(PROFILE, client=client_profile, services=service_profiles),
+        summary="Kafka Connect with Debezium's PostgreSQL source and the Iceberg sink", title="Kafka Connect",
+        docker=OnDocker(container=container.server, image=image.IMAGE,
+                        lab_artifact=ArtifactRecipe(key=lab_key, fetch=fetch_sink_plugin,
+                                                    source="Maven Central (jar lock iceberg-kafka-connect)")),
+        native=OnNative(process=native.server, java=17,
+                        artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_worker, source="Maven Central (jar "
+                                                "locks: kafka-runtime + two plugin directories)"),
+                        # its sources stopped around the broker's restart
+                        drains=(RestartDrain(BROKER, native.broker_drain),)),
+        # MSK Connect instead, with its custom plugins uploaded where the stack runs it
+        aws=OnAws(unavailable="on aws Connect is MSK Connect: set aws.kafka_msk: true instead",
+                  upload=ArtifactRecipe(key=msk_key, fetch=fetch_msk_plugins, needed=lambda ctx: msk_enabled(ctx.spec),
+                                        source="Maven Central + javac (MSK Connect custom plugins)")),
+        governance=Governance(secrets=(CDC_SECRET,)),
+        steps=steps.plan, profile=ClientProfile(PROFILE, client=client_profile, services=service_profiles),
         probes=ProbeHooks(smoke=Lazy("lakehouse_platform.services.kafka_connect.smoke:smoke"),
                           version=Lazy("lakehouse_platform.services.kafka_connect.probe:version")),
-        stack_outputs=stack_outputs, title="Kafka Connect", check=check,
-        provides=(CHANGE_CAPTURE,), databases=(BOOKSHOP,),  # the bookshop: the CDC sources' source
-        drains=(RestartDrain(BROKER, native.broker_drain),),  # sources stopped around the broker's restart
+        stack_outputs=stack_outputs, check=check, provides=(CHANGE_CAPTURE,),
+        databases=(BOOKSHOP,),  # the bookshop: the CDC sources' source
     ),
 )
 

@@ -21,10 +21,20 @@ job runs in its own curl image, as upstream's examples/minimal does.
 
 from __future__ import annotations
 
-from lakehouse_platform.model import Layer, Target
+from lakehouse_platform.model import Layer
 from lakehouse_platform.services import steps
 from lakehouse_platform.services.capabilities import WAREHOUSE_BUCKET
-from lakehouse_platform.services.definition import AwsPart, CatalogRole, Lazy, SecretSpec, ServiceDefinition
+from lakehouse_platform.services.definition import (
+           AwsPart,
+           CatalogRole,
+           Governance,
+           Lazy,
+           OnAws,
+           OnDocker,
+           OnNative,
+           SecretSpec,
+           ServiceDefinition,
+)
 from lakehouse_platform.services.lakekeeper import container
 from lakehouse_platform.services.lakekeeper.config import DATABASE_NAME, LOOPBACK, MIGRATE_JOB, NAME, WAREHOUSE_JOB
 
@@ -35,7 +45,6 @@ NOT_NATIVE = "no build of Lakekeeper is obtainable from the package registries"
 REFUSED = ("refused until it enforces the stack's grants: Lakekeeper 0.13.3 authenticates only through an OpenID "
            "provider and enforces per-namespace rights only through OpenFGA, neither of which the platform runs; "
            "without them every client could create, commit to and drop every table (ADR 0013)")
-UNAVAILABLE = {Target.NATIVE: NOT_NATIVE, Target.DOCKER: REFUSED, Target.AWS: REFUSED}
 
 
 DEFAULT = {
@@ -98,26 +107,31 @@ CATALOG = CatalogRole(
 SERVICES = (
     ServiceDefinition(
         name=MIGRATE_JOB, default=MIGRATE_JOB_DEFAULT, job_of=NAME, summary="schema migration (the platform's release)",
-        container=container.migrate_job, ecs=Lazy("lakehouse_platform.services.lakekeeper.aws:migrate_ecs"),
-        unavailable=UNAVAILABLE,
+        docker=OnDocker(container=container.migrate_job, unavailable=REFUSED),
+        native=OnNative(unavailable=NOT_NATIVE),
+        aws=OnAws(task=Lazy("lakehouse_platform.services.lakekeeper.aws:migrate_ecs"), unavailable=REFUSED),
     ),
     ServiceDefinition(
         name=NAME, default=DEFAULT, summary="REST catalog in Rust with credential vending",
-        container=container.server, ecs=Lazy("lakehouse_platform.services.lakekeeper.aws:ecs"),
-        unavailable=UNAVAILABLE, catalog=CATALOG,
-        secrets=(SecretSpec("lakekeeper-encryption-key", "lakekeeperEncryptionKey", "lab-lakekeeper-encryption-key"),),
+        docker=OnDocker(container=container.server, unavailable=REFUSED),
+        native=OnNative(unavailable=NOT_NATIVE),
+        aws=OnAws(task=Lazy("lakehouse_platform.services.lakekeeper.aws:ecs"), unavailable=REFUSED),
+        governance=Governance(secrets=(SecretSpec("lakekeeper-encryption-key", "lakekeeperEncryptionKey",
+                                                  "lab-lakekeeper-encryption-key"),)),
+        catalog=CATALOG,
     ),
     ServiceDefinition(
         name=WAREHOUSE_JOB, default=WAREHOUSE_JOB_DEFAULT, job_of=NAME, summary="bootstrap + the warehouse",
-        container=container.warehouse_job, ecs=Lazy("lakehouse_platform.services.lakekeeper.aws:warehouse_ecs"),
-        unavailable=UNAVAILABLE,
+        docker=OnDocker(container=container.warehouse_job, unavailable=REFUSED),
+        native=OnNative(unavailable=NOT_NATIVE),
+        aws=OnAws(task=Lazy("lakehouse_platform.services.lakekeeper.aws:warehouse_ecs"), unavailable=REFUSED),
         after=(LOOPBACK, WAREHOUSE_BUCKET),
     ),
     ServiceDefinition(
         name=LOOPBACK, default=LOOPBACK_DEFAULT, job_of=NAME, summary="localhost:8333 inside Lakekeeper's netns",
-        container=container.loopback,
-        unavailable={Target.NATIVE: "a docker sidecar; natively every service already shares 127.0.0.1",
-                     Target.DOCKER: REFUSED, Target.AWS: "a docker sidecar; on aws the catalogs reach S3 directly"},
+        docker=OnDocker(container=container.loopback, unavailable=REFUSED),
+        native=OnNative(unavailable="a docker sidecar; natively every service already shares 127.0.0.1"),
+        aws=OnAws(unavailable="a docker sidecar; on aws the catalogs reach S3 directly"),
     ),
 )
 

@@ -12,10 +12,10 @@ platform's one operations image (``lakehouse_platform/services/operations_suppor
 
 from __future__ import annotations
 
-from lakehouse_platform.model import Layer, Target
+from lakehouse_platform.model import Layer
 from lakehouse_platform.services import operations_support as support
 from lakehouse_platform.services.capabilities import MAINTENANCE
-from lakehouse_platform.services.definition import AwsPart, Lazy, ServiceDefinition
+from lakehouse_platform.services.definition import AwsPart, Lazy, OnAws, OnDocker, OnNative, ServiceDefinition
 from lakehouse_platform.services.maintenance_scheduler import container, native
 from lakehouse_platform.services.maintenance_scheduler.config import NAME, check
 
@@ -36,9 +36,11 @@ DEFAULT = {
 SERVICES = (
     ServiceDefinition(
         name=NAME, default=DEFAULT, summary="cron maintenance through Trino (APScheduler), runs recorded",
-        container=container.server, native=native.server, check=check, provides=(MAINTENANCE,),
-        managed={Target.AWS: "EventBridge Scheduler: one schedule per maintenance job, each an ECS task running "
-                             "the same Python maintenance from the operations image (maintenance_scheduler/aws.py)"},
+        docker=OnDocker(container=container.server),
+        native=OnNative(process=native.server),
+        aws=OnAws(managed="EventBridge Scheduler: one schedule per maintenance job, each an ECS task running "
+                          "the same Python maintenance from the operations image (maintenance_scheduler/aws.py)"),
+        check=check, provides=(MAINTENANCE,),
     ),
 )
 

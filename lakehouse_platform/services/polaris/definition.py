@@ -27,14 +27,18 @@ storage actions only) and are scoped to the table's locations (the storage integ
 
 from __future__ import annotations
 
-from lakehouse_platform.model import Layer, Target
+from lakehouse_platform.model import Layer
 from lakehouse_platform.services import operations_support
 from lakehouse_platform.services.capabilities import WAREHOUSE_BUCKET
 from lakehouse_platform.services.definition import (
     AwsPart,
     CatalogPrincipals,
     CatalogRole,
+    Governance,
     Lazy,
+    OnAws,
+    OnDocker,
+    OnNative,
     SecretSpec,
     ServiceDefinition,
 )
@@ -109,23 +113,27 @@ CATALOG = CatalogRole(
 SERVICES = (
     ServiceDefinition(
         name=BOOTSTRAP_JOB, default=BOOTSTRAP_JOB_DEFAULT, job_of=NAME, summary="realm + root principal",
-        container=container.bootstrap_job, ecs=Lazy("lakehouse_platform.services.polaris.aws:bootstrap_ecs"),
-        unavailable={Target.NATIVE: NOT_NATIVE},
+        docker=OnDocker(container=container.bootstrap_job),
+        native=OnNative(unavailable=NOT_NATIVE),
+        aws=OnAws(task=Lazy("lakehouse_platform.services.polaris.aws:bootstrap_ecs")),
     ),
     ServiceDefinition(
         name=NAME, default=DEFAULT, summary="REST catalog with OAuth2 and credential vending",
-        container=container.server, ecs=Lazy("lakehouse_platform.services.polaris.aws:ecs"),
-        unavailable={Target.NATIVE: NOT_NATIVE}, catalog=CATALOG,
-        secrets=(SecretSpec("polaris-root-secret", "polarisRootSecret", "lab-polaris-root-secret"),
-                 SecretSpec("polaris-token-key", "polarisTokenKey", "lab-polaris-token-signing-key")),
-        identity_secrets=(CLIENT_SECRET,),  # each identity's client secret: its principal's (set by the catalog job)
-        check=check,
+        docker=OnDocker(container=container.server),
+        native=OnNative(unavailable=NOT_NATIVE),
+        aws=OnAws(task=Lazy("lakehouse_platform.services.polaris.aws:ecs")),
+        governance=Governance(
+            secrets=(SecretSpec("polaris-root-secret", "polarisRootSecret", "lab-polaris-root-secret"),
+                     SecretSpec("polaris-token-key", "polarisTokenKey", "lab-polaris-token-signing-key")),
+            identity_secrets=(CLIENT_SECRET,)),  # each identity's client secret: its principal's (the catalog job's)
+        catalog=CATALOG, check=check,
     ),
     ServiceDefinition(
         name=CATALOG_JOB, default=CATALOG_JOB_DEFAULT, job_of=NAME,
         summary="the warehouse catalog and one principal per identity (as root)",
-        container=container.catalog_job, ecs=Lazy("lakehouse_platform.services.polaris.aws:catalog_ecs"),
-        unavailable={Target.NATIVE: NOT_NATIVE},
+        docker=OnDocker(container=container.catalog_job),
+        native=OnNative(unavailable=NOT_NATIVE),
+        aws=OnAws(task=Lazy("lakehouse_platform.services.polaris.aws:catalog_ecs")),
         after=(WAREHOUSE_BUCKET,),
     ),
 )

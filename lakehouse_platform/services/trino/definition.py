@@ -28,8 +28,12 @@ from lakehouse_platform.services.definition import (
     AwsPart,
     CertificateSpec,
     ClientProfile,
+    Governance,
     GrantsEnforcement,
     Lazy,
+    OnAws,
+    OnDocker,
+    OnNative,
     ProbeHooks,
     ServiceDefinition,
 )
@@ -73,21 +77,23 @@ DEFAULT = {
 
 SERVICES = (
     ServiceDefinition(
-        lab_image=image.IMAGE,  # with lab.images: built
-        name=NAME, default=DEFAULT, summary="SQL engine; one Iceberg catalog file per catalog service",
-        container=container.server, native=native.server, ecs=Lazy("lakehouse_platform.services.trino.aws:ecs"),
-        java=JAVA,
+        name=NAME, default=DEFAULT, summary="SQL engine; one Iceberg catalog file per catalog service", title="Trino",
+        docker=OnDocker(image=image.IMAGE, container=container.server),
+        native=OnNative(process=native.server, java=JAVA,
+                        artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_server,
+                                                source="Maven Central io.trino:trino-server")),
+        aws=OnAws(task=Lazy("lakehouse_platform.services.trino.aws:ecs"),
+                  ingress=(AwsIngress("engines", "http", "engines", "Trino coordinator and workers; maintenance tasks",
+                                      back="Trino coordinator and workers"),)),
+        governance=Governance(secrets=(SHARED_SECRET, PASSWORD_DB), certificates=(CertificateSpec(TLS, tls_hosts),),
+                              identity_secrets=(PASSWORD,),
+                              enforces_grants=GrantsEnforcement("each identity's own catalog, schema and table rules")),
         uses_catalogs=True,  # its catalog files point at each catalog's warehouse: wait until it exists
-        artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_server, source="Maven Central io.trino:trino-server"),
-        secrets=(SHARED_SECRET, PASSWORD_DB), certificates=(CertificateSpec(TLS, tls_hosts),),
-        identity_secrets=(PASSWORD,), provides=(SQL_ENGINE,), title="Trino", check=catalog_name_problems,
-        enforces_grants=GrantsEnforcement("each identity's own catalog, schema and table rules"),
+        provides=(SQL_ENGINE,), check=catalog_name_problems,
         profile=ClientProfile(PROFILE, client=client_profile, services=service_profiles),
         probes=ProbeHooks(smoke=Lazy("lakehouse_platform.services.trino.client:smoke"),
                           version=Lazy("lakehouse_platform.services.trino.probe:version"),
                           engine=Lazy("lakehouse_platform.services.trino.probe:engine")),
-        aws_ingress=(AwsIngress("engines", "http", "engines", "Trino coordinator and workers; maintenance tasks",
-                                back="Trino coordinator and workers"),),
     ),
 )
 

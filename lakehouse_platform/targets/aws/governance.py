@@ -104,7 +104,7 @@ def build(ctx: AwsContext, network: Network) -> GovernanceState:
     for definition in registry():
         if definition.name not in spec.enabled_services():
             continue
-        for item in definition.secrets:
+        for item in definition.governance.secrets:
             if ctx.spec.target in item.managed_on or item.name in secrets:
                 continue
             secrets[item.name] = stack_secret(
@@ -112,7 +112,7 @@ def build(ctx: AwsContext, network: Network) -> GovernanceState:
                 f"{item.name} (read by the tasks that need it, through their execution role)")
         # The TLS keys the platform issued for the service (lakehouse_platform.resources): tasks read them like any
         # secret.
-        for cert in definition.certificates:
+        for cert in definition.governance.certificates:
             key_name = f"{cert.name}-pem"
             if key_name in secrets or key_name not in ctx.secrets:
                 continue

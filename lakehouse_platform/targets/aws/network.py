@@ -2,7 +2,7 @@
 
 The catalogs' hops (behind one load balancer, reached by the engines and their own setup jobs), what every
 tier reaches outside the VPC, and what each service the stack runs on aws declares it is reached by
-(``ServiceDefinition.aws_ingress``), made by the kit's ``Network``.
+(``OnAws.ingress``), made by the kit's ``Network``.
 """
 
 from __future__ import annotations
@@ -32,14 +32,14 @@ def security_groups(spec: PlatformSpec) -> dict[str, str]:
 
 
 def declared_ingress(spec: PlatformSpec) -> list[Hop]:
-    """Every hop the stack's services ask the network to admit (``ServiceDefinition.aws_ingress``), with its port
+    """Every hop the stack's services ask the network to admit (``OnAws.ingress``), with its port
     number: of each service the stack runs on aws (enabled, or its aws part enabled), in registry order."""
     parts = {part.name for part in registry().aws_parts(spec)}
     found = []
     for definition in registry():
         if definition.name not in spec.enabled_services() and definition.name not in parts:
             continue
-        for hop in definition.aws_ingress:
+        for hop in definition.aws.ingress:
             if hop.when is not None and not hop.when(spec):
                 continue
             if isinstance(hop.port, int):

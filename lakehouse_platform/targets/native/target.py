@@ -3,7 +3,7 @@
 The same service specs as the docker target: each definition's ``native`` renderer makes the process
 from the spec (ports, heap, catalog files, credentials as secrets), and what it runs comes from the
 artifact cache (looked up, never fetched: ``make artifacts`` fetches). Jobs that containers need are
-folded into the processes here (``ServiceDefinition.native_folded``).
+folded into the processes here (``OnNative.folded``).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def port_conflicts(spec: PlatformSpec, state_dir: Path, stack: str) -> list[str]
     """
     problems = []
     for name, service in spec.enabled_services().items():
-        if registry()[name].native_folded:
+        if registry()[name].native.folded:
             continue
         record = local_service.ProcessRecord.from_pid_file(state_dir / name / local_service.PID_FILE_NAME)
         ours = {p.pid for p in local_service.service_processes(record)} if record else set()
@@ -94,7 +94,7 @@ class NativeTarget:
         """Every enabled service's refusal of a change its data on this host cannot survive (``in_place``)."""
         refused = []
         for name in self.spec.enabled_services():
-            check = registry()[name].in_place
+            check = registry()[name].native.in_place
             if check is not None and (why := check(ServiceContext(self.spec, name), self.host(name))):
                 refused.append(why)
         return refused
@@ -104,7 +104,7 @@ class NativeTarget:
         return NativeHost(
             home=self.state_dir / name,
             artifact=self.artifacts.services.get(name),
-            java_home=self.artifacts.java_home(definition.java) if definition.java else None,
+            java_home=self.artifacts.java_home(definition.native.java) if definition.native.java else None,
             python=self.python,
             code_root=self.code,
             state_dir=self.state_dir,
@@ -122,11 +122,11 @@ class NativeTarget:
         for name in self.spec.start_order():
             definition = registry()[name]
             service = self.spec.services[name]
-            if definition.native_folded:
-                folded[name] = definition.native_folded
-                built.layer(service.layer).setdefault("folded", {})[name] = definition.native_folded
+            if definition.native.folded:
+                folded[name] = definition.native.folded
+                built.layer(service.layer).setdefault("folded", {})[name] = definition.native.folded
                 continue
-            if definition.native is None:
+            if definition.native.process is None:
                 continue  # only deployment steps (the streaming job): built below
             process = self._process(layers[service.layer], name, folded)
             built.layer(service.layer).setdefault("processes", {})[name] = {"pid": process.pid,
@@ -168,9 +168,9 @@ class NativeTarget:
         spec = self.spec
         service = spec.services[name]
         definition = registry()[name]
-        assert definition.native is not None and service.health is not None
+        assert definition.native.process is not None and service.health is not None
         host = self.host(name)
-        plan = definition.native(ServiceContext(spec, name), host)
+        plan = definition.native.process(ServiceContext(spec, name), host)
         waits_for = self._waits_for(name, service.depends_on, folded)
         process = LocalService(
             name,

@@ -11,7 +11,7 @@ from tests.support.harness import SECRET_KEY, SECRET_SIG, ProgramRun
 
 
 def test_secrets_never_in_task_environment(cloud: ProgramRun, streaming: ProgramRun) -> None:
-    secret_values = {item.lab_default for d in registry() for item in d.secrets if item.lab_default}
+    secret_values = {item.lab_default for d in registry() for item in d.governance.secrets if item.lab_default}
     for run in (cloud, streaming):
         for task, container in containers(run):
             plain = json.dumps({k: container.get(k) for k in ("environment", "command", "entryPoint")})

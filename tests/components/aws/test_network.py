@@ -45,7 +45,7 @@ def test_streaming_adds_only_debezium_to_the_database(streaming: ProgramRun) -> 
 
 def test_the_engines_group_admits_what_trino_declares_and_nothing_names_trino_in_the_network(cloud: ProgramRun) -> None:
     """Trino's coordinator and workers reach each other on its http port: the hop Trino's package declares
-    (ServiceDefinition.aws_ingress), with the matching egress; the shared network has no table of service ports."""
+    (OnAws.ingress), with the matching egress; the shared network has no table of service ports."""
     engines = ecs_service(cloud, "trino").inputs["networkConfiguration"]["securityGroups"][0]
     within = [r for r in cloud.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
               if r.inputs["securityGroupId"] == engines and r.inputs["referencedSecurityGroupId"] == engines]

@@ -1,5 +1,5 @@
 """A change the data on this host cannot survive is refused when the program starts: preview and up stop before
-any resource, with the procedure (``ServiceDefinition.in_place``, ``NativeTarget.not_in_place``)."""
+any resource, with the procedure (``OnNative.in_place``, ``NativeTarget.not_in_place``)."""
 
 from __future__ import annotations
 
