@@ -25,8 +25,9 @@ write], "finance": [read]}`` makes finance read-only, and ``"finance": []`` clos
 namespace (``shop.eu``) follows its top level (``shop``). Without ``grants`` an identity has its role's
 (``ROLE_GRANTS``), so a stack that declares none means what it meant before grants existed.
 
-``may`` is the decision: every enforcement point (the catalog gate, Trino's access rules, the store's
-identities, IAM on aws, the catalogs' own principals) is rendered from it, never from roles.
+``may`` is the decision (``lakehouse_platform.runtime.grants``, one rule): every enforcement point (the catalog
+gate, Trino's access rules, the store's identities, IAM on aws, the catalogs' own principals) is rendered from it
+or decides with it, never from roles.
 """
 
 from __future__ import annotations
@@ -39,13 +40,13 @@ from pydantic import Field, field_validator, model_validator
 
 from lakehouse_platform.model.base import Strict
 from lakehouse_platform.model.layers import Layer
+from lakehouse_platform.runtime.grants import EVERY_NAMESPACE, top_level
+from lakehouse_platform.runtime.grants import may as granted
 
 Role = Literal["platform", "writer", "reader"]
 Action = Literal["read", "write", "manage"]
 #: The actions, each needing the one before it (``write`` needs ``read``, ``manage`` needs ``write``).
 ACTIONS: tuple[Action, ...] = ("read", "write", "manage")
-#: The grant key that means every namespace without an entry of its own.
-EVERY_NAMESPACE = "*"
 #: What an identity without ``grants`` may do: its role's rights before grants existed (the gate let
 #: platform and writer identities do everything, readers only read).
 ROLE_GRANTS: dict[Role, dict[str, tuple[Action, ...]]] = {
@@ -70,22 +71,11 @@ def _check_config_key(value: str) -> None:
                          "letter, named without the 'lakehouse:' namespace (the platform adds it)")
 
 
-def top_level(namespace: str | Iterable[str]) -> str:
-    """The namespace a grant names for ``namespace``: its first level (``shop`` for ``shop.eu`` or ``[shop, eu]``)."""
-    if isinstance(namespace, str):
-        return namespace.split(".", 1)[0]
-    return next(iter(namespace), "")
-
-
 def may(grants: Mapping[str, Collection[str]], action: Action, namespace: str | Iterable[str]) -> bool:
-    """Whether grants allow ``action`` on ``namespace``: its top level's own entry if it has one, else ``*``'s.
-
-    The whole rule. Every enforcer's config is rendered from it (``PlatformSpec.may``, ``access_table``).
-    """
-    listed = grants.get(top_level(namespace))
-    if listed is None:
-        listed = grants.get(EVERY_NAMESPACE, ())
-    return action in listed
+    """Whether grants allow ``action`` on ``namespace``: the one rule (``lakehouse_platform.runtime.grants``), which
+    the catalog gate decides its requests with too. Every enforcer's config is rendered from it
+    (``PlatformSpec.may``, ``access_table``)."""
+    return granted(grants, action, namespace)
 
 
 def access_table(grants: Mapping[str, Collection[str]], namespaces: Iterable[str]) -> dict[str, tuple[Action, ...]]:

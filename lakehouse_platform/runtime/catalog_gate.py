@@ -106,8 +106,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from yarl import URL
 
 from lakehouse_platform.runtime import catalog_requests
-from lakehouse_platform.runtime.catalog_requests import EVERY_NAMESPACE, BadBody, Need, allowed
+from lakehouse_platform.runtime.catalog_requests import BadBody, Need, allowed
 from lakehouse_platform.runtime.config import ENV_GATE_SIGNING_KEY, TOKEN_PATH
+from lakehouse_platform.runtime.grants import EVERY_NAMESPACE, held
 
 READ_METHODS = frozenset({"GET", "HEAD"})
 #: Methods the gate forwards (after its checks); it answers OPTIONS itself and refuses anything else.
@@ -517,11 +518,10 @@ class Gate:
         """403 for the first need the caller's grants do not allow, else None."""
         for need in needs:
             if not allowed(caller.grants, need):
-                top = need.namespace[0] if need.namespace else ""
-                held = caller.grants.get(top, caller.grants.get(EVERY_NAMESPACE, ()))
+                allowed_there = held(caller.grants, need.namespace)
                 return self.forbidden(caller, method, path, f"identity {caller.identity} may not {need} ({method} "
                                                             f"{path}); its grants allow "
-                                                            f"{', '.join(held) or 'nothing'} there")
+                                                            f"{', '.join(allowed_there) or 'nothing'} there")
         return None
 
     def forbidden(self, caller: Caller, method: str, path: str, message: str) -> web.Response:

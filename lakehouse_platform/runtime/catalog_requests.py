@@ -40,10 +40,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
+from lakehouse_platform.runtime.grants import may
+
 READ, WRITE, MANAGE = "read", "write", "manage"
-#: The grant key of every namespace without an entry of its own
-# (``lakehouse_platform.model.governance.EVERY_NAMESPACE``).
-EVERY_NAMESPACE = "*"
 #: The namespace level separator in a path parameter (the Iceberg REST spec: ``%1F``).
 LEVEL_SEPARATOR = "\x1f"
 
@@ -78,13 +77,9 @@ class Route:
 
 
 def allowed(grants: Mapping[str, Sequence[str]], need: Need) -> bool:
-    """Whether an access table (``PlatformSpec.access_of``, rendered into the gate's config) allows ``need``:
-    the namespace's top level's entry if it has one, else ``*``'s."""
-    top = need.namespace[0] if need.namespace else ""
-    listed = grants.get(top)
-    if listed is None:
-        listed = grants.get(EVERY_NAMESPACE, ())
-    return need.action in listed
+    """Whether an access table (``PlatformSpec.access_of``, rendered into the gate's config) allows ``need``, by
+    the one grants rule (``lakehouse_platform.runtime.grants.may``)."""
+    return may(grants, need.action, need.namespace)
 
 
 def holds_anywhere(grants: Mapping[str, Sequence[str]], action: str) -> bool:
