@@ -9,6 +9,7 @@ import pulumi
 from lakehouse_platform.model import LAYER_NAMES, Layer, PlatformSpec, Target
 from lakehouse_platform.services import profiles as engine_profiles
 from lakehouse_platform.services.capabilities import STORE
+from lakehouse_platform.services.catalogs import default_catalog
 from lakehouse_platform.services.context import Side, address
 from lakehouse_platform.services.registry import registry
 
@@ -36,7 +37,7 @@ def observability(spec: PlatformSpec) -> dict[str, Any]:
     alerts' names are the metrics store's (its ``stack_outputs``)."""
     enabled = spec.enabled_services()
     found: dict[str, Any] = {
-        "catalog": spec.catalog.default,
+        "catalog": default_catalog(spec).name,
         "catalog_down_bound_s": spec.observability.catalog_down_bound_s,
         "catalog_down_terms_s": spec.observability.catalog_down_terms_s,
         "table_stale_for_s": spec.observability.table_stale_for_s,

@@ -24,6 +24,7 @@ from lakehouse_platform.runtime.config import (
 )
 from lakehouse_platform.services import profiles
 from lakehouse_platform.services.capabilities import DATABASE, DATABASE_USER, SQL_ENGINE
+from lakehouse_platform.services.catalogs import default_catalog
 from lakehouse_platform.services.context import ServiceContext, Side, host_of, port_of
 from lakehouse_platform.services.definition import ServiceDefinition
 from lakehouse_platform.services.registry import registry
@@ -125,16 +126,16 @@ def maintenance_job_ids(spec: PlatformSpec) -> list[str]:
 
 def operations_config(spec: PlatformSpec, stack: str, paths: Paths, side: Side = Side.EXTERNAL) -> OperationsConfig:
     """Everything the operating layers' processes and commands read, for one point of view."""
-    catalog_name = spec.catalog.default
-    role = profiles.catalog_role(spec)
-    catalog = CatalogAccess(service=catalog_name, engine_name=role.engine_name,
+    default = default_catalog(spec)
+    role = default.role
+    catalog = CatalogAccess(service=default.name, engine_name=role.engine_name,
                             properties=catalog_properties(spec, side), tables_location=role.tables_location(spec))
     trino = None
     if (engine := maintenance_engine(spec)) is not None:
         client = engine_client(engine[1], spec, side)
         identity = operations_identity(spec)
         # Its own catalog at the engine where the engine has one per identity (Trino's catalog_of), else the name.
-        own_catalog = (client.get("catalog_of") or {}).get(catalog_name, {}).get(identity) or role.engine_name
+        own_catalog = (client.get("catalog_of") or {}).get(default.name, {}).get(identity) or role.engine_name
         trino = TrinoAccess(host=client["host"], port=client["port"], catalog=own_catalog, engine=engine[0],
                             user=identity, http_scheme=client["http_scheme"],
                             password=env_reference(engine_password(engine[1], identity)),

@@ -24,9 +24,8 @@ from lakehouse_platform.model import PlatformSpec
 from lakehouse_platform.placeholders import SECRET_TOKEN, secret
 from lakehouse_platform.runtime.config import TOKEN_PATH
 from lakehouse_platform.services.capabilities import STORE
-from lakehouse_platform.services.catalogs import catalog_url, gate_of
+from lakehouse_platform.services.catalogs import default_catalog
 from lakehouse_platform.services.context import ServiceContext, Side, url
-from lakehouse_platform.services.definition import CatalogRole
 from lakehouse_platform.services.registry import registry
 
 #: What a client fills a profile's placeholders from (credentials.identities.<name> and the top level).
@@ -96,26 +95,14 @@ def certificate_file(outputs: Mapping[str, Any], name: str) -> str:
     return str(path)
 
 
-def catalog_role(spec: PlatformSpec, catalog: str | None = None) -> CatalogRole:
-    """The role of a catalog service (the stack's default catalog unless named)."""
-    role = registry()[catalog or spec.catalog.default].catalog
-    assert role is not None, f"{catalog} is not a catalog"
-    return role
+def catalog_uri(spec: PlatformSpec, side: Side) -> str:
+    """REST URI clients use for the default catalog: through its gate if it has one."""
+    return default_catalog(spec).url(spec, side)
 
 
-def catalog_uri(spec: PlatformSpec, side: Side, catalog: str | None = None) -> str:
-    """REST URI clients use for a catalog (the stack's default unless named): through its gate if it has one."""
-    return catalog_url(spec, catalog or spec.catalog.default, side)
-
-
-def token_uri(spec: PlatformSpec, side: Side, catalog: str | None = None) -> str:
-    """The catalog's OAuth2 token endpoint (Iceberg REST's ``/v1/oauth/tokens`` under its REST path)."""
-    return f"{catalog_uri(spec, side, catalog).rstrip('/')}/v1/oauth/tokens"
-
-
-def gated(spec: PlatformSpec, catalog: str | None = None) -> bool:
-    """Whether clients of the catalog authenticate with their identity's bearer token (at its gate)."""
-    return gate_of(spec, catalog or spec.catalog.default) is not None
+def token_uri(spec: PlatformSpec, side: Side) -> str:
+    """The default catalog's OAuth2 token endpoint (Iceberg REST's ``/v1/oauth/tokens`` under its REST path)."""
+    return f"{catalog_uri(spec, side).rstrip('/')}/v1/oauth/tokens"
 
 
 def s3_endpoint(spec: PlatformSpec, side: Side) -> str | None:
@@ -125,7 +112,7 @@ def s3_endpoint(spec: PlatformSpec, side: Side) -> str | None:
 
 
 def warehouse(spec: PlatformSpec) -> str:
-    return catalog_role(spec).warehouse(spec)
+    return default_catalog(spec).role.warehouse(spec)
 
 
 def client_secrets(spec: PlatformSpec, identity: str | None = None) -> dict[str, str]:
@@ -133,13 +120,14 @@ def client_secrets(spec: PlatformSpec, identity: str | None = None) -> dict[str,
     identity unless named): secret values as ``secret(name)`` placeholders, the gate's bearer token when
     the catalog is gated. What the streaming writers (Connect's sink, the Flink job) and maintenance use.
     """
-    role = catalog_role(spec)
-    props = dict(role.client_properties(ServiceContext(spec, spec.catalog.default)))
+    catalog = default_catalog(spec)
+    role = catalog.role
+    props = dict(role.client_properties(ServiceContext(spec, catalog.name)))
     acting = identity or spec.governance.writer
     if role.principals is not None:
         props.update(role.principals.properties(acting, secret(role.principals.secret_name(acting)),
                                                 token_uri(spec, Side.INTERNAL)))
-    if gated(spec):
+    if catalog.gate:
         props["token"] = secret(f"catalog-token-{acting}")
     return props
 
@@ -150,13 +138,14 @@ def client_properties(spec: PlatformSpec, side: Side = Side.EXTERNAL) -> dict[st
     When the catalog is gated: ``token`` (the identity's catalog token), and the gate's token endpoint as
     ``oauth2-server-uri``, where Iceberg Java refreshes that token and where a client that uses
     ``credential`` (``<identity>:<catalog token>``) instead gets one."""
-    role = catalog_role(spec)
-    props = role.client_properties(ServiceContext(spec, spec.catalog.default))
+    catalog = default_catalog(spec)
+    role = catalog.role
+    props = role.client_properties(ServiceContext(spec, catalog.name))
     props = {k: SECRET_TOKEN.sub(lambda m: "{" + m.group(1).replace("-", "_") + "}", v) for k, v in props.items()}
     if role.principals is not None:  # the identity's own principal: {polaris_client_id}:{polaris_client_secret}
         props.update(role.principals.properties("{" + role.principals.id_key + "}",
                                                 "{" + role.principals.secret_key + "}", token_uri(spec, side)))
-    if gated(spec):
+    if catalog.gate:
         props["token"] = "{catalog_token}"  # noqa: S105 - a placeholder the client fills
         props["oauth2-server-uri"] = f"{catalog_uri(spec, side).rstrip('/')}{TOKEN_PATH}"
     return props
@@ -216,7 +205,7 @@ def duckdb(spec: PlatformSpec, side: Side = Side.EXTERNAL, catalog_name: str = "
             "CREATE OR REPLACE SECRET lakehouse_s3 (TYPE s3, KEY_ID '{s3_access_key}', SECRET '{s3_secret_key}', "
             f"REGION '{spec.storage.region}', ENDPOINT '{host}', URL_STYLE 'path', USE_SSL false)"
         )
-    if gated(spec):
+    if default_catalog(spec).gate:
         statements.append("CREATE OR REPLACE SECRET lakehouse_catalog (TYPE iceberg, TOKEN '{catalog_token}')")
         auth = "SECRET lakehouse_catalog"
     else:

@@ -35,7 +35,7 @@ from lakehouse_platform.paths import PROJECT_ROOT, stack_state_dir
 from lakehouse_platform.runtime.config import OperationsConfig
 from lakehouse_platform.services.built_image import ImageBuildError
 from lakehouse_platform.services.capabilities import DATABASE
-from lakehouse_platform.services.catalogs import gate_of
+from lakehouse_platform.services.catalogs import default_catalog
 from lakehouse_platform.services.context import ServiceContext, Side
 from lakehouse_platform.services.plans import ContainerHost, ContainerPlan, StepHost
 from lakehouse_platform.services.registry import registry
@@ -170,9 +170,8 @@ class DockerTarget:
                            lambda name: StepHost(state_dir=self.state_dir, artifact=self.artifacts.services.get(name)))
         export_steps(self.spec, built, made)
         # Declared tables through the default catalog's published port, once it is healthy.
-        catalog = self.spec.catalog.default
-        gate = gate_of(self.spec, catalog)  # clients reach a gated catalog through its gate
-        needed = (catalog, *([gate] if gate else []), *self.spec.services[catalog].depends_on)
+        catalog = default_catalog(self.spec)  # clients reach a gated catalog through its gate
+        needed = (*catalog.path, *self.spec.services[catalog.name].depends_on)
         waits = [self.containers[n] for n in needed if n in self.containers]
         tables = declared_tables.declare_tables(self.spec, self.secrets, layers[Layer.ORCHESTRATION], waits)
         if tables:

@@ -31,7 +31,7 @@ def test_no_other_module_looks_a_namespace_up_in_grants_itself() -> None:
     """The rule's lookup (an entry, else ``*``'s) is written once: a second copy could drift from it."""
     copies = []
     for path in sorted((PROJECT_ROOT / "lakehouse_platform").rglob("*.py")):
-        if path.name == "grants.py" and path.parent.name == "runtime" or "probes" in path.parts:
+        if (path.name == "grants.py" and path.parent.name == "runtime") or "probes" in path.parts:
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"

@@ -10,6 +10,7 @@ from lakehouse_platform.model import PlatformSpec
 from lakehouse_platform.model.tables import TableSpec
 from lakehouse_platform.placeholders import secret
 from lakehouse_platform.services import profiles
+from lakehouse_platform.services.catalogs import default_catalog
 from lakehouse_platform.services.context import ServiceContext, Side, address
 from lakehouse_platform.services.registry import registry
 
@@ -49,7 +50,7 @@ def catalog_settings(spec: PlatformSpec, side: Side) -> tuple[dict[str, str], di
     known: dict[str, str | tuple[str, str]] = {"s3_access_key": spec.identities[reader].access_key,
              "s3_secret_key": ("S3_SECRET_KEY", f"s3-secret-key-{reader}"),
              "catalog_token": ("CATALOG_TOKEN", f"catalog-token-{reader}")}
-    principals = profiles.catalog_role(spec).principals
+    principals = default_catalog(spec).role.principals
     if principals is not None:  # its own principal at the catalog (Polaris), never the catalog's root
         known[principals.id_key] = reader
         known[principals.secret_key] = ("CATALOG_CLIENT_SECRET", principals.secret_name(reader))
@@ -85,7 +86,7 @@ def exporter_config(ctx: ServiceContext, side: Side, listen_host: str, state_dir
     return json.dumps({
         "listen_host": listen_host,
         "listen_port": ctx.listen_port("http"),
-        "catalog_name": spec.catalog.default,
+        "catalog_name": default_catalog(spec).name,
         "catalog": catalog,
         "tables": [{"namespace": t.namespace, "name": t.name, "owner": t.owner, "freshness_s": t.freshness_minutes * 60,
                     "retention_s": retention_days(spec, t) * 86400} for t in spec.tables],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lakehouse_platform.model import Target
 from lakehouse_platform.services.capabilities import BROKER, STORE
-from lakehouse_platform.services.catalogs import catalog_path
+from lakehouse_platform.services.catalogs import default_catalog
 from lakehouse_platform.services.context import ServiceContext, Side, url
 from lakehouse_platform.services.flink.artifact import JOB_JAR
 from lakehouse_platform.services.flink.config import (
@@ -38,7 +38,7 @@ def steps(ctx: ServiceContext, host: StepHost) -> list[StepPlan]:
         state_uri = f"file://{local}"
     checkpoint_dir = f"{state_uri}/checkpoints/{lineage(spec)}"
     # Through the catalog's gate too: on destroy the job's final savepoint (a commit) goes through it.
-    waits_for = [*catalog_path(spec), *(p for p in (registry().provider(spec, STORE),) if p)]
+    waits_for = [*default_catalog(spec).path, *(p for p in (registry().provider(spec, STORE),) if p)]
     if job_source(spec) == KAFKA_SOURCE:
         waits_for.append(needed(spec, BROKER, ctx.name))
     return [StepPlan(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from lakehouse_platform.model import DebeziumPostgresSpec
 from lakehouse_platform.placeholders import secret
 from lakehouse_platform.services.capabilities import DATABASE, DATABASE_PASSWORD, DATABASE_USER, STORE
-from lakehouse_platform.services.catalogs import catalog_path
+from lakehouse_platform.services.catalogs import default_catalog
 from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.kafka_connect.cdc_source import source_statements, teardown_statements
 from lakehouse_platform.services.kafka_connect.config import CDC_SECRET, CONNECT, connector_config
@@ -37,7 +37,8 @@ def plan(ctx: ServiceContext, host: StepHost) -> list[StepPlan]:
                     "slot": source.slot},
             after=(needed(spec, DATABASE, ctx.name),),
         ))
-    sink_needs = tuple(n for n in (*catalog_path(spec), registry().provider(spec, STORE)) if n and ctx.enabled(n))
+    sink_needs = tuple(n for n in (*default_catalog(spec).path, registry().provider(spec, STORE))
+                       if n and ctx.enabled(n))
     for connector in spec.streams.connectors:
         cdc = isinstance(connector, DebeziumPostgresSpec)
         found.append(StepPlan(

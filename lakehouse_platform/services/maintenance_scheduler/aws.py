@@ -26,6 +26,7 @@ from lakehouse_platform.model import Layer, MaintenanceJob, PlatformSpec, eventb
 from lakehouse_platform.runtime.config import ENV_MAINTENANCE_JOB
 from lakehouse_platform.services import operations_support as support
 from lakehouse_platform.services.aws_parts import Foundation, PartComponent
+from lakehouse_platform.services.catalogs import default_catalog
 from lakehouse_platform.services.context import Side
 from lakehouse_platform.services.maintenance_scheduler.config import NAME
 from lakehouse_platform.services.operations_config import (
@@ -127,8 +128,8 @@ class MaintenanceSchedules(PartComponent):
             f"{spec.name}-maintenance-{index}-{job.action.replace('_', '-')}",
             name=f"{index}-{job.action.replace('_', '-')}",
             group_name=self.group.name,
-            description=f"{job_id}: {job.action} on the {spec.catalog.default} catalog's tables (scope {job.scope}) "
-                        f"at {job.schedule} (UTC)",
+            description=f"{job_id}: {job.action} on the {default_catalog(spec).name} catalog's tables "
+                        f"(scope {job.scope}) at {job.schedule} (UTC)",
             schedule_expression=eventbridge_cron(job.schedule),
             schedule_expression_timezone="UTC",
             flexible_time_window={"mode": "OFF"},

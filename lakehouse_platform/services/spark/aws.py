@@ -18,6 +18,7 @@ from lakehouse_platform.model import Layer, PlatformSpec
 from lakehouse_platform.placeholders import SECRET_TOKEN
 from lakehouse_platform.services import profiles
 from lakehouse_platform.services.aws_parts import Foundation, PartComponent
+from lakehouse_platform.services.catalogs import default_catalog
 from lakehouse_platform.services.context import Side
 from lakehouse_platform.services.secrets import render
 
@@ -92,6 +93,7 @@ class SparkApplication(PartComponent):
         each such value lives in a secret of its own (governance's) and the configuration names it.
         """
         ctx, spec, gov = foundation.ctx, foundation.spec, foundation.gov
+        catalog = default_catalog(spec).name
         raw = profiles.client_secrets(spec)  # as the writer identity (its own principal, never the catalog's root)
         held: dict[str, aws.secretsmanager.Secret] = {}
         for key, value in raw.items():
@@ -100,9 +102,9 @@ class SparkApplication(PartComponent):
             logical = f"{spec.name}-spark-catalog-{''.join(c if c.isalnum() else '-' for c in key).strip('-').lower()}"
             holder = aws.secretsmanager.Secret(
                 logical,
-                description=f"Spark on EMR Serverless: the {spec.catalog.default} catalog's {key} (client property)",
+                description=f"Spark on EMR Serverless: the {catalog} catalog's {key} (client property)",
                 kms_key_id=gov.key.arn, recovery_window_in_days=7,
-                tags=ctx.tags(Layer.GOVERNANCE, spec.catalog.default), opts=ctx.governance_opts(),
+                tags=ctx.tags(Layer.GOVERNANCE, catalog), opts=ctx.governance_opts(),
             )
             aws.secretsmanager.SecretVersion(f"{logical}-value", secret_id=holder.id,
                                              secret_string=render(value, dict(ctx.secrets)),

@@ -33,9 +33,9 @@ from lakehouse_platform.components.aws.run_task import EcsTaskRun
 from lakehouse_platform.model import Layer, PlatformSpec
 from lakehouse_platform.runtime import tables as declared_tables
 from lakehouse_platform.services.aws_parts import Foundation, PartComponent, container_of
+from lakehouse_platform.services.catalogs import default_catalog
 from lakehouse_platform.services.context import ServiceContext, Side, host_of, url
 from lakehouse_platform.services.plans import EcsPlan
-from lakehouse_platform.services.registry import registry
 from lakehouse_platform.services.trino.config import IMAGE_ETC, NAME, etc_files, heap_bytes, secret_env
 
 LAYER = Layer.COMPUTE
@@ -167,9 +167,7 @@ def tables_log_sources(spec: PlatformSpec) -> dict[str, str | None]:
 
 def catalog_name(spec: PlatformSpec) -> str:
     """The default catalog as Trino knows it."""
-    role = registry()[spec.catalog.default].catalog
-    assert role is not None
-    return role.engine_name
+    return default_catalog(spec).role.engine_name
 
 
 def tables_script(server: str, statements: list[str]) -> list[str]:

@@ -22,7 +22,7 @@ from lakehouse_platform.model import Layer, PlatformSpec
 from lakehouse_platform.paths import PROJECT_ROOT, stack_state_dir
 from lakehouse_platform.runtime.config import OperationsConfig
 from lakehouse_platform.services.capabilities import DATABASE
-from lakehouse_platform.services.catalogs import gate_of
+from lakehouse_platform.services.catalogs import default_catalog
 from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.plans import NativeHost, StepHost
 from lakehouse_platform.services.registry import registry
@@ -136,9 +136,8 @@ class NativeTarget:
                            lambda name: StepHost(state_dir=self.state_dir, artifact=self.artifacts.services.get(name)),
                            lambda name, deps: self._waits_for(name, deps, folded))
         # Declared tables through the default catalog, once it (and the store it writes to) is up.
-        catalog = self.spec.catalog.default
-        gate = gate_of(self.spec, catalog)  # clients reach a gated catalog through its gate
-        needed = (catalog, *([gate] if gate else []), *self.spec.services[catalog].depends_on)
+        catalog = default_catalog(self.spec)  # clients reach a gated catalog through its gate
+        needed = (*catalog.path, *self.spec.services[catalog.name].depends_on)
         waits = [self.processes[n] for n in needed if n in self.processes]
         tables = declared_tables.declare_tables(self.spec, self.secrets, layers[Layer.ORCHESTRATION], waits)
         if tables:
