@@ -63,19 +63,23 @@ class CatalogAccess(_Model):
         return self.properties["warehouse"].removeprefix("s3://").split("/", 1)[0]
 
 
-class TrinoAccess(_Model):
-    """The engine maintenance runs through: HTTPS, as one identity (its Trino user and password)."""
+class EngineAccess(_Model):
+    """The SQL engine maintenance runs through (the ``SQL_ENGINE`` provider): where it is, as one identity (its user
+    and password there), and its runtime code, which says how each action is a statement and runs it."""
 
     host: str
     port: int
     catalog: str
+    #: The engine's runtime module (``<package>.runtime``): ``statement`` and ``executor``, as
+    #: ``lakehouse_platform.runtime.maintenance.EngineRuntime`` says.
+    runtime: str
     #: The engine's service in this stack, as the run records name it (the services layer renders it).
     engine: str = ""
     user: str = "platform-maintenance"
     http_scheme: str = "http"
     #: ``${ENV:LAKEHOUSE_SECRET_<NAME>}`` references (``Credentials.secrets``), never the values.
     password: str | None = None
-    certificate: str | None = None  # the PEM Trino's certificate is verified against
+    certificate: str | None = None  # the PEM the engine's certificate is verified against
 
 
 class MaintenanceJobConfig(_Model):
@@ -129,7 +133,7 @@ class OperationsConfig(_Model):
     runs_db: str
     locks_dir: str
     catalog: CatalogAccess
-    trino: TrinoAccess | None = None
+    engine: EngineAccess | None = None  # the SQL engine maintenance runs through
     maintenance: list[MaintenanceJobConfig] = Field(default_factory=list)
     tables: list[dict[str, Any]] = Field(default_factory=list)  # TableSpec.model_dump() of each declared table
     backups: BackupConfig | None = None

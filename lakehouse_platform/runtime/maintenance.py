@@ -1,35 +1,34 @@
-"""Maintenance that runs: the spec's four actions on a table, through Trino's Iceberg procedures, recorded.
+"""Maintenance that runs: the spec's four actions on a table, through the stack's SQL engine, recorded.
 
-``run_action`` runs one action on one table under the table's lock (``locks``), and records the
-run (``runs``: start, end, table, result, files and snapshots removed). Trino 476's procedures
-return no rows, so what a run did is measured around it, in ways that stay exact while other
-writers commit:
+``run_action`` runs one action on one table under the table's lock (``locks``), and records the run (``runs``:
+start, end, table, result, files and snapshots removed). The engine is whichever service provides ``SQL_ENGINE``:
+maintenance asks its runtime code (``EngineAccess.runtime``, e.g. ``lakehouse_platform.services.trino.runtime``) for
+each action's statement and for an executor (``EngineRuntime``), never an engine by name. An engine's procedures may
+return nothing, so what a run did is measured around it, in ways that stay exact while other writers commit:
 
 * ``snapshots_removed``: snapshot ids present before and gone after (from the table metadata);
 * ``files_removed``: objects under the table's location present before and gone after (an S3
   listing: the files the run really deleted from storage, whoever referenced them);
 * the summary of the run's own ``replace`` commits (rewritten/added data files, bytes).
 
-Thresholds: the spec's ``older_than_days`` (at least one day) is the safety margin of expiry and
-orphan removal: nothing younger is touched, so a writer still writing (files uploaded, commit not
-yet made) never loses a file. Trino refuses thresholds under its own minimum (7 days by default),
-so each run sets the catalog session property ``<catalog>.expire_snapshots_min_retention`` /
-``remove_orphan_files_min_retention`` to the run's threshold, per query; the server's settings are
-never changed. A shorter threshold is an operator's explicit ``--older-than`` (drills, probes).
-Trino's ``remove_orphan_files`` deletes only files no snapshot of the table references.
+Thresholds: the spec's ``older_than_days`` (at least one day) is the safety margin of expiry and orphan removal
+(``THRESHOLD_ACTIONS``): nothing younger is touched, so a writer still writing (files uploaded, commit not yet made)
+never loses a file. A shorter threshold is an operator's explicit ``--older-than`` (drills, probes).
 """
 
 from __future__ import annotations
 
+import importlib
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, cast
 
 from lakehouse_platform.runtime import runs
 from lakehouse_platform.runtime.config import (
     Credentials,
+    EngineAccess,
     MaintenanceJobConfig,
     OperationsConfig,
     load_catalog,
@@ -39,30 +38,14 @@ from lakehouse_platform.runtime.locks import table_lock
 
 ACTIONS = ("expire_snapshots", "rewrite_data_files", "rewrite_manifests", "remove_orphan_files")
 
-# Iceberg maintenance as Trino statements; {table} is catalog-qualified and quoted.
-STATEMENTS = {
-    "expire_snapshots": "ALTER TABLE {table} EXECUTE expire_snapshots(retention_threshold => '{threshold}')",
-    "remove_orphan_files": "ALTER TABLE {table} EXECUTE remove_orphan_files(retention_threshold => '{threshold}')",
-    "rewrite_data_files": "ALTER TABLE {table} EXECUTE optimize",
-    "rewrite_manifests": "ALTER TABLE {table} EXECUTE optimize_manifests",
-}
-# The catalog session property that bounds each threshold from below (Trino's default: 7 days).
-MIN_RETENTION_PROPERTY = {
-    "expire_snapshots": "expire_snapshots_min_retention",
-    "remove_orphan_files": "remove_orphan_files_min_retention",
-}
+#: The actions with a safety threshold (the spec's ``older_than_days``): expiry and orphan removal.
+THRESHOLD_ACTIONS = ("expire_snapshots", "remove_orphan_files")
 DAY_S = 86400
 REMOVED_SAMPLE = 50
 
 
 class MaintenanceError(RuntimeError):
     """A maintenance run failed; the run record holds the same message."""
-
-
-def trino_duration(seconds: float) -> str:
-    """A Trino duration literal: whole days as ``7d``, anything else in seconds (``90s``)."""
-    seconds = max(0, int(seconds))
-    return f"{seconds // DAY_S}d" if seconds and seconds % DAY_S == 0 else f"{seconds}s"
 
 
 def parse_duration(text: str) -> float:
@@ -74,22 +57,26 @@ def parse_duration(text: str) -> float:
     return float(text[:-1]) * units[text[-1]]
 
 
-def trino_table(catalog: str, identifier: str) -> str:
-    namespace, name = identifier.rsplit(".", 1)
-    return f'"{catalog}"."{namespace}"."{name}"'
+Executor = Callable[[str, dict[str, str]], None]
 
 
-def statement(action: str, catalog: str, identifier: str, threshold_s: float | None) -> tuple[str, dict[str, str]]:
-    """The Trino statement of an action on a table, and the session properties it runs with."""
-    if action not in STATEMENTS:
-        raise MaintenanceError(f"unknown maintenance action {action!r}; known: {', '.join(ACTIONS)}")
-    session: dict[str, str] = {}
-    threshold = ""
-    if action in MIN_RETENTION_PROPERTY:
-        assert threshold_s is not None, f"{action} needs a threshold"
-        threshold = trino_duration(threshold_s)
-        session[f"{catalog}.{MIN_RETENTION_PROPERTY[action]}"] = threshold
-    return STATEMENTS[action].format(table=trino_table(catalog, identifier), threshold=threshold), session
+class EngineRuntime(Protocol):
+    """What the SQL engine's runtime module offers maintenance (the ``SQL_ENGINE`` capability's runtime contract)."""
+
+    def statement(self, action: str, catalog: str, identifier: str,
+                  threshold_s: float | None) -> tuple[str, dict[str, str]]:
+        """The statement of ``action`` on a table (``catalog``-qualified), and the session properties it runs with."""
+
+    def executor(self, access: EngineAccess, creds: Credentials) -> Executor:
+        """Runs one statement with its session properties, as the maintenance identity."""
+
+
+def engine_runtime(config: OperationsConfig) -> tuple[EngineAccess, EngineRuntime]:
+    """The stack's SQL engine and its runtime code (a module of the engine's package, loaded by name)."""
+    if config.engine is None:
+        raise MaintenanceError("this stack runs no SQL engine: maintenance runs through the SQL_ENGINE provider's "
+                               "Iceberg procedures")
+    return config.engine, cast(EngineRuntime, importlib.import_module(config.engine.runtime))
 
 
 @dataclass
@@ -127,50 +114,6 @@ def observe(catalog: Any, s3: Any, identifier: str) -> TableState:
                       location=table.location())
 
 
-Executor = Callable[[str, dict[str, str]], None]
-
-
-def trino_executor(config: OperationsConfig, creds: Credentials) -> Executor:
-    """Runs one statement through the stack's Trino with the given session properties (HTTPS and a
-    password where Trino asks for them, its certificate verified against the platform's)."""
-    trino_access = config.trino
-    if trino_access is None:
-        raise MaintenanceError("this stack runs no Trino: maintenance runs through Trino's Iceberg procedures")
-
-    def execute(sql: str, session: dict[str, str]) -> None:
-        import tempfile
-
-        import requests
-        import trino
-
-        kwargs: dict[str, Any] = {}
-        if trino_access.password:
-            kwargs["auth"] = trino.auth.BasicAuthentication(trino_access.user, creds.resolve(trino_access.password))
-        if trino_access.certificate:
-            pem = tempfile.NamedTemporaryFile("w", suffix=".pem", delete=False)  # noqa: SIM115 - removed below
-            with pem:
-                pem.write(creds.resolve(trino_access.certificate))
-            http = requests.Session()
-            http.trust_env = False
-            http.verify = pem.name
-            kwargs["http_session"] = http
-        try:
-            connection = trino.dbapi.connect(host=trino_access.host, port=trino_access.port, user=trino_access.user,
-                                             catalog=trino_access.catalog, http_scheme=trino_access.http_scheme,
-                                             session_properties=session, request_timeout=120, **kwargs)
-            try:
-                cursor = connection.cursor()
-                cursor.execute(sql)
-                cursor.fetchall()  # Trino 476's procedures return no rows; fetching waits for the query to finish
-            finally:
-                connection.close()
-        finally:
-            if trino_access.certificate:
-                Path(pem.name).unlink(missing_ok=True)
-
-    return execute
-
-
 def _changes(before: TableState, after: TableState) -> dict[str, Any]:
     gone_snapshots = sorted(set(before.snapshots) - set(after.snapshots))
     gone_objects = sorted(before.objects - after.objects)
@@ -204,13 +147,15 @@ def run_action(config: OperationsConfig, creds: Credentials, action: str, identi
     action, else 7 days). ``catalog``, ``s3`` and ``execute`` default to the stack's own clients.
     """
     job = config.job(action)
-    if action in MIN_RETENTION_PROPERTY and older_than_s is None:
+    if action not in ACTIONS:
+        raise MaintenanceError(f"unknown maintenance action {action!r}; known: {', '.join(ACTIONS)}")
+    if action in THRESHOLD_ACTIONS and older_than_s is None:
         older_than_s = float((job.older_than_days if job else 7) * DAY_S)
-    trino_catalog = config.trino.catalog if config.trino else config.catalog.engine_name
-    sql, session = statement(action, trino_catalog, identifier, older_than_s)
+    access, engine_code = engine_runtime(config)
+    sql, session = engine_code.statement(action, access.catalog, identifier, older_than_s)
     db = Path(config.runs_db)
     with table_lock(config.locks_dir, identifier, waiting=waiting) as waited:
-        engine = config.trino.engine if config.trino and config.trino.engine else "none"
+        engine = access.engine or "none"
         run = runs.start(db, runs.Run(job=action, target=identifier, trigger=trigger, engine=engine))
         started = time.monotonic()
         detail: dict[str, Any] = {"statement": sql, "session": session, "lock_wait_s": round(waited, 3)}
@@ -220,7 +165,7 @@ def run_action(config: OperationsConfig, creds: Credentials, action: str, identi
             catalog = catalog if catalog is not None else load_catalog(config, creds)
             s3 = s3 if s3 is not None else s3_client(config, creds)
             before = observe(catalog, s3, identifier)
-            (execute or trino_executor(config, creds))(sql, session)
+            (execute or engine_code.executor(access, creds))(sql, session)
             after = observe(catalog, s3, identifier)
         except Exception as exc:  # noqa: BLE001 - recorded as a failed run, then raised to the caller
             runs.finish(db, run, "failed", **detail, seconds=round(time.monotonic() - started, 3),
@@ -271,7 +216,7 @@ def run_job(config: OperationsConfig, creds: Credentials, job: MaintenanceJobCon
         targets = [table]
     else:
         targets = tables_for(config, job.action, job.scope, catalog_tables(catalog))
-    if older_than_s is None and job.action in MIN_RETENTION_PROPERTY:
+    if older_than_s is None and job.action in THRESHOLD_ACTIONS:
         older_than_s = float(job.older_than_days * DAY_S)
     return [run_action(config, creds, job.action, ident, older_than_s=older_than_s, trigger=trigger, catalog=catalog,
                        s3=s3, execute=execute, waiting=waiting) for ident in targets]

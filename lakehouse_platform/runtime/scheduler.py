@@ -3,7 +3,7 @@
 ``python -m lakehouse_platform.runtime scheduler --config operations.json --role maintenance --listen 127.0.0.1:PORT``
 
 * role ``maintenance`` (the orchestration layer's ``maintenance-scheduler``): one job per entry of
-  the spec's ``maintenance``, on its cron (UTC), each running its action on its tables through Trino
+  the spec's ``maintenance``, on its cron (UTC), each running its action on its tables through the stack's SQL engine
   (``maintenance.run_job``);
 * role ``backup`` (the recovery layer's ``catalog-backup``): the catalog backups on
   ``recovery.backup_schedule`` (``backup.backup_all``), plus one at start when the newest is older

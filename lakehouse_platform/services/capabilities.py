@@ -42,9 +42,11 @@ BROKER = Capability(
     "broker", "the Kafka broker: port 'broker' for the platform's services, port 'host' for clients on the host",
     ports=("broker", "host"))
 SQL_ENGINE = Capability(
-    "sql-engine", "the SQL engine that runs the Iceberg maintenance procedures (the scheduler's and EventBridge's "
-                  "maintenance tasks, over Trino's protocol): its client profile gives host, port, http_scheme and "
-                  "the certificate's name, its first per-identity secret is the identity's password")
+    "sql-engine", "the SQL engine that runs the Iceberg maintenance (the scheduler's and EventBridge's maintenance "
+                  "tasks): its client profile gives host, port, http_scheme and the certificate's name (if any), its "
+                  "first per-identity secret is the identity's password, and its runtime code "
+                  "(ServiceDefinition.runtime) says each action's statement and runs it (runtime.maintenance."
+                  "EngineRuntime)")
 CHANGE_CAPTURE = Capability(
     "change-capture", "captures the database's changes for the stack's Debezium sources (the logical replication "
                       "slots the database keeps for them); port 'rest': its workers' REST API, through which its "

@@ -446,6 +446,9 @@ class ServiceDefinition:
     #: Stack outputs it contributes (output key -> value; a mapping is merged into the platform's output of
     #: that key), asked on every stack whether or not it is enabled (empty: nothing here), e.g. ``streams``.
     stack_outputs: Callable[[PlatformSpec], Mapping[str, Any]] | None = None
+    #: Its runtime code (``<package>.runtime``), where the runtime's shared machinery loads it by a capability's
+    #: contract: the ``SQL_ENGINE`` provider's ``statement`` and ``executor`` run the maintenance.
+    runtime: str | None = None
 
     @property
     def display_name(self) -> str:

@@ -15,12 +15,12 @@ from lakehouse_platform.runtime.config import (
     ENV_SECRET_PREFIX,
     BackupConfig,
     CatalogAccess,
+    EngineAccess,
     MaintenanceJobConfig,
     OperationsConfig,
     PostgresSource,
     RecoveryObjectives,
     SqliteSource,
-    TrinoAccess,
 )
 from lakehouse_platform.services import profiles
 from lakehouse_platform.services.capabilities import DATABASE, DATABASE_USER, SQL_ENGINE
@@ -88,7 +88,7 @@ def env_reference(secret_name: str) -> str:
 
 
 def operations_identity(spec: PlatformSpec) -> str:
-    """Who the operations act as at the gate, in Trino and at the store: ``governance.maintenance``, the least
+    """Who the operations act as at the gate, at the SQL engine and at the store: ``governance.maintenance``, the least
     identity that does maintenance's job (the spec refuses the platform's own, and one that cannot write where
     maintenance runs)."""
     return spec.governance.maintenance
@@ -108,13 +108,15 @@ def catalog_properties(spec: PlatformSpec, side: Side) -> dict[str, str]:
 
 
 def operation_secrets(spec: PlatformSpec) -> list[str]:
-    """The secrets the operations config references (the catalog's credential and token, Trino's password and
-    certificate): each an environment variable of the operations processes."""
+    """The secrets the operations config references (the catalog's credential and token, the SQL engine's password
+    and certificate): each an environment variable of the operations processes."""
     identity = operations_identity(spec)
     names = [n for v in profiles.client_secrets(spec, identity).values() for n in SECRET_TOKEN.findall(v)]
     if (engine := maintenance_engine(spec)) is not None:
         client = engine_client(engine[1], spec, Side.EXTERNAL)
-        names += [engine_password(engine[1], identity), f"{client['certificate']}-cert"]
+        names.append(engine_password(engine[1], identity))
+        if client.get("certificate"):
+            names.append(f"{client['certificate']}-cert")
     return list(dict.fromkeys(names))
 
 
@@ -130,16 +132,21 @@ def operations_config(spec: PlatformSpec, stack: str, paths: Paths, side: Side =
     role = default.role
     catalog = CatalogAccess(service=default.name, engine_name=role.engine_name,
                             properties=catalog_properties(spec, side), tables_location=role.tables_location(spec))
-    trino = None
+    engine_access = None
     if (engine := maintenance_engine(spec)) is not None:
-        client = engine_client(engine[1], spec, side)
+        name, definition = engine
+        client = engine_client(definition, spec, side)
         identity = operations_identity(spec)
         # Its own catalog at the engine where the engine has one per identity (Trino's catalog_of), else the name.
         own_catalog = (client.get("catalog_of") or {}).get(default.name, {}).get(identity) or role.engine_name
-        trino = TrinoAccess(host=client["host"], port=client["port"], catalog=own_catalog, engine=engine[0],
-                            user=identity, http_scheme=client["http_scheme"],
-                            password=env_reference(engine_password(engine[1], identity)),
-                            certificate=env_reference(f"{client['certificate']}-cert"))
+        assert definition.runtime is not None, \
+            f"{name} provides {SQL_ENGINE.name} without runtime code (ServiceDefinition.runtime: statement, executor)"
+        certificate = client.get("certificate")
+        engine_access = EngineAccess(host=client["host"], port=client["port"], catalog=own_catalog,
+                                     runtime=definition.runtime, engine=name, user=identity,
+                                     http_scheme=client["http_scheme"],
+                                     password=env_reference(engine_password(definition, identity)),
+                                     certificate=env_reference(f"{certificate}-cert") if certificate else None)
     jobs = [MaintenanceJobConfig(id=job_id, action=job.action, schedule=job.schedule,
                                  older_than_days=job.older_than_days, scope=job.scope)
             for job_id, job in zip(maintenance_job_ids(spec), spec.maintenance, strict=True)]
@@ -157,7 +164,8 @@ def operations_config(spec: PlatformSpec, stack: str, paths: Paths, side: Side =
     return OperationsConfig(
         stack=stack, target=spec.target.value, state_dir=paths.state_dir,
         runs_db=f"{paths.operations_dir}/runs.db", locks_dir=f"{paths.operations_dir}/locks",
-        catalog=catalog, trino=trino, maintenance=jobs, tables=[t.model_dump(mode="json") for t in spec.tables],
+        catalog=catalog, engine=engine_access, maintenance=jobs,
+        tables=[t.model_dump(mode="json") for t in spec.tables],
         backups=backups,
         recovery=RecoveryObjectives(rpo_minutes=spec.recovery.rpo_minutes, rto_minutes=spec.recovery.rto_minutes),
     )

@@ -143,11 +143,15 @@ def test_the_operations_images_context_is_exactly_what_it_needs(tmp_path: Path) 
     expected = {".dockerignore", "docker/operations.Dockerfile", "docker/operations.lock", "lakehouse_platform/__init__.py",
                 *(str(p.relative_to(PROJECT_ROOT)) for p in (PROJECT_ROOT / "lakehouse_platform" / "runtime").rglob("*.py")),
                 # each service's runtime code, in its package (whose __init__ imports nothing)
-                "lakehouse_platform/services/__init__.py",
-                *(str(p.relative_to(PROJECT_ROOT)) for runtime in services.glob("*/runtime.py")
-                  for p in (runtime, runtime.with_name("__init__.py")))}
+                *(str(p.relative_to(PROJECT_ROOT)) for pattern in ("__init__.py", "*/__init__.py", "*/runtime.py")
+                  for p in services.glob(pattern))}
     assert "lakehouse_platform/services/polaris/runtime.py" in expected
-    assert set(exclude_paths(str(PROJECT_ROOT), patterns)) == expected
+    sent = exclude_paths(str(PROJECT_ROOT), patterns)
+    assert {p for p in sent if (PROJECT_ROOT / p).is_file()} == expected
+    # Directories are sent only where docker must walk into them: the services and their packages, never a
+    # package's own directories (its lab files, its job) or what a run leaves behind.
+    assert {p for p in sent if (PROJECT_ROOT / p).is_dir()} == {
+        str(p.relative_to(PROJECT_ROOT)) for p in [services, *services.glob("*/")] if p.name != "__pycache__"}
     # What changes under a running lab never reaches the context (the image stays the same between runs).
     for noisy in (".state/lab/flink/state/chk-1", ".pulumi-state/stacks/lab.json", ".venv/lib/site.py",
                   "tests/test_x.py", "lakehouse_platform/runtime/__pycache__/runs.cpython-311.pyc", "README.md"):

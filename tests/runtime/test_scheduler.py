@@ -15,10 +15,10 @@ from lakehouse_platform.runtime import locks, maintenance, runs, scheduler
 from lakehouse_platform.runtime.config import (
     CatalogAccess,
     Credentials,
+    EngineAccess,
     MaintenanceJobConfig,
     OperationsConfig,
     RecoveryObjectives,
-    TrinoAccess,
 )
 
 DECLARED = [{"namespace": "shop", "name": "orders", "maintenance": ["expire_snapshots", "rewrite_data_files"]},
@@ -30,7 +30,7 @@ def config_for(tmp_path: Path, jobs: list[MaintenanceJobConfig] | None = None) -
         stack="t", target="native", state_dir=str(tmp_path), runs_db=str(tmp_path / "operations" / "runs.db"),
         locks_dir=str(tmp_path / "operations" / "locks"),
         catalog=CatalogAccess(service="rest-fixture", engine_name="fixture", properties={"uri": "http://x"}),
-        trino=TrinoAccess(host="127.0.0.1", port=1, catalog="fixture"),
+        engine=EngineAccess(host="127.0.0.1", port=1, catalog="fixture", runtime="lakehouse_platform.services.trino.runtime"),
         maintenance=jobs if jobs is not None else [
             MaintenanceJobConfig(id="expire_snapshots", action="expire_snapshots", schedule="0 3 * * *",
                                  older_than_days=7),
@@ -103,19 +103,6 @@ def test_one_operation_per_table_at_a_time_across_threads_other_tables_in_parall
     with locks.table_lock(tmp_path, "a"), pytest.raises(locks.LockTimeout), \
             locks.table_lock(tmp_path, "a", timeout_s=0.2):
         pass
-
-
-@pytest.mark.parametrize(("action", "older", "sql", "session"), [
-    ("expire_snapshots", 7 * 86400, "ALTER TABLE \"fixture\".\"shop\".\"orders\" EXECUTE "
-     "expire_snapshots(retention_threshold => '7d')", {"fixture.expire_snapshots_min_retention": "7d"}),
-    ("remove_orphan_files", 30, "ALTER TABLE \"fixture\".\"shop\".\"orders\" EXECUTE "
-     "remove_orphan_files(retention_threshold => '30s')", {"fixture.remove_orphan_files_min_retention": "30s"}),
-    ("rewrite_data_files", None, "ALTER TABLE \"fixture\".\"shop\".\"orders\" EXECUTE optimize", {}),
-    ("rewrite_manifests", None, "ALTER TABLE \"fixture\".\"shop\".\"orders\" EXECUTE optimize_manifests", {}),
-])
-def test_each_action_is_one_trino_procedure_with_its_threshold_as_the_session_minimum(
-        action: str, older: int | None, sql: str, session: dict[str, str]) -> None:
-    assert maintenance.statement(action, "fixture", "shop.orders", older) == (sql, session)
 
 
 def test_which_tables_a_job_covers() -> None:
@@ -197,7 +184,6 @@ def test_a_run_is_measured_around_the_engine_and_recorded(tmp_path: Path) -> Non
 
 
 def test_durations() -> None:
-    assert [maintenance.trino_duration(s) for s in (86400 * 7, 30, 90000)] == ["7d", "30s", "90000s"]
     assert [maintenance.parse_duration(t) for t in ("30s", "10m", "2h", "7d")] == [30, 600, 7200, 604800]
     with pytest.raises(ValueError, match="not a duration"):
         maintenance.parse_duration("soon")

@@ -72,7 +72,7 @@ def test_the_maintenance_task_is_the_python_maintenance_with_the_stacks_config(
     written = OperationsConfig.load(str(tmp_path / "task" / "operations.json"))
     spec = load_platform(cloud_with_tables_platform())
     expected = operations_config(spec, "cloud", host_paths(spec, str(tmp_path / "task")), Side.INTERNAL)
-    assert written == expected and written.trino is not None and written.trino.http_scheme == "https"
+    assert written == expected and written.engine is not None and written.engine.http_scheme == "https"
     # A job the stack does not schedule is refused by name before anything is reached.
     refused = _run_task_script(container, tmp_path / "again", {"MAINTENANCE_JOB": "compact_everything"})
     assert refused.returncode == 2

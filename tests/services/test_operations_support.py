@@ -69,11 +69,11 @@ def test_the_scheduler_and_the_backups_are_native_services_with_their_config(nat
     assert [(j.id, j.schedule, j.older_than_days) for j in config.maintenance] == [
         ("expire_snapshots", "0 3 * * *", 7), ("rewrite_data_files", "0 4 * * *", 7),
         ("rewrite_manifests", "0 5 * * 0", 7), ("remove_orphan_files", "0 6 * * 0", 7)]
-    assert config.trino is not None and (config.trino.port, config.trino.catalog) == (8443, "fixture")
+    assert config.engine is not None and (config.engine.port, config.engine.catalog) == (8443, "fixture")
     # HTTPS as governance.maintenance (the writer, never the platform's Admin identity), in its own Trino catalog;
     # the password and certificate are references to the environment.
-    assert (config.trino.http_scheme, config.trino.user) == ("https", "writer")
-    assert config.trino.password == "${ENV:LAKEHOUSE_SECRET_TRINO_PASSWORD_WRITER}"
+    assert (config.engine.http_scheme, config.engine.user) == ("https", "writer")
+    assert config.engine.password == "${ENV:LAKEHOUSE_SECRET_TRINO_PASSWORD_WRITER}"
     assert config.catalog.properties["token"] == "${ENV:LAKEHOUSE_SECRET_CATALOG_TOKEN_WRITER}"
     env = plain(services["maintenance-scheduler"].inputs["env"])
     assert {"LAKEHOUSE_SECRET_TRINO_PASSWORD_WRITER", "LAKEHOUSE_SECRET_CATALOG_TOKEN_WRITER",
@@ -117,7 +117,7 @@ def test_the_lab_runs_both_from_the_operations_image_with_nothing_installed_at_s
     uploads = {u["file"]: u for u in scheduler.inputs["uploads"]}
     assert set(uploads) == {support.CONTAINER_CONFIG}  # the code is in the image; only its config is uploaded
     config = OperationsConfig.model_validate_json(uploads[support.CONTAINER_CONFIG]["content"])
-    assert config.trino is not None and (config.trino.host, config.trino.port) == ("trino", 8443)
+    assert config.engine is not None and (config.engine.host, config.engine.port) == ("trino", 8443)
     assert config.catalog.uri == "http://catalog-gate:8182"
     binds = {v["containerPath"]: v["hostPath"] for v in backups.inputs["volumes"]}  # Binds: the daemon creates them
     state = state_root() / "lab"

@@ -106,7 +106,7 @@ def test_the_labs_operations_output_holds_host_side_addresses_only(lab_run):
     operations = lab_run.outputs["operations"]
     internal_names = set(lab_run.outputs["endpoints"])
     addresses = [operations["catalog"]["properties"]["uri"], operations["catalog"]["properties"]["s3.endpoint"],
-                 operations["trino"]["host"], operations["backups"]["postgres"]["host"]]
+                 operations["engine"]["host"], operations["backups"]["postgres"]["host"]]
     assert not [a for a in addresses if any(f"{name}:" in a or a == name for name in internal_names)]
     assert operations["catalog"]["properties"]["uri"] == "http://localhost:8182"  # the gate's published port
     assert operations["runs_db"].endswith("/lab/operations/runs.db")  # the bind-mounted state, as the host sees it

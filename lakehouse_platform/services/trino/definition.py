@@ -88,6 +88,7 @@ SERVICES = (
         governance=Governance(secrets=(SHARED_SECRET, PASSWORD_DB), certificates=(CertificateSpec(TLS, tls_hosts),),
                               identity_secrets=(PASSWORD,),
                               enforces_grants=GrantsEnforcement("each identity's own catalog, schema and table rules")),
+        runtime="lakehouse_platform.services.trino.runtime",  # how maintenance runs through it
         uses_catalogs=True,  # its catalog files point at each catalog's warehouse: wait until it exists
         provides=(SQL_ENGINE,), check=catalog_name_problems,
         profile=ClientProfile(PROFILE, client=client_profile, services=service_profiles),

@@ -35,17 +35,17 @@ from lakehouse_platform.providers import PlainBlob, code_changed, plain
 
 CODE_LINK = "code"
 #: What the processes run: the runtime code, the operations image's code set (``.dockerignore``), as relative path
-#: globs: the runtime's shared machinery and each service package's runtime.py.
-CODE_SET = ("lakehouse_platform/runtime/**/*.py", "lakehouse_platform/services/*/runtime.py")
+#: globs: the runtime's shared machinery and each service package's runtime.py, with the packages they live in
+#: (which import nothing).
+CODE_SET = ("lakehouse_platform/__init__.py", "lakehouse_platform/runtime/**/*.py",
+            "lakehouse_platform/services/__init__.py", "lakehouse_platform/services/*/__init__.py",
+            "lakehouse_platform/services/*/runtime.py")
 
 
 def code_sources(root: Path) -> dict[str, str]:
-    """The code set's sources under ``root`` (a checkout), with the packages they live in (their ``__init__``,
-    which import nothing), by relative path: the resource's input."""
-    files = {path for pattern in CODE_SET for path in root.glob(pattern)}
-    files |= {parent / "__init__.py" for path in files for parent in path.parents
-              if parent.is_relative_to(root / "lakehouse_platform")}
-    return {str(path.relative_to(root)): path.read_text(encoding="utf-8") for path in sorted(files)}
+    """The code set's sources under ``root`` (a checkout), by relative path: the resource's input."""
+    return {str(path.relative_to(root)): path.read_text(encoding="utf-8")
+            for pattern in CODE_SET for path in sorted(root.glob(pattern))}
 
 
 def digest_of(sources: Mapping[str, str]) -> str:

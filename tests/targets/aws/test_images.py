@@ -77,9 +77,8 @@ def test_the_image_is_built_from_the_labs_files_and_pushed_with_the_registrys_cr
         ".dockerignore", "docker/operations.Dockerfile", "docker/operations.lock", "lakehouse_platform/__init__.py",
         *(str(p.relative_to(PROJECT_ROOT)) for p in (PROJECT_ROOT / "lakehouse_platform" / "runtime").glob("*.py")),
         *(str(p.relative_to(PROJECT_ROOT)) for p in (PROJECT_ROOT / "lakehouse_platform" / "runtime" / "exporter").glob("*.py")),
-        "lakehouse_platform/services/__init__.py",
-        *(str(p.relative_to(PROJECT_ROOT)) for runtime in (PROJECT_ROOT / "lakehouse_platform" / "services").glob("*/runtime.py")
-          for p in (runtime, runtime.with_name("__init__.py")))})
+        *(str(p.relative_to(PROJECT_ROOT)) for pattern in ("__init__.py", "*/__init__.py", "*/runtime.py")
+          for p in (PROJECT_ROOT / "lakehouse_platform" / "services").glob(pattern))})
     assert pushed["dockerfile"] == support.OPERATIONS_DOCKERFILE and pushed["context"] == str(PROJECT_ROOT)
     assert set(pushed["args"]) == {"BASE", "PG_MAJOR"} and set(pushed["host_args"]) == {"CA_CERTIFICATES"}
     assert pushed["platform"] == "linux/amd64"
