@@ -35,10 +35,34 @@ def probes(*args: str) -> subprocess.CompletedProcess[str]:
                           cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300, check=False)
 
 
-def collected(marks: str) -> set[str]:
-    done = probes("--collect-only", "-q", "-m", marks)
-    assert done.returncode in (0, 5), done.stdout[-2000:] + done.stderr[-2000:]  # 5: none collected
-    return {line.split("[")[0] for line in done.stdout.splitlines() if "::test_" in line}
+# The probe suite collected once (pytest in a subprocess), each probe with the names of its marks.
+COLLECT = (
+    "import json, sys, pytest\n"
+    "class Marks:\n"
+    "    found = {}\n"
+    "    def pytest_collection_finish(self, session):\n"
+    "        for item in session.items:\n"
+    "            Marks.found.setdefault(item.nodeid.split('[')[0], set()).update(m.name for m in item.iter_markers())\n"
+    "code = pytest.main(['lakehouse_platform/probes', '-p', 'no:cacheprovider', '--collect-only', '-q'],"
+    " plugins=[Marks()])\n"
+    "print(json.dumps({probe: sorted(marks) for probe, marks in Marks.found.items()}))\n"
+    "sys.exit(code)\n"
+)
+
+
+@pytest.fixture(scope="module")
+def marks() -> dict[str, set[str]]:
+    """Every probe of the suite (``path::name``, parameters aside) with the names of its marks."""
+    done = subprocess.run([sys.executable, "-c", COLLECT], cwd=PROJECT_ROOT, capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return {probe: set(names) for probe, names in json.loads(done.stdout.strip().splitlines()[-1]).items()}
+
+
+def collected(marks: dict[str, set[str]], *, safe: bool | None = None, disruptive: bool | None = None) -> set[str]:
+    """The probes whose ``safe`` and ``disruptive`` marks are as asked (None: either)."""
+    return {probe for probe, names in marks.items()
+            if (safe is None or ("safe" in names) == safe) and (disruptive is None or ("disruptive" in names) == disruptive)}
 
 
 @pytest.fixture(scope="module")
@@ -51,9 +75,9 @@ def outputs_file(tmp_path_factory) -> Path:
     return path
 
 
-def test_every_probe_says_whether_it_is_safe_and_the_disruptive_ones_are_the_issues():
-    safe, disruptive = collected("safe"), collected("disruptive")
-    assert collected("not safe and not disruptive") == set()
+def test_every_probe_says_whether_it_is_safe_and_the_disruptive_ones_are_the_issues(marks):
+    safe, disruptive = collected(marks, safe=True), collected(marks, disruptive=True)
+    assert collected(marks, safe=False, disruptive=False) == set()
     assert safe and not safe & disruptive
     expected = {p for p in safe | disruptive
                 if DISRUPTIVE.get(p.split("::")[0].split("/")[-1]) in ("*",)
@@ -65,7 +89,7 @@ def test_every_probe_says_whether_it_is_safe_and_the_disruptive_ones_are_the_iss
             "test_manifest.py::test_version_manifest_matches_the_pins"} <= safe
 
 
-def test_against_a_stack_not_marked_disposable_every_disruptive_probe_skips_saying_why(outputs_file, tmp_path):
+def test_against_a_stack_not_marked_disposable_every_disruptive_probe_skips_saying_why(outputs_file, tmp_path, marks):
     import xml.etree.ElementTree as ET
 
     report = tmp_path / "probes.xml"
@@ -73,7 +97,7 @@ def test_against_a_stack_not_marked_disposable_every_disruptive_probe_skips_sayi
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     junit = ET.parse(report)  # noqa: S314 - our own pytest's JUnit file
     cases = {f"{c.get('classname')}.{c.get('name')}": c.find("skipped") for c in junit.iter("testcase")}
-    assert len(cases) == len(collected("disruptive")) and all(skip is not None for skip in cases.values())
+    assert len(cases) == len(collected(marks, disruptive=True)) and all(skip is not None for skip in cases.values())
     reasons = {name: skip.get("message", "") for name, skip in cases.items()}
     why = "stack prod is not marked disposable (lakehouse:platform.disposable: true), and --disruptive=prod was not"
     assert all(r.startswith("disruptive: ") and why in r for r in reasons.values()), reasons

@@ -257,10 +257,9 @@ def run_program(
 
     pulumi.export = capture
     try:
-        from pulumi.runtime.stack import run_pulumi_func
         from pulumi.runtime.sync_await import _sync_await
 
-        _sync_await(run_pulumi_func(body))
+        _sync_await(_run_until_quiet(body))
     finally:
         pulumi.export = original_export
     for resource in mocks.resources:
@@ -269,6 +268,43 @@ def run_program(
         resource.delete_before_replace = (resource.type, resource.name) in replaced_first
     resolved = {k: _resolve(v) for k, v in exported.items()}
     return ProgramRun(mocks.resources, resolved, holder.get("layers", {}))
+
+
+async def _run_until_quiet(body: Any) -> None:
+    """Run the program, then wait until every RPC and every output it started has finished.
+
+    What Pulumi's ``run_pulumi_func`` does for a program, without its wait for one output at a time
+    (``asyncio.wait(FIRST_COMPLETED)`` over every pending output, once per finished one: quadratic in the outputs, a
+    third of a cloud stack's evaluation): each round awaits every pending RPC, then every pending output together.
+    A run that fails lets what it started finish first (errors dropped), so nothing of it reaches the next run.
+    """
+    import asyncio
+
+    from pulumi.runtime.settings import SETTINGS, _get_rpc_manager
+
+    rpcs = _get_rpc_manager()
+    # A failed run leaves tasks whose exceptions nobody retrieves; asyncio reports each when the task is collected,
+    # formatting its traceback, which on CPython 3.11 parses source lines (ast): a collection that lands inside
+    # another ast.parse breaks it ("AST constructor recursion depth mismatch"). The run's failure is its exception.
+    asyncio.get_running_loop().set_exception_handler(lambda loop, context: None)
+
+    def take() -> list[Any]:
+        with SETTINGS.lock:
+            pending = [*SETTINGS.outputs, *rpcs.rpcs]
+            SETTINGS.outputs.clear()
+            rpcs.rpcs.clear()
+        return pending
+
+    try:
+        body()
+        while pending := take():
+            await asyncio.gather(*pending)
+            if rpcs.unhandled_exception is not None:
+                raise rpcs.unhandled_exception.with_traceback(rpcs.exception_traceback)
+    except BaseException:
+        while rest := take():
+            await asyncio.gather(*rest, return_exceptions=True)
+        raise
 
 
 def _resolve(value: Any) -> Any:

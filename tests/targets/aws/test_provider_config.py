@@ -47,14 +47,25 @@ def plain(value: Any) -> Any:
         return value
 
 
+#: OIDC in CD: the web identity token (or static keys) set with `pulumi config set --secret`.
+WEB_IDENTITY = {"roleArn": ROLE["roleArn"], "webIdentityToken": "eyJhbGciOi.token"}
+
+
 def run_with(aws_config: dict[str, str], secret: tuple[str, ...] = (), mocks: RecordingMocks | None = None
              ) -> ProgramRun:
     return run_program("cloud", stack_platform("cloud"), extra_config={**CLOUD_SECRETS, **aws_config},
                        secret_keys=[*CLOUD_SECRETS, *secret], mocks=mocks)
 
 
-def test_every_aws_key_of_the_stack_reaches_the_provider() -> None:
-    inputs = provider(run_with(STACK_AWS))
+@pytest.fixture(scope="module")
+def configured() -> ProgramRun:
+    """The cloud stack with every kind of aws: key set, the web identity one as a secret (one evaluation)."""
+    return run_with({**STACK_AWS, "aws:assumeRoleWithWebIdentity": json.dumps(WEB_IDENTITY)},
+                    secret=("aws:assumeRoleWithWebIdentity",))
+
+
+def test_every_aws_key_of_the_stack_reaches_the_provider(configured: ProgramRun) -> None:
+    inputs = provider(configured)
     assert plain(inputs["assumeRoles"]) == [ROLE]
     assert plain(inputs["endpoints"]) == [{"s3": "http://127.0.0.1:9000", "sts": "http://127.0.0.1:9001"}]
     assert inputs["profile"] == "platform-deploy"
@@ -69,20 +80,19 @@ def test_every_aws_key_of_the_stack_reaches_the_provider() -> None:
                                                      "lakehouse.stack": "cloud"}}
 
 
-def test_without_aws_keys_the_provider_has_the_specs_region_and_the_platform_tags() -> None:
-    inputs = provider(run_with({}))
+def test_without_aws_keys_the_provider_has_the_specs_region_and_the_platform_tags(cloud: ProgramRun) -> None:
+    inputs = provider(cloud)  # the stack as it is: CLOUD_SECRETS and no aws: key
     assert inputs["region"] == "eu-west-1" and "assumeRoles" not in inputs and "profile" not in inputs
     assert plain(inputs["defaultTags"]) == {"tags": {"lakehouse.platform": "lakehouse", "lakehouse.stack": "cloud"}}
 
 
-def test_a_secret_aws_key_stays_secret() -> None:
+def test_a_secret_aws_key_stays_secret(configured: ProgramRun) -> None:
     """OIDC in CD: the web identity token (or static keys) set with `pulumi config set --secret`."""
-    web_identity = {"roleArn": ROLE["roleArn"], "webIdentityToken": "eyJhbGciOi.token"}
-    inputs = provider(run_with({"aws:assumeRoleWithWebIdentity": json.dumps(web_identity)},
-                               secret=("aws:assumeRoleWithWebIdentity",)))
+    inputs = provider(configured)
     wrapped = inputs["assumeRoleWithWebIdentity"]
     assert isinstance(wrapped, dict) and wrapped[SECRET_KEY] == SECRET_SIG
-    assert plain(wrapped) == web_identity
+    assert plain(wrapped) == WEB_IDENTITY
+    assert not isinstance(inputs["profile"], dict), "only the key set as a secret is one"
 
 
 @pytest.mark.parametrize(("config", "message"), [
