@@ -202,7 +202,8 @@ def backup_postgres(pg: PostgresSource, database: str, creds: Credentials, backu
     final = dest_dir / f"{database}-{_stamp(now)}.dump"
     partial = final.with_name(final.name + ".partial")
     started = time.perf_counter()
-    argv = [_pg_tool(pg, "pg_dump"), "-h", pg.host, "-p", str(pg.port), "-U", pg.user, "-d", database, "-Fc",
+    argv = [_pg_tool(pg, "pg_dump"), "-h", pg.host, "-p", str(pg.port), "-U", pg.dump_user or pg.user, "-d", database,
+            "-Fc",
             "--no-password", "-f", str(partial)]
     done = subprocess.run(argv, env=pg_env(creds), capture_output=True, text=True, timeout=PG_DUMP_TIMEOUT_S,
                           check=False)

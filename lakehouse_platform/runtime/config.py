@@ -100,9 +100,10 @@ class PostgresSource(_Model):
 
     host: str
     port: int
-    user: str
+    user: str  # the superuser: what a restore runs as (the operator's command, with the stack's credentials)
     databases: list[str]
     bindir: str | None = None  # where pg_dump/pg_restore are; None: from PATH
+    dump_user: str | None = None  # the least role the backup service dumps as (None: ``user``, as before 0.5)
 
 
 class BackupConfig(_Model):
