@@ -4,6 +4,7 @@ a directory over on purpose (a moved checkout whose backend moved with it, or a 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from lakehouse_platform.config import ConfigError, load_stack
@@ -20,8 +21,8 @@ class NotTheOwner(RuntimeError):
 
 def identity(stack: str) -> Identity:
     """This checkout's stack as its Pulumi commands see it: ``Pulumi.yaml``'s project, the stack, the backend."""
-    backend = pulumi_env(stack).get("PULUMI_BACKEND_URL")
-    if backend is None:
+    backend = pulumi_env(stack).get("PULUMI_BACKEND_URL") or os.environ.get("PULUMI_BACKEND_URL")
+    if not backend:
         tool = toolchain.current()
         backend = toolchain.logged_in(tool.home if tool is not None else toolchain.PROJECT_HOME)
     return Identity(project_name(PROJECT_ROOT), stack, normal_backend(backend))
