@@ -10,7 +10,6 @@ request's approvals into teams (``python -m lakehouse_platform.review --codeowne
 from __future__ import annotations
 
 import re
-
 from typing import ClassVar
 
 from pydantic import Field, field_validator

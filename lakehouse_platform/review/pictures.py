@@ -117,7 +117,7 @@ def svg(picture: Picture) -> str:
 def _columns(picture: Picture, columns: Iterable[list[Box]], top: float = 36, gap_x: float = 60,
              gap_y: float = 14) -> None:
     """Lay boxes out in columns, left to right, each column top-down, and add them to the picture."""
-    x = PAD
+    x: float = PAD
     for column in columns:
         if not column:
             continue

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -244,7 +245,7 @@ def test_a_first_cloud_up_sets_the_catalog_up_before_the_declared_tables(cloud_w
     order = sorted(cloud_with_tables.outputs["catalog_jobs"], key=lambda j: cloud_with_tables.outputs[
         "catalog_jobs"][j]["order"])
     assert order[0] == "postgres-init" and len(order) >= 2, order
-    for before, after in zip(order, order[1:], strict=False):
+    for before, after in itertools.pairwise(order):
         assert f"lakehouse-{before}-run" in runs[f"lakehouse-{after}-run"].depends_on, (before, after)
     assert "lakehouse-polaris" in runs[f"lakehouse-{order[0]}-run"].depends_on  # the catalog server first
     for job in order:

@@ -139,7 +139,7 @@ def _rights_reviewed(found: list[rights.RightsChange], specs: list[PlatformSpec]
     out = []
     for identity in dict.fromkeys(c.identity for c in found):
         mine = [c for c in found if c.identity == identity]
-        kind = rights.direction(mine)
+        kind = rights.direction(mine) or rights.NARROWING  # ``mine`` is never empty
         gains = "; ".join(f"{c.namespace}: gains {', '.join(c.gained)}" for c in mine if c.gained)
         losses = "; ".join(f"{c.namespace}: loses {', '.join(c.lost)}" for c in mine if c.lost)
         does = f"{kind} of {identity}'s rights: " + "; ".join(x for x in (gains, losses) if x)

@@ -50,7 +50,8 @@ def rights_rows(review: Review) -> list[tuple[str, str, str, str, str]]:
 
 def namespace_rows(review: Review) -> list[tuple[str, str, str]]:
     """Per namespace: (namespace, who gains what, who loses what)."""
-    return [(ns, _who(entry["gains"]), _who(entry["loses"])) for ns, entry in rights.by_namespace(review.rights).items()]
+    found = rights.by_namespace(review.rights)
+    return [(ns, _who(entry["gains"]), _who(entry["loses"])) for ns, entry in found.items()]
 
 
 def _render_rights_terminal(console: Console, review: Review) -> None:
@@ -60,8 +61,8 @@ def _render_rights_terminal(console: Console, review: Review) -> None:
     per_identity = Table(title=f"Rights per identity and namespace ({kind})", show_lines=False)
     for column in ("Identity", "Namespace", "Before", "After", "Change"):
         per_identity.add_column(column, overflow="fold")
-    for row in rights_rows(review):
-        per_identity.add_row(*row)
+    for identity_row in rights_rows(review):
+        per_identity.add_row(*identity_row)
     console.print(per_identity)
     per_namespace = Table(title="Who gains and who loses, per namespace")
     for column in ("Namespace", "Gains", "Loses"):

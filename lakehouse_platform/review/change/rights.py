@@ -121,5 +121,5 @@ def approvers(changes: list[RightsChange], specs: list[PlatformSpec]) -> list[st
 
 
 def summary(changes: list[RightsChange]) -> str:
-    """One identity's changes as one readable line: ``finance: (none) -> read, write, manage; shop: read -> nothing``."""
+    """One identity's changes as one readable line: ``finance: nothing -> read, write; shop: read -> nothing``."""
     return "; ".join(f"{c.namespace}: {actions_text(c.before)} -> {actions_text(c.after)}" for c in changes)

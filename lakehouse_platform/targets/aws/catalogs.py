@@ -222,5 +222,5 @@ def bootstrap(foundation: Foundation, first: Sequence[str] = ()) -> list[EcsTask
             log_group=foundation.logs.names.get(job), tags=ctx.tags(LAYER, job, **{"lakehouse.kind": "job"}),
             opts=ctx.opts(LAYER, depends_on=[*waits, *runs[-1:]]))
         runs.append(run)
-    foundation.catalog_ready = runs
+    foundation.catalog_ready = list(runs)
     return runs

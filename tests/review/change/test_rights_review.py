@@ -14,7 +14,7 @@ from rich.console import Console
 
 from lakehouse_platform.config import ConfigError, load_platform
 from lakehouse_platform.review import ownership as command
-from lakehouse_platform.review.change import EXIT_APPROVALS_MISSING, EXIT_APPROVED, render
+from lakehouse_platform.review.change import EXIT_APPROVALS_MISSING, EXIT_APPROVED
 from tests.review.change.test_change_review import changes_of, head_with, review
 from tests.support.stacks import stack_platform
 
