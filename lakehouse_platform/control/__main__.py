@@ -200,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
         return commands.smoke_report(args.stack)
     except (commands.StackCommandFailed, docker_stack.NotReady, services.ServiceControlError,
             toolchain.ToolchainError, relocate.RelocationRefused, state.NotTheOwner) as exc:
-        commands.console.print(f"error: {exc}", markup=False, highlight=False, style="red")
+        # One line however long (a path, a backend URL), never folded inside a word.
+        commands.console.print(f"error: {exc}", markup=False, highlight=False, style="red", soft_wrap=True)
         return 1
 
 

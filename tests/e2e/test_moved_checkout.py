@@ -71,7 +71,7 @@ def test_a_stack_deployed_from_one_clone_is_refreshed_and_destroyed_from_another
         for command, attempt in refusals.items():
             with pytest.raises(CheckoutCommandFailed) as refused:
                 attempt()
-            said = str(refused.value)
+            said = " ".join(str(refused.value).split())
             assert f"the state directory {deployed['native']['state_dir']} belongs to stack {STACK!r}" in said, said
             assert "claim --stack moved" in said, (command, said)
             if command == "down":  # the command line says it in one message, without a traceback
