@@ -56,7 +56,7 @@ def test_backups_dump_as_a_least_role_not_the_superuser(stack: Stack, say):
 
     from lakehouse_platform.runtime.config import Credentials
 
-    pg = (_needs_backups(stack)["backups"] or {}).get("postgres")
+    pg = (_needs_backups(stack)["backups"] or {}).get("postgres")  # not the service: the backups config's key
     if not pg:
         pytest.skip("this stack dumps no PostgreSQL database (no catalog database on it)")
     role = pg.get("dump_user")
@@ -64,7 +64,7 @@ def test_backups_dump_as_a_least_role_not_the_superuser(stack: Stack, say):
         fail(stack, "recovery", "the backups dump the catalog databases as the superuser", pg)
     password = Credentials.from_outputs(stack.outputs).postgres_password
     with psycopg.connect(host=pg["host"], port=int(pg["port"]), user=pg["user"], password=password,
-                         dbname="postgres", connect_timeout=10) as conn:
+                         dbname="postgres", connect_timeout=10) as conn:  # not the service: the database
         row = conn.execute("SELECT rolsuper, rolcreaterole, rolcreatedb, rolreplication, rolbypassrls, "
                            "pg_has_role(oid, 'pg_read_all_data', 'MEMBER') FROM pg_roles WHERE rolname = %s",
                            (role,)).fetchone()

@@ -38,6 +38,8 @@ COLOURS = {Layer.STORAGE: "#e8f1fb", Layer.CATALOG: "#fdf1dc", Layer.COMPUTE: "#
 NEUTRAL = "#ffffff"
 #: Wider than this, a layer's services wrap onto another line of its band.
 MAX_WIDTH = 1100
+#: The streaming job's source value that reads the orders topic (``flink.job.source``).
+KAFKA_SOURCE = "kafka"  # not the service: a value of flink.job.source
 #: Client libraries on the host the engines' profiles serve (not services of the stack).
 HOST_ENGINES = ("Spark", "PyIceberg", "DuckDB")
 
@@ -210,27 +212,27 @@ def flows(spec: PlatformSpec, stack: str) -> Picture:
             streams.append(Box(f"cdc-{connector.name}", [f"Debezium {connector.name}", f"slot {connector.slot}"],
                                fill=COLOURS[Layer.COMPUTE]))
             picture.arrows.append(("db", f"cdc-{connector.name}", ""))
-            picture.arrows.append((f"cdc-{connector.name}", "kafka", ""))
+            picture.arrows.append((f"cdc-{connector.name}", "broker", ""))
         elif isinstance(connector, IcebergSinkSpec):
             writers.append(Box(f"sink-{connector.name}", [f"Iceberg sink {connector.name}", f"-> {connector.table}"],
                                fill=COLOURS[Layer.COMPUTE]))
-            picture.arrows.append(("kafka", f"sink-{connector.name}", ""))
+            picture.arrows.append(("broker", f"sink-{connector.name}", ""))
             into_catalog.append((f"sink-{connector.name}", "commits"))
     if broker and (streams or writers):
-        streams.append(Box("kafka", [f"{reg[broker].display_name} {spec.pin_of(broker)}", "topics"],
+        streams.append(Box("broker", [f"{reg[broker].display_name} {spec.pin_of(broker)}", "topics"],
                            fill=COLOURS[Layer.COMPUTE]))
     job = spec.flink.job
     writer = reg.provider(spec, STREAMING_WRITER)
     if writer is not None:
-        source = job.source if job.source != "auto" else ("kafka" if broker else "generator")
-        writers.append(Box("flink", [f"{reg[writer].display_name} job {job.name}",
+        from_topic = job.source == KAFKA_SOURCE or (job.source == "auto" and broker is not None)
+        writers.append(Box("writer", [f"{reg[writer].display_name} job {job.name}",
                                      f"-> {job.table}, one commit per checkpoint"], fill=COLOURS[Layer.COMPUTE]))
-        if source == "kafka" and broker:
-            picture.arrows.append(("kafka", "flink", job.kafka_topic))
+        if from_topic and broker:
+            picture.arrows.append(("broker", "writer", job.kafka_topic))
         else:
             sources.append(Box("generator", ["order generator", f"{job.rows_per_second} rows/s"]))
-            picture.arrows.append(("generator", "flink", ""))
-        into_catalog.append(("flink", "commits"))
+            picture.arrows.append(("generator", "writer", ""))
+        into_catalog.append(("writer", "commits"))
     engine = reg.provider(spec, SQL_ENGINE)
     engines = [Box(f"engine-{engine}", [_service_line(spec, engine), "SQL engine"], fill=COLOURS[Layer.COMPUTE])
                ] if engine else []
