@@ -24,9 +24,9 @@ from lakehouse_platform.services.kafka_connect.postgres_source import PostgresSo
 from lakehouse_platform.targets.aws.run_task import EcsTaskRunProvider
 from lakehouse_platform.targets.declared_tables.provider import DeclaredTableProvider
 from lakehouse_platform.targets.lab_state import LabStateProvider
-from lakehouse_platform.targets.state_owner import StateOwnerProvider
 from lakehouse_platform.targets.native.local_service import LocalServiceProvider
 from lakehouse_platform.targets.native.runtime import NativeRuntimeProvider
+from lakehouse_platform.targets.state_owner import StateOwnerProvider
 from tests.support.harness import ProgramRun
 
 LOCAL_SERVICE = "lakehouse_platform.targets.native.local_service"
