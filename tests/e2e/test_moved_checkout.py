@@ -60,8 +60,9 @@ def test_a_stack_deployed_from_one_clone_is_refreshed_and_destroyed_from_another
 
         # The same stack name from a clone on its own backend: refused before any resource, nothing touched.
         other = dataclasses.replace(second, env={}, timings={})
-        refusals = {
-            "up": lambda: other.up(STACK),
+        assert not (other.root / ".pulumi-state").exists(), "a fresh clone: no backend directory yet"
+        refusals = {  # `make up`'s command first: on a backend directory that does not exist yet
+            "up": lambda: other.control("up", "--stack", STACK),
             "preview": lambda: other.python(f"""
                 from lakehouse_platform.control import workspace
                 workspace.run({STACK!r}, "preview", quiet=True)
@@ -74,7 +75,7 @@ def test_a_stack_deployed_from_one_clone_is_refreshed_and_destroyed_from_another
             said = " ".join(str(refused.value).split())
             assert f"the state directory {deployed['native']['state_dir']} belongs to stack {STACK!r}" in said, said
             assert "claim --stack moved" in said, (command, said)
-            if command == "down":  # the command line says it in one message, without a traceback
+            if command != "preview":  # the command line says it in one message, without a traceback
                 assert "Traceback" not in said, said
         assert live(pids) == pids, "the second clone's up, preview and down left the first's platform running"
         moved = tmp_path / "first-moved-away"
