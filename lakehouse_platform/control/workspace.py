@@ -86,12 +86,20 @@ def _skip_plugins(stack: str) -> str | None:
     return {Target.NATIVE: NATIVE_SKIP_PLUGINS, Target.DOCKER: DOCKER_SKIP_PLUGINS}.get(target)
 
 
+class StackCommandFailed(RuntimeError):
+    """A Pulumi command failed; the message carries the end of its output."""
+
+
 def make_backend_dir(env: dict[str, str]) -> None:
     """A file backend's directory (the project's, or one ``PULUMI_BACKEND_URL`` names), made where it is missing:
-    Pulumi refuses to open a missing one, and a fresh clone has none."""
+    Pulumi refuses to open a missing one, and a fresh clone has none. One that cannot be made is said in one line."""
     url = env.get("PULUMI_BACKEND_URL") or os.environ.get("PULUMI_BACKEND_URL", "")
     if url.startswith("file://"):
-        Path(os.path.expanduser(url.removeprefix("file://"))).mkdir(parents=True, exist_ok=True)
+        try:
+            Path(os.path.expanduser(url.removeprefix("file://"))).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StackCommandFailed(f"the Pulumi backend {url} cannot be used: {exc.strerror or exc}; point "
+                                     "PULUMI_BACKEND_URL at a directory (or unset it for the project's)") from None
 
 
 def init_project_stacks(env: dict[str, str]) -> list[str]:
@@ -147,10 +155,6 @@ def forget(stack: str) -> None:
     ws = workspace(stack)
     if any(summary.name == stack for summary in ws.list_stacks()):
         ws.remove_stack(stack, force=True)
-
-
-class StackCommandFailed(RuntimeError):
-    """A Pulumi command failed; the message carries the end of its output."""
 
 
 def run(stack: str, what: str, quiet: bool, **kwargs: Any) -> float:
