@@ -15,7 +15,7 @@ from typing import ClassVar
 from pydantic import Field, field_validator
 
 from lakehouse_platform.model.base import Strict
-from lakehouse_platform.model.layers import Layer
+from lakehouse_platform.model.layers import Layer, approver_list
 
 #: A GitHub user (@name), a team (@org/team) or an e-mail address: what CODEOWNERS accepts as an owner.
 _HANDLE = re.compile(r"^(@[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9][A-Za-z0-9._-]*)?|[^@\s]+@[^@\s]+\.[^@\s]+)$")
@@ -49,13 +49,7 @@ class RightsRuleSpec(Strict):
     @field_validator("widening", "narrowing")
     @classmethod
     def _teams(cls, value: list[str]) -> list[str]:
-        names = [name.strip() for name in value]
-        if any(not name for name in names):
-            raise ValueError(f"an approver is empty; name a team (or '{IDENTITY_TEAM}')")
-        repeated = sorted({name for name in names if names.count(name) > 1})
-        if repeated:
-            raise ValueError(f"{', '.join(repeated)} listed twice; list each approver once")
-        return names
+        return approver_list(value, f"'{IDENTITY_TEAM}', the team the identity acts for")
 
     @field_validator("widening")
     @classmethod
