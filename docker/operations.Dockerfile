@@ -44,7 +44,7 @@ RUN python3 -m venv /opt/venv \
 RUN groupadd --gid 10001 lakehouse \
     && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin lakehouse \
     && install -d -o 10001 -g 10001 /etc/lakehouse
-COPY infra /opt/lakehouse/infra
+COPY lakehouse_platform /opt/lakehouse/lakehouse_platform
 WORKDIR /opt/lakehouse
 ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     PYTHONPATH=/opt/lakehouse PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
