@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from lakehouse_platform.control import commands, docker_stack, relocate, services, toolchain
+from lakehouse_platform.control.adopt import AdoptionRefused
 from lakehouse_platform.control.workspace import describe, outputs, pulumi_env, workspace
 
 
@@ -47,6 +48,8 @@ def parser() -> argparse.ArgumentParser:
                      "service (the lab: docker start)").add_argument("service", nargs="?")
     command("verify", "the probes (extra arguments go to pytest): against an isolated copy of the native stack, or "
                       "the deployed lab (--stack lab)")
+    command("adopt", "take over the stack's resources an earlier release recorded (up, down and refresh do it "
+                     "first; run it before a plain `pulumi refresh` or `pulumi destroy` after an upgrade)")
     command("env", "the Pulumi environment").add_argument("--shell", action="store_true", help="as export lines")
     command("pulumi", "the Pulumi CLI the project runs: yours where it fits (LAKEHOUSE_PULUMI=auto|project|installed), "
                       "else the project's build, built only then (make pulumi)")
@@ -127,6 +130,15 @@ def main(argv: list[str] | None = None) -> int:
             print("\n".join(f"export {k}={shlex.quote(v)}" for k, v in env.items()) if args.shell
                   else json.dumps(env, indent=2))
             return 0
+        if args.command == "adopt":
+            from lakehouse_platform.control.adopt import adopt
+            from lakehouse_platform.control.workspace import select
+
+            select(args.stack)
+            adopted = adopt(args.stack, say=lambda line: commands.console.print(line, markup=False))
+            if not adopted:
+                commands.console.print(f"==> stack {args.stack}: every resource already runs this release's providers")
+            return 0
         if args.command == "artifacts":
             from lakehouse_platform.control.artifacts import fetch
 
@@ -179,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         return commands.smoke_report(args.stack)
     except (commands.StackCommandFailed, docker_stack.NotReady, services.ServiceControlError,
-            toolchain.ToolchainError, relocate.RelocationRefused) as exc:
+            toolchain.ToolchainError, relocate.RelocationRefused, AdoptionRefused) as exc:
         commands.console.print(f"error: {exc}", markup=False, highlight=False, style="red")
         return 1
 
