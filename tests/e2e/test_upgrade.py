@@ -216,7 +216,9 @@ def upgraded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upgrade]:
     # One checkout, as a user has: the earlier release, its data in this checkout's state root.
     release = Checkout.clone(previous_release_ref(), tmp_path_factory.mktemp("upgrade") / "checkout",
                              env={"LAKEHOUSE_STATE_DIR": str(state_root())})
-    shutil.rmtree(stack_state_dir(STACK), ignore_errors=True)  # a previous run's data (a destroy keeps data)
+    # A release that kept data in its checkout (0.3.0) has it moved here by the upgrade, which refuses to move it onto
+    # data: a previous run's (a destroy keeps data) goes first.
+    shutil.rmtree(stack_state_dir(STACK), ignore_errors=True)
     upgrade: Upgrade | None = None
     try:
         began = time.perf_counter()
