@@ -102,12 +102,13 @@ class Checkout:
         """``make TARGET VAR=value...`` in the clone, as its user types it (timed under the command); its output."""
         argv = ["make", "-s", target, *(f"{key}={value}" for key, value in variables.items())]
         started = time.monotonic()
-        done = subprocess.run(argv, cwd=self.root, env=self.environment(), capture_output=True,
-                              text=True, timeout=COMMAND_TIMEOUT_S, check=False)
+        # One stream, in the order it was written: a failure's message is the end of what the user saw.
+        done = subprocess.run(argv, cwd=self.root, env=self.environment(), stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, timeout=COMMAND_TIMEOUT_S, check=False)
         self.timings[" ".join(argv[2:])] = time.monotonic() - started
         if done.returncode != 0:
             raise CheckoutCommandFailed(f"{' '.join(argv)} in {self.root} ({self.ref}) failed:\n"
-                                        f"{(done.stdout + done.stderr)[-6000:]}")
+                                        f"{done.stdout[-6000:]}")
         return done.stdout
 
     def checkout(self, ref: str) -> None:
