@@ -58,6 +58,8 @@ FIRST_PORT = isolated.first_port_of("upgrade")
 # Not an isolated stack's name here: the stack lives on the clone's own backend.
 STACK = f"upgrade-{FIRST_PORT}"
 FROM = upgrade_from()
+#: This commit, read as the test starts: what the clone is moved to (later commits of this repository are not it).
+THIS = head_commit()
 #: The fault of the half-done upgrade: a JVM refuses an option it does not know, so Trino cannot start.
 FAULT = {"trino": {"env": {"JAVA_TOOL_OPTIONS": "-XX:+LakehouseUpgradeFault"}}}
 
@@ -255,7 +257,7 @@ def upgraded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upgrade]:
 
             # The upgrade, in the same checkout: this commit's files in place of the release's, its venv, its plan.
             release.timings.clear()
-            release.checkout(head_commit())
+            release.checkout(THIS)
             release.make("venv")
             plan = release.preview_plan(STACK)
             poller = downtime.DowntimePoller({

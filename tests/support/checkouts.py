@@ -114,6 +114,8 @@ class Checkout:
     def checkout(self, ref: str) -> None:
         """``git checkout`` of ``ref`` in this clone: the release's files replaced in place (what a user upgrading in
         one checkout does); what git does not track (the venv, stack files, the backend, data) stays."""
+        # What this repository committed since the clone was made (a clone sees commits only).
+        subprocess.run(["git", "-C", str(self.root), "fetch", "--quiet", str(PROJECT_ROOT), ref], check=True)
         subprocess.run(["git", "-C", str(self.root), "checkout", "--quiet", "--detach", ref], check=True)
         self.ref = ref
 
