@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from lakehouse_platform.control import commands, docker_stack, relocate, services, state, toolchain
+from lakehouse_platform.control.adopt import AdoptionRefused
 from lakehouse_platform.control.workspace import (
     describe,
     init_project_stacks,
@@ -55,6 +56,8 @@ def parser() -> argparse.ArgumentParser:
                      "service (the lab: docker start)").add_argument("service", nargs="?")
     command("verify", "the probes (extra arguments go to pytest): against an isolated copy of the native stack, or "
                       "the deployed lab (--stack lab)")
+    command("adopt", "take over the stack's resources an earlier release recorded (up, down and refresh do it "
+                     "first; run it before a plain `pulumi refresh` or `pulumi destroy` after an upgrade)")
     command("env", "the Pulumi environment").add_argument("--shell", action="store_true", help="as export lines")
     command("claim", "record this checkout's stack (project, stack, backend) as the owner of its state directory: a "
                      "moved checkout, or taking over another stack's data on purpose")
@@ -146,6 +149,15 @@ def main(argv: list[str] | None = None) -> int:
             was = f" (it recorded {before.describe()})" if before else ""
             commands.console.print(f"==> {where} now belongs to {me.describe()}{was}", markup=False, highlight=False)
             return 0
+        if args.command == "adopt":
+            from lakehouse_platform.control.adopt import adopt
+            from lakehouse_platform.control.workspace import select
+
+            select(args.stack)
+            adopted = adopt(args.stack, say=lambda line: commands.console.print(line, markup=False))
+            if not adopted:
+                commands.console.print(f"==> stack {args.stack}: every resource already runs this release's providers")
+            return 0
         if args.command == "artifacts":
             from lakehouse_platform.control.artifacts import fetch
 
@@ -199,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         return commands.smoke_report(args.stack)
     except (commands.StackCommandFailed, docker_stack.NotReady, services.ServiceControlError,
-            toolchain.ToolchainError, relocate.RelocationRefused, state.NotTheOwner) as exc:
+            toolchain.ToolchainError, relocate.RelocationRefused, AdoptionRefused, state.NotTheOwner) as exc:
         # One line however long (a path, a backend URL), never folded inside a word.
         commands.console.print(f"error: {exc}", markup=False, highlight=False, style="red", soft_wrap=True)
         return 1

@@ -157,11 +157,22 @@ def forget(stack: str) -> None:
         ws.remove_stack(stack, force=True)
 
 
+#: What may run a recorded provider's own code (``read``, ``delete``): its resources are adopted first.
+RUNS_RECORDED_PROVIDERS = ("up", "destroy", "refresh")
+
+
 def run(stack: str, what: str, quiet: bool, **kwargs: Any) -> float:
-    """Run ``up``/``destroy``/``refresh``/``preview`` on a stack; seconds taken."""
+    """Run ``up``/``destroy``/``refresh``/``preview`` on a stack; seconds taken.
+
+    Before ``up``, ``destroy`` and ``refresh``, resources an earlier release recorded are taken over by this
+    release's providers (``adopt``): an upgrade in place has removed the files some of them ran."""
+    from lakehouse_platform.control.adopt import adopt
+
     handle = select(stack)
     started = time.perf_counter()
     on_output = None if quiet else (lambda line: print(line, flush=True))
+    if what in RUNS_RECORDED_PROVIDERS:
+        adopt(stack, say=(lambda _line: None) if quiet else print)
     try:
         getattr(handle, what)(on_output=on_output, color="never", **kwargs)
     except auto.CommandError as exc:
