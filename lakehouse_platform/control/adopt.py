@@ -53,6 +53,7 @@ PROVIDERS: Mapping[str, str] = {
     "pulumi-python:dynamic/governance:SelfSignedCertificate":
         "lakehouse_platform.resources.certificate:CertificateProvider",
     "pulumi-python:dynamic/lab:LabState": "lakehouse_platform.targets.lab_state:LabStateProvider",
+    "pulumi-python:dynamic/state:StateOwner": "lakehouse_platform.targets.state_owner:StateOwnerProvider",
     "pulumi-python:dynamic/images:PushedImage": "lakehouse_platform.targets.aws.pushed_image:PushedImageProvider",
     "pulumi-python:dynamic/aws:EcsTaskRun": "lakehouse_platform.targets.aws.run_task:EcsTaskRunProvider",
 }
