@@ -170,7 +170,9 @@ def how_it_runs(spec: PlatformSpec, name: str) -> str:
     if spec.target is Target.NATIVE:
         return "local process on 127.0.0.1" if definition.native is not None else "folded into another process"
     if spec.target is Target.DOCKER:
-        return f"container {spec.services[name].image}"
+        # A digest pin is a box's width on its own: its first 12 hex digits say which image it is.
+        image, _, digest = spec.services[name].image.partition("@")
+        return f"container {image}" + (f" @{digest[:19]}" if digest else "")
     return definition.managed.get(Target.AWS, "ECS Fargate task")
 
 
