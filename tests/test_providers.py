@@ -21,6 +21,7 @@ import pytest
 from pulumi.dynamic.dynamic import serialize_provider
 
 from lakehouse_platform import providers
+from lakehouse_platform.control import adopt
 from lakehouse_platform.paths import PROJECT_ROOT
 from tests.support.harness import ProgramRun
 
@@ -36,6 +37,7 @@ PINNED = (
     "lakehouse_platform.targets.lab_state:LabStateProvider",
     "lakehouse_platform.targets.native.local_service.provider:LocalServiceProvider",
     "lakehouse_platform.targets.native.runtime:NativeRuntimeProvider",
+    "lakehouse_platform.targets.state_owner:StateOwnerProvider",
 )
 
 
@@ -73,6 +75,8 @@ def references(blob: str) -> list[str]:
 
 def test_every_provider_of_the_source_is_pinned() -> None:
     assert provider_classes_in_the_source() == set(PINNED)
+    # The operator's commands adopt a stack's recorded resources with these same classes (control/adopt.py).
+    assert sorted(adopt.PROVIDERS.values()) == sorted(PINNED)
 
 
 @pytest.mark.parametrize("reference", PINNED)

@@ -2,6 +2,7 @@
 
     up | down | start | smoke | outputs | verify | env [--shell]     the stack itself (``make up`` runs ``up``)
     pulumi                                                          the Pulumi CLI: yours, else the project's build
+    claim                                                           record this stack as its state directory's owner
     stop SERVICE | start SERVICE | restart SERVICE                  one service (native: by its recorded pid and
                                                                     pulumi up; the lab: docker stop/start/restart)
     artifacts [--only NAME]                                         obtain what the stack runs (``make artifacts``)
@@ -24,8 +25,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lakehouse_platform.control import commands, docker_stack, relocate, services, toolchain
-from lakehouse_platform.control.workspace import describe, outputs, pulumi_env, workspace
+from lakehouse_platform.control import commands, docker_stack, relocate, services, state, toolchain
+from lakehouse_platform.control.adopt import AdoptionRefused
+from lakehouse_platform.control.workspace import (
+    describe,
+    init_project_stacks,
+    make_backend_dir,
+    outputs,
+    pulumi_env,
+    workspace,
+)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -47,7 +56,11 @@ def parser() -> argparse.ArgumentParser:
                      "service (the lab: docker start)").add_argument("service", nargs="?")
     command("verify", "the probes (extra arguments go to pytest): against an isolated copy of the native stack, or "
                       "the deployed lab (--stack lab)")
+    command("adopt", "take over the stack's resources an earlier release recorded (up, down and refresh do it "
+                     "first; run it before a plain `pulumi refresh` or `pulumi destroy` after an upgrade)")
     command("env", "the Pulumi environment").add_argument("--shell", action="store_true", help="as export lines")
+    command("claim", "record this checkout's stack (project, stack, backend) as the owner of its state directory: a "
+                     "moved checkout, or taking over another stack's data on purpose")
     command("pulumi", "the Pulumi CLI the project runs: yours where it fits (LAKEHOUSE_PULUMI=auto|project|installed), "
                       "else the project's build, built only then (make pulumi)")
     for name in ("stop", "restart"):
@@ -124,8 +137,26 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"error: {exc}", file=sys.stderr)  # stdout is eval'ed by scripts/pulumi-env.sh
                 return 1
             env = pulumi_env(args.stack if args.stack != "native" else None)
+            # A fresh clone: the project's backend and its stacks made, so `pulumi preview --stack <s>` works first.
+            make_backend_dir(env)
+            for made in init_project_stacks(env):
+                print(f"==> stack {made} created on the project's backend", file=sys.stderr)
             print("\n".join(f"export {k}={shlex.quote(v)}" for k, v in env.items()) if args.shell
                   else json.dumps(env, indent=2))
+            return 0
+        if args.command == "claim":
+            where, me, before = state.take_over(args.stack)
+            was = f" (it recorded {before.describe()})" if before else ""
+            commands.console.print(f"==> {where} now belongs to {me.describe()}{was}", markup=False, highlight=False)
+            return 0
+        if args.command == "adopt":
+            from lakehouse_platform.control.adopt import adopt
+            from lakehouse_platform.control.workspace import select
+
+            select(args.stack)
+            adopted = adopt(args.stack, say=lambda line: commands.console.print(line, markup=False))
+            if not adopted:
+                commands.console.print(f"==> stack {args.stack}: every resource already runs this release's providers")
             return 0
         if args.command == "artifacts":
             from lakehouse_platform.control.artifacts import fetch
@@ -151,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
             ownership.main(["--stack", args.stack])
             return commands.smoke_report(args.stack)
         if args.command == "down":
+            state.check(args.stack)  # never another stack's platform
             commands.down(args.stack)
             _remove_build_leftovers(args.stack)
             return 0
@@ -179,8 +211,9 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         return commands.smoke_report(args.stack)
     except (commands.StackCommandFailed, docker_stack.NotReady, services.ServiceControlError,
-            toolchain.ToolchainError, relocate.RelocationRefused) as exc:
-        commands.console.print(f"error: {exc}", markup=False, highlight=False, style="red")
+            toolchain.ToolchainError, relocate.RelocationRefused, AdoptionRefused, state.NotTheOwner) as exc:
+        # One line however long (a path, a backend URL), never folded inside a word.
+        commands.console.print(f"error: {exc}", markup=False, highlight=False, style="red", soft_wrap=True)
         return 1
 
 

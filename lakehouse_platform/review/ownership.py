@@ -273,7 +273,8 @@ def _change_mode(args: argparse.Namespace, console: Console) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lakehouse_platform.review", description=__doc__.splitlines()[0])
     parser.add_argument("--stack", help="stack name: lab, cloud, native (reads Pulumi.<stack>.yaml)")
-    parser.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+    parser.add_argument("--format", choices=("table", "json", "markdown", "svg"), default="table",
+                        help="svg: the stack's pictures drawn from its model (layers, services, flows, governance)")
     parser.add_argument("--diff", metavar="OTHER", help="show what differs from another stack")
     parser.add_argument("--base", metavar="REF", help="change mode: the stack file before the change: a file or "
                                                       "REV:PATH (e.g. origin/main:Pulumi.cloud.yaml)")
@@ -328,7 +329,11 @@ def main(argv: list[str] | None = None) -> int:
                 table.add_row(c["what"], c["left"], c["right"])
             console.print(table)
         return 0
-    if args.format == "json":
+    if args.format == "svg":
+        from lakehouse_platform.review import pictures
+
+        print(pictures.document(spec, args.stack))
+    elif args.format == "json":
         print(json.dumps({"stack": args.stack, "target": spec.target.value, "platform_version": PLATFORM_VERSION,
                           "layers": ownership(spec), "tables": tables(spec), "grants": grants.grants_table(spec),
                           "flags": grants.flags(spec), "recovery": recovery(spec)}, indent=2))

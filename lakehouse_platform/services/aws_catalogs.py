@@ -1,11 +1,10 @@
-"""The catalogs on aws, as every catalog service's aws half builds them: one internal load balancer in front of them,
-each catalog an ECS service behind it, and their setup jobs as one-off ECS tasks CD runs after ``pulumi up``.
+"""The catalogs on aws, as every catalog service's aws half builds them: each catalog an ECS service behind the
+catalogs' one internal load balancer (``aws_parts.CatalogLoadBalancer``), and its setup jobs' task definitions.
 
 Every catalog server shares one listener: a rule per catalog forwards ``<catalog>.<name>.internal`` (a CNAME
 to the load balancer) to its target group. The jobs' task definitions are each part's ``catalog_jobs``; the aws
-target lists them as the ``catalog_jobs`` stack output, in the order CD runs them.
+target runs them in order within ``pulumi up`` and lists them as the ``catalog_jobs`` stack output.
 """
-
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -35,15 +35,16 @@ Part = TypeVar("Part", bound="PartComponent")
 
 
 class PartComponent(AwsComponent):
-    """A service's aws part: a component of its layer, with what it adds to the outputs and to what CD runs."""
+    """A service's aws part: a component of its layer, with what it adds to the outputs and its catalog jobs."""
 
-    #: The catalog jobs CD runs before every other (the database's init), when the part has any.
+    #: The catalog jobs that run before every other (the database's init), when the part has any.
     first_jobs: tuple[str, ...] = ()
 
     def __init__(self, type_token: str, name: str, ctx: AwsContext, layer: Layer,
                  opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(type_token, name, ctx, layer, opts)
-        #: Its one-off jobs CD runs after ``pulumi up`` (catalog setup), by name.
+        #: Its one-off jobs of the catalog's setup, by name (``pulumi up`` runs them, in order, after the catalog
+        #: layer).
         self.catalog_jobs: dict[str, aws.ecs.TaskDefinition] = {}
         #: Secret references it makes that later parts' tasks read (the RDS-managed database password).
         self.secret_refs: dict[str, pulumi.Input[str]] = {}
@@ -112,6 +113,9 @@ class Foundation:
     code: SecureBucket | None = None
     #: The catalogs' internal load balancer with its listener (when a catalog runs as an ECS service).
     catalogs: CatalogLoadBalancer | None = None
+    #: The catalog's setup having run (``pulumi up`` runs its jobs after the catalog layer): what needs the catalog
+    #: (declared tables, the Flink application, the connectors) depends on these (empty where it needs no job).
+    catalog_ready: list[pulumi.Resource] = field(default_factory=list)
 
     @property
     def spec(self) -> PlatformSpec:

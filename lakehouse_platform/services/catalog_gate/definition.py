@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from lakehouse_platform.services import operations_support as support
 from lakehouse_platform.services.catalog_gate import container, native
-from lakehouse_platform.services.catalog_gate.config import FRONTS, NAME, SIGNING_KEY
+from lakehouse_platform.services.catalog_gate.config import FRONTS, NAME, SIGNING_KEY, local_trust, trust_outputs
 from lakehouse_platform.services.definition import (
     Governance,
     GrantsEnforcement,
@@ -55,7 +55,8 @@ SERVICES = (
         aws=OnAws(unavailable="the REST fixture does not run on aws; Polaris and Lakekeeper authenticate "
                               "their own principals"),
         governance=Governance(secrets=(SIGNING_KEY,),
-                              enforces_grants=GrantsEnforcement("every REST request of the fixture, per namespace")),
-        fronts=FRONTS, metrics=Metrics("catalog_gate_metrics"),
+                              enforces_grants=GrantsEnforcement("every REST request of the fixture, per namespace",
+                                                                gaps=local_trust)),
+        fronts=FRONTS, metrics=Metrics("catalog_gate_metrics"), stack_outputs=trust_outputs,
     ),
 )

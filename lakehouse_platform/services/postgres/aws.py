@@ -4,7 +4,7 @@ TLS only, logical WAL for Debezium (the same settings as ``SERVER_SETTINGS`` on 
 encrypted with the platform's key, its master password kept by RDS in Secrets Manager (the
 ``postgres-password`` secret reference of every task that connects), every log export in a KMS-encrypted
 group made before it. RDS creates one database: the ``postgres-init`` job creates the catalogs' and the
-bookshop's (idempotent), first among the catalog jobs CD runs after ``pulumi up``.
+bookshop's (idempotent), first among the catalog jobs ``pulumi up`` runs.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def init_container(spec: PlatformSpec) -> Container:
 class CatalogDatabase(PartComponent):
     """The catalogs' PostgreSQL on RDS, reached as ``postgres.<name>.internal``, and its init job."""
 
-    first_jobs = (DB_INIT_JOB,)  # RDS creates one database: CD creates the others before any catalog job
+    first_jobs = (DB_INIT_JOB,)  # RDS creates one database: its init creates the others before any catalog job
 
     def __init__(self, foundation: Foundation) -> None:
         ctx, spec, gov = foundation.ctx, foundation.spec, foundation.gov

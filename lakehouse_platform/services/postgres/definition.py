@@ -8,7 +8,7 @@ binaries of the newest PostgreSQL major Debian offers up to the pin). On aws it 
 from __future__ import annotations
 
 from lakehouse_platform.model import Layer, Target
-from lakehouse_platform.services.capabilities import DATABASE
+from lakehouse_platform.services.capabilities import DATABASE, DATABASE_BACKUP_PASSWORD
 from lakehouse_platform.services.definition import (
     ArtifactRecipe,
     AwsIngress,
@@ -53,7 +53,9 @@ SERVICES = (
         )),
         governance=Governance(secrets=(
             SecretSpec("postgres-password", "postgresPassword", "lab-postgres-password",
-                       managed_on={Target.AWS: "RDS keeps the master password in Secrets Manager"}),)),
+                       managed_on={Target.AWS: "RDS keeps the master password in Secrets Manager"}),
+            SecretSpec(DATABASE_BACKUP_PASSWORD, "postgresBackupPassword", "lab-postgres-backup-password",
+                       managed_on={Target.AWS: "no role of its own: AWS Backup keeps the RDS database"}))),
         provides=(DATABASE,), probes=ProbeHooks(version=Lazy("lakehouse_platform.services.postgres.probe:version")),
     ),
 )

@@ -9,8 +9,8 @@ Amazon Managed Prometheus, the exporter) is the ``aws`` module of its package, d
     governance (network, KMS, roles, secrets) -> log groups (every part's sources) -> storage (warehouse)
     -> the clusters, the code bucket, the catalogs' load balancer, the alarm topic (what the parts stand on)
     -> the images the stack pushes (the operations image, when a part runs it)
-    -> catalog parts (their jobs become ``catalog_jobs``) -> compute parts -> orchestration (declared tables,
-    maintenance parts) -> observability parts, then every part's alarms
+    -> catalog parts -> their jobs, run in order by ``pulumi up`` (``catalog_jobs.bootstrap``) -> compute parts
+    -> orchestration (declared tables, maintenance parts) -> observability parts, then every part's alarms
     -> recovery (backups of the catalog database, the warehouse's replica)
 
 The log groups come right after governance because every writer (ECS tasks, RDS, EMR, MSK) must find its
@@ -19,8 +19,7 @@ KMS-encrypted group already there; their names derive from the spec, so nothing 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
 
 import pulumi
 import pulumi_aws as aws
@@ -33,14 +32,14 @@ from lakehouse_platform.layers import LayerComponent
 from lakehouse_platform.model import Layer, PlatformSpec
 from lakehouse_platform.placeholders import KMS_KEY_ARN, VENDING_ROLE_ARN
 from lakehouse_platform.services.aws_catalogs import CatalogPorts, catalog_servers
-from lakehouse_platform.services.aws_parts import CatalogLoadBalancer, Foundation, PartComponent
+from lakehouse_platform.services.aws_parts import CatalogLoadBalancer, Foundation
 from lakehouse_platform.services.capabilities import DATABASE, DatabaseOnAws
 from lakehouse_platform.services.context import Side, url
 from lakehouse_platform.services.definition import AwsPart
 from lakehouse_platform.services.operations_support import OPERATIONS_IMAGE
 from lakehouse_platform.services.registry import registry
 from lakehouse_platform.targets import Built
-from lakehouse_platform.targets.aws import governance, images, recovery
+from lakehouse_platform.targets.aws import catalog_jobs, governance, images, recovery
 from lakehouse_platform.targets.aws.network import platform_network
 from lakehouse_platform.targets.aws.provider_config import provider_args
 
@@ -96,6 +95,9 @@ class AwsTarget:
                 foundation.secret_refs.update(component.secret_refs)
                 built.layer(layer).update(component.layer_outputs())
                 built.outputs.update(component.stack_outputs())
+            if layer is Layer.CATALOG:
+                # The catalog set up by `pulumi up` itself, before any part of a later layer needs it.
+                foundation.catalog_ready = catalog_jobs.bootstrap(foundation, list(foundation.parts.values()))
         topic = foundation.alarms
         topic.watch([foundation.catalogs, *foundation.parts.values()])
         database: DatabaseOnAws | None = foundation.provider(DATABASE)
@@ -149,32 +151,10 @@ class AwsTarget:
             role = registry()[name].catalog
             assert role is not None
             urls[name] = url(spec, name, "http", Side.INTERNAL, role.path)
-        jobs = run_spec(foundation, list(foundation.parts.values()))
+        jobs = catalog_jobs.run_spec(foundation, list(foundation.parts.values()))
         built.layer(Layer.CATALOG).update({"cluster": cluster.name, "catalog_urls": urls, "jobs": jobs})
         built.outputs.update({"catalog_urls": urls, "catalog_jobs": jobs, "catalog_cluster": cluster.name})
         if foundation.catalogs is not None:
             built.layer(Layer.CATALOG)["load_balancer"] = foundation.catalogs.balancer.dns_name
             built.outputs["catalog_load_balancer"] = foundation.catalogs.balancer.dns_name
 
-
-def run_spec(foundation: Foundation, parts: Sequence[PartComponent]) -> dict[str, dict[str, Any]]:
-    """The parts' catalog jobs in the order CD runs them: the jobs a part says come first (the database's init),
-    then the start order; each with the ``aws ecs run-task`` line that starts it."""
-    spec = foundation.spec
-    tasks = {job: task for part in parts for job, task in part.catalog_jobs.items()}
-    order = [job for part in parts for job in part.first_jobs if job in tasks]
-    order += [n for n in spec.start_order() if n in tasks and n not in order]
-    cluster = foundation.cluster(Layer.CATALOG)
-    network = foundation.gov.network
-    return {
-        job: {
-            "order": order.index(job),
-            "cluster": cluster.name,
-            "task_definition": tasks[job].arn,
-            "subnets": network.private_subnet_ids,
-            "security_groups": [network.sg("catalogs").id],
-            "command": ecs.run_task_command(cluster.name, tasks[job].arn, network.private_subnet_ids,
-                                            [network.sg("catalogs").id]),
-        }
-        for job in order
-    }
