@@ -76,7 +76,7 @@ def references(blob: str) -> list[str]:
 def test_every_provider_of_the_source_is_pinned() -> None:
     assert provider_classes_in_the_source() == set(PINNED)
     # The operator's commands adopt a stack's recorded resources with these same classes (control/adopt.py).
-    assert sorted(adopt.PROVIDERS.values()) == sorted(PINNED)
+    assert sorted(adopt.providers().values()) == sorted(PINNED)
 
 
 @pytest.mark.parametrize("reference", PINNED)
