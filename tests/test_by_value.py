@@ -16,7 +16,6 @@ import pytest
 from pulumi.dynamic.dynamic import serialize_provider
 
 from lakehouse_platform import by_value
-from lakehouse_platform.paths import PROJECT_ROOT
 from lakehouse_platform.resources.certificate import CertificateProvider
 from lakehouse_platform.services.flink.job import FlinkJobProvider
 from lakehouse_platform.services.kafka_connect.connectors import ConnectorProvider
@@ -26,6 +25,7 @@ from lakehouse_platform.targets.declared_tables.provider import DeclaredTablePro
 from lakehouse_platform.targets.lab_state import LabStateProvider
 from lakehouse_platform.targets.native.local_service import LocalServiceProvider
 from lakehouse_platform.targets.native.runtime import NativeRuntimeProvider
+from tests.support import REPO_ROOT
 from tests.support.harness import ProgramRun
 
 LOCAL_SERVICE = "lakehouse_platform.targets.native.local_service"
@@ -72,7 +72,7 @@ def load_in_a_provider_process(*blobs: str) -> list[list[str]]:
 def test_a_blob_carries_its_code_by_name_and_loads_where_the_project_is_not(provider_class: type) -> None:
     blob = serialize_provider(provider_class())
     assert blob == serialize_provider(provider_class()), "deterministic, or every up shows a diff"
-    assert str(PROJECT_ROOT).encode() not in base64.b64decode(blob), "no path of the checkout in the state"
+    assert str(REPO_ROOT).encode() not in base64.b64decode(blob), "no path of the checkout in the state"
     assert sorted(by_value.closure(provider_class.__module__)) == sorted(["lakehouse_platform.by_value",
                                                                            *CLOSURES[provider_class]])
     [(module, name, _mark)] = load_in_a_provider_process(blob)

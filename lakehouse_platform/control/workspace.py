@@ -5,12 +5,15 @@ Its environment is defined here and nowhere else (``scripts/pulumi-env.sh`` prin
 chosen CLI's directory first on PATH (so the engine finds its plugins), no update checks, the documented lab
 passphrase unless one is set, and the backend the user chose (``PULUMI_BACKEND_URL`` or ``pulumi login``), else
 the project's local file backend. With the project's build also its own Pulumi home and no plugin downloads
-(get.pulumi.com is not reachable here); with the user's, their home and their plugin settings.
+(get.pulumi.com is not reachable here); with the user's, their home and their plugin settings. The project is the
+Pulumi project being run (``paths.project_root``: a team's repository or this one), and the Python that runs a
+policy pack (which names no virtualenv) is this one.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -22,7 +25,7 @@ from lakehouse_platform.config import ConfigError, load_stack
 from lakehouse_platform.control import toolchain
 from lakehouse_platform.control.isolated import STACKS as ISOLATED_STACKS
 from lakehouse_platform.model import Target
-from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.paths import PROJECT_ENV, project_root
 
 LAB_PASSPHRASE = "lakehouse-native-lab"  # noqa: S105 - the documented lab passphrase (README)
 # Provider packages installed in the venv that a native stack never uses and that no registry here
@@ -43,6 +46,11 @@ def pulumi_env(stack: str | None = None, tool: toolchain.Toolchain | None = None
         # The native target's dynamic provider forks service processes from a process running gRPC
         # threads; gRPC's fork handlers then crash the child before exec (SIGSEGV in event_engine).
         "GRPC_ENABLE_FORK_SUPPORT": "false",
+        # The policy pack shipped in the package names no virtualenv (it lives inside one, or in a checkout): the
+        # engine runs it with this interpreter, where the package is installed.
+        "PULUMI_PYTHON_CMD": os.environ.get("PULUMI_PYTHON_CMD") or sys.executable,
+        # The project whose stack files a policy pack reads (``lakehouse:extends``): it runs in its own directory.
+        PROJECT_ENV: str(project_root()),
     }
     if project:
         env["PULUMI_HOME"] = str(toolchain.PROJECT_HOME)
@@ -94,7 +102,7 @@ def workspace(stack: str | None = None) -> auto.LocalWorkspace:
         Path(env["PULUMI_BACKEND_URL"].removeprefix("file://")).mkdir(parents=True, exist_ok=True)
     if "PULUMI_HOME" in env:
         Path(env["PULUMI_HOME"]).mkdir(parents=True, exist_ok=True)
-    return auto.LocalWorkspace(work_dir=str(PROJECT_ROOT), pulumi_command=ChosenCommand(tool), env_vars=env,
+    return auto.LocalWorkspace(work_dir=str(project_root()), pulumi_command=ChosenCommand(tool), env_vars=env,
                                secrets_provider="passphrase")
 
 

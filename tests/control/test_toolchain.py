@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from lakehouse_platform.control import toolchain, workspace
-from lakehouse_platform.paths import PROJECT_ROOT
+from tests.support import REPO_ROOT
 
-PYPROJECT = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+PYPROJECT = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 SDK_PIN = next(d.split("==")[1] for d in PYPROJECT["project"]["dependencies"] if d.startswith("pulumi=="))
 SYSTEM_PATH = "/usr/bin:/bin"
 
@@ -165,14 +165,14 @@ def test_make_pulumi_with_an_installed_pulumi_builds_nothing_and_says_so(tmp_pat
            "PULUMI_HOME": str(tmp_path / "home")}
     env.pop(toolchain.MODE_ENV, None)
     env.pop("PULUMI_BACKEND_URL", None)
-    done = subprocess.run([sys.executable, "-m", "lakehouse_platform.control", "pulumi"], cwd=PROJECT_ROOT, env=env,
+    done = subprocess.run([sys.executable, "-m", "lakehouse_platform.control", "pulumi"], cwd=REPO_ROOT, env=env,
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"==> pulumi: yours, 3.274.1 at {user_bin / 'pulumi'} (supported {toolchain.supported_text()})" in done.stdout
     assert "install-pulumi.sh" not in done.stdout and "building" not in done.stdout  # no Go build, no install
     # Asked for an installed CLI where none fits: an error naming why, exit 1, nothing built.
     fake_pulumi(user_bin, "v4.1.0")
-    done = subprocess.run([sys.executable, "-m", "lakehouse_platform.control", "pulumi"], cwd=PROJECT_ROOT,
+    done = subprocess.run([sys.executable, "-m", "lakehouse_platform.control", "pulumi"], cwd=REPO_ROOT,
                           env={**env, toolchain.MODE_ENV: "installed"}, capture_output=True, text=True, timeout=120,
                           check=False)
     assert done.returncode == 1

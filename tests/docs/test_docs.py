@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 import yaml
 
-from lakehouse_platform.paths import PROJECT_ROOT
+from tests.support import REPO_ROOT
 
-WORKFLOW = PROJECT_ROOT / "examples" / "github-actions" / "lakehouse-cd.yml"
-README = PROJECT_ROOT / "README.md"
+WORKFLOW = REPO_ROOT / "examples" / "github-actions" / "lakehouse-cd.yml"
+README = REPO_ROOT / "README.md"
 
 
 def _workflow() -> dict[str, Any]:
@@ -36,7 +36,7 @@ def _scripts() -> str:
 
 
 def _make_targets() -> set[str]:
-    return set(re.findall(r"^([a-z][a-z-]*):", (PROJECT_ROOT / "Makefile").read_text(), re.MULTILINE))
+    return set(re.findall(r"^([a-z][a-z-]*):", (REPO_ROOT / "Makefile").read_text(), re.MULTILINE))
 
 
 def _slug(heading: str) -> str:
@@ -58,7 +58,7 @@ def test_readme_links_lead_to_files_and_headings_that_exist():
     for target, anchor in links:
         if re.match(r"[a-z]+://", target):
             continue
-        path = PROJECT_ROOT / target
+        path = REPO_ROOT / target
         assert path.is_file(), f"README links to {target}, which does not exist"
         if anchor:
             headings = re.findall(r"^#+ (.+?)\s*$", path.read_text(), re.MULTILINE)
@@ -69,11 +69,11 @@ def test_the_workflow_deploys_each_stack_of_this_repository():
     matrix = _workflow()["jobs"]["deploy"]["strategy"]["matrix"]["include"]
     assert {entry["stack"] for entry in matrix} == {"lab", "cloud"}
     for entry in matrix:
-        assert (PROJECT_ROOT / f"Pulumi.{entry['stack']}.yaml").is_file()
+        assert (REPO_ROOT / f"Pulumi.{entry['stack']}.yaml").is_file()
 
 
 def test_the_provider_plugins_are_the_versions_pyproject_pins():
-    pyproject = (PROJECT_ROOT / "pyproject.toml").read_text()
+    pyproject = (REPO_ROOT / "pyproject.toml").read_text()
     for entry in _workflow()["jobs"]["deploy"]["strategy"]["matrix"]["include"]:
         pinned = re.search(rf'"pulumi-{entry["provider"]}==([0-9.]+)"', pyproject)
         assert pinned, f"pyproject.toml pins no pulumi-{entry['provider']}"
@@ -91,7 +91,7 @@ def test_every_script_the_workflow_runs_exists(pattern):
     used = set(re.findall(pattern, _scripts(), re.MULTILINE))
     assert used
     for script in used:
-        assert (PROJECT_ROOT / script).is_file(), script
+        assert (REPO_ROOT / script).is_file(), script
 
 
 def test_every_python_module_the_workflow_runs_is_importable():
@@ -103,18 +103,18 @@ def test_every_python_module_the_workflow_runs_is_importable():
 
 def test_the_policy_pack_probes_and_files_the_workflow_names_exist():
     scripts = _scripts()
-    assert "--policy-pack lakehouse_platform/policies" in scripts and (PROJECT_ROOT / "lakehouse_platform" / "policies" / "PulumiPolicy.yaml").is_file()
-    assert "pytest lakehouse_platform/probes" in scripts and (PROJECT_ROOT / "lakehouse_platform/probes" / "conftest.py").is_file()
+    assert "--policy-pack lakehouse_platform/policies" in scripts and (REPO_ROOT / "lakehouse_platform" / "policies" / "PulumiPolicy.yaml").is_file()
+    assert "pytest lakehouse_platform/probes" in scripts and (REPO_ROOT / "lakehouse_platform/probes" / "conftest.py").is_file()
     for step in _steps():
         for key in ("go-version-file",):
             if key in step.get("with", {}):
-                assert (PROJECT_ROOT / step["with"][key]).is_file(), step["with"][key]
+                assert (REPO_ROOT / step["with"][key]).is_file(), step["with"][key]
 
 
 def test_the_stack_outputs_the_workflow_reads_are_ones_the_program_exports():
     read = set(re.findall(r"\.(\w+_jobs) //", _scripts()))
     assert read == {"catalog_jobs", "streams_jobs"}
-    sources = "\n".join(p.read_text() for p in (PROJECT_ROOT / "lakehouse_platform").rglob("*.py"))
+    sources = "\n".join(p.read_text() for p in (REPO_ROOT / "lakehouse_platform").rglob("*.py"))
     for output in read:
         assert f'"{output}"' in sources, output
 

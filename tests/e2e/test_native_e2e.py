@@ -24,14 +24,14 @@ import yaml
 
 from lakehouse_platform.control import clients, commands, isolated
 from lakehouse_platform.control.workspace import forget, outputs, refresh, select
-from lakehouse_platform.paths import PROJECT_ROOT
 from lakehouse_platform.services.trino import client as trino_client
+from tests.support import REPO_ROOT
 
 STACK = "e2e"
 
 pytestmark = [
     pytest.mark.e2e,
-    pytest.mark.skipif(not (PROJECT_ROOT / ".tools" / "bin" / "pulumi").exists(),
+    pytest.mark.skipif(not (REPO_ROOT / ".tools" / "bin" / "pulumi").exists(),
                        reason="the Pulumi CLI is not built: run `make pulumi` (make test does)"),
 ]
 
@@ -83,8 +83,8 @@ def test_no_path_of_the_checkout_is_in_the_stacks_state(deployed):
     import json
 
     state = json.dumps(select(STACK).export_stack().deployment)
-    print(f"\n== {STACK}: {len(state)} bytes of state, {state.count(str(PROJECT_ROOT))} occurrences of {PROJECT_ROOT}")
-    assert state.count(str(PROJECT_ROOT)) == 0
+    print(f"\n== {STACK}: {len(state)} bytes of state, {state.count(str(REPO_ROOT))} occurrences of {REPO_ROOT}")
+    assert state.count(str(REPO_ROOT)) == 0
 
 
 def test_second_up_changes_nothing(deployed):
@@ -177,7 +177,7 @@ def test_the_safe_probes_alone_run_on_a_stack_not_marked_disposable_and_leave_no
     report = tmp_path / "probes.xml"
     started = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "pytest", "lakehouse_platform/probes", "--stack", STACK, "-p", "no:cacheprovider",
-                           f"--junitxml={report}"], cwd=PROJECT_ROOT, env={**os.environ, **pulumi_env(STACK)},
+                           f"--junitxml={report}"], cwd=REPO_ROOT, env={**os.environ, **pulumi_env(STACK)},
                           capture_output=True, text=True, timeout=3600, check=False)
     took = time.monotonic() - started
     after = footprint(outputs(STACK))
@@ -277,7 +277,7 @@ def test_streaming_job_resumes_exactly_once_after_an_update_and_a_lost_job_manag
     assert first["state"] == "RUNNING" and first["restored_from"] == ""
     _wait_for_a_checkpoint(deployed, first["job_id"])
 
-    path = PROJECT_ROOT / f"Pulumi.{STACK}.yaml"
+    path = REPO_ROOT / f"Pulumi.{STACK}.yaml"
     document = yaml.safe_load(path.read_text())
     # A tuning change (same lineage: job name, table and source kept), so the job resumes from its savepoint.
     document["config"]["lakehouse:platform"].setdefault("flink", {}).setdefault("job", {})["rows_per_second"] = 40
@@ -316,7 +316,7 @@ def test_preview_of_an_isolated_native_stack_with_the_policy_pack_runs_clean():
     name = "preview"
     isolated.isolated_stack(name)
     try:
-        preview = select(name).preview(policy_packs=[str(PROJECT_ROOT / "lakehouse_platform" / "policies")], color="never")
+        preview = select(name).preview(policy_packs=[str(REPO_ROOT / "lakehouse_platform" / "policies")], color="never")
         assert "error" not in preview.stdout.lower().split("resources:")[-1], preview.stdout[-3000:]
     finally:
         forget(name)

@@ -21,12 +21,13 @@ import pytest
 
 from lakehouse_platform.control import clients, commands, isolated
 from lakehouse_platform.control.workspace import forget, outputs, select
-from lakehouse_platform.paths import PROJECT_ROOT, stack_state_dir
+from lakehouse_platform.paths import stack_state_dir
+from tests.support import REPO_ROOT
 from tests.support.checkouts import Checkout, deploy_previous_release, live, take_over
 
 pytestmark = [
     pytest.mark.e2e,
-    pytest.mark.skipif(not (PROJECT_ROOT / ".tools" / "bin" / "pulumi").exists(),
+    pytest.mark.skipif(not (REPO_ROOT / ".tools" / "bin" / "pulumi").exists(),
                        reason="the Pulumi CLI is not built: run `make pulumi` (make test does)"),
 ]
 
@@ -77,7 +78,7 @@ def test_a_stack_of_the_previous_release_is_updated_then_destroyed_by_this_one(p
         assert table.scan().to_arrow().num_rows == 3, "the rows written by the previous release are there"
 
         state = json.dumps(select(STACK).export_stack().deployment)
-        for checkout in (previous.root, PROJECT_ROOT):
+        for checkout in (previous.root, REPO_ROOT):
             assert str(checkout) not in state, f"{checkout} is in the stack's state after the update"
         assert set(select(STACK).preview(color="never").change_summary) == {"same"}, "a second up changes nothing"
 

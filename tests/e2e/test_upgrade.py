@@ -42,8 +42,8 @@ from lakehouse_platform import version
 from lakehouse_platform.control import clients, commands, isolated
 from lakehouse_platform.control.artifacts import fetch
 from lakehouse_platform.control.workspace import forget, outputs, select
-from lakehouse_platform.paths import PROJECT_ROOT, stack_state_dir, state_root
-from tests.support import downtime
+from lakehouse_platform.paths import stack_state_dir, state_root
+from tests.support import REPO_ROOT, downtime
 from tests.support.checkouts import Checkout, deploy_previous_release, take_over
 from tests.support.polling import wait_for
 from tests.support.stack_data import cdc_pipeline, flink_ids, kafka_state, offsets_gone_back, table_snapshots
@@ -55,7 +55,7 @@ PREVIOUS = version.previous_release()
 
 pytestmark = [
     pytest.mark.e2e,
-    pytest.mark.skipif(not (PROJECT_ROOT / ".tools" / "bin" / "pulumi").exists(),
+    pytest.mark.skipif(not (REPO_ROOT / ".tools" / "bin" / "pulumi").exists(),
                        reason="the Pulumi CLI is not built: run `make pulumi` (make test does)"),
     pytest.mark.skipif(PREVIOUS is None, reason="this is the first release: nothing to upgrade from"),
 ]

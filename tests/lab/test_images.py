@@ -16,7 +16,6 @@ import pytest
 from lakehouse_platform.artifacts.artifact import Artifact
 from lakehouse_platform.by_value import plain
 from lakehouse_platform.config import ConfigError, load_platform
-from lakehouse_platform.paths import PROJECT_ROOT
 from lakehouse_platform.services import operations_support as support
 from lakehouse_platform.services import postgres, trino
 from lakehouse_platform.services.flink import container as flink_container
@@ -29,6 +28,7 @@ from lakehouse_platform.services.trino import aws as trino_aws
 from lakehouse_platform.services.trino import config as trino_config
 from lakehouse_platform.targets import lab_images as images
 from lakehouse_platform.version import PLATFORM_VERSION
+from tests.support import REPO_ROOT
 from tests.support.harness import FakeResolver, ProgramRun, run_program
 from tests.support.stacks import built_lab_platform, stack_platform
 
@@ -82,7 +82,7 @@ def test_the_four_operations_services_run_one_image_built_once_as_one_user(mode,
     (image,) = run.of_type(BUILT_IMAGE)
     assert image.inputs["imageName"] == support.OPERATIONS_IMAGE
     assert image.inputs["build"]["dockerfile"].endswith(support.OPERATIONS_DOCKERFILE)
-    assert image.inputs["build"]["context"] == str(PROJECT_ROOT)
+    assert image.inputs["build"]["context"] == str(REPO_ROOT)
     assert image.inputs["build"]["builderVersion"] == "BuilderV1"  # the classic builder, as the build driver's
     args = image.inputs["build"]["args"]
     assert args["BASE"] == "debian:bookworm-20260202-slim"
@@ -124,7 +124,7 @@ def test_the_state_the_operations_write_is_handed_to_their_user_before_they_star
 
 
 def test_the_operations_images_user_is_the_one_the_program_runs_them_as() -> None:
-    dockerfile = (PROJECT_ROOT / support.OPERATIONS_DOCKERFILE).read_text()
+    dockerfile = (REPO_ROOT / support.OPERATIONS_DOCKERFILE).read_text()
     uid, gid = support.OPERATIONS_USER.split(":")
     assert f"USER {support.OPERATIONS_USER}" in dockerfile
     assert f"useradd --uid {uid} --gid {gid}" in dockerfile
@@ -136,11 +136,11 @@ def test_the_operations_images_context_is_exactly_what_it_needs(tmp_path: Path) 
     """.dockerignore admits the code the image runs and its lock: never .state, .pulumi-state, .venv, tests."""
     from docker.utils.build import exclude_paths
 
-    patterns = [line for line in (PROJECT_ROOT / ".dockerignore").read_text().splitlines()
+    patterns = [line for line in (REPO_ROOT / ".dockerignore").read_text().splitlines()
                 if line.strip() and not line.startswith("#")]
     expected = {".dockerignore", "docker/operations.Dockerfile", "docker/operations.lock", "lakehouse_platform/__init__.py",
-                *(str(p.relative_to(PROJECT_ROOT)) for p in (PROJECT_ROOT / "lakehouse_platform" / "runtime").rglob("*.py"))}
-    assert set(exclude_paths(str(PROJECT_ROOT), patterns)) == expected
+                *(str(p.relative_to(REPO_ROOT)) for p in (REPO_ROOT / "lakehouse_platform" / "runtime").rglob("*.py"))}
+    assert set(exclude_paths(str(REPO_ROOT), patterns)) == expected
     # What changes under a running lab never reaches the context (the image stays the same between runs).
     for noisy in (".state/lab/flink/state/chk-1", ".pulumi-state/stacks/lab.json", ".venv/lib/site.py",
                   "tests/test_x.py", "lakehouse_platform/runtime/__pycache__/runs.cpython-311.pyc", "README.md"):
@@ -173,7 +173,7 @@ def test_the_offline_lab_stack_runs_the_built_images_through_its_extends_as_pulu
 
     from lakehouse_platform.config import EXTENDS_KEY
 
-    config = yaml.safe_load((PROJECT_ROOT / "Pulumi.lab-offline.yaml").read_text())["config"]
+    config = yaml.safe_load((REPO_ROOT / "Pulumi.lab-offline.yaml").read_text())["config"]
     assert config[EXTENDS_KEY] == "lab"
     run = run_program("lab-offline", config["lakehouse:platform"], extra_config={EXTENDS_KEY: "lab"}, secret_keys=[],
                       resolver=BuiltResolver())

@@ -23,7 +23,7 @@ from lakehouse_platform.config import ConfigError, extended, load_platform, load
 from lakehouse_platform.control.isolated import STACKS, isolated_platform
 from lakehouse_platform.control.workspace import LAB_PASSPHRASE
 from lakehouse_platform.model import Target
-from lakehouse_platform.paths import PROJECT_ROOT
+from tests.support import REPO_ROOT
 from tests.support.harness import run_program
 from tests.support.stacks import stack_platform
 
@@ -34,7 +34,7 @@ PBKDF2_ROUNDS = 1_000_000
 
 def committed_stacks() -> list[str]:
     """The stack files of the repository (not an isolated stack's generated file)."""
-    names = [p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in PROJECT_ROOT.glob("Pulumi.*.yaml")]
+    names = [p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in REPO_ROOT.glob("Pulumi.*.yaml")]
     return sorted(n for n in names if n not in STACKS and n != "lab-run")
 
 
@@ -54,7 +54,7 @@ def test_the_repository_has_the_stacks_the_docs_name():
 
 @pytest.mark.parametrize("stack", ["native", "lab", "lab-offline"])
 def test_every_passphrase_stack_carries_its_salt_so_the_first_up_writes_nothing(stack):
-    document = yaml.safe_load((PROJECT_ROOT / f"Pulumi.{stack}.yaml").read_text())
+    document = yaml.safe_load((REPO_ROOT / f"Pulumi.{stack}.yaml").read_text())
     assert load_stack(stack).target in (Target.NATIVE, Target.DOCKER)  # deployed by the project's workspace
     assert "encryptionsalt" in document, f"Pulumi.{stack}.yaml: the first up would write its salt into the file"
     assert salt_opens_with(document["encryptionsalt"], LAB_PASSPHRASE)
@@ -62,7 +62,7 @@ def test_every_passphrase_stack_carries_its_salt_so_the_first_up_writes_nothing(
 
 
 def test_the_cloud_stack_leaves_its_secrets_provider_to_stack_init():
-    document = yaml.safe_load((PROJECT_ROOT / "Pulumi.cloud.yaml").read_text())
+    document = yaml.safe_load((REPO_ROOT / "Pulumi.cloud.yaml").read_text())
     assert "encryptionsalt" not in document  # awskms:// at `pulumi stack init` (its runbook), never a passphrase
 
 

@@ -17,8 +17,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from lakehouse_platform.paths import PROJECT_ROOT
 from lakehouse_platform.probes.support import selection
+from tests.support import REPO_ROOT
 
 #: The disruptive probes: faults, restarts, the recovery drill, commit storms, maintenance runs, changes to a source
 #: database, alerts made to fire (each module's probes, or the named ones).
@@ -32,7 +32,7 @@ DISRUPTIVE = {
 
 def probes(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "pytest", "lakehouse_platform/probes", "-p", "no:cacheprovider", *args],
-                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300, check=False)
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, check=False)
 
 
 def collected(marks: str) -> set[str]:

@@ -18,11 +18,11 @@ import pytest
 import yaml
 
 from lakehouse_platform.config import load_platform
-from lakehouse_platform.paths import PROJECT_ROOT
 from lakehouse_platform.services import ServiceContext, flink
 from lakehouse_platform.services.flink import artifact as flink_artifact
 from lakehouse_platform.services.flink import config as flink_config
 from lakehouse_platform.services.flink import job as fj
+from tests.support import REPO_ROOT
 from tests.support.harness import ProgramRun
 from tests.support.stacks import stack_platform, with_changes
 
@@ -191,7 +191,7 @@ def test_serialized_job_provider_loads_without_the_repository_on_the_path():
     done = subprocess.run([PY, "-c", code], input=blob, cwd="/", env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["FlinkJobProvider", "True"]
-    assert str(PROJECT_ROOT).encode() not in base64.b64decode(blob), "no path of the checkout in the state"
+    assert str(REPO_ROOT).encode() not in base64.b64decode(blob), "no path of the checkout in the state"
 
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from lakehouse_platform import version
-from lakehouse_platform.paths import PROJECT_ROOT
+from tests.support import REPO_ROOT
 
 #: How long one command of a clone may take (a first `pulumi up` of the whole platform takes a few minutes).
 COMMAND_TIMEOUT_S = 1500
@@ -36,14 +36,14 @@ def previous_release_ref() -> str:
     if previous is None:
         raise LookupError(f"release {version.PLATFORM_VERSION} is the first: there is no previous release")
     tag, commit = f"v{previous[0]}", previous[1]
-    found = subprocess.run(["git", "-C", str(PROJECT_ROOT), "rev-parse", "--verify", "--quiet", f"refs/tags/{tag}"],
+    found = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "--verify", "--quiet", f"refs/tags/{tag}"],
                            capture_output=True, text=True, check=False)
     return tag if found.returncode == 0 else commit
 
 
 def head_commit() -> str:
     """This checkout's committed HEAD (a clone sees commits only: run the tier on a committed tree)."""
-    return subprocess.run(["git", "-C", str(PROJECT_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
+    return subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
                           check=True).stdout.strip()
 
 
@@ -64,7 +64,7 @@ class Checkout:
     def clone(cls, ref: str, root: Path, env: dict[str, str] | None = None) -> Checkout:
         """``git clone`` of this repository, ``ref`` checked out, its venv and Pulumi CLI made (timed)."""
         started = time.monotonic()
-        subprocess.run(["git", "clone", "--quiet", "--no-checkout", str(PROJECT_ROOT), str(root)], check=True)
+        subprocess.run(["git", "clone", "--quiet", "--no-checkout", str(REPO_ROOT), str(root)], check=True)
         subprocess.run(["git", "-C", str(root), "checkout", "--quiet", "--detach", ref], check=True)
         checkout = cls(root, ref, dict(env or {}))
         checkout.make("venv")
@@ -209,5 +209,5 @@ def take_over(previous: Checkout, stack: str) -> dict[str, str]:
 
     This release's ``make up`` then moves the stack's data to ``lakehouse_platform.paths.stack_state_dir(stack)``, which
     must be empty (a destroy keeps data: clear it before the test)."""
-    shutil.copy2(previous.root / f"Pulumi.{stack}.yaml", PROJECT_ROOT / f"Pulumi.{stack}.yaml")
+    shutil.copy2(previous.root / f"Pulumi.{stack}.yaml", REPO_ROOT / f"Pulumi.{stack}.yaml")
     return {"PULUMI_BACKEND_URL": f"file://{previous.root / '.pulumi-state'}"}

@@ -17,14 +17,14 @@ from typing import Any
 
 import yaml
 
-from lakehouse_platform.paths import PROJECT_ROOT
 from lakehouse_platform.policies import config as pack_config
 from lakehouse_platform.policies.registry import policy, run_policy
 from lakehouse_platform.policies.resources import Resource, StackContext
 from lakehouse_platform.policies.wire import UNKNOWN_STRING, secret
+from tests.support import REPO_ROOT
 from tests.support.harness import Registered, cached_run
 
-ROOT = PROJECT_ROOT
+ROOT = REPO_ROOT
 PROJECT = "lakehouse-platform"
 __all__ = ["PROJECT", "ROOT", "UNKNOWN_STRING", "aws", "cloud_context", "ecs_task", "graph", "isolated_pulumi_env", "lab", "named",
            "replace_env", "secret", "set_label", "stack_platform", "to_resources", "violations", "warehouse_bucket"]

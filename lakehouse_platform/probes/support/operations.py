@@ -19,7 +19,7 @@ from urllib.parse import urlparse
 
 import requests
 
-from lakehouse_platform.probes.support.stack import ROOT, Stack
+from lakehouse_platform.probes.support.stack import Stack
 
 CLI_TIMEOUT_S = 900
 
@@ -55,7 +55,7 @@ def cli(stack: Stack, *args: str, with_stack: bool = False) -> CliResult:
         argv += ["--stack", str(stack.name)]
     started = time.perf_counter()
     try:
-        done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=CLI_TIMEOUT_S, check=False)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=CLI_TIMEOUT_S, check=False)
     finally:
         path.unlink(missing_ok=True)
     seconds = time.perf_counter() - started

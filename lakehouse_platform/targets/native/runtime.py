@@ -1,11 +1,11 @@
 """``NativeRuntime``: the stack's own copy of the code its Python processes run, outside any checkout.
 
 The native target's Python processes (the catalog gate, the metrics exporter, the schedulers, the post-start
-tasks, Flink's launcher) run ``lakehouse_platform.runtime``, the operations image's code set (``.dockerignore``), on the
-operations runtime (``lakehouse_platform/artifacts/runtime.py``). This resource writes that code into the stack's state
-(``<state>/runtime/code``, a symlink to ``code-<digest>`` swapped atomically), so what a running service imports,
-and what its watchdog execs on a restart, never depends on a checkout, moved or gone. The sources travel in the
-resource's inputs keyed by relative path: no path of a checkout is recorded.
+tasks, Flink's launcher) run ``lakehouse_platform.runtime``, the operations image's code set (its
+``.dockerignore``), on the operations runtime (``lakehouse_platform/artifacts/runtime.py``). This resource writes
+that code into the stack's state (``<state>/runtime/code``, a symlink to ``code-<digest>`` swapped atomically), so
+what a running service imports, and what its watchdog execs on a restart, never depends on a checkout or an
+installed package, moved, upgraded or gone. The sources travel in the resource's inputs keyed by relative path: no path of a checkout is recorded.
 
 create, update
     Write the version beside the others, point ``code`` at it in one rename, remove the other versions. A
@@ -33,12 +33,13 @@ import pulumi.dynamic
 from lakehouse_platform.by_value import ByValue, code_changed, plain
 
 CODE_LINK = "code"
-#: What the processes run: the operations image's code set (``.dockerignore``), as relative path globs.
+#: What the processes run: the operations image's code set (its ``.dockerignore``), as relative path globs.
 CODE_SET = ("lakehouse_platform/__init__.py", "lakehouse_platform/runtime/**/*.py")
 
 
 def code_sources(root: Path) -> dict[str, str]:
-    """The code set's sources under ``root`` (a checkout), by relative path: the resource's input."""
+    """The code set's sources under ``root`` (what the package sits in: a checkout or site-packages), by relative
+    path: the resource's input."""
     return {str(path.relative_to(root)): path.read_text(encoding="utf-8")
             for pattern in CODE_SET for path in sorted(root.glob(pattern))}
 
