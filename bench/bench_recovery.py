@@ -34,7 +34,7 @@ STACK = "bench"
 
 def cli(*args: str) -> tuple[dict, float]:
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "lakehouse_platform.control", *args, "--stack", STACK],
+    done = subprocess.run([sys.executable, "-m", "lakehouse_platform", *args, "--stack", STACK],
                           cwd=REPO_ROOT,
                           env={**os.environ, **pulumi_env(STACK)}, capture_output=True, text=True, timeout=1800,
                           check=False)

@@ -1,7 +1,7 @@
 """The lab's images built: each image's context staged from the artifact cache, the engine's classic builder,
 and the build driver (the base check, the refusals, the operations image, every built image the engine lacks).
 
-``python -m lakehouse_platform.lab images build --stack lab`` and ``make up STACK=lab`` run it. Evaluating the program
+``lakehouse lab images build --stack lab`` and ``make up STACK=lab`` run it. Evaluating the program
 never
 builds: it only computes the tags (``lakehouse_platform.targets.lab_images.built_tags``) this driver builds under.
 """

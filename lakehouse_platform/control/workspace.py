@@ -128,14 +128,23 @@ class StackCommandFailed(RuntimeError):
 
 
 def run(stack: str, what: str, quiet: bool, **kwargs: Any) -> float:
-    """Run ``up``/``destroy``/``refresh``/``preview`` on a stack; seconds taken."""
+    """Run ``up``/``destroy``/``refresh``/``preview`` on a stack; seconds taken. Progress is shown as it goes: Pulumi's
+    own lines, or (``quiet``) the line it is at beside a spinner."""
+    from lakehouse_platform.control.progress import step
+
     handle = select(stack)
     started = time.perf_counter()
-    on_output = None if quiet else (lambda line: print(line, flush=True))
-    try:
-        getattr(handle, what)(on_output=on_output, color="never", **kwargs)
-    except auto.CommandError as exc:
-        raise StackCommandFailed(f"pulumi {what} --stack {stack} failed:\n{diagnostics(str(exc))}") from None
+    with step(f"pulumi {what} --stack {stack}") as detail:
+        def on_output(line: str) -> None:
+            if quiet:
+                detail(line.strip()[:100])
+            else:
+                print(line, flush=True)
+
+        try:
+            getattr(handle, what)(on_output=on_output, color="never", **kwargs)
+        except auto.CommandError as exc:
+            raise StackCommandFailed(f"pulumi {what} --stack {stack} failed:\n{diagnostics(str(exc))}") from None
     return time.perf_counter() - started
 
 

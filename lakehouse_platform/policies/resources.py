@@ -362,7 +362,7 @@ def no_context(rule: str, why: str) -> Violation:
         "(lakehouse:platform) did not reach the policy pack; run `pulumi preview --policy-pack "
         "lakehouse_platform/policies` with a "
         "Pulumi CLI that passes stack config to policy packs, or add `--policy-pack-config` rendered by "
-        "`python -m lakehouse_platform.policies.config <stack>`"
+        "`lakehouse policy-pack --config <stack>`"
     )
 
 

@@ -52,7 +52,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="stack outputs JSON file (instead of --stack)")
     group.addoption("--restart-command", default=os.environ.get("PLATFORM_RESTART_COMMAND"),
                     help="command restarting a service ({service} and {stack} are substituted); default: "
-                         "python -m lakehouse_platform.control restart {service} --stack {stack} on native")
+                         "lakehouse restart {service} --stack {stack} on native")
     group.addoption("--commit-seconds", type=float, default=float(os.environ.get("PLATFORM_COMMIT_SECONDS", 30)),
                     help="duration of the concurrent-commit probe (default 30 s)")
     group.addoption("--keep-tables", action="store_true",

@@ -107,7 +107,7 @@ class CacheResolver:
                 "artifacts missing from the cache "
                 f"({cache.cache_root(create=False)}): " + "; ".join(missing)
                 + ". Fetch them with `make artifacts STACK=<stack>` "
-                "(python -m lakehouse_platform.control artifacts --stack <stack>)"
+                "(lakehouse artifacts --stack <stack>)"
             )
         return StackArtifacts(services, {m: java.find_java(m) for m in java_majors(spec)}, spark_jars, duckdb, cloud,
                               python)

@@ -129,7 +129,7 @@ class DockerTarget:
         try:
             # Host files containers mount, and what the host's clients load (looked up, never fetched).
             self.artifacts = resolver.resolve(spec)
-            # lab.images: built: service -> the build of its image (python -m lakehouse_platform.lab images build): its
+            # lab.images: built: service -> the build of its image (lakehouse lab images build): its
             # tag
             # computed from the cache, never built here.
             self.builds = lab_images.service_builds(spec, self.artifacts)

@@ -158,21 +158,21 @@ def test_the_users_backend_is_respected_and_the_projects_file_backend_is_the_def
 
 
 def test_make_pulumi_with_an_installed_pulumi_builds_nothing_and_says_so(tmp_path):
-    """``python -m lakehouse_platform.control pulumi`` (what ``make pulumi`` runs) in its own process, PATH with a fake CLI."""
+    """``lakehouse pulumi`` (what ``make pulumi`` runs) in its own process, PATH with a fake CLI."""
     user_bin = tmp_path / "user"
     fake_pulumi(user_bin, "v3.274.1")
     env = {**os.environ, "PATH": f"{user_bin}:{Path(sys.executable).parent}:{SYSTEM_PATH}",
            "PULUMI_HOME": str(tmp_path / "home")}
     env.pop(toolchain.MODE_ENV, None)
     env.pop("PULUMI_BACKEND_URL", None)
-    done = subprocess.run([sys.executable, "-m", "lakehouse_platform.control", "pulumi"], cwd=REPO_ROOT, env=env,
+    done = subprocess.run([sys.executable, "-m", "lakehouse_platform", "pulumi"], cwd=REPO_ROOT, env=env,
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"==> pulumi: yours, 3.274.1 at {user_bin / 'pulumi'} (supported {toolchain.supported_text()})" in done.stdout
     assert "install-pulumi.sh" not in done.stdout and "building" not in done.stdout  # no Go build, no install
     # Asked for an installed CLI where none fits: an error naming why, exit 1, nothing built.
     fake_pulumi(user_bin, "v4.1.0")
-    done = subprocess.run([sys.executable, "-m", "lakehouse_platform.control", "pulumi"], cwd=REPO_ROOT,
+    done = subprocess.run([sys.executable, "-m", "lakehouse_platform", "pulumi"], cwd=REPO_ROOT,
                           env={**env, toolchain.MODE_ENV: "installed"}, capture_output=True, text=True, timeout=120,
                           check=False)
     assert done.returncode == 1

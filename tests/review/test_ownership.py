@@ -22,12 +22,12 @@ def review(*args: str, root: Path = ROOT) -> subprocess.CompletedProcess:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main([*args, "--root", str(root)])
-    return subprocess.CompletedProcess(["python", "-m", "lakehouse_platform.review", *args], code, out.getvalue(), err.getvalue())
+    return subprocess.CompletedProcess(["python", "-m", "lakehouse_platform", "review", *args], code, out.getvalue(), err.getvalue())
 
 
 def review_process(*args: str, root: Path = ROOT) -> subprocess.CompletedProcess:
     """The review command as a user runs it: its own process."""
-    return subprocess.run([sys.executable, "-m", "lakehouse_platform.review", *args, "--root", str(root)],
+    return subprocess.run([sys.executable, "-m", "lakehouse_platform", "review", *args, "--root", str(root)],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
 
 

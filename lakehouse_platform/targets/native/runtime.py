@@ -5,7 +5,8 @@ tasks, Flink's launcher) run ``lakehouse_platform.runtime``, the operations imag
 ``.dockerignore``), on the operations runtime (``lakehouse_platform/artifacts/runtime.py``). This resource writes
 that code into the stack's state (``<state>/runtime/code``, a symlink to ``code-<digest>`` swapped atomically), so
 what a running service imports, and what its watchdog execs on a restart, never depends on a checkout or an
-installed package, moved, upgraded or gone. The sources travel in the resource's inputs keyed by relative path: no path of a checkout is recorded.
+installed package, moved, upgraded or gone. The sources travel in the resource's inputs keyed by relative path:
+no path of a checkout is recorded.
 
 create, update
     Write the version beside the others, point ``code`` at it in one rename, remove the other versions. A

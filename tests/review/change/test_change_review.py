@@ -249,7 +249,7 @@ def test_bad_input_exits_2_naming_it_without_a_traceback(tmp_path):
             assert command.main(args) == EXIT_BAD_INPUT, args
         assert message in err.getvalue(), err.getvalue()
     # As a user runs it, in its own process: the config's error, no traceback.
-    done = subprocess.run([sys.executable, "-m", "lakehouse_platform.review", "--base", "Pulumi.lab.yaml", "--head", str(broken)],
+    done = subprocess.run([sys.executable, "-m", "lakehouse_platform", "review", "--base", "Pulumi.lab.yaml", "--head", str(broken)],
                           cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == EXIT_BAD_INPUT, (done.stdout, done.stderr)
     assert "layers.compute.owner: every layer needs an owner" in done.stderr and "Traceback" not in done.stderr
@@ -324,9 +324,9 @@ def _lines(args: list[str], columns: int, monkeypatch: pytest.MonkeyPatch) -> li
 
 
 def test_the_ownership_review_fits_a_terminal_of_110_columns_and_says_everything(monkeypatch):
-    # As the issue runs it: COLUMNS=110 python -m lakehouse_platform.review --stack cloud, in its own process.
+    # As the issue runs it: COLUMNS=110 lakehouse review --stack cloud, in its own process.
     env = {k: v for k, v in __import__("os").environ.items() if k != "LINES"}
-    done = subprocess.run([sys.executable, "-m", "lakehouse_platform.review", "--stack", "cloud"], cwd=REPO_ROOT,
+    done = subprocess.run([sys.executable, "-m", "lakehouse_platform", "review", "--stack", "cloud"], cwd=REPO_ROOT,
                           env={**env, "COLUMNS": "110"}, capture_output=True, text=True, timeout=120, check=True)
     lines = done.stdout.splitlines()
     assert max(len(line) for line in lines) <= 110
