@@ -143,6 +143,7 @@ class _Program:
                 self.gate.set_result([])
             else:
                 self.gate.set_exception(pulumi.RunError(self.refused))
+                self.gate.exception()  # retrieved here: the refusal is the program's error, said once
 
     def refuse(self, message: str) -> pulumi.RunError:
         self.refused = self.refused or message

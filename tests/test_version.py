@@ -52,7 +52,7 @@ def test_every_release_has_a_changelog_section_and_the_next_one_is_being_written
 
 def test_releases_are_read_oldest_first_and_refused_when_malformed(tmp_path, monkeypatch):
     (tmp_path / "pyproject.toml").write_text(
-        '[project]\nversion = "1.2.0"\n[tool.lakehouse.releases]\n'
+        '[project]\nname = "lakehouse-platform"\nversion = "1.2.0"\n[tool.lakehouse.releases]\n'
         f'"1.10.0" = "{"b" * 40}"\n"1.1.0" = "{"a" * 40}"\n"1.9.0" = "{"c" * 40}"\n')
     monkeypatch.setattr(version, "PYPROJECT", tmp_path / "pyproject.toml")
     version._pyproject.cache_clear()
@@ -61,7 +61,7 @@ def test_releases_are_read_oldest_first_and_refused_when_malformed(tmp_path, mon
         assert version.previous_release("1.2.0") == ("1.1.0", "a" * 40)
         assert version.previous_release("1.10.0") == ("1.9.0", "c" * 40)
         assert version.previous_release("1.0.0") is None  # the first release has no predecessor
-        (tmp_path / "pyproject.toml").write_text('[project]\nversion = "1.2.0"\n[tool.lakehouse.releases]\n'
+        (tmp_path / "pyproject.toml").write_text('[project]\nname = "lakehouse-platform"\nversion = "1.2.0"\n[tool.lakehouse.releases]\n'
                                                  '"1.1.0" = "4b7f8d0"\n')
         version._pyproject.cache_clear()
         with pytest.raises(version.VersionError, match="the full 40-character commit"):

@@ -136,8 +136,17 @@ def test_the_choice_project_or_installed_is_honoured_and_a_bad_one_names_the_all
 def test_the_users_backend_is_respected_and_the_projects_file_backend_is_the_default(tmp_path, monkeypatch):
     user_bin = tmp_path / "user"
     tool = toolchain.Toolchain("installed", fake_pulumi(user_bin, "v3.274.1"), "3.274.1")
-    assert workspace.pulumi_env("native", tool)["PULUMI_BACKEND_URL"] == toolchain.PROJECT_BACKEND
-    assert toolchain.backend(tool, isolated=False)[1] == f"the project's: {toolchain.PROJECT_BACKEND}"
+    backend = f"file://{REPO_ROOT / '.pulumi-state'}"  # the project being run: this repository (the tests' cwd)
+    assert workspace.pulumi_env("native", tool)["PULUMI_BACKEND_URL"] == backend
+    assert toolchain.backend(tool, isolated=False)[1] == f"the project's: {backend}"
+    # A team's project (lakehouse -C DIR, or its working directory) has a backend of its own, never the package's.
+    team = tmp_path / "team"
+    team.mkdir()
+    (team / "Pulumi.yaml").write_text("name: analytics\nruntime: python\n")
+    monkeypatch.setenv("LAKEHOUSE_PROJECT", str(team))
+    assert workspace.pulumi_env("dev", tool)["PULUMI_BACKEND_URL"] == f"file://{team / '.pulumi-state'}"
+    assert workspace.pulumi_env("dev", tool)["LAKEHOUSE_PROJECT"] == str(team)
+    monkeypatch.delenv("LAKEHOUSE_PROJECT")
     # pulumi login: credentials.json in the CLI's Pulumi home names the current backend.
     home = tmp_path / "home"
     home.mkdir()
@@ -149,7 +158,7 @@ def test_the_users_backend_is_respected_and_the_projects_file_backend_is_the_def
     assert "PULUMI_BACKEND_URL" not in workspace.pulumi_env("cloud", tool)
     assert toolchain.backend(tool, isolated=False) == (None, "yours: https://api.pulumi.com (PULUMI_BACKEND_URL)")
     # Isolated stacks are the tests' and benchmarks' throwaway copies: always the project's local backend.
-    assert workspace.pulumi_env("verify", tool)["PULUMI_BACKEND_URL"] == toolchain.PROJECT_BACKEND
+    assert workspace.pulumi_env("verify", tool)["PULUMI_BACKEND_URL"] == backend
     # The project's build reads its own home: a login there is respected the same way.
     project_tool = toolchain.Toolchain("project", fake_pulumi(toolchain.PROJECT_BIN, "v3.274.1"), "3.274.1")
     monkeypatch.delenv("PULUMI_BACKEND_URL")

@@ -456,7 +456,7 @@ def test_lab_gate_holds_token_hashes_and_clients_reach_the_fixture_only_through_
 
 def test_lab_gate_runs_in_the_operations_image_with_its_signing_key_only_in_its_environment(lab):
     image = lab.named("operations-image")  # the one operations image, built once for every operations container
-    assert image.inputs["build"]["dockerfile"].endswith("docker/operations.Dockerfile")
+    assert image.inputs["build"]["dockerfile"].endswith("lakehouse_platform/runtime/image/Dockerfile")
     assert image.inputs["imageName"] == f"lakehouse/operations:{PLATFORM_VERSION}"
     container = lab.named("catalog-gate")
     assert container.inputs["command"] == ["python", "-m", "lakehouse_platform.runtime.catalog_gate", "--config",

@@ -20,6 +20,7 @@ from lakehouse_platform.model import IdentitySpec, Layer
 from lakehouse_platform.review import ownership as command
 from lakehouse_platform.review.change import EXIT_APPROVALS_MISSING, EXIT_APPROVED, EXIT_BAD_INPUT
 from lakehouse_platform.review.change.keys import ALL_LAYERS, key_layers
+from lakehouse_platform.control.isolated import FIXTURES
 from tests.support import REPO_ROOT
 from tests.support.stacks import stack_platform
 
@@ -29,7 +30,7 @@ PREVIEW = HERE / "data" / "preview.json"
 
 def write_stack(directory: Path, stack: str, platform: dict[str, Any], name: str | None = None) -> Path:
     """``Pulumi.<name>.yaml`` holding the stack file's other config and ``platform``."""
-    document = yaml.safe_load((REPO_ROOT / f"Pulumi.{stack}.yaml").read_text())
+    document = yaml.safe_load((FIXTURES / f"Pulumi.{stack}.yaml").read_text())
     document["config"]["lakehouse:platform"] = platform
     path = directory / f"Pulumi.{name or stack}.yaml"
     path.write_text(yaml.safe_dump(document, sort_keys=False))
@@ -40,7 +41,7 @@ def review(*args: str) -> tuple[int, dict[str, Any]]:
     """The change review in this interpreter, as JSON: (exit code, report)."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = command.main([*args, "--format", "json"])
+        code = command.main([*args, "--format", "json", "--root", str(FIXTURES)])
     assert code != EXIT_BAD_INPUT, err.getvalue()
     return code, json.loads(out.getvalue())
 
@@ -218,7 +219,7 @@ def test_the_base_is_read_from_git_and_a_stack_new_in_the_change_needs_every_lay
     _, from_git = review("--base", "HEAD:Pulumi.lab.yaml", "--head", str(head))
     committed = tmp_path / "committed" / "Pulumi.lab.yaml"  # the same revision as a file (the tree may differ)
     committed.parent.mkdir()
-    committed.write_bytes(subprocess.run(["git", "show", "HEAD:Pulumi.lab.yaml"], cwd=REPO_ROOT, check=True,
+    committed.write_bytes(subprocess.run(["git", "show", "HEAD:./Pulumi.lab.yaml"], cwd=FIXTURES, check=True,
                                          capture_output=True).stdout)
     _, from_file = review("--base", str(committed), "--head", str(head))
     assert from_git["changes"] == from_file["changes"] and from_git["base"] == "HEAD:Pulumi.lab.yaml"
@@ -246,11 +247,11 @@ def test_bad_input_exits_2_naming_it_without_a_traceback(tmp_path):
     for args, message in cases:
         err = io.StringIO()
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
-            assert command.main(args) == EXIT_BAD_INPUT, args
+            assert command.main([*args, "--root", str(FIXTURES)]) == EXIT_BAD_INPUT, args
         assert message in err.getvalue(), err.getvalue()
     # As a user runs it, in its own process: the config's error, no traceback.
-    done = subprocess.run([sys.executable, "-m", "lakehouse_platform", "review", "--base", "Pulumi.lab.yaml", "--head", str(broken)],
-                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run([sys.executable, "-m", "lakehouse_platform", "-C", str(REPO_ROOT), "review", "--base",
+                           "Pulumi.lab.yaml", "--head", str(broken), "--root", str(FIXTURES)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == EXIT_BAD_INPUT, (done.stdout, done.stderr)
     assert "layers.compute.owner: every layer needs an owner" in done.stderr and "Traceback" not in done.stderr
 
@@ -319,14 +320,15 @@ def _lines(args: list[str], columns: int, monkeypatch: pytest.MonkeyPatch) -> li
     monkeypatch.setenv("COLUMNS", str(columns))
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert command.main(args) in (EXIT_APPROVED, EXIT_APPROVALS_MISSING)
+        assert command.main([*args, "--root", str(FIXTURES)]) in (EXIT_APPROVED, EXIT_APPROVALS_MISSING)
     return out.getvalue().splitlines()
 
 
 def test_the_ownership_review_fits_a_terminal_of_110_columns_and_says_everything(monkeypatch):
     # As the issue runs it: COLUMNS=110 lakehouse review --stack cloud, in its own process.
     env = {k: v for k, v in __import__("os").environ.items() if k != "LINES"}
-    done = subprocess.run([sys.executable, "-m", "lakehouse_platform", "review", "--stack", "cloud"], cwd=REPO_ROOT,
+    done = subprocess.run([sys.executable, "-m", "lakehouse_platform", "review", "--stack", "cloud", "--root",
+                           str(FIXTURES)], cwd=REPO_ROOT,
                           env={**env, "COLUMNS": "110"}, capture_output=True, text=True, timeout=120, check=True)
     lines = done.stdout.splitlines()
     assert max(len(line) for line in lines) <= 110
@@ -375,5 +377,5 @@ def test_the_teams_handles_are_printed_for_cd():
     assert load_platform(platform).review.handles == {}
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert command.main(["--stack", "lab", "--handles"]) == 0
+        assert command.main(["--stack", "lab", "--handles", "--root", str(FIXTURES)]) == 0
     assert json.loads(out.getvalue()) == {}

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from lakehouse_platform.model import PlatformSpec
+from lakehouse_platform.paths import PACKAGE_DIR
 from lakehouse_platform.services import operations_support as support
 from lakehouse_platform.targets.aws import ecs, images
 from lakehouse_platform.targets.aws.context import RegistryImage
@@ -71,15 +72,15 @@ def test_the_graphs_lifecycle_policy_is_the_rule_on_the_stacks_repository(cloud)
 def test_the_image_is_built_from_the_labs_files_and_pushed_with_the_registrys_credentials(cloud):
     pushed = _pushed(cloud)
     assert pushed["repository"] == f"{ECR_REGISTRY}/lakehouse-cloud/operations"
-    # What .dockerignore admits (the lab's context, tests/lab/test_images.py): never tests, .venv or state.
+    # What the package's .dockerignore admits (the lab's context, tests/lab/test_images.py): its runtime, no more.
     assert pushed["files"] == sorted({
-        ".dockerignore", "docker/operations.Dockerfile", "docker/operations.lock", "lakehouse_platform/__init__.py",
-        *(str(p.relative_to(REPO_ROOT)) for p in (REPO_ROOT / "lakehouse_platform" / "runtime").glob("*.py")),
-        *(str(p.relative_to(REPO_ROOT)) for p in (REPO_ROOT / "lakehouse_platform" / "runtime" / "exporter").glob("*.py"))})
-    assert pushed["dockerfile"] == support.OPERATIONS_DOCKERFILE and pushed["context"] == str(REPO_ROOT)
+        ".dockerignore", "runtime/image/Dockerfile", "runtime/image/operations.lock", "__init__.py",
+        *(str(p.relative_to(PACKAGE_DIR)) for p in (PACKAGE_DIR / "runtime").glob("*.py")),
+        *(str(p.relative_to(PACKAGE_DIR)) for p in (PACKAGE_DIR / "runtime" / "exporter").glob("*.py"))})
+    assert pushed["dockerfile"] == support.OPERATIONS_DOCKERFILE and pushed["context"] == str(PACKAGE_DIR)
     assert set(pushed["args"]) == {"BASE", "PG_MAJOR"} and set(pushed["host_args"]) == {"CA_CERTIFICATES"}
     assert pushed["platform"] == "linux/amd64"
-    digest = context_digest(REPO_ROOT, pushed["files"], pushed["dockerfile"], pushed["args"], pushed["platform"])
+    digest = context_digest(PACKAGE_DIR, pushed["files"], pushed["dockerfile"], pushed["args"], pushed["platform"])
     assert pushed["context_digest"] == digest and pushed["tag"] == tag_of(PLATFORM_VERSION, digest)
     # The registry's own credentials (aws.ecr.get_authorization_token), a secret in the state.
     assert is_secret(pushed["registry"])
