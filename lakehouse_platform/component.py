@@ -35,6 +35,7 @@ from pulumi.runtime import settings
 
 from lakehouse_platform import outputs as stack_outputs
 from lakehouse_platform.config import NAMESPACE, ConfigError, extended, load_platform
+from lakehouse_platform.labels import PLATFORM_TYPE
 from lakehouse_platform.layers import LayerComponent, create_layers
 from lakehouse_platform.model import Layer, PlatformSpec, Target
 from lakehouse_platform.model.platform import PLATFORM_NAME
@@ -45,7 +46,7 @@ from lakehouse_platform.services.secrets import resolve_secrets
 from lakehouse_platform.targets import TargetNotReady, prepare
 from lakehouse_platform.version import PLATFORM_VERSION
 
-TYPE = "platform:index:LakehousePlatform"
+TYPE = PLATFORM_TYPE
 #: How the children are named: ``prefixed`` (each name starts with the platform's: several platforms share a stack)
 #: or ``bare`` (the names and places 0.4.0 gave them, layers at the stack's root: a stack deployed by 0.4.0, or by a
 #: fork of this repository, keeps every resource; one platform per stack).

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from lakehouse_platform import version
-from lakehouse_platform.config import load_stack
 from lakehouse_platform.services import operations_support
+from tests.support.stacks import spec_of
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
@@ -83,7 +83,7 @@ def test_every_target_exports_the_platform_version(lab_run, native_run, cloud_ru
 
 def test_the_operations_image_and_the_projects_own_services_carry_the_version():
     assert f"lakehouse/operations:{DECLARED}" == operations_support.OPERATIONS_IMAGE
-    spec = load_stack("lab")
+    spec = spec_of("lab")
     for name in ("lakehouse-exporter", "catalog-gate"):
         assert spec.services[name].version == DECLARED
         assert spec.services[name].image == f"lakehouse/operations:{DECLARED}"

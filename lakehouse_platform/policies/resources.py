@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
 
-from lakehouse_platform.labels import LABEL_LAYER, LABEL_OWNER, LABEL_SERVICE, Ownership
+from lakehouse_platform.labels import LABEL_LAYER, LABEL_OWNER, LABEL_SERVICE, PLATFORM_TYPE, Ownership
 from lakehouse_platform.policies.wire import is_unknown, reveal
 
 LAYER_COMPONENT_PREFIX = "platform:layers:"
@@ -261,9 +261,10 @@ def can_carry_labels(resource: Resource) -> bool:
 
 
 def is_exempt(resource: Resource) -> bool:
-    """The stack, providers and the layer components themselves carry no labels."""
+    """The stack, providers, the platform's component and the layer components themselves carry no labels."""
     t = resource.type
-    return t == "pulumi:pulumi:Stack" or t.startswith(("pulumi:providers:", LAYER_COMPONENT_PREFIX))
+    return t in ("pulumi:pulumi:Stack", PLATFORM_TYPE) or t.startswith(("pulumi:providers:",
+                                                                               LAYER_COMPONENT_PREFIX))
 
 
 def structural_layer(resource: Resource, index: Mapping[str, Resource] | None = None) -> str | None:

@@ -147,11 +147,11 @@ def test_the_workflow_posts_the_change_review_on_pull_requests_and_gates_on_its_
 def test_the_workflow_probes_the_cloud_with_the_safe_set_and_the_ephemeral_lab_with_everything():
     """Which probes run is each stack's config (its ``disposable`` output), never a flag in the pipeline: the cloud,
     which a team relies on, gets the safe set; the lab it destroys at the end gets every probe (issue 24)."""
-    from lakehouse_platform.config import load_stack
+    from tests.support.stacks import spec_of
 
     probes = [step["run"] for step in _steps() if "pytest lakehouse_platform/probes" in step.get("run", "")]
     assert len(probes) == 1 and "--outputs" in probes[0]
     assert "--disruptive" not in probes[0] and " -m " not in probes[0]
     stacks = {entry["stack"]: entry for entry in _workflow()["jobs"]["deploy"]["strategy"]["matrix"]["include"]}
-    assert load_stack("cloud").disposable is False and stacks["cloud"]["ephemeral"] is False
-    assert load_stack("lab").disposable is True and stacks["lab"]["ephemeral"] is True
+    assert spec_of("cloud").disposable is False and stacks["cloud"]["ephemeral"] is False
+    assert spec_of("lab").disposable is True and stacks["lab"]["ephemeral"] is True

@@ -16,6 +16,7 @@ import pytest
 from lakehouse_platform.artifacts.artifact import Artifact
 from lakehouse_platform.by_value import plain
 from lakehouse_platform.config import ConfigError, load_platform
+from lakehouse_platform.control.isolated import FIXTURES
 from lakehouse_platform.services import operations_support as support
 from lakehouse_platform.services import postgres, trino
 from lakehouse_platform.services.flink import container as flink_container
@@ -28,7 +29,6 @@ from lakehouse_platform.services.trino import aws as trino_aws
 from lakehouse_platform.services.trino import config as trino_config
 from lakehouse_platform.targets import lab_images as images
 from lakehouse_platform.version import PLATFORM_VERSION
-from lakehouse_platform.control.isolated import FIXTURES
 from tests.support.harness import FakeResolver, ProgramRun, run_program
 from tests.support.stacks import built_lab_platform, stack_platform
 

@@ -329,7 +329,7 @@ def test_the_seed_is_sixty_thousand_deterministic_orders_and_the_setup_is_idempo
     import psycopg
     from psycopg import sql
 
-    from lakehouse_platform.config import load_stack
+    from tests.support.stacks import spec_of
 
     bindir = _postgres_bin()
     assert bindir is not None
@@ -358,7 +358,7 @@ def test_the_seed_is_sixty_thousand_deterministic_orders_and_the_setup_is_idempo
                 time.sleep(0.1)
         with conn:
             conn.execute("CREATE DATABASE bookshop")
-        source = load_stack("native").streams.sources()[0]
+        source = spec_of("native").streams.sources()[0]
         digests = []
         for _ in range(2):  # the second run changes nothing
             with psycopg.connect(host="127.0.0.1", port=port, user="postgres", dbname="bookshop",

@@ -49,3 +49,8 @@ def cloud_with_tables_platform() -> dict[str, Any]:
          "columns": [{"name": "order_id", "type": "long"}], "maintenance": ["expire_snapshots"],
          "properties": {"comment": "the bookshop's orders"}}]
     return platform
+
+
+def spec_of(stack: str) -> PlatformSpec:
+    """A test stack's spec, validated (what ``config.load_stack`` gives for the project's own stack files)."""
+    return load_platform(stack_platform(stack), source=f"Pulumi.{stack}.yaml")

@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 import yaml
 
-from lakehouse_platform.config import ConfigError, load_platform, load_stack
+from lakehouse_platform.config import ConfigError, load_platform
+from lakehouse_platform.control.isolated import FIXTURES
 from lakehouse_platform.model import IdentitySpec, Layer
 from lakehouse_platform.review import ownership as command
 from lakehouse_platform.review.change import EXIT_APPROVALS_MISSING, EXIT_APPROVED, EXIT_BAD_INPUT
 from lakehouse_platform.review.change.keys import ALL_LAYERS, key_layers
-from lakehouse_platform.control.isolated import FIXTURES
 from tests.support import REPO_ROOT
-from tests.support.stacks import stack_platform
+from tests.support.stacks import spec_of, stack_platform
 
 HERE = Path(__file__).resolve().parent
 PREVIEW = HERE / "data" / "preview.json"
@@ -64,7 +64,7 @@ def test_a_memory_change_is_the_engines_teams_and_restarts_only_that_engine(tmp_
         memory="12GiB"))
     code, report = review("--base", "Pulumi.cloud.yaml", "--head", str(head))
     change = changes_of(report)["services.trino.memory"]
-    trino_owner = load_stack("cloud").owner_of("trino")
+    trino_owner = spec_of("cloud").owner_of("trino")
     assert (change["change"], change["layers"], change["owners"]) == ("2GiB -> 12GiB", ["compute"], [trino_owner])
     assert change["change_control"] == ["engine upgrades certified against the platform's tables before rollout"]
     assert change["effect"] == "restart" and change["does"].startswith("restart: trino is redeployed")
@@ -159,7 +159,7 @@ def test_a_declared_tables_change_needs_its_owner_and_the_platforms_schedule(tmp
 
     head = head_with(tmp_path, "native", retime)
     _, report = review("--base", "Pulumi.native.yaml", "--head", str(head))
-    table = load_stack("native").tables[0]
+    table = spec_of("native").tables[0]
     change = changes_of(report)[f"tables.{table.namespace}.{table.name}.freshness_minutes"]
     assert change["layers"] == ["orchestration"] and change["owners"] == [table.owner]
     assert change["approvers"] == [table.owner, "platform"]
@@ -186,7 +186,7 @@ def test_layers_approvers_are_validated_with_the_key_named():
 
 @pytest.mark.parametrize("stack", ["lab", "native", "cloud"])
 def test_every_key_of_every_stack_has_its_layer_from_the_model(stack):
-    spec = load_stack(stack)
+    spec = spec_of(stack)
     layers = key_layers(spec)
     every = {key for key, found in layers.items() if found == ALL_LAYERS}
     # Only what shapes every layer at once: where it deploys, the names, where its data lives on the host, the
@@ -227,7 +227,7 @@ def test_the_base_is_read_from_git_and_a_stack_new_in_the_change_needs_every_lay
     code, report = review("--base", "HEAD:Pulumi.staging.yaml", "--head", str(new), "--approved-by", "platform")
     (change,) = report["changes"]
     assert change["what"] == "stack" and change["layers"] == [layer.value for layer in Layer]
-    spec = load_stack("lab")  # every layer's approvers; 'owner': each layer's owner and its services' owners
+    spec = spec_of("lab")  # every layer's approvers; 'owner': each layer's owner and its services' owners
     assert {"platform", "security", "data engineering", spec.owner_of("trino")} <= set(report["required"])
     expected = set()
     for layer, contract in spec.layers.items():
@@ -292,7 +292,7 @@ def test_a_replacements_halves_are_one_replace_and_unchanged_steps_are_left_out(
     for ops in (("create-replacement", "replace", "delete-replaced"), ("create-replacement", "delete-replaced")):
         halves = [{**step, "op": op} for op in ops]
         unchanged = [{**step, "op": op, "urn": step["urn"] + op} for op in ("same", "read", "refresh")]
-        (change,) = resource_changes([*halves, *unchanged], load_stack("native"), "native")
+        (change,) = resource_changes([*halves, *unchanged], spec_of("native"), "native")
         assert (change.op, change.reasons) == ("replace", ("data_dir",))
 
 
@@ -306,7 +306,7 @@ def test_a_replaced_resource_that_holds_data_is_said_to_start_empty():
     from lakehouse_platform.review.change.effects import resource_effect
     from lakehouse_platform.review.change.preview import resource_changes
 
-    spec = load_stack("lab")
+    spec = spec_of("lab")
     (change,) = [c for c in resource_changes(preview["steps"], spec, "lab") if c.op == "replace"]
     effect = resource_effect(change, spec)
     assert "EMPTY: its data is lost unless it is kept elsewhere" in effect.does
@@ -334,7 +334,7 @@ def test_the_ownership_review_fits_a_terminal_of_110_columns_and_says_everything
     assert max(len(line) for line in lines) <= 110
     assert not any(line.endswith(" ") for line in lines)
     text = " ".join(" ".join(line.split()) for line in lines)
-    spec = load_stack("cloud")
+    spec = spec_of("cloud")
     for contract in spec.layers.values():
         for sentence in (contract.change_control, contract.promise, contract.down_means, contract.owner):
             assert sentence in text, sentence

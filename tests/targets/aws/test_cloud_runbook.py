@@ -26,10 +26,10 @@ import boto3
 import pytest
 import yaml
 
-from lakehouse_platform.config import load_stack
 from lakehouse_platform.reference import secret_commands
 from tests.support import REPO_ROOT
 from tests.support.aws_emulator import MotoServer, moto_server
+from tests.support.stacks import spec_of
 
 pytestmark = pytest.mark.toolchain
 
@@ -148,7 +148,7 @@ def test_state_backend_secrets_provider_and_secrets_as_the_runbook_says(
     assert "lakehouse/.pulumi/meta.yaml" in keys(server) and STATE in keys(server)  # the state object in the bucket
 
     # 5. The generated secret lines, as the page renders them, each read back; only ciphertext in the file.
-    stack = load_stack("cloud")
+    stack = spec_of("cloud")
     lines = secret_commands(stack, SETTINGS["STACK"])
     # Polaris's root and token key, Trino's shared secret, and per identity its own Polaris client and Trino password.
     per_identity = {f"lakehouse:{prefix}{name.capitalize()}" for name in stack.identities

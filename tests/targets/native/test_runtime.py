@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lakehouse_platform.targets.native import runtime
 from lakehouse_platform.paths import PACKAGE_DIR, PACKAGE_PARENT
+from lakehouse_platform.targets.native import runtime
 
 
 def test_the_code_set_is_the_operations_images_and_carries_no_checkout_path() -> None:
