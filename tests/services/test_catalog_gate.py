@@ -205,9 +205,9 @@ def test_the_gate_runs_on_the_operations_images_dependencies():
     import importlib.metadata
     import re as regex
 
-    from tests.support import REPO_ROOT
+    from lakehouse_platform.artifacts.runtime import OPERATIONS_LOCK
 
-    lock = (REPO_ROOT / "docker" / "operations.lock").read_text()
+    lock = OPERATIONS_LOCK.read_text()
     pinned = {regex.sub(r"[-_.]+", "-", name).lower() for name in regex.findall(r"^([A-Za-z0-9_.-]+)==", lock, regex.M)}
     tree = ast.parse(Path(catalog_gate.__file__).read_text())
     imported = {(node.module if isinstance(node, ast.ImportFrom) else alias.name).split(".")[0]
@@ -218,7 +218,7 @@ def test_the_gate_runs_on_the_operations_images_dependencies():
     assert third_party >= {"aiohttp", "jwt", "prometheus_client", "pydantic"}
     missing = {name for name in third_party
                if not any(regex.sub(r"[-_.]+", "-", d).lower() in pinned for d in distributions.get(name, []))}
-    assert not missing, f"imported by the gate, not in docker/operations.lock: {sorted(missing)}"
+    assert not missing, f"imported by the gate, not in runtime/image/operations.lock: {sorted(missing)}"
 
 
 def test_the_bearer_scheme_is_matched_in_any_case(shared_gate):
