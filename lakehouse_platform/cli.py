@@ -340,6 +340,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ProjectNotFound, ConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (`lakehouse outputs | head`): nothing more to say
+        sys.stdout = None  # type: ignore[assignment] # (no flush at exit into the closed pipe)
+        return 0
     except (StackCommandFailed, docker_stack.NotReady, services.ServiceControlError, toolchain.ToolchainError,
             relocate.RelocationRefused) as exc:
         from lakehouse_platform.control.commands import console

@@ -87,6 +87,11 @@ def evaluating(resolver: Resolver | None = None, check_ports: bool = True) -> It
         _EVALUATION.reset(token)
 
 
+def evaluation() -> Evaluation:
+    """How platforms are made here: ``evaluating``'s block, else the artifact cache and this host's ports."""
+    return _EVALUATION.get() or Evaluation()
+
+
 @dataclass(frozen=True)
 class HostClaim:
     """What a platform holds on this host: its ports (port -> the config key giving it) and its state directory."""
@@ -212,11 +217,11 @@ class LakehousePlatform(pulumi.ComponentResource):
             spec = _named(name, args)
         except ValueError as exc:
             raise program.refuse(f"LakehousePlatform {name!r}: {exc}") from None
-        evaluation = _EVALUATION.get() or Evaluation()
+        host = evaluation()
         secrets = resolve_secrets(pulumi.Config(NAMESPACE), spec)
         try:
-            target = prepare(spec, secrets, resolver or evaluation.resolver or CacheResolver(),
-                             check_ports=evaluation.check_ports if check_ports is None else check_ports)
+            target = prepare(spec, secrets, resolver or host.resolver or CacheResolver(),
+                             check_ports=host.check_ports if check_ports is None else check_ports)
         except TargetNotReady as exc:
             raise program.refuse(str(exc)) from None
         self._claim(program, name, spec, child_names)

@@ -15,31 +15,17 @@ import pytest
 
 from lakehouse_platform.paths import PACKAGE_DIR, PACKAGE_PARENT
 from lakehouse_platform.version import PLATFORM_VERSION
-from tests.support import REPO_ROOT
-
-
-def tracked(*paths: str) -> list[str]:
-    done = subprocess.run(["git", "ls-files", "-z", "--", *paths], cwd=REPO_ROOT, capture_output=True, check=True)
-    return [p for p in done.stdout.decode().split("\0") if p]
+from tests.support.wheel import build_wheel, copy_source, tracked
 
 
 @pytest.fixture(scope="module")
 def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The checkout's tracked files the build reads (no stray file of a working tree)."""
-    root = tmp_path_factory.mktemp("source")
-    for name in tracked("pyproject.toml", "README.md", "lakehouse_platform"):
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_bytes((REPO_ROOT / name).read_bytes())
-    return root
+    return copy_source(tmp_path_factory.mktemp("source"))
 
 
 @pytest.fixture(scope="module")
 def wheel(source: Path, tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
-    out = tmp_path_factory.mktemp("dist")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--disable-pip-version-check",
-                    "-q", "-w", str(out), str(source)], check=True, timeout=600)
-    (built,) = out.glob("*.whl")
-    return zipfile.ZipFile(built)
+    return zipfile.ZipFile(build_wheel(source, tmp_path_factory.mktemp("dist")))
 
 
 def test_the_wheel_installs_one_top_level_package_and_the_console_script(wheel):

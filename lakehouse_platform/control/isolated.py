@@ -14,6 +14,7 @@ the kernel's ephemeral range (32768+) so an outgoing connection can never hold o
 
 from __future__ import annotations
 
+import copy
 import os
 import shutil
 from pathlib import Path
@@ -88,16 +89,16 @@ def fixture_platform(base: str) -> dict:
 
 
 def isolated_platform(name: str, base: str = "native", first_port: int | None = None,
-                      overrides: dict | None = None) -> tuple[dict, range]:
-    """The test fixture ``base``'s ``lakehouse:platform`` with every port from ``name``'s block, and the ports it
-    uses.
+                      overrides: dict | None = None, platform: dict | None = None) -> tuple[dict, range]:
+    """The test fixture ``base``'s ``lakehouse:platform`` (or ``platform``, another project's: a team's stack in its
+    e2e test) with every port from ``name``'s block, and the ports it uses.
 
     An isolated stack is a throwaway copy: it is marked ``disposable`` (every probe runs on it, the disruptive ones
     too). ``overrides`` are merged into it (e.g. a service disabled, or ``disposable: False`` to probe it as a stack
     someone relies on).
     """
     start = first_port if first_port is not None else first_port_of(name)
-    platform = fixture_platform(base)
+    platform = copy.deepcopy(platform) if platform is not None else fixture_platform(base)
     spec = load_platform(platform)
     platform["disposable"] = True
     services = platform.setdefault("services", {})

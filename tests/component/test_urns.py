@@ -16,10 +16,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import REPO_ROOT
 from tests.support.harness import Registration, run_program
 from tests.support.stacks import stack_platform
 
 OLD = json.loads((Path(__file__).parent / "data" / "urns-0.4.0.json").read_text())
+#: 0.4.0's program made of the package's parts (what tests/e2e/test_team_project.py deploys as a fork did).
+FORK_PROGRAM = REPO_ROOT / "tests" / "e2e" / "data" / "fork" / "__main__.py"
 ROOT = "pulumi:pulumi:Stack"
 
 
@@ -95,3 +98,10 @@ def test_the_platform_itself_is_the_only_new_resource_and_the_layers_are_its_chi
                                          "::lakehouse"]
     layers = [r for r in run.registrations if r.type.startswith("platform:layers:")]
     assert len(layers) == 7 and {r.parent for r in layers} == {platform[0].urn}
+
+
+@pytest.mark.parametrize("stack", ["native", "lab", "cloud"])
+def test_the_e2e_tests_fork_program_registers_exactly_0_4_0s_urns(stack):
+    """The stand-in for a fork's 0.4.0 program is 0.4.0's program: every URN the same, none more."""
+    run = run_program(stack, stack_platform(stack), program=FORK_PROGRAM)
+    assert sorted(r.urn for r in run.registrations) == OLD[stack]
