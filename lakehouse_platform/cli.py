@@ -295,6 +295,8 @@ def _dispatch(args: argparse.Namespace, top: argparse.ArgumentParser) -> int:
             print(f"error: {exc}", file=sys.stderr)  # stdout is eval'ed
             return 1
         env = pulumi_env(args.stack)
+        if env.get("PULUMI_BACKEND_URL", "").startswith("file://"):  # the project's own: pulumi wants it to exist
+            Path(env["PULUMI_BACKEND_URL"].removeprefix("file://")).mkdir(parents=True, exist_ok=True)
         print("\n".join(f"export {k}={shlex.quote(v)}" for k, v in env.items()) if args.shell
               else json.dumps(env, indent=2))
         return 0
@@ -341,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # the reader went away (`lakehouse outputs | head`): nothing more to say
-        sys.stdout = None  # type: ignore[assignment] # (no flush at exit into the closed pipe)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (Python's flush at exit has nowhere to go)
         return 0
     except (StackCommandFailed, docker_stack.NotReady, services.ServiceControlError, toolchain.ToolchainError,
             relocate.RelocationRefused) as exc:

@@ -46,7 +46,6 @@ from lakehouse_platform.services.secrets import resolve_secrets
 from lakehouse_platform.targets import TargetNotReady, prepare
 from lakehouse_platform.version import PLATFORM_VERSION
 
-TYPE = PLATFORM_TYPE
 #: How the children are named: ``prefixed`` (each name starts with the platform's: several platforms share a stack)
 #: or ``bare`` (the names and places 0.4.0 gave them, layers at the stack's root: a stack deployed by 0.4.0, or by a
 #: fork of this repository, keeps every resource; one platform per stack).
@@ -61,7 +60,8 @@ def platform_config(key: str = "platform", namespace: str = NAMESPACE) -> Platfo
     try:
         return load_platform(extended(config.get_object(key), config.get("extends"), source=source), source=source)
     except ConfigError as exc:
-        raise pulumi.RunError(str(exc)) from None
+        # A refusal of the program's: the platforms it declared before this config was read register nothing.
+        raise _program().refuse(str(exc)) from None
 
 
 @dataclass(frozen=True)
@@ -225,7 +225,7 @@ class LakehousePlatform(pulumi.ComponentResource):
         except TargetNotReady as exc:
             raise program.refuse(str(exc)) from None
         self._claim(program, name, spec, child_names)
-        super().__init__(TYPE, name, None, _gated(opts, pulumi.Output.from_input(program.gate)))
+        super().__init__(PLATFORM_TYPE, name, None, _gated(opts, pulumi.Output.from_input(program.gate)))
         self.spec = spec
         bare = child_names == "bare"
         # A stack deployed by 0.4.0 has its layers at the stack's root: the alias carries each layer there, and

@@ -101,7 +101,7 @@ class CacheResolver:
         if spec.target is Target.NATIVE:
             python = runtime.lookup()
             if python is None:
-                missing.append(f"{runtime.NAME} ({runtime.runtime_key()}, from PyPI: docker/operations.lock)")
+                missing.append(f"{runtime.NAME} ({runtime.runtime_key()}, from PyPI: {runtime.OPERATIONS_LOCK.name})")
         if missing:
             raise ArtifactMissing(
                 "artifacts missing from the cache "

@@ -106,3 +106,12 @@ def test_the_outputs_are_attributes_and_the_component_registers_them():
     endpoints = run.outputs["endpoints"]
     assert isinstance(platform.endpoints, pulumi.Output) and endpoints["postgres"]["pg"]["internal"]
     assert run.outputs["credentials"]["secret"] is True
+
+
+def test_a_bad_config_of_the_second_platform_stops_the_first_one_too():
+    mocks = RecordingMocks()
+    analytics, _ = isolated_platform("e2e")
+    with pytest.raises(pulumi.RunError, match=r"lakehouse:platform\.services\.nope: unknown service 'nope'"):
+        run_platforms("native", [("analytics", without_name(analytics)),
+                                 ("sandbox", {"target": "native", "services": {"nope": {}}})], mocks=mocks)
+    assert mocks.resources == [], "the first platform registered nothing either"

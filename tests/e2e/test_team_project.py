@@ -77,8 +77,11 @@ class Team:
     def lakehouse(self, *args: str, check: bool = True, **kwargs: Any) -> subprocess.CompletedProcess[str]:
         return self.run(str(self.venv / "bin" / "lakehouse"), *args, check=check, **kwargs)
 
-    def pulumi(self, *args: str, check: bool = True, **kwargs: Any) -> subprocess.CompletedProcess[str]:
-        return self.run("pulumi", *args, "--non-interactive", "--color", "never", check=check, **kwargs)
+    def pulumi(self, *args: str, check: bool = True, env: dict[str, str] | None = None,
+               **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        """``pulumi`` in the shell ``lakehouse env`` prepares (as a team runs it: the docs' CD does the same)."""
+        return self.run("pulumi", *args, "--non-interactive", "--color", "never", check=check,
+                        env=env or with_pulumi_env(self, STACK), **kwargs)
 
     def outputs(self, stack: str = STACK) -> dict[str, Any]:
         return json.loads(self.lakehouse("outputs", "--stack", stack, "--show-secrets").stdout)

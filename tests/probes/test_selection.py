@@ -4,7 +4,7 @@ The probe suite is collected and run for real (pytest in a subprocess against an
 whether it is safe or disruptive, the disruptive ones are exactly the issue's families, and against a stack that is
 not disposable each of them skips before any fixture touches the stack, saying why; ``--disruptive`` naming another
 stack ends the run before any probe. That the safe set leaves nothing behind on a real stack:
-``tests/e2e/test_native_e2e.py``.
+``tests/e2e/test_team_project.py``.
 """
 
 from __future__ import annotations
