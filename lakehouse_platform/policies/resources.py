@@ -285,6 +285,22 @@ def structural_layer(resource: Resource, index: Mapping[str, Resource] | None = 
     return None
 
 
+def platform_of(resource: Resource, index: Mapping[str, Resource]) -> str | None:
+    """The name of the platform component (``PLATFORM_TYPE``) the resource sits under: the platform it belongs to,
+    whatever the stack config calls it (a program names its platforms; a stack may hold several)."""
+    seen = set()
+    parent = resource.parent
+    while parent and parent not in seen:
+        seen.add(parent)
+        node = index.get(parent)
+        if node is None:
+            return None
+        if node.type == PLATFORM_TYPE:
+            return node.name
+        parent = node.parent
+    return None
+
+
 def layer_of(resource: Resource, index: Mapping[str, Resource] | None = None) -> str | None:
     """The resource's layer: its label/tag, else the layer component it was built under."""
     label = labels_of(resource).get(LABEL_LAYER)

@@ -5,10 +5,12 @@ tests/e2e/test_team_project.py."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from lakehouse_platform.config import stack_platform
-from lakehouse_platform.policies.config import stack_context
+from lakehouse_platform.policies.config import context_from_config
 from lakehouse_platform.policies.registry import POLICIES, run_policy
 from lakehouse_platform.policies.resources import StackContext
 from tests.support import REPO_ROOT
@@ -50,9 +52,11 @@ def test_its_own_tables_and_identities_are_the_platforms(run):
 
 
 def test_the_policy_pack_passes_it(run):
+    """As the engine hands the pack the stack: its config (which names no platform: the component does) and its
+    resources, the platform's component among them."""
     stack, done = run
-    (platform,) = done.platforms.values()
-    context = StackContext.from_dict(stack_context(platform.spec, stack))
+    config = {"lakehouse:platform": json.dumps(stack_platform(stack, PROJECT))}
+    context = StackContext.from_dict(context_from_config(stack, config))
     resources = to_resources(done.resources, stack)
     found = [str(v) for p in POLICIES if p.level == "mandatory" for v in run_policy(p, resources, context)]
     assert found == []

@@ -132,7 +132,7 @@ def test_pack_wrappers_report_through_pulumi_policy():
                                  f"urn:pulumi:native::{PROJECT}::platform:layers:Catalog::lakehouse-catalog")
     urn = f"urn:pulumi:native::{PROJECT}::platform:layers:Catalog$pulumi-python:dynamic/native:LocalService::postgres"
     args = ResourceValidationArgs("pulumi-python:dynamic/native:LocalService", props, urn, "postgres", opts, None,
-                                  {"context": pack_config.context_for_stack("native")})
+                                  {"context": pack_config.context_for_stack("native", ROOT)})
     reported: list[str] = []
     policies["secrets-not-plaintext"].validate(args, lambda msg, urn=None: reported.append(msg))
     policies["catalog-no-in-memory-sqlite"].validate(args, lambda msg, urn=None: reported.append(msg))
@@ -152,7 +152,7 @@ def test_pack_reads_the_stack_config_the_engine_passes():
                           config={"lakehouse:platform": json.dumps(stack_platform("cloud")), "aws:region": "eu-west-1"})
         context = pack.stack_context(None)
         assert context is not None and context.stack == "cloud" and context.backup_retention_days == 14
-        explicit = pack.stack_context({"context": pack_config.context_for_stack("lab")})
+        explicit = pack.stack_context({"context": pack_config.context_for_stack("lab", ROOT)})
         assert explicit is not None and explicit.stack == "lab"
     finally:
         pack.STATE.clear()

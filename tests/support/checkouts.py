@@ -99,16 +99,22 @@ class Checkout:
             raise CheckoutCommandFailed(f"{what} in {self.root} ({self.ref}) failed:\n{done.stderr[-6000:]}")
         return done.stdout
 
+    @property
+    def command_module(self) -> str:
+        """The clone's command line as a module: ``lakehouse_platform`` (the ``lakehouse`` console script), or
+        ``<package>.control`` in a release before it had one."""
+        return self.package if (self.root / self.package / "cli.py").is_file() else f"{self.package}.control"
+
     def control(self, *args: str) -> str:
-        """``python -m <package>.control ARGS`` of the clone (its command line, as its user types it); its stdout."""
+        """``python -m <its command line> ARGS`` of the clone (as its user types it); its stdout."""
         started = time.monotonic()
         what = " ".join(args)
-        done = subprocess.run([str(self.root / ".venv" / "bin" / "python"), "-m", f"{self.package}.control", *args],
+        done = subprocess.run([str(self.root / ".venv" / "bin" / "python"), "-m", self.command_module, *args],
                               cwd=self.root, env=self.environment(), capture_output=True, text=True,
                               timeout=COMMAND_TIMEOUT_S, check=False)
         self.timings[what] = time.monotonic() - started
         if done.returncode != 0:
-            raise CheckoutCommandFailed(f"python -m {self.package}.control {what} in {self.root} ({self.ref}) failed:\n"
+            raise CheckoutCommandFailed(f"python -m {self.command_module} {what} in {self.root} ({self.ref}) failed:\n"
                                         f"{(done.stdout + done.stderr)[-6000:]}")
         return done.stdout
 
