@@ -79,6 +79,14 @@ def parser() -> argparse.ArgumentParser:
                    "eval \"$(lakehouse env --shell)\" && pulumi preview --stack dev")
     _stack(env, required=False)
     env.add_argument("--shell", action="store_true", help="print export lines for a shell to eval")
+    _stack(_command(sub, "adopt", "take over the stack's resources an earlier release recorded (up, down and refresh "
+                                  "do it first)",
+                    "Hand every resource an earlier release recorded to this release's providers (up, down and "
+                    "refresh do it first; run it before a plain `pulumi refresh` or `pulumi destroy` after an "
+                    "upgrade)."))
+    _stack(_command(sub, "claim", "record this project's stack as the owner of its state directory",
+                    "Record the project's stack (project, stack, backend) as the owner of its state directory: a "
+                    "moved checkout, or taking over another stack's data on purpose."))
     _command(sub, "pulumi", "the Pulumi CLI the project runs, and why (yours where it fits)",
              "Which Pulumi CLI the commands run: yours on PATH where its version and its Python plugins fit "
              "(LAKEHOUSE_PULUMI=auto|project|installed), else, in a checkout of this repository, its own build.")
@@ -250,6 +258,9 @@ def _stack_commands(args: argparse.Namespace) -> int:
         ownership.main(["--stack", stack])
         return commands.smoke_report(stack)
     if args.command == "down":
+        from lakehouse_platform.control import state
+
+        state.check(stack)  # never another stack's platform
         commands.down(stack)
         _remove_build_leftovers(stack)
         return 0
@@ -287,7 +298,7 @@ def _dispatch(args: argparse.Namespace, top: argparse.ArgumentParser) -> int:
         toolchain.ensure(lambda line: commands.console.print(line, markup=False, highlight=False, soft_wrap=True))
         return 0
     if args.command == "env":
-        from lakehouse_platform.control.workspace import pulumi_env
+        from lakehouse_platform.control.workspace import init_project_stacks, make_backend_dir, pulumi_env
 
         try:
             toolchain.choose()  # none at all: say so rather than print an environment without a CLI
@@ -295,10 +306,28 @@ def _dispatch(args: argparse.Namespace, top: argparse.ArgumentParser) -> int:
             print(f"error: {exc}", file=sys.stderr)  # stdout is eval'ed
             return 1
         env = pulumi_env(args.stack)
-        if env.get("PULUMI_BACKEND_URL", "").startswith("file://"):  # the project's own: pulumi wants it to exist
-            Path(env["PULUMI_BACKEND_URL"].removeprefix("file://")).mkdir(parents=True, exist_ok=True)
+        # A fresh project: its backend and its stacks made, so `pulumi preview --stack <s>` works first.
+        make_backend_dir(env)
+        for made in init_project_stacks(env):
+            print(f"==> stack {made} created on the project's backend", file=sys.stderr)
         print("\n".join(f"export {k}={shlex.quote(v)}" for k, v in env.items()) if args.shell
               else json.dumps(env, indent=2))
+        return 0
+    if args.command == "claim":
+        from lakehouse_platform.control import commands, state
+
+        where, me, before = state.take_over(args.stack)
+        was = f" (it recorded {before.describe()})" if before else ""
+        commands.console.print(f"==> {where} now belongs to {me.describe()}{was}", markup=False, highlight=False)
+        return 0
+    if args.command == "adopt":
+        from lakehouse_platform.control import commands
+        from lakehouse_platform.control.adopt import adopt
+        from lakehouse_platform.control.workspace import select
+
+        select(args.stack)
+        if not adopt(args.stack, say=lambda line: commands.console.print(line, markup=False)):
+            commands.console.print(f"==> stack {args.stack}: every resource already runs this release's providers")
         return 0
     if args.command == "artifacts":
         from lakehouse_platform.control.artifacts import fetch
@@ -332,7 +361,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.project:
         os.environ[PROJECT_ENV] = str(Path(args.project).resolve())  # for this process and every one it starts
     from lakehouse_platform.config import ConfigError
-    from lakehouse_platform.control import docker_stack, relocate, services, toolchain
+    from lakehouse_platform.control import docker_stack, relocate, services, state, toolchain
+    from lakehouse_platform.control.adopt import AdoptionRefused
     from lakehouse_platform.control.workspace import StackCommandFailed
 
     try:
@@ -346,10 +376,11 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (Python's flush at exit has nowhere to go)
         return 0
     except (StackCommandFailed, docker_stack.NotReady, services.ServiceControlError, toolchain.ToolchainError,
-            relocate.RelocationRefused) as exc:
+            relocate.RelocationRefused, AdoptionRefused, state.NotTheOwner) as exc:
         from lakehouse_platform.control.commands import console
 
-        console.print(f"error: {exc}", markup=False, highlight=False, style="red")
+        # One line however long (a path, a backend URL), never folded inside a word.
+        console.print(f"error: {exc}", markup=False, highlight=False, style="red", soft_wrap=True)
         return 1
 
 

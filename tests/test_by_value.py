@@ -25,6 +25,7 @@ from lakehouse_platform.targets.declared_tables.provider import DeclaredTablePro
 from lakehouse_platform.targets.lab_state import LabStateProvider
 from lakehouse_platform.targets.native.local_service import LocalServiceProvider
 from lakehouse_platform.targets.native.runtime import NativeRuntimeProvider
+from lakehouse_platform.targets.state_owner import StateOwnerProvider
 from tests.support import REPO_ROOT
 from tests.support.harness import ProgramRun
 
@@ -41,7 +42,9 @@ CLOSURES = {
     + ["lakehouse_platform.services.flink.rest"],
     CertificateProvider: ["lakehouse_platform.resources.certificate"],
     EcsTaskRunProvider: ["lakehouse_platform.targets.aws.run_task"],
-    LabStateProvider: ["lakehouse_platform.targets.lab_state", "lakehouse_platform.targets.state_move"],
+    LabStateProvider: ["lakehouse_platform.targets.lab_state", "lakehouse_platform.targets.state_move",
+                       "lakehouse_platform.targets.state_owner"],
+    StateOwnerProvider: ["lakehouse_platform.targets.state_owner"],
     NativeRuntimeProvider: ["lakehouse_platform.targets.native.runtime"],
 }
 

@@ -50,6 +50,18 @@ def test_every_release_has_a_changelog_section_and_the_next_one_is_being_written
     assert named[0] == DECLARED or (named[0] == "Unreleased" and DECLARED in headings[0]), headings[0]
 
 
+def test_this_releases_notes_say_which_releases_it_upgrades_from_in_place():
+    """From 0.5.0 on, each release's section carries its upgrade note, naming every release ``adopt`` supports."""
+    from lakehouse_platform.control.adopt import SUPPORTED_RELEASES
+
+    section = re.split(r"^## ", CHANGELOG, flags=re.MULTILINE)[1]
+    note = re.search(rf"^### Upgrading to {re.escape(DECLARED)}\n(.+?)(?=^### |\Z)", section,
+                     flags=re.MULTILINE | re.DOTALL)
+    assert note, f"CHANGELOG.md's {DECLARED} section has no '### Upgrading to {DECLARED}' note"
+    for release in SUPPORTED_RELEASES:
+        assert release in note.group(1), f"the upgrade note does not say whether {release} upgrades in place"
+
+
 def test_releases_are_read_oldest_first_and_refused_when_malformed(tmp_path, monkeypatch):
     (tmp_path / "pyproject.toml").write_text(
         '[project]\nname = "lakehouse-platform"\nversion = "1.2.0"\n[tool.lakehouse.releases]\n'

@@ -1,4 +1,5 @@
-"""MkDocs hook: fills the configuration pages from the models and the registry at every build.
+"""MkDocs hook: fills the configuration pages, and the pictures of the overview, targets and governance pages, from
+the models and the registry at every build.
 
 A page holds a marker where a generated part goes; ``lakehouse_platform.reference`` renders it from ``PlatformSpec``
 (every key, type, default, allowed values, description), from the service registry (every service's
@@ -15,11 +16,19 @@ from typing import Any
 from mkdocs.exceptions import PluginError
 
 from lakehouse_platform.reference import UndocumentedField, cloud_secrets_reference, services_reference, spec_reference
+from lakehouse_platform.review.pictures import figure as picture
 
 MARKERS: dict[str, Callable[[], str]] = {
     "<!-- generated: configuration-reference -->": spec_reference,
     "<!-- generated: services -->": services_reference,
     "<!-- generated: cloud-secrets -->": cloud_secrets_reference,
+    # Pictures drawn from the model of the stacks as committed (lakehouse_platform.review.pictures).
+    "<!-- generated: picture-layers -->": lambda: picture("native", "layers"),
+    "<!-- generated: picture-flows -->": lambda: picture("native", "flows"),
+    "<!-- generated: picture-services -->": lambda: "\n\n".join(
+        picture(stack, "services") for stack in ("native", "lab", "cloud")),
+    "<!-- generated: picture-governance -->": lambda: "\n\n".join(
+        picture(stack, "governance") for stack in ("native", "cloud")),
 }
 _filled: set[str] = set()
 

@@ -94,12 +94,49 @@ def _skip_plugins(stack: str) -> str | None:
     return {Target.NATIVE: NATIVE_SKIP_PLUGINS, Target.DOCKER: DOCKER_SKIP_PLUGINS}.get(target)
 
 
+class StackCommandFailed(RuntimeError):
+    """A Pulumi command failed; the message carries the end of its output."""
+
+
+def make_backend_dir(env: dict[str, str]) -> None:
+    """A file backend's directory (the project's, or one ``PULUMI_BACKEND_URL`` names), made where it is missing:
+    Pulumi refuses to open a missing one, and a fresh clone has none. One that cannot be made is said in one line."""
+    url = env.get("PULUMI_BACKEND_URL") or os.environ.get("PULUMI_BACKEND_URL", "")
+    if url.startswith("file://"):
+        try:
+            Path(os.path.expanduser(url.removeprefix("file://"))).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StackCommandFailed(f"the Pulumi backend {url} cannot be used: {exc.strerror or exc}; point "
+                                     "PULUMI_BACKEND_URL at a directory (or unset it for the project's)") from None
+
+
+def init_project_stacks(env: dict[str, str]) -> list[str]:
+    """On the project's own file backend, each stack of a stack file of the project on docker or native that the
+    backend lacks, created (``pulumi stack init``, passphrase secrets): so a plain ``pulumi preview --stack <s>``
+    works as a first command. The stacks made."""
+    if env.get("PULUMI_BACKEND_URL") != toolchain.project_backend():
+        return []  # a backend of the user's choosing: its stacks are theirs to make
+    wanted = []
+    for path in sorted(project_root().glob("Pulumi.*.yaml")):
+        name = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+        try:
+            if load_stack(name).target is not Target.AWS and name not in ISOLATED_STACKS:
+                wanted.append(name)
+        except ConfigError:
+            continue
+    ws = workspace()
+    have = {summary.name for summary in ws.list_stacks()}
+    made = [name for name in wanted if name not in have]
+    for name in made:
+        ws.create_stack(name)
+    return made
+
+
 def workspace(stack: str | None = None) -> auto.LocalWorkspace:
     """The project's workspace: the chosen CLI (ToolchainError when there is none), its environment."""
     tool = toolchain.choose()
     env = pulumi_env(stack, tool)
-    if env.get("PULUMI_BACKEND_URL", "").startswith("file://"):
-        Path(env["PULUMI_BACKEND_URL"].removeprefix("file://")).mkdir(parents=True, exist_ok=True)
+    make_backend_dir(env)
     if "PULUMI_HOME" in env:
         Path(env["PULUMI_HOME"]).mkdir(parents=True, exist_ok=True)
     return auto.LocalWorkspace(work_dir=str(project_root()), pulumi_command=ChosenCommand(tool), env_vars=env,
@@ -107,8 +144,13 @@ def workspace(stack: str | None = None) -> auto.LocalWorkspace:
 
 
 def select(stack: str) -> auto.Stack:
-    """The stack, created on first use (passphrase secrets)."""
-    return auto.Stack.create_or_select(stack, workspace(stack))
+    """The stack, created on first use (passphrase secrets); a backend that refuses says so in one line."""
+    try:
+        return auto.Stack.create_or_select(stack, workspace(stack))
+    except auto.CommandError as exc:
+        said = [line for line in str(exc).splitlines() if "error:" in line.lower()]
+        raise StackCommandFailed(f"pulumi could not select or create stack {stack}: "
+                                 f"{said[-1].strip() if said else str(exc)[-500:]}") from None
 
 
 def outputs(stack: str) -> dict[str, Any]:
@@ -123,17 +165,23 @@ def forget(stack: str) -> None:
         ws.remove_stack(stack, force=True)
 
 
-class StackCommandFailed(RuntimeError):
-    """A Pulumi command failed; the message carries the end of its output."""
+#: What may run a recorded provider's own code (``read``, ``delete``): its resources are adopted first.
+RUNS_RECORDED_PROVIDERS = ("up", "destroy", "refresh")
 
 
 def run(stack: str, what: str, quiet: bool, **kwargs: Any) -> float:
     """Run ``up``/``destroy``/``refresh``/``preview`` on a stack; seconds taken. Progress is shown as it goes: Pulumi's
-    own lines, or (``quiet``) the line it is at beside a spinner."""
+    own lines, or (``quiet``) the line it is at beside a spinner.
+
+    Before ``up``, ``destroy`` and ``refresh``, resources an earlier release recorded are taken over by this
+    release's providers (``adopt``): an upgrade in place has removed the files some of them ran."""
+    from lakehouse_platform.control.adopt import adopt
     from lakehouse_platform.control.progress import step
 
     handle = select(stack)
     started = time.perf_counter()
+    if what in RUNS_RECORDED_PROVIDERS:
+        adopt(stack, say=(lambda _line: None) if quiet else print)
     with step(f"pulumi {what} --stack {stack}") as detail:
         def on_output(line: str) -> None:
             if quiet:

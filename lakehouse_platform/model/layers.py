@@ -76,13 +76,18 @@ class LayerSpec(Strict):
     @field_validator("approvers")
     @classmethod
     def _approvers(cls, value: list[str]) -> list[str]:
-        names = [name.strip() for name in value]
-        if any(not name for name in names):
-            raise ValueError(f"an approver is empty; name a team (or '{OWNER_APPROVER}', the owner of what changes)")
-        repeated = sorted({name for name in names if names.count(name) > 1})
-        if repeated:
-            raise ValueError(f"{', '.join(repeated)} listed twice; list each approver once")
-        return names
+        return approver_list(value, f"'{OWNER_APPROVER}', the owner of what changes")
+
+
+def approver_list(value: list[str], stands_for: str) -> list[str]:
+    """A list of approvers as a rule names them: each a team (or ``stands_for``), stripped, none empty or twice."""
+    names = [name.strip() for name in value]
+    if any(not name for name in names):
+        raise ValueError(f"an approver is empty; name a team (or {stands_for})")
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"{', '.join(repeated)} listed twice; list each approver once")
+    return names
 
 
 # Each entry: what the layer owns, who owns it, how it changes (approvers: who approves a change, where the

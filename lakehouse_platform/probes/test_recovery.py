@@ -48,6 +48,35 @@ def _needs_backups(stack: Stack, drill: bool = False) -> dict:
     return operations
 
 
+@pytest.mark.safe  # reads the role's attributes
+def test_backups_dump_as_a_least_role_not_the_superuser(stack: Stack, say):
+    """The backup service's PostgreSQL role may read the catalog databases and nothing more: not a superuser, no
+    role or database creation, no replication, not pg_read_all_data (which would read the bookshop's source too)."""
+    import psycopg
+
+    from lakehouse_platform.runtime.config import Credentials
+
+    pg = (_needs_backups(stack)["backups"] or {}).get("postgres")  # not the service: the backups config's key
+    if not pg:
+        pytest.skip("this stack dumps no PostgreSQL database (no catalog database on it)")
+    role = pg.get("dump_user")
+    if not role or role == pg["user"]:
+        fail(stack, "recovery", "the backups dump the catalog databases as the superuser", pg)
+    password = Credentials.from_outputs(stack.outputs).postgres_password
+    with psycopg.connect(host=pg["host"], port=int(pg["port"]), user=pg["user"], password=password,
+                         dbname="postgres", connect_timeout=10) as conn:  # not the service: the database
+        row = conn.execute("SELECT rolsuper, rolcreaterole, rolcreatedb, rolreplication, rolbypassrls, "
+                           "pg_has_role(oid, 'pg_read_all_data', 'MEMBER') FROM pg_roles WHERE rolname = %s",
+                           (role,)).fetchone()
+        allowed = [db for (db,) in conn.execute(
+            "SELECT datname FROM pg_database WHERE has_database_privilege(%s, datname, 'CONNECT') "
+            "AND NOT datistemplate AND datname <> 'postgres'", (role,)).fetchall()]
+    say(f"== backups dump as {role}: attributes {row}, may connect to {sorted(allowed)}")
+    if row is None or any(row):
+        fail(stack, "recovery", f"the backups' role {role} is missing or holds more than it needs",
+             {"rolsuper, rolcreaterole, rolcreatedb, rolreplication, rolbypassrls, pg_read_all_data": row})
+
+
 @pytest.mark.safe  # lists the backups and verifies their checksums and archives
 def test_backups_run_on_schedule_checksummed_within_the_recovery_point(stack: Stack, figure, say):
     from croniter import croniter  # an independent cron implementation, not the scheduler's APScheduler

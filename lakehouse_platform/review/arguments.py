@@ -10,8 +10,9 @@ from pathlib import Path
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The review's arguments (``lakehouse review``)."""
     parser.add_argument("--stack", help="the stack to review (reads Pulumi.<stack>.yaml of the project)")
-    parser.add_argument("--format", choices=("table", "json", "markdown"), default="table",
-                        help="how to print it (default: table)")
+    parser.add_argument("--format", choices=("table", "json", "markdown", "svg"), default="table",
+                        help="how to print it (default: table); svg: the stack's pictures drawn from its model "
+                             "(layers, services, flows, governance)")
     parser.add_argument("--diff", metavar="OTHER", help="show what differs from another stack")
     parser.add_argument("--base", metavar="REF", help="change mode: the stack file before the change: a file or "
                                                       "REV:PATH (e.g. origin/main:Pulumi.cloud.yaml)")

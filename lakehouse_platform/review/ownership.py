@@ -322,7 +322,11 @@ def run(args: argparse.Namespace) -> int:
                 table.add_row(c["what"], c["left"], c["right"])
             console.print(table)
         return 0
-    if args.format == "json":
+    if args.format == "svg":
+        from lakehouse_platform.review import pictures
+
+        print(pictures.document(spec, args.stack))
+    elif args.format == "json":
         print(json.dumps({"stack": args.stack, "target": spec.target.value, "platform_version": PLATFORM_VERSION,
                           "layers": ownership(spec), "tables": tables(spec), "grants": grants.grants_table(spec),
                           "flags": grants.flags(spec), "recovery": recovery(spec)}, indent=2))

@@ -183,10 +183,13 @@ def _pg_tool(pg: PostgresSource, tool: str) -> str:
     return found
 
 
-def pg_env(creds: Credentials) -> dict[str, str]:
+def pg_env(creds: Credentials, dump: bool = False) -> dict[str, str]:
+    """The PostgreSQL tools' environment: the superuser's password (a restore), or with ``dump`` the backups' least
+    role's (a dump; from a release before that role, the superuser's)."""
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL", "TZ")}
-    if creds.postgres_password:
-        env["PGPASSWORD"] = creds.postgres_password
+    password = (creds.dump_password or creds.postgres_password) if dump else creds.postgres_password
+    if password:
+        env["PGPASSWORD"] = password
     return env
 
 
@@ -202,9 +205,11 @@ def backup_postgres(pg: PostgresSource, database: str, creds: Credentials, backu
     final = dest_dir / f"{database}-{_stamp(now)}.dump"
     partial = final.with_name(final.name + ".partial")
     started = time.perf_counter()
-    argv = [_pg_tool(pg, "pg_dump"), "-h", pg.host, "-p", str(pg.port), "-U", pg.user, "-d", database, "-Fc",
+    argv = [_pg_tool(pg, "pg_dump"), "-h", pg.host, "-p", str(pg.port), "-U", pg.dump_user or pg.user, "-d", database,
+            "-Fc",
             "--no-password", "-f", str(partial)]
-    done = subprocess.run(argv, env=pg_env(creds), capture_output=True, text=True, timeout=PG_DUMP_TIMEOUT_S,
+    done = subprocess.run(argv, env=pg_env(creds, dump=pg.dump_user is not None), capture_output=True, text=True,
+                          timeout=PG_DUMP_TIMEOUT_S,
                           check=False)
     if done.returncode != 0:
         partial.unlink(missing_ok=True)

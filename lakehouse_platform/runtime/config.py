@@ -100,9 +100,10 @@ class PostgresSource(_Model):
 
     host: str
     port: int
-    user: str
+    user: str  # the superuser: what a restore runs as (the operator's command, with the stack's credentials)
     databases: list[str]
     bindir: str | None = None  # where pg_dump/pg_restore are; None: from PATH
+    dump_user: str | None = None  # the least role the backup service dumps as (None: ``user``, as before 0.5)
 
 
 class BackupConfig(_Model):
@@ -159,6 +160,8 @@ class Credentials(_Model):
     s3_access_key: str | None = None
     s3_secret_key: str | None = None
     postgres_password: str | None = None
+    # The backups' least role's (``PostgresSource.dump_user``): the backup service's PGPASSWORD holds only it.
+    dump_password: str | None = None
     secrets: dict[str, str] = Field(default_factory=dict, repr=False)
 
     def __repr__(self) -> str:
@@ -172,7 +175,7 @@ class Credentials(_Model):
         named = {k.removeprefix(ENV_SECRET_PREFIX).lower(): v for k, v in env.items()
                  if k.startswith(ENV_SECRET_PREFIX)}
         return cls(s3_access_key=env.get(ENV_S3_ACCESS_KEY), s3_secret_key=env.get(ENV_S3_SECRET_KEY),
-                   postgres_password=env.get(ENV_PG_PASSWORD), secrets=named)
+                   postgres_password=env.get(ENV_PG_PASSWORD), dump_password=env.get(ENV_PG_PASSWORD), secrets=named)
 
     @classmethod
     def from_outputs(cls, outputs: Mapping[str, Any]) -> Credentials:
@@ -186,7 +189,8 @@ class Credentials(_Model):
         for name, pem in (outputs.get("certificates") or {}).items():
             secrets[f"{name.replace('-', '_')}_cert"] = str(pem)
         return cls(s3_access_key=creds.get("s3_access_key"), s3_secret_key=creds.get("s3_secret_key"),
-                   postgres_password=creds.get("postgres_password"), secrets=secrets)
+                   postgres_password=creds.get("postgres_password"),
+                   dump_password=creds.get("postgres_backup_password"), secrets=secrets)
 
     def resolve(self, value: str) -> str:
         """``value`` with ``{name}`` and ``${ENV:LAKEHOUSE_SECRET_NAME}`` filled from the secrets."""

@@ -37,7 +37,9 @@ WAREHOUSE_BUCKET = Capability(
                         "test-writes to its storage waits for")
 DATABASE = Capability(
     "database", "the platform's PostgreSQL server on port 'pg' (superuser DATABASE_USER, its password the secret "
-                "DATABASE_PASSWORD): the catalogs' databases and the bookshop's source", ports=("pg",))
+                "DATABASE_PASSWORD): the catalogs' databases and the bookshop's source; and DATABASE_BACKUP_USER "
+                "(password: the secret DATABASE_BACKUP_PASSWORD), a role that may read the catalog databases and "
+                "nothing more: what backups dump as", ports=("pg",))
 BROKER = Capability(
     "broker", "the Kafka broker: port 'broker' for the platform's services, port 'host' for clients on the host",
     ports=("broker", "host"))
@@ -74,6 +76,9 @@ METRICS = Capability(
 DATABASE_USER = "postgres"  # a PostgreSQL role, not the service
 #: The secret holding ``DATABASE_USER``'s password.
 DATABASE_PASSWORD = "postgres-password"  # noqa: S105 - the name of a secret, not its value
+#: The least role that dumps the catalog databases (no superuser: CONNECT and SELECT on them, nothing else).
+DATABASE_BACKUP_USER = "lakehouse_backup"  # a PostgreSQL role, not a service
+DATABASE_BACKUP_PASSWORD = "postgres-backup-password"  # noqa: S105 - the name of a secret, not its value
 
 
 

@@ -22,7 +22,7 @@ from lakehouse_platform.runtime.config import (
     TrinoAccess,
 )
 from lakehouse_platform.services import ServiceContext, profiles
-from lakehouse_platform.services.capabilities import DATABASE, DATABASE_USER, SQL_ENGINE
+from lakehouse_platform.services.capabilities import DATABASE, DATABASE_BACKUP_USER, DATABASE_USER, SQL_ENGINE
 from lakehouse_platform.services.context import Side, host_of, port_of
 from lakehouse_platform.services.definition import ServiceDefinition
 from lakehouse_platform.services.placeholders import SECRET_TOKEN
@@ -147,7 +147,8 @@ def operations_config(spec: PlatformSpec, stack: str, paths: Paths, side: Side =
         database = registry().provider(spec, DATABASE)
         if database is not None and catalog_databases(spec):
             postgres = PostgresSource(host=host_of(spec, database, side), port=port_of(spec, database, "pg", side),
-                                      user=DATABASE_USER, databases=catalog_databases(spec), bindir=paths.pg_bindir)
+                                      user=DATABASE_USER, databases=catalog_databases(spec), bindir=paths.pg_bindir,
+                                      dump_user=DATABASE_BACKUP_USER)
         backups = BackupConfig(dir=paths.backups_dir, schedule=spec.recovery.backup_schedule,
                                retention_days=spec.recovery.backup_retention_days,
                                sqlite=[SqliteSource(name=n, path=p) for n, p in paths.sqlite.items()],

@@ -56,7 +56,18 @@ def dependencies(resources: Mapping[str, pulumi.Resource], service: str,
 
 def prepare(spec: PlatformSpec, secrets: dict[str, pulumi.Output[str]], resolver: Resolver,
             check_ports: bool = True) -> DeployTarget:
-    """The stack's target, checked against this host. Provider packages are imported only for the chosen target."""
+    """The stack's target, checked against this host. Provider packages are imported only for the chosen target.
+
+    On docker and native the stack must own its state directory (``state_owner``): another stack's is refused here,
+    before any resource. Like the ports, the host's state is not the unit tier's business (``check_ports=False``).
+    """
+    if check_ports and spec.target is not Target.AWS:
+        from lakehouse_platform.paths import stack_state_dir
+        from lakehouse_platform.targets import state_owner
+
+        why = state_owner.refusal(stack_state_dir(pulumi.get_stack(), spec.state_dir), state_owner.program_identity())
+        if why:
+            raise TargetNotReady(why)
     if spec.target is Target.DOCKER:
         from lakehouse_platform.targets.docker import DockerTarget
 

@@ -45,6 +45,7 @@ from lakehouse_platform.services.secrets import render
 from lakehouse_platform.targets import Built, TargetNotReady, declared_tables, dependencies, lab_images, published_ports
 from lakehouse_platform.targets.deploy_steps import build_steps, export_steps
 from lakehouse_platform.targets.lab_state import LabState
+from lakehouse_platform.targets.state_owner import StateOwner, program_identity
 
 LabelArgs = TypeVar("LabelArgs")
 
@@ -147,9 +148,12 @@ class DockerTarget:
 
     def build(self, layers: Mapping[Layer, LayerComponent]) -> Built:
         built = Built()
-        # The stack's state directory: claimed before any container, removed after all of them on destroy.
+        # Who owns the state directory (state_owner), then the directory: claimed before any container, removed after
+        # all of them on destroy.
+        owner = StateOwner(f"{self.spec.name}-state-owner", self.state_dir, program_identity(), self.spec.disposable,
+                           opts=pulumi.ResourceOptions(parent=layers[Layer.STORAGE]))
         self.lab_state = LabState(f"{self.spec.name}-lab-state", str(self.state_dir), pulumi.get_stack(),
-                                  opts=pulumi.ResourceOptions(parent=layers[Layer.STORAGE]))
+                                  opts=pulumi.ResourceOptions(parent=layers[Layer.STORAGE], depends_on=[owner]))
         network = docker.Network(
             f"{self.spec.name}-network",
             name=f"{self.spec.name}-{pulumi.get_stack()}",

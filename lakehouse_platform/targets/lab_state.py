@@ -30,6 +30,7 @@ import pulumi.dynamic
 
 from lakehouse_platform.by_value import ByValue, code_changed, plain
 from lakehouse_platform.targets.state_move import move_tree
+from lakehouse_platform.targets.state_owner import OWNER_FILE
 
 #: Written at create: the directory belongs to the stack deployed with this resource.
 MARKER = ".lab-state"
@@ -40,10 +41,11 @@ class HalfKeptState(Exception):
 
 
 def leftover(directory: Path) -> list[str]:
-    """What a directory holds from an earlier deployment (names, at most 10), or [] when it is absent or empty."""
+    """What a directory holds from an earlier deployment (names, at most 10), or [] when it is absent or empty (its
+    owner's record aside: ``state_owner`` writes it just before)."""
     if not directory.is_dir():
         return []
-    return sorted(p.name for p in directory.iterdir())[:10]
+    return sorted(p.name for p in directory.iterdir() if p.name != OWNER_FILE)[:10]
 
 
 def claim(directory: Path, stack: str) -> None:

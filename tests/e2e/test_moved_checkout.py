@@ -5,12 +5,19 @@ For real: two ``git clone``s of this commit (run the tier on a committed tree), 
 ``make pulumi``, a small platform (store, catalog, gate, exporter, schedulers, declared tables; no Trino,
 Flink or Kafka) on ports of this checkout's block. Also checked: no path of either clone (or of this checkout)
 in the exported state, and a service that crashes after its checkout moved is restarted by its watchdog.
+
+And two clones with the same stack name on one host (issue 35): the second clone on a backend of its own (its
+checkout's, as a fresh clone's ``make up`` would use) is refused by its ``up``, its ``pulumi preview`` and its
+``make down``, naming the state directory and its owner, and the first clone's platform keeps running untouched.
+The stack is disposable (an isolated copy): its destroy removes its state directory.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -20,7 +27,7 @@ import pytest
 from lakehouse_platform.control import isolated
 from lakehouse_platform.runtime import watchdog
 from tests.support import REPO_ROOT
-from tests.support.checkouts import Checkout, backend_env, head_commit, live
+from tests.support.checkouts import Checkout, CheckoutCommandFailed, backend_env, head_commit, live
 from tests.support.polling import wait_for
 
 pytestmark = [
@@ -50,7 +57,29 @@ def test_a_stack_deployed_from_one_clone_is_refreshed_and_destroyed_from_another
         state = first.exported_state(STACK)
 
         second = Checkout.clone(head_commit(), tmp_path / "second", env)
-        first.share_stack_file(STACK, second)
+        # The stack's config, with the secrets' salt Pulumi wrote at its creation, into the second clone.
+        shutil.copy2(first.root / f"Pulumi.{STACK}.yaml", second.root / f"Pulumi.{STACK}.yaml")
+
+        # The same stack name from a clone on its own backend: refused before any resource, nothing touched.
+        other = dataclasses.replace(second, env={}, timings={})
+        assert not (other.root / ".pulumi-state").exists(), "a fresh clone: no backend directory yet"
+        refusals = {  # `make up`'s command first: on a backend directory that does not exist yet
+            "up": lambda: other.control("up", "--stack", STACK),
+            "preview": lambda: other.python(f"""
+                from lakehouse_platform.control import workspace
+                workspace.run({STACK!r}, "preview", quiet=True)
+                """, "preview"),
+            "down": lambda: other.control("down", "--stack", STACK),
+        }
+        for command, attempt in refusals.items():
+            with pytest.raises(CheckoutCommandFailed) as refused:
+                attempt()
+            said = " ".join(str(refused.value).split())
+            assert f"the state directory {deployed['native']['state_dir']} belongs to stack {STACK!r}" in said, said
+            assert "claim --stack moved" in said, (command, said)
+            if command != "preview":  # the command line says it in one message, without a traceback
+                assert "Traceback" not in said, said
+        assert live(pids) == pids, "the second clone's up, preview and down left the first's platform running"
         moved = tmp_path / "first-moved-away"
         first.root.rename(moved)  # the checkout that deployed the stack goes elsewhere (and its venv with it)
 
@@ -75,6 +104,7 @@ def test_a_stack_deployed_from_one_clone_is_refreshed_and_destroyed_from_another
 
         second.down(STACK)
         assert live(pids) == [], "destroyed from the second clone: nothing of the stack runs"
+        assert not Path(deployed["native"]["state_dir"]).exists(), "a disposable stack's state goes with its destroy"
     finally:
         if live(pids) and second is not None:
             second.down(STACK)

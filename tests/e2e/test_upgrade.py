@@ -1,63 +1,73 @@
-"""The upgrade from the previous release, with data in flight, for real on native.
+"""The upgrade from an earlier release, in place, with data in flight, for real on native.
 
-The previous release (``lakehouse_platform.version.previous_release()``: its tag, or its commit from ``[tool.lakehouse.releases]``)
-deploys an isolated native stack (``upgrade-<first port>``, on the ``upgrade`` block) from a clone of its own, with
-its own venv and Pulumi CLI (``tests.support.checkouts``), on its own backend. Both programs keep the stack's data
-in the same place (``LAKEHOUSE_STATE_DIR``: this checkout's state root, which both releases honour), so this is the
-upgrade itself, not the move of the data out of the old checkout (``test_previous_release.py`` proves that). It is
-put to work: the declared tables get rows, a table of the test gets a commit per second, the bookshop's
-PostgreSQL gets an order every half second (CDC: Debezium -> Kafka -> the Iceberg sink), the Flink job commits
-once per checkpoint, a catalog backup is taken. Then this checkout's program runs ``pulumi up`` on the same stack
-file, state and data directories while the writers go on, every service's health polled. Then:
+As a user with one checkout upgrades: a clone of this repository at the earlier release (the previous one of
+``[tool.lakehouse.releases]``; ``LAKEHOUSE_UPGRADE_FROM=<version>`` for another supported one) makes its own venv
+and deploys an isolated native stack (``upgrade-<first port>``, on the ``upgrade`` block, its data in this checkout's
+state root), which is put to work: the declared tables get rows, a table of the test gets a commit per second, the
+bookshop's PostgreSQL gets an order every half second (CDC: Debezium -> Kafka -> the Iceberg sink), the Flink job
+commits once per checkpoint, a catalog backup is taken. Then, in that same clone, while the writers go on:
 
-- every table and snapshot from before is there, and every commit the writer saw acknowledged (during the upgrade
-  too) is in its table's snapshot log;
-- every order PostgreSQL acknowledged is in the sink's table exactly once (no change event lost or doubled);
-- the Flink job resumed from the savepoint its update took, and its table holds no order id twice;
-- Kafka kept its topics and every consumer group's committed offsets;
-- the backup taken before the upgrade still restores (restore + roll forward, every table read back);
-- each service's downtime is printed (``tests.support.downtime``), with the counts.
+1. ``git checkout`` of this commit: the release's files replaced in place, not beside (what git does not track stays:
+   the venv, the stack file, the backend, the data); ``make venv``; the preview's plan is recorded;
+2. an upgrade that fails half way, on purpose: ``make up`` with Trino unable to start (a JVM option it refuses);
+3. the documented way forward: the cause removed, ``make up`` again, which finishes the upgrade.
 
-Heavy (two platform deploys and a restore): ``make test`` runs it (marker e2e) under the heavy lock.
+Then: nothing was replaced (the plan), every table and snapshot from before is there and every commit the writer saw
+acknowledged is in its table's log; every order PostgreSQL acknowledged is in the sink's table exactly once; the Flink
+job resumed from its savepoint with no order id twice; Kafka kept its topics and committed offsets; the backup taken
+before the upgrade restores (with roll-forward) on this release; this release destroys what the earlier one made.
+Each service's downtime is printed (``tests.support.downtime``), with the plan and the counts.
+
+Heavy (a clone with two venvs, a deploy, two upgrades, a restore): ``make test`` runs it (marker e2e).
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
-import os
 import shutil
 import threading
 import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pytest
+import yaml
 
 from lakehouse_platform import version
-from lakehouse_platform.control import clients, commands, isolated
-from lakehouse_platform.control.artifacts import fetch
-from lakehouse_platform.control.workspace import forget, outputs, select
+from lakehouse_platform.control import clients, isolated
 from lakehouse_platform.paths import stack_state_dir, state_root
 from tests.support import REPO_ROOT, downtime
-from tests.support.checkouts import Checkout, deploy_previous_release, take_over
+from tests.support.checkouts import (
+    Checkout,
+    CheckoutCommandFailed,
+    deploy_previous_release,
+    head_commit,
+    live,
+    previous_release_ref,
+    upgrade_from,
+)
 from tests.support.polling import wait_for
 from tests.support.stack_data import cdc_pipeline, flink_ids, kafka_state, offsets_gone_back, table_snapshots
 
 FIRST_PORT = isolated.first_port_of("upgrade")
-# Not an isolated stack's name: the stack lives on the previous release's backend (take_over names it).
+# Not an isolated stack's name here: the stack lives on the clone's own backend.
 STACK = f"upgrade-{FIRST_PORT}"
-PREVIOUS = version.previous_release()
+FROM = upgrade_from()
+#: This commit, read as the test starts: what the clone is moved to (later commits of this repository are not it).
+THIS = head_commit()
+#: The fault of the half-done upgrade: a JVM refuses an option it does not know, so Trino cannot start.
+FAULT = {"trino": {"env": {"JAVA_TOOL_OPTIONS": "-XX:+LakehouseUpgradeFault"}}}
 
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(not (REPO_ROOT / ".tools" / "bin" / "pulumi").exists(),
                        reason="the Pulumi CLI is not built: run `make pulumi` (make test does)"),
-    pytest.mark.skipif(PREVIOUS is None, reason="this is the first release: nothing to upgrade from"),
+    pytest.mark.skipif(FROM is None, reason="this is the first release: nothing to upgrade from"),
 ]
 
 SCHEMA = pa.schema([pa.field("n", pa.int64(), nullable=False), pa.field("phase", pa.string())])
@@ -166,42 +176,58 @@ def cdc_counts(out: dict[str, Any], sink_table: str) -> dict[int, int]:
 
 
 
-def exported_resources(stack: str) -> list[dict[str, Any]]:
-    return list(select(stack).export_stack().deployment["resources"])
-
-
 # -- the upgrade ------------------------------------------------------------------------------------------------
+
+
+def with_services(stack_file: str, services: dict[str, Any]) -> str:
+    """A stack file's text with ``services`` merged into its platform's (the earlier release wrote the file)."""
+    document = yaml.safe_load(stack_file)
+    platform = document["config"]["lakehouse:platform"]
+    for name, settings in services.items():
+        platform.setdefault("services", {}).setdefault(name, {}).update(settings)
+    return yaml.safe_dump(document, sort_keys=False)
+
+
+def stack_pids(release: Checkout) -> list[int]:
+    """Every process the stack's state records (each service under its watchdog)."""
+    resources = json.loads(release.exported_state(STACK))["resources"]
+    return [int(r["outputs"]["pid"]) for r in resources
+            if r["type"].endswith("native:LocalService") and (r.get("outputs") or {}).get("pid")]
 
 
 @dataclass
 class Upgrade:
+    release: Checkout
     before: dict[str, Any]
     after: dict[str, Any]
     tables_before: dict[str, list[int]]
-    tables_after: dict[str, list[int]]
     writer: IcebergWriter
     orders: OrdersWriter
     kafka_before: dict[str, Any]
-    kafka_after: dict[str, Any]
     backup_file: str
     poller: downtime.DowntimePoller
-    up_s: float
-    previous_s: float
+    plan: dict[str, list[str]]
+    failure: str
+    seconds: dict[str, float] = field(default_factory=dict)
+    destroyed: bool = False
 
 
 @pytest.fixture(scope="module")
-def upgraded(previous_release: Checkout) -> Iterator[Upgrade]:
-    assert PREVIOUS is not None
-    # The same data directories for both programs: this checkout's state root, named to the clone.
-    release = dataclasses.replace(previous_release, env={"LAKEHOUSE_STATE_DIR": str(state_root())}, timings={})
+def upgraded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upgrade]:
+    assert FROM is not None
+    # One checkout, as a user has: the earlier release, its data in this checkout's state root.
+    release = Checkout.clone(previous_release_ref(), tmp_path_factory.mktemp("upgrade") / "checkout",
+                             env={"LAKEHOUSE_STATE_DIR": str(state_root())})
+    # A release that kept data in its checkout (0.3.0) has it moved here by the upgrade, which refuses to move it onto
+    # data: a previous run's (a destroy keeps data) goes first.
     shutil.rmtree(stack_state_dir(STACK), ignore_errors=True)
-    handed_over, saved_backend = False, os.environ.get("PULUMI_BACKEND_URL")
+    upgrade: Upgrade | None = None
     try:
         began = time.perf_counter()
         deploy_previous_release(release, STACK, FIRST_PORT, {})
-        previous_s = time.perf_counter() - began
+        deployed_s = time.perf_counter() - began
         before = release.outputs(STACK)
-        print(f"\n== release {PREVIOUS[0]} ({PREVIOUS[1][:7]}) deployed stack {STACK} in {previous_s:.1f} s "
+        print(f"\n== release {FROM[0]} ({FROM[1][:7]}) deployed stack {STACK} in {deployed_s:.1f} s "
               f"({', '.join(f'{k} {v:.0f} s' for k, v in release.timings.items())})")
 
         # To work: declared tables with rows, a table of our own, orders into the CDC source, a backup.
@@ -209,10 +235,9 @@ def upgraded(previous_release: Checkout) -> Iterator[Upgrade]:
         namespace = f"upgrade_{uuid.uuid4().hex[:6]}"
         catalog.create_namespace(namespace)
         catalog.create_table(f"{namespace}.commits", schema=SCHEMA)
-        for declared in ("shop.customers",):
-            table = catalog.load_table(declared)
-            table.append(pa.Table.from_pylist([{"customer_id": i, "name": f"c{i}", "country": "NL"}
-                                               for i in range(50)], schema=table.schema().as_arrow()))
+        table = catalog.load_table("shop.customers")
+        table.append(pa.Table.from_pylist([{"customer_id": i, "name": f"c{i}", "country": "NL"} for i in range(50)],
+                                          schema=table.schema().as_arrow()))
         database, sink_table = cdc_pipeline(before)
         writer = IcebergWriter(before, f"{namespace}.commits")
         orders = OrdersWriter(before, database, first_id=9_000_000)
@@ -230,14 +255,13 @@ def upgraded(previous_release: Checkout) -> Iterator[Upgrade]:
             tables_before = table_snapshots(before)
             kafka_before = kafka_state(before)
 
-            # This checkout takes the stack over: its stack file (salt, secrets) here, the release's backend.
-            for key, value in take_over(release, STACK).items():
-                os.environ[key] = value
-            handed_over = True
-            # What `make up` runs first (bootstrap): this release's artifacts, before anything is restarted.
-            assert fetch(STACK, None) == 0
+            # The upgrade, in the same checkout: this commit's files in place of the release's, its venv, its plan.
+            release.timings.clear()
+            release.checkout(THIS)
+            release.make("venv")
+            plan = release.preview_plan(STACK)
             poller = downtime.DowntimePoller({
-                **downtime.service_checks(exported_resources(STACK)),
+                **downtime.service_checks(json.loads(release.exported_state(STACK))["resources"]),
                 "flink-orders-job": downtime.flink_job_check(before["profiles"]["host"]["flink"]["rest"],
                                                              before["profiles"]["host"]["flink"]["job"]["name"]),
                 "connectors": downtime.connectors_check(
@@ -245,10 +269,21 @@ def upgraded(previous_release: Checkout) -> Iterator[Upgrade]:
                     [c["name"] for c in before["streams"]["connectors"]]),
             }).start()
             writer.phase = "during"
+            stack_file = release.root / f"Pulumi.{STACK}.yaml"
+            pristine = stack_file.read_text()
             try:
-                up_s = commands.up(STACK, quiet=True)
-                after = outputs(STACK)
-                # Everything back: the job and the connectors run again, then a few more commits after the upgrade.
+                # Half way, on purpose: a service of the new release cannot start.
+                stack_file.write_text(with_services(pristine, FAULT))
+                started = time.perf_counter()
+                with pytest.raises(CheckoutCommandFailed) as failed:
+                    release.make("up", STACK=STACK)
+                failed_s = time.perf_counter() - started
+                # The way forward the docs give: the cause removed, `make up` again.
+                stack_file.write_text(pristine)
+                started = time.perf_counter()
+                release.make("up", STACK=STACK)
+                recovered_s = time.perf_counter() - started
+                after = release.outputs(STACK)
                 try:
                     wait_for("every service and the job answering again", lambda: all(
                         not o.still_down for o in poller.outages.values()), 240, 2)
@@ -259,27 +294,33 @@ def upgraded(previous_release: Checkout) -> Iterator[Upgrade]:
             writer.phase = "after"
             settled = len(writer.acknowledged)
             wait_for("commits after the upgrade", lambda: len(writer.acknowledged) >= settled + 5, 120, 1)
-        print("\n" + poller.report(f"downtime while release {PREVIOUS[0]} -> {version.PLATFORM_VERSION} "
-                                   f"(pulumi up {up_s:.1f} s)"))
-        yield Upgrade(before, after, tables_before, {}, writer, orders, kafka_before, {}, backup_file, poller, up_s,
-                      previous_s)
+        seconds = {**{k: v for k, v in release.timings.items() if not k.startswith("up ")},
+                   "failed make up": failed_s, "recovering make up": recovered_s}
+        print(f"\n== upgrade {FROM[0]} -> {version.PLATFORM_VERSION} in one checkout: "
+              + ", ".join(f"{k} {v:.1f} s" for k, v in seconds.items()))
+        print(f"== the preview's plan: {', '.join(f'{op} {len(names)}' for op, names in sorted(plan.items()))}; "
+              f"replaced: {sorted(plan.get('replace', [])) or 'none'}")
+        print("\n" + poller.report(f"downtime while release {FROM[0]} -> {version.PLATFORM_VERSION}, the failed "
+                                   "make up and the recovering one"))
+        upgrade = Upgrade(release, before, after, tables_before, writer, orders, kafka_before, backup_file, poller,
+                          plan, str(failed.value), seconds)
+        yield upgrade
     finally:
-        with contextlib.suppress(Exception):
-            if handed_over:
-                commands.down(STACK, quiet=True)
-                forget(STACK)
-            else:
+        if upgrade is None or not upgrade.destroyed:
+            with contextlib.suppress(Exception):
                 release.down(STACK)
-        isolated.remove_stack_file(STACK)
-        if saved_backend is None:
-            os.environ.pop("PULUMI_BACKEND_URL", None)
-        else:
-            os.environ["PULUMI_BACKEND_URL"] = saved_backend
 
 
-def test_upgrade_reports_this_release(upgraded: Upgrade) -> None:
+def test_the_preview_replaces_nothing_and_the_upgrade_reports_this_release(upgraded: Upgrade) -> None:
+    assert not upgraded.plan.get("replace") and not upgraded.plan.get("delete"), upgraded.plan
     assert upgraded.after.get("platform_version") == version.PLATFORM_VERSION
     assert not any(o.still_down for o in upgraded.poller.outages.values()), upgraded.poller.report("still down")
+
+
+def test_a_half_done_upgrade_fails_naming_the_service_and_the_next_make_up_finishes_it(upgraded: Upgrade) -> None:
+    print(f"\n== the half-done upgrade failed with: ...{upgraded.failure[-600:]}")
+    assert "trino" in upgraded.failure and "LakehouseUpgradeFault" in upgraded.failure
+    assert upgraded.after["target"] == "native" and upgraded.after["stack"] == STACK
 
 
 def test_every_table_snapshot_and_acknowledged_commit_is_kept(upgraded: Upgrade) -> None:
@@ -333,16 +374,22 @@ def test_kafka_keeps_its_topics_and_offsets(upgraded: Upgrade) -> None:
 
 
 def test_a_backup_taken_before_the_upgrade_still_restores(upgraded: Upgrade) -> None:
-    """Last (file order): the restore stops and starts the catalog."""
-    from lakehouse_platform.control import procedures
-    from lakehouse_platform.runtime.config import from_outputs
-
-    config, creds = from_outputs(upgraded.after)
-    report = procedures.restore(STACK, upgraded.after, config, creds, backup_file=upgraded.backup_file)
+    """Near the end (file order): the restore stops and starts the catalog. Run as its user runs it, in the clone."""
+    out = upgraded.release.control("recovery", "restore", "--backup", upgraded.backup_file, "--stack", STACK)
+    report = json.loads(out[out.index("{"):])
     unreadable = {t: r for t, r in report["tables"].items() if "error" in r}
-    print(f"\n== restore of the pre-upgrade backup {os.path.basename(upgraded.backup_file)}: {len(report['tables'])} "
+    print(f"\n== restore of the pre-upgrade backup {Path(upgraded.backup_file).name}: {len(report['tables'])} "
           f"tables read back, rolled forward {report['rolled_forward']}, {report['seconds']['total_s']} s")
     assert not unreadable, unreadable
     commits = [s.snapshot_id for s in clients.pyiceberg_catalog(upgraded.after, name="upgrade-restored")
                .load_table(upgraded.writer.table).snapshots()]
     assert set(upgraded.writer.acknowledged) <= set(commits)
+
+
+def test_this_release_destroys_what_the_earlier_release_made(upgraded: Upgrade) -> None:
+    """Last (file order): ``make down`` in the upgraded checkout leaves nothing of the stack running."""
+    pids = stack_pids(upgraded.release)
+    assert pids and live(pids), "the upgraded stack's services run before the destroy"
+    upgraded.release.make("down", STACK=STACK)
+    upgraded.destroyed = True
+    assert live(pids) == [], "nothing of the stack runs after the destroy"

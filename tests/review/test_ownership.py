@@ -137,7 +137,9 @@ def test_review_prints_who_may_read_write_and_manage_each_namespace_and_what_to_
     assert data["grants"] == [
         {"namespace": "shop", "read": everyone, "write": writers, "manage": writers},
         {"namespace": "* (any other)", "read": everyone, "write": writers, "manage": writers}]
-    assert data["flags"] == []  # the writer acts for the tables' owner (identities.writer.team)
+    # The writer acts for the tables' owner (identities.writer.team); what natively stays trusted is said plainly.
+    assert [f for f in data["flags"] if "trusts every local process" not in f] == []
+    assert any("trusts every local process" in f for f in data["flags"])
     stack = yaml.safe_load((ROOT / "Pulumi.native.yaml").read_text())
     platform = stack["config"]["lakehouse:platform"]
     platform["identities"] = {"wide": {"access_key": "wide-access-key", "actions": ["Read", "Write", "List"],

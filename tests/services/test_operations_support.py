@@ -90,7 +90,9 @@ def test_the_scheduler_and_the_backups_are_native_services_with_their_config(nat
     assert plan.postgres is not None and plan.postgres.databases == ["polaris", "lakekeeper"]
     assert plan.postgres.bindir == "/nonexistent/lakehouse-cache/postgres"  # the platform PostgreSQL's pg_dump
     env = backups.inputs["env"]
-    assert is_secret(env) and plain(plain(env)["PGPASSWORD"]) == "lab-postgres-password"
+    # The backups dump as their least role (not the superuser): its password, never the superuser's.
+    assert plan.postgres.user == "postgres" and plan.postgres.dump_user == "lakehouse_backup"
+    assert is_secret(env) and plain(plain(env)["PGPASSWORD"]) == "lab-postgres-backup-password"
 
 
 def test_the_outputs_carry_tables_recovery_objectives_and_operations(native_run: ProgramRun) -> None:

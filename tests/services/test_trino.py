@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -221,7 +222,8 @@ def test_trino_catalog_files_are_the_shared_ones(cloud: ProgramRun) -> None:
 
 
 def test_the_cloud_creates_declared_tables_through_trino_as_a_deployment_step(cloud_with_tables: ProgramRun) -> None:
-    (step,) = cloud_with_tables.of_type("pulumi-python:dynamic/aws:EcsTaskRun")
+    (step,) = [r for r in cloud_with_tables.of_type("pulumi-python:dynamic/aws:EcsTaskRun")
+               if r.name == "lakehouse-declared-tables"]
     declared = tables.trino_statements("polaris", {
         "namespace": "shop", "name": "orders", "owner": "bookshop data engineering", "freshness_minutes": 60,
         "columns": [{"name": "order_id", "type": "long"}], "maintenance": ["expire_snapshots"],
@@ -234,6 +236,22 @@ def test_the_cloud_creates_declared_tables_through_trino_as_a_deployment_step(cl
                 if t.name == "lakehouse-tables")
     script = json.loads(task.inputs["containerDefinitions"])[0]["command"][0]
     assert declared[1] in script.replace("'\"'\"'", "'")  # shlex-quoted in the script
+
+
+def test_a_first_cloud_up_sets_the_catalog_up_before_the_declared_tables(cloud_with_tables: ProgramRun) -> None:
+    """The catalog's jobs run inside `pulumi up`, in the catalog_jobs output's order, each after the one before and
+    after the catalog servers; the declared tables (and the Flink application, the connectors) wait for the last."""
+    runs = {r.name: r for r in cloud_with_tables.of_type("pulumi-python:dynamic/aws:EcsTaskRun")}
+    order = sorted(cloud_with_tables.outputs["catalog_jobs"], key=lambda j: cloud_with_tables.outputs[
+        "catalog_jobs"][j]["order"])
+    assert order[0] == "postgres-init" and len(order) >= 2, order
+    for before, after in itertools.pairwise(order):
+        assert f"lakehouse-{before}-run" in runs[f"lakehouse-{after}-run"].depends_on, (before, after)
+    assert "lakehouse-polaris" in runs[f"lakehouse-{order[0]}-run"].depends_on  # the catalog server first
+    for job in order:
+        run = runs[f"lakehouse-{job}-run"]
+        assert run.inputs["trigger"] == job and run.inputs["labels"]["lakehouse.layer"] == "catalog"
+    assert f"lakehouse-{order[-1]}-run" in runs["lakehouse-declared-tables"].depends_on
 
 
 # -- the tables script against a stand-in Trino CLI ----------------------------------------------------------

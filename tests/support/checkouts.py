@@ -1,9 +1,10 @@
-"""Other checkouts of the project driving one stack: a clone of this commit, or of the previous release.
+"""Other checkouts of the project driving one stack: a clone of this commit, or of an earlier release.
 
-What the e2e tier's moved-checkout, previous-release and upgrade (issue 26: data in flight) tests stand on: a
-``git clone`` of a commit into a directory of its own, its own venv (``make venv``) and
-Pulumi CLI (``make pulumi``, the cached build), and the operator's commands run *in that clone* with its own
-Python (``python -c`` against its ``<package>.control``), on a Pulumi backend the caller shares explicitly.
+What the e2e tier's moved-checkout and upgrade (data in flight, in place) tests stand on: a ``git clone`` of a
+commit into a directory of its own, its own venv (``make venv``) and Pulumi CLI (``make pulumi``, the cached
+build), and the operator's commands run *in that clone* with its own Python (``python -c`` against its
+``<package>.control``, ``make``), on its own backend or one the caller shares explicitly. The upgrade moves a clone
+to another commit in place (``Checkout.checkout``), as a user with one checkout does.
 
 Nothing here imports the clone's code into this process: each call is a subprocess of the clone's venv, as a
 user in that directory would run it. Stacks are isolated copies of the native stack made by the clone's own
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import textwrap
 import time
@@ -29,10 +29,27 @@ from tests.support import REPO_ROOT
 COMMAND_TIMEOUT_S = 1500
 
 
+#: Upgrade from another supported release than the previous one (``make test`` upgrades from the previous release):
+#: ``LAKEHOUSE_UPGRADE_FROM=0.3.0``.
+UPGRADE_FROM = "LAKEHOUSE_UPGRADE_FROM"
+
+
+def upgrade_from() -> tuple[str, str] | None:
+    """The release an upgrade test starts from: ``$LAKEHOUSE_UPGRADE_FROM`` (a recorded release), else the previous
+    release (``lakehouse_platform.version.previous_release``: ``[tool.lakehouse.releases]``); (version, commit)."""
+    chosen = os.environ.get(UPGRADE_FROM)
+    if not chosen:
+        return version.previous_release()
+    releases = version.releases()
+    if chosen not in releases:
+        raise ValueError(f"{UPGRADE_FROM}={chosen}: not a recorded release ({', '.join(releases)})")
+    return chosen, releases[chosen]
+
+
 def previous_release_ref() -> str:
-    """The previous release (``lakehouse_platform.version.previous_release``: ``[tool.lakehouse.releases]``): its tag
-    ``v<version>`` if this repository has it, else its commit."""
-    previous = version.previous_release()
+    """The release to start from (``upgrade_from``): its tag ``v<version>`` if this repository has it, else its
+    commit."""
+    previous = upgrade_from()
     if previous is None:
         raise LookupError(f"release {version.PLATFORM_VERSION} is the first: there is no previous release")
     tag, commit = f"v{previous[0]}", previous[1]
@@ -81,12 +98,26 @@ class Checkout:
         base = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "PULUMI_"))}
         return {**base, **self.env}
 
-    def make(self, target: str) -> None:
-        done = subprocess.run(["make", "-s", target], cwd=self.root, env=self.environment(), capture_output=True,
-                              text=True, timeout=COMMAND_TIMEOUT_S, check=False)
+    def make(self, target: str, **variables: str) -> str:
+        """``make TARGET VAR=value...`` in the clone, as its user types it (timed under the command); its output."""
+        argv = ["make", "-s", target, *(f"{key}={value}" for key, value in variables.items())]
+        started = time.monotonic()
+        # One stream, in the order it was written: a failure's message is the end of what the user saw.
+        done = subprocess.run(argv, cwd=self.root, env=self.environment(), stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, timeout=COMMAND_TIMEOUT_S, check=False)
+        self.timings[" ".join(argv[2:])] = time.monotonic() - started
         if done.returncode != 0:
-            raise CheckoutCommandFailed(f"make {target} in {self.root} ({self.ref}) failed:\n"
-                                        f"{(done.stdout + done.stderr)[-4000:]}")
+            raise CheckoutCommandFailed(f"{' '.join(argv)} in {self.root} ({self.ref}) failed:\n"
+                                        f"{done.stdout[-6000:]}")
+        return done.stdout
+
+    def checkout(self, ref: str) -> None:
+        """``git checkout`` of ``ref`` in this clone: the release's files replaced in place (what a user upgrading in
+        one checkout does); what git does not track (the venv, stack files, the backend, data) stays."""
+        # What this repository committed since the clone was made (a clone sees commits only).
+        subprocess.run(["git", "-C", str(self.root), "fetch", "--quiet", str(REPO_ROOT), ref], check=True)
+        subprocess.run(["git", "-C", str(self.root), "checkout", "--quiet", "--detach", ref], check=True)
+        self.ref = ref
 
     def python(self, code: str, what: str) -> str:
         """Run ``code`` with the clone's Python in the clone (its ``package``); its stdout. Timed under ``what``."""
@@ -157,6 +188,22 @@ class Checkout:
                 workspace.forget({stack!r})
             """, f"down {stack}")
 
+    def preview_plan(self, stack: str) -> dict[str, list[str]]:
+        """What ``pulumi preview`` of the stack would do, by operation: {op: [resource names]} (``same`` too)."""
+        out = self.python(f"""
+            import json
+            from {self.package}.control.workspace import select
+            plan = {{}}
+            def step(event):
+                if event.resource_pre_event:
+                    meta = event.resource_pre_event.metadata
+                    plan.setdefault(str(getattr(meta.op, "value", meta.op)), []).append(meta.urn.split("::")[-1])
+            select({stack!r}).preview(on_event=step, color="never")
+            print(json.dumps(plan))
+            """, f"preview {stack}")
+        plan: dict[str, list[str]] = json.loads(out.strip().splitlines()[-1])
+        return plan
+
     def outputs(self, stack: str) -> dict[str, Any]:
         out = self.python(f"""
             import json
@@ -173,10 +220,6 @@ class Checkout:
             from {self.package}.control.workspace import select
             print(json.dumps(select({stack!r}).export_stack().deployment))
             """, f"export {stack}")
-
-    def share_stack_file(self, stack: str, other: Checkout) -> None:
-        """The stack's config (with the secrets' salt Pulumi wrote at its creation) into another checkout."""
-        shutil.copy2(self.root / f"Pulumi.{stack}.yaml", other.root / f"Pulumi.{stack}.yaml")
 
 
 def backend_env(backend: Path) -> dict[str, str]:
@@ -207,13 +250,3 @@ def deploy_previous_release(checkout: Checkout, stack: str, first_port: int, ove
     checkout.isolated_stack(stack, first_port, overrides)
     checkout.artifacts(stack)
     checkout.up(stack)
-
-
-def take_over(previous: Checkout, stack: str) -> dict[str, str]:
-    """What this checkout needs to drive a stack ``previous`` deployed: its stack file (with the secrets' salt)
-    copied here, and the environment naming ``previous``'s backend (set it, e.g. ``monkeypatch.setenv``).
-
-    This release's ``make up`` then moves the stack's data to ``lakehouse_platform.paths.stack_state_dir(stack)``, which
-    must be empty (a destroy keeps data: clear it before the test)."""
-    shutil.copy2(previous.root / f"Pulumi.{stack}.yaml", REPO_ROOT / f"Pulumi.{stack}.yaml")
-    return {"PULUMI_BACKEND_URL": f"file://{previous.root / '.pulumi-state'}"}

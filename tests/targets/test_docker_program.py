@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+
 from lakehouse_platform.config import load_platform
 from lakehouse_platform.model import LAYER_NAMES
+from lakehouse_platform.paths import PROJECT_ROOT
 from tests.support.harness import run_program
 from tests.support.rendered import is_secret, reveal
 from tests.support.stacks import stack_platform
@@ -248,6 +251,32 @@ def test_flink_checkpoints_on_a_bind_mount_owned_by_the_image_user(lab_run):
         env = _env(container)
         assert env["AWS_ACCESS_KEY_ID"] == "lab-access-key" and env["AWS_SECRET_ACCESS_KEY"] == "lab-secret-key"
         assert is_secret(container.inputs["envs"])
+
+
+def test_the_flink_jobs_savepoints_land_where_both_managers_mount_and_flinks_user_owns(lab_run, tmp_path):
+    """The stop-with-savepoint of a lab down: the job's savepoint directory is under the mount both managers share,
+    the step hands the lineage directory it makes on the host to the image's user (uid 9999, its Dockerfile's), and
+    record_graph really does (issue 35: 'Failed to create savepoint directory' when the host made it as root)."""
+    from lakehouse_platform.services.flink.container import FLINK_UID, LAB_STATE
+    from lakehouse_platform.services.flink.job.inputs import JobInputs
+    from lakehouse_platform.services.flink.job.lineage import record_graph
+
+    job = lab_run.named("flink-orders-job")
+    mounts = {v["containerPath"]: v["hostPath"] for v in lab_run.named("flink-jobmanager").inputs["volumes"]}
+    assert job.inputs["savepoint_dir"].startswith(f"file://{LAB_STATE}/savepoints/")
+    assert job.inputs["host_paths"] == {f"file://{LAB_STATE}": mounts[LAB_STATE]}
+    assert job.inputs["state_owner"] == FLINK_UID
+    dockerfile = (PROJECT_ROOT / "lakehouse_platform" / "services" / "flink" / "lab" / "Dockerfile").read_text()
+    uid, gid = FLINK_UID.split(":")
+    assert f"--gid={gid} flink" in dockerfile and f"--uid={uid}" in dockerfile and "USER flink" in dockerfile
+    inputs = JobInputs.model_validate({**job.inputs, "host_paths": {f"file://{LAB_STATE}": str(tmp_path)}})
+    record_graph(inputs)
+    lineage = tmp_path / "savepoints" / job.inputs["savepoint_dir"].rsplit("/", 1)[-1]
+    if os.geteuid() == 0:  # CI runs as root, as the lab's host does: handed over
+        assert (lineage.stat().st_uid, lineage.stat().st_gid) == (int(uid), int(gid))
+        assert (lineage.parent.stat().st_uid, lineage.parent.stat().st_gid) == (int(uid), int(gid))
+    else:
+        assert lineage.stat().st_mode & 0o777 == 0o777
 
 
 def test_flink_job_is_submitted_through_the_published_rest_port_with_internal_addresses(lab_run):

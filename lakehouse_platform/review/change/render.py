@@ -8,7 +8,7 @@ import json
 from rich.console import Console
 from rich.table import Table
 
-from lakehouse_platform.review.change import EXIT_APPROVALS_MISSING
+from lakehouse_platform.review.change import EXIT_APPROVALS_MISSING, rights
 from lakehouse_platform.review.change.approvals import Review, ReviewedChange
 from lakehouse_platform.review.change.terminal import print_wrapped
 from lakehouse_platform.version import PLATFORM_VERSION
@@ -37,6 +37,41 @@ def verdict(review: Review) -> str:
     return f"APPROVED: every change has its approvers ({given})"
 
 
+def _who(entry: dict[str, list[str]]) -> str:
+    """``read: etl, audit; write: etl`` (nobody: ``-``)."""
+    return "; ".join(f"{action}: {', '.join(names)}" for action, names in entry.items()) or "-"
+
+
+def rights_rows(review: Review) -> list[tuple[str, str, str, str, str]]:
+    """Per identity and namespace: (identity, namespace, before, after, widening/narrowing)."""
+    return [(c.identity, c.namespace, rights.actions_text(c.before), rights.actions_text(c.after), c.direction)
+            for c in review.rights]
+
+
+def namespace_rows(review: Review) -> list[tuple[str, str, str]]:
+    """Per namespace: (namespace, who gains what, who loses what)."""
+    found = rights.by_namespace(review.rights)
+    return [(ns, _who(entry["gains"]), _who(entry["loses"])) for ns, entry in found.items()]
+
+
+def _render_rights_terminal(console: Console, review: Review) -> None:
+    if not review.rights:
+        return
+    kind = rights.direction(review.rights)
+    per_identity = Table(title=f"Rights per identity and namespace ({kind})", show_lines=False)
+    for column in ("Identity", "Namespace", "Before", "After", "Change"):
+        per_identity.add_column(column, overflow="fold")
+    for identity_row in rights_rows(review):
+        per_identity.add_row(*identity_row)
+    console.print(per_identity)
+    per_namespace = Table(title="Who gains and who loses, per namespace")
+    for column in ("Namespace", "Gains", "Loses"):
+        per_namespace.add_column(column, overflow="fold")
+    for row in namespace_rows(review):
+        per_namespace.add_row(*row)
+    console.print(per_namespace)
+
+
 def render_terminal(console: Console, review: Review) -> None:
     print_wrapped(console, title(review), indent=0)
     if console.width >= TABLE_WIDTH:
@@ -56,6 +91,7 @@ def render_terminal(console: Console, review: Review) -> None:
                      f"approvers: {_approvers(c)}"]
             for line in lines:
                 print_wrapped(console, line)
+    _render_rights_terminal(console, review)
     print_wrapped(console, verdict(review), indent=0)
 
 
@@ -73,6 +109,13 @@ def render_markdown(review: Review) -> str:
             out.append("| " + " | ".join(_cell(x) for x in (
                 f"`{c.what}`", c.change, ", ".join(c.layers), ", ".join(c.owners),
                 "; ".join(dict.fromkeys(c.change_control)), c.effect.does, c.effect.down, approvers)) + " |")
+        if review.rights:
+            out += ["", f"### Rights per identity and namespace ({rights.direction(review.rights)})", "",
+                    "| Identity | Namespace | Before | After | Change |", "|---|---|---|---|---|"]
+            out += ["| " + " | ".join(_cell(x) for x in row) + " |" for row in rights_rows(review)]
+            out += ["", "### Who gains and who loses, per namespace", "", "| Namespace | Gains | Loses |",
+                    "|---|---|---|"]
+            out += ["| " + " | ".join(_cell(x) for x in row) + " |" for row in namespace_rows(review)]
         out += ["", "### Approvals", ""]
         out += [f"- {'✅' if a not in review.missing else '❌'} {a}" for a in review.required]
     out += ["", f"**{verdict(review)}**", ""]

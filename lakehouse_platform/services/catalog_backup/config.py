@@ -7,7 +7,7 @@ from typing import Any
 from lakehouse_platform.model import PlatformSpec, Target
 from lakehouse_platform.model.operations import cron_max_interval_minutes
 from lakehouse_platform.runtime.config import ENV_PG_PASSWORD
-from lakehouse_platform.services.capabilities import DATABASE, DATABASE_PASSWORD
+from lakehouse_platform.services.capabilities import DATABASE, DATABASE_BACKUP_PASSWORD
 from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.placeholders import secret
 from lakehouse_platform.services.registry import registry
@@ -43,4 +43,5 @@ def stack_outputs(spec: PlatformSpec) -> dict[str, Any]:
 
 
 def _postgres_env(ctx: ServiceContext) -> dict[str, str]:
-    return {ENV_PG_PASSWORD: secret(DATABASE_PASSWORD)} if registry().provider(ctx.spec, DATABASE) else {}
+    """The backups' least role's password (``DATABASE_BACKUP_USER``): the superuser's never reaches the service."""
+    return {ENV_PG_PASSWORD: secret(DATABASE_BACKUP_PASSWORD)} if registry().provider(ctx.spec, DATABASE) else {}

@@ -21,7 +21,7 @@ from __future__ import annotations
 from lakehouse_platform.model import Target
 from lakehouse_platform.services import operations_support as support
 from lakehouse_platform.services.catalog_gate import container, native
-from lakehouse_platform.services.catalog_gate.config import FRONTS, NAME, SIGNING_KEY
+from lakehouse_platform.services.catalog_gate.config import FRONTS, NAME, SIGNING_KEY, local_trust, trust_outputs
 from lakehouse_platform.services.definition import GrantsEnforcement, Metrics, ServiceDefinition
 from lakehouse_platform.version import PLATFORM_VERSION
 
@@ -44,7 +44,8 @@ SERVICES = (
         name=NAME, default=DEFAULT, summary="bearer-token gate in front of the REST fixture (fails closed)",
         job_of=FRONTS, fronts=FRONTS, container=container.server, native=native.server, secrets=(SIGNING_KEY,),
         metrics=Metrics("catalog_gate_metrics"),
-        enforces_grants=GrantsEnforcement("every REST request of the fixture, per namespace"),
+        enforces_grants=GrantsEnforcement("every REST request of the fixture, per namespace", gaps=local_trust),
+        stack_outputs=trust_outputs,
         unavailable={Target.AWS: "the REST fixture does not run on aws; Polaris and Lakekeeper authenticate "
                                  "their own principals"},
     ),

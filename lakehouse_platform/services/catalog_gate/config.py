@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from lakehouse_platform.model import PlatformSpec, Target
 from lakehouse_platform.paths import PACKAGE_DIR
 from lakehouse_platform.runtime.config import ENV_GATE_SIGNING_KEY
 from lakehouse_platform.services.context import ServiceContext
@@ -21,6 +22,25 @@ IMAGE_CONFIG = "/etc/lakehouse/catalog-gate.json"
 #: The key the gate signs its access tokens with (HS256: at least 32 bytes).
 SIGNING_KEY = SecretSpec("catalog-gate-signing-key", "catalogGateSigningKey",
                          "lab-catalog-gate-access-token-signing-key")
+
+
+def local_trust(spec: PlatformSpec) -> list[str]:
+    """What the gate cannot enforce natively, said plainly (the review's flags, the ``trust`` output): the fixture it
+    fronts listens on 127.0.0.1 like every native service, so any local process that calls the fixture's own port
+    skips the gate and its grants. In the lab the fixture's port is not published (only the Docker network reaches
+    it); it does not run on aws."""
+    if spec.target is not Target.NATIVE or FRONTS not in spec.enabled_services():
+        return []
+    port = spec.services[FRONTS].ports["http"].bound
+    return [f"native: the {FRONTS} catalog listens on 127.0.0.1:{port} behind the gate, so this target trusts every "
+            "local process: one that calls that port directly skips the gate and its grants (the lab keeps it on "
+            "the Docker network, unpublished)"]
+
+
+def trust_outputs(spec: PlatformSpec) -> dict[str, list[str]]:
+    """The ``trust`` stack output: what a deployment of this stack trusts beyond its grants (empty: nothing)."""
+    found = local_trust(spec)
+    return {"trust": found} if found else {}
 
 
 def gate_config(ctx: ServiceContext, listen_host: str) -> str:

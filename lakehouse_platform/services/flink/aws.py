@@ -203,7 +203,7 @@ class FlinkApplication(AwsComponent):
             },
             cloudwatch_logging_options={"log_stream_arn": stream.arn},
             tags=tags,
-            opts=self.child_opts(depends_on=[foundation.logs.group(FLINK), role]),
+            opts=self.child_opts(depends_on=[foundation.logs.group(FLINK), role, *foundation.catalog_ready]),
         )
         self.job_name = job.name
         self.register_outputs({"application": self.application.name})

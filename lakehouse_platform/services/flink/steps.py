@@ -16,7 +16,7 @@ from lakehouse_platform.services.flink.config import (
     job_source,
     lineage,
 )
-from lakehouse_platform.services.flink.container import LAB_STATE, LAB_STATE_HOST_DIR
+from lakehouse_platform.services.flink.container import FLINK_UID, LAB_STATE, LAB_STATE_HOST_DIR
 from lakehouse_platform.services.flink.native import native_state_dir
 from lakehouse_platform.services.plans import NativeHost, StepHost, StepPlan
 from lakehouse_platform.services.registry import needed, registry
@@ -33,9 +33,11 @@ def steps(ctx: ServiceContext, host: StepHost) -> list[StepPlan]:
     if spec.target is Target.DOCKER:
         state_uri = f"file://{LAB_STATE}"
         local = host.state_dir / LAB_STATE_HOST_DIR
+        owner: str | None = FLINK_UID  # the managers' user: a lineage directory the host makes is handed to it
     else:
         local = native_state_dir(host.state_dir)
         state_uri = f"file://{local}"
+        owner = None
     checkpoint_dir = f"{state_uri}/checkpoints/{lineage(spec)}"
     # Through the catalog's gate too: on destroy the job's final savepoint (a commit) goes through it.
     waits_for = [*catalog_path(spec), *(p for p in (registry().provider(spec, STORE),) if p)]
@@ -57,6 +59,7 @@ def steps(ctx: ServiceContext, host: StepHost) -> list[StepPlan]:
             "host_paths": {state_uri: str(local)},
             "restore": job.restore,
             "state_version": JOB_STATE_VERSION,
+            "state_owner": owner,
             "labels": layer_labels(spec, ctx.service.layer, ctx.name),
         },
         after=tuple(waits_for),

@@ -223,7 +223,8 @@ class MskConnect(AwsComponent):
                 log_delivery={"worker_log_delivery": {"cloudwatch_logs": {
                     "enabled": True, "log_group": log_group_name(spec, CONNECT)}}},
                 tags=connect_tags,
-                opts=self.child_opts(depends_on=[foundation.logs.group(CONNECT), *msk.topics]),
+                opts=self.child_opts(depends_on=[foundation.logs.group(CONNECT), *msk.topics,
+                                                 *foundation.catalog_ready]),
             )
 
     def _cdc_source_job(self, foundation: Foundation) -> None:

@@ -8,7 +8,7 @@ binaries of the newest PostgreSQL major Debian offers up to the pin). On aws it 
 from __future__ import annotations
 
 from lakehouse_platform.model import Layer, Target
-from lakehouse_platform.services.capabilities import DATABASE
+from lakehouse_platform.services.capabilities import DATABASE, DATABASE_BACKUP_PASSWORD
 from lakehouse_platform.services.definition import (
     ArtifactRecipe,
     AwsIngress,
@@ -40,7 +40,9 @@ SERVICES = (
         container=container.server, native=native.server, managed={Target.AWS: "RDS PostgreSQL"},
         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_server, source="Debian apt (postgresql-N)"),
         secrets=(SecretSpec("postgres-password", "postgresPassword", "lab-postgres-password",
-                            managed_on={Target.AWS: "RDS keeps the master password in Secrets Manager"}),),
+                            managed_on={Target.AWS: "RDS keeps the master password in Secrets Manager"}),
+                 SecretSpec(DATABASE_BACKUP_PASSWORD, "postgresBackupPassword", "lab-postgres-backup-password",
+                            managed_on={Target.AWS: "no role of its own: AWS Backup keeps the RDS database"})),
         provides=(DATABASE,), title="PostgreSQL", in_place=native.in_place,
         probes=ProbeHooks(version=Lazy("lakehouse_platform.services.postgres.probe:version")),
         aws_ingress=(

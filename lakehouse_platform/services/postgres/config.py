@@ -1,10 +1,10 @@
 """PostgreSQL's configuration on every target: the databases it holds, server settings (logical WAL for
-Debezium), and the replication slots the stack declares.
+Debezium), the replication slots the stack declares, and the backups' least role.
 """
 
 from __future__ import annotations
 
-from lakehouse_platform.services.capabilities import CHANGE_CAPTURE
+from lakehouse_platform.services.capabilities import CHANGE_CAPTURE, DATABASE_BACKUP_USER, DATABASE_USER
 from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.registry import registry
 
@@ -31,6 +31,39 @@ def create_databases_sql() -> str:
         f"SELECT 'CREATE DATABASE {db}' WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = '{db}')\\gexec\n"  # noqa: S608 - fixed names
         for db in databases()
     )
+
+
+#: The environment variable the init SQL reads the backup role's password from (psql's ``\\getenv``: never in a file).
+BACKUP_PASSWORD_ENV = "LAKEHOUSE_BACKUP_PASSWORD"  # noqa: S105 - the name of a variable, not its value
+
+
+def backup_role_sql(ctx: ServiceContext) -> str:
+    """Idempotent psql: the backups' role, and on each catalog database the rights ``pg_dump`` needs and no more.
+
+    Not a superuser, and not ``pg_read_all_data`` either: that role reads every table of every database, the
+    bookshop's source included. Per catalog database instead: CONNECT, USAGE on its schemas, SELECT on its tables
+    and sequences (what ``pg_dump`` reads and locks), and the same by default on what the catalogs (as
+    ``DATABASE_USER``) create later. Run after every start natively, at the cluster's creation in the lab.
+    """
+    from lakehouse_platform.services.operations_config import catalog_databases
+
+    role = DATABASE_BACKUP_USER
+    lines = [f"SELECT 'CREATE ROLE {role}' WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{role}')\\gexec",  # noqa: S608 - fixed names
+             f"\\getenv backup_password {BACKUP_PASSWORD_ENV}",
+             f"ALTER ROLE {role} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS "
+             "NOINHERIT PASSWORD :'backup_password';"]
+    for database in catalog_databases(ctx.spec):
+        lines += [f"\\connect {database}",
+                  f"GRANT CONNECT ON DATABASE {database} TO {role};",
+                  "DO $$DECLARE s text; BEGIN FOR s IN SELECT nspname FROM pg_namespace WHERE nspname NOT LIKE "  # noqa: S608 - fixed names
+                  "'pg\\_%' AND nspname <> 'information_schema' LOOP "
+                  f"EXECUTE format('GRANT USAGE ON SCHEMA %I TO {role}', s); "
+                  f"EXECUTE format('GRANT SELECT ON ALL TABLES IN SCHEMA %I TO {role}', s); "
+                  f"EXECUTE format('GRANT SELECT ON ALL SEQUENCES IN SCHEMA %I TO {role}', s); END LOOP; END$$;",
+                  *(f"ALTER DEFAULT PRIVILEGES FOR ROLE {DATABASE_USER} GRANT {what} TO {role};"
+                    for what in ("USAGE ON SCHEMAS", "SELECT ON TABLES", "SELECT ON SEQUENCES"))]
+    lines.append("\\connect postgres")
+    return "".join(f"{line}\n" for line in lines)
 
 
 def declared_slots(ctx: ServiceContext) -> list[str]:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lakehouse_platform.services.capabilities import DATABASE_BACKUP_PASSWORD
 from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.placeholders import secret
 from lakehouse_platform.services.plans import NativeHost, NativePlan
 from lakehouse_platform.services.postgres.config import (
+    BACKUP_PASSWORD_ENV,
     SERVER_SETTINGS,
+    backup_role_sql,
     create_databases_sql,
     drop_undeclared_slots_sql,
     server_flags,
@@ -66,8 +69,9 @@ def server(ctx: ServiceContext, host: NativeHost) -> NativePlan:
     return NativePlan(
         argv=[str(bindir / "postgres"), "-D", str(data), *server_flags(settings)],
         files={str(pwfile): secret("postgres-password"),
-               str(sql): create_databases_sql() + drop_undeclared_slots_sql(ctx)},
-        env={"LANG": "C.UTF-8", "PGPASSWORD": secret("postgres-password")},
+               str(sql): create_databases_sql() + backup_role_sql(ctx) + drop_undeclared_slots_sql(ctx)},
+        env={"LANG": "C.UTF-8", "PGPASSWORD": secret("postgres-password"),
+             BACKUP_PASSWORD_ENV: secret(DATABASE_BACKUP_PASSWORD)},
         setup=[
             [str(bindir / "initdb"), "-D", str(data), "-U", "postgres", f"--pwfile={pwfile}",
              "--auth-local=scram-sha-256", "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C.UTF-8",

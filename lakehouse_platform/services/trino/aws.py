@@ -199,7 +199,8 @@ def declare(foundation: Foundation, trino_service: pulumi.Resource | None) -> Ec
     task = task_definition(ctx, TABLES_LAYER, f"{spec.name}-{TABLES}", [container], tags=tags, execution_role=execution,
                            task_role=None, secret_refs={}, cpu=256, memory=512)
     network = gov.network
-    waits: list[pulumi.Resource] = [foundation.logs.groups[TABLES]]  # the task logs there from its first line
+    # The task logs there from its first line; the catalog must be set up before a table can be created in it.
+    waits: list[pulumi.Resource] = [foundation.logs.groups[TABLES], *foundation.catalog_ready]
     if trino_service is not None:
         waits.append(trino_service)
     compute = foundation.cluster(Layer.COMPUTE)

@@ -1,10 +1,11 @@
 """The catalogs on aws: one internal load balancer in front of them, each catalog an ECS service behind it, and
-their setup jobs as one-off ECS tasks that CD runs after ``pulumi up`` (catalog layer).
+their setup jobs as one-off ECS tasks that ``pulumi up`` runs in order (``bootstrap``: each an ``EcsTaskRun``), so
+what needs the catalog (declared tables, the Flink application, the connectors) waits for it (catalog layer).
 
 Every catalog server shares one listener: a rule per catalog forwards ``<catalog>.<name>.internal`` (a CNAME
-to the load balancer) to its target group. The jobs' task definitions are the ``catalog_jobs`` stack output,
-in the order CD runs them (the database's init, then each catalog's jobs in start order), each with the
-``aws ecs run-task`` line that starts it.
+to the load balancer) to its target group. The jobs' task definitions are also the ``catalog_jobs`` stack output,
+in the order they run (the database's init, then each catalog's jobs in start order), each with the
+``aws ecs run-task`` line that runs it again by hand (the jobs are idempotent).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from lakehouse_platform.targets.aws.ecs import (
 )
 from lakehouse_platform.targets.aws.ecs import task_definition as ecs_task_definition
 from lakehouse_platform.targets.aws.foundation import Foundation
+from lakehouse_platform.targets.aws.run_task import EcsTaskRun
 
 LAYER = Layer.CATALOG
 
@@ -200,3 +202,25 @@ def run_spec(foundation: Foundation, first: Sequence[str] = ()) -> dict[str, dic
         }
         for job in order
     }
+
+
+def bootstrap(foundation: Foundation, first: Sequence[str] = ()) -> list[EcsTaskRun]:
+    """The catalog jobs run by ``pulumi up`` itself, one after the other in ``run_spec``'s order, after the catalog
+    servers: what needs the catalog depends on the last (``Foundation.catalog_ready``). A job runs again when its
+    task definition changes (a new revision: its image, its secrets, an identity's grants it renders)."""
+    spec, ctx = foundation.spec, foundation.ctx
+    network = foundation.gov.network
+    waits: list[pulumi.Resource] = [part for part in foundation.parts.values() if part.layer is LAYER]
+    runs: list[EcsTaskRun] = []
+    order = [j for j in first if j in foundation.catalog_jobs]
+    order += [n for n in spec.start_order() if n in foundation.catalog_jobs and n not in order]
+    for job in order:
+        run = EcsTaskRun(
+            f"{spec.name}-{job}-run", description=f"catalog job {job}", cluster=foundation.cluster(LAYER).arn,
+            task_definition=foundation.catalog_jobs[job].arn, subnets=network.private_subnet_ids,
+            security_groups=[network.sg("catalogs").id], region=spec.aws.region, trigger=job,
+            log_group=foundation.logs.names.get(job), tags=ctx.tags(LAYER, job, **{"lakehouse.kind": "job"}),
+            opts=ctx.opts(LAYER, depends_on=[*waits, *runs[-1:]]))
+        runs.append(run)
+    foundation.catalog_ready = list(runs)
+    return runs

@@ -38,8 +38,11 @@ class Foundation:
     secret_refs: dict[str, pulumi.Input[str]] = field(default_factory=dict)
     clusters: dict[Layer, aws.ecs.Cluster] = field(default_factory=dict)
     parts: dict[str, AwsComponent] = field(default_factory=dict)
-    #: The one-off jobs CD runs after `pulumi up` (catalog setup), by name.
+    #: The one-off jobs of the catalog's setup, by name (``pulumi up`` runs them: ``catalogs.bootstrap``).
     catalog_jobs: dict[str, aws.ecs.TaskDefinition] = field(default_factory=dict)
+    #: The catalog's setup having run: what needs the catalog (declared tables, the Flink application, the
+    #: connectors) depends on these (empty where the catalog needs no job).
+    catalog_ready: list[pulumi.Resource] = field(default_factory=list)
     #: The catalogs' internal load balancer and its listener (when a catalog runs as an ECS service).
     load_balancer: aws.lb.LoadBalancer | None = None
     listener: aws.lb.Listener | None = None

@@ -7,7 +7,7 @@ Amazon Managed Prometheus, the exporter) is the ``aws`` module of its package, d
 
     governance (network, KMS, roles, secrets) -> log groups (every part's sources) -> storage (warehouse)
     -> the images the stack pushes (the operations image, when a part runs it)
-    -> catalog parts (behind one load balancer; their jobs become ``catalog_jobs``) -> compute parts
+    -> catalog parts (behind one load balancer) -> their jobs, run in order (``catalogs.bootstrap``) -> compute parts
     -> orchestration (declared tables, maintenance parts) -> observability (the alarm topic, its parts,
     then every part's alarms) -> recovery (backups of the catalog database, the warehouse's replica)
 
@@ -92,6 +92,9 @@ class AwsTarget:
                 foundation.parts[part.name] = component
                 built.layer(layer).update(component.layer_outputs())
                 built.outputs.update(component.stack_outputs())
+            if layer is Layer.CATALOG:
+                # The catalog set up by `pulumi up` itself, before any part of a later layer needs it.
+                catalogs.bootstrap(foundation, self._first_jobs(foundation))
         assert topic is not None
         topic.watch([*watchers, *foundation.parts.values()])
         database: DatabaseOnAws | None = foundation.provider(DATABASE)
@@ -119,6 +122,11 @@ class AwsTarget:
         built.layer(Layer.OBSERVABILITY)["log_groups"] = groups.names
         return built
 
+    @staticmethod
+    def _first_jobs(foundation: Foundation) -> list[str]:
+        """The jobs a part says come first (the database's init), before the catalogs' own in start order."""
+        return [job for part in foundation.parts.values() for job in part.first_jobs]
+
     def _catalog_outputs(self, foundation: Foundation, front: catalogs.CatalogLoadBalancer | None,
                          built: Built) -> None:
         """The catalog layer: its cluster, where each catalog is, the jobs CD runs, the load balancer."""
@@ -129,9 +137,7 @@ class AwsTarget:
             role = registry()[name].catalog
             assert role is not None
             urls[name] = url(spec, name, "http", Side.INTERNAL, role.path)
-        # CD runs first the jobs a part says come first (the database's init), then the start order.
-        first = [job for part in foundation.parts.values() for job in part.first_jobs]
-        jobs = catalogs.run_spec(foundation, first)
+        jobs = catalogs.run_spec(foundation, self._first_jobs(foundation))
         built.layer(Layer.CATALOG).update({"cluster": cluster.name, "catalog_urls": urls, "jobs": jobs})
         built.outputs.update({"catalog_urls": urls, "catalog_jobs": jobs, "catalog_cluster": cluster.name})
         if front is not None:

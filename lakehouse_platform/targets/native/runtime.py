@@ -14,7 +14,9 @@ create, update
 delete
     Remove the runtime directory: code, no data.
 diff
-    Another version of the code; another directory (a replacement); new provider code (an update).
+    Another version of the code, another directory, new provider code: each an update. A moved directory (the
+    stack's state directory moved by ``make up``) is installed in the new place and the old one removed, never a
+    replacement, whose delete would run the code of the release that recorded the resource.
 """
 
 from __future__ import annotations
@@ -88,13 +90,15 @@ class NativeRuntimeProvider(ByValue, pulumi.dynamic.ResourceProvider):
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.DiffResult:
         moved = plain(olds.get("directory")) != plain(news.get("directory"))
         changed = moved or olds.get("digest") != digest_of(plain(news.get("sources") or {}))
-        return pulumi.dynamic.DiffResult(changes=changed or code_changed(olds, news),
-                                         replaces=["directory"] if moved else [], delete_before_replace=False)
+        return pulumi.dynamic.DiffResult(changes=changed or code_changed(olds, news), replaces=[],
+                                         delete_before_replace=False)
 
-    def update(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.UpdateResult:
-        directory = str(plain(news["directory"]))
-        return pulumi.dynamic.UpdateResult({"directory": directory,
-                                            "digest": install(directory, plain(news["sources"]))})
+    def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.UpdateResult:
+        directory, before = str(plain(news["directory"])), str(plain(olds.get("directory") or ""))
+        digest = install(directory, plain(news["sources"]))
+        if before and Path(before) != Path(directory):
+            shutil.rmtree(before, ignore_errors=True)  # the code only: the data it sat beside moved on its own
+        return pulumi.dynamic.UpdateResult({"directory": directory, "digest": digest})
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
         shutil.rmtree(str(plain(props["directory"])), ignore_errors=True)

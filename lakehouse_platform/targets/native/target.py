@@ -32,6 +32,7 @@ from lakehouse_platform.targets.deploy_steps import build_steps, export_steps
 from lakehouse_platform.targets.native import local_service
 from lakehouse_platform.targets.native import runtime as native_runtime
 from lakehouse_platform.targets.native.local_service import LocalService
+from lakehouse_platform.targets.state_owner import StateOwner, program_identity
 
 
 def port_conflicts(spec: PlatformSpec, state_dir: Path, stack: str) -> list[str]:
@@ -112,11 +113,15 @@ class NativeTarget:
 
     def build(self, layers: Mapping[Layer, LayerComponent]) -> Built:
         built = Built()
+        # Who owns the state directory, recorded before anything is written there (state_owner); on destroy it goes
+        # last, and a disposable stack's directory with it.
+        owner = StateOwner(f"{self.spec.name}-state-owner", self.state_dir, program_identity(), self.spec.disposable,
+                           opts=pulumi.ResourceOptions(parent=layers[Layer.STORAGE]))
         # The code the platform's own Python processes run, copied into the stack's state before any of them.
         self.runtime = native_runtime.NativeRuntime(
             layers[Layer.ORCHESTRATION].child_name("operations-runtime"), directory=str(self.state_dir / "runtime"),
             sources=native_runtime.code_sources(PACKAGE_PARENT),
-            opts=pulumi.ResourceOptions(parent=layers[Layer.ORCHESTRATION]))
+            opts=pulumi.ResourceOptions(parent=layers[Layer.ORCHESTRATION], depends_on=[owner]))
         folded: dict[str, str] = {}
         for name in self.spec.start_order():
             definition = registry()[name]

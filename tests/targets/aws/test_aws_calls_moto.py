@@ -126,7 +126,7 @@ def test_the_declared_tables_step_runs_its_task_in_the_private_subnets_to_a_clea
         cloud: ProgramRun, aws: InMoto, server: MotoServer, monkeypatch: pytest.MonkeyPatch) -> None:
     server.ecs_tasks_stop(immediately=False)  # RUNNING, DEACTIVATING, STOPPING, DEPROVISIONING, STOPPED: polled
     monkeypatch.setattr(rt, "POLL_S", 0.01)
-    (step,) = cloud.of_type("pulumi-python:dynamic/aws:EcsTaskRun")
+    (step,) = [r for r in cloud.of_type("pulumi-python:dynamic/aws:EcsTaskRun") if r.name.endswith("declared-tables")]
     props = aws.real({k: v for k, v in step.inputs.items() if not k.startswith("__")})
     provider = rt.EcsTaskRunProvider()
 

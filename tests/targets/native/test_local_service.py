@@ -371,10 +371,34 @@ def test_diff_unknown_value_during_preview_is_a_change(harness: Harness) -> None
     assert result.changes is True
 
 
-def test_diff_new_data_dir_replaces_deleting_first(harness: Harness) -> None:
+def test_a_moved_data_dir_is_an_update_that_restarts_on_the_moved_data(harness: Harness) -> None:
+    """``make up`` moves a stack's data before ``pulumi up``; the service then restarts there, in place: no
+    replacement, whose delete would run the provider code of the release that recorded the resource."""
     props = harness.props()
-    result = harness.provider.diff("web", recorded(props), {**props, "data_dir": "/tmp/elsewhere"})
-    assert result.changes is True and result.replaces == ["data_dir"] and result.delete_before_replace is True
+    outs = harness.create(props)
+    (Path(props["data_dir"]) / "kept").write_text("the service's state")
+    moved = str(harness.root / "moved" / "data")
+    news = {**props, "data_dir": moved}
+    diff = harness.provider.diff("web", outs, news)
+    assert diff.changes is True and diff.replaces == []
+    # What relocation does: the service stopped by its record, then its directory renamed.
+    ls.stop_service(ls.ServiceInputs.from_props(props), ls.ProcessRecord(outs["pid"], outs["create_time"]))
+    Path(moved).parent.mkdir(parents=True)
+    os.replace(props["data_dir"], moved)
+    harness.pid_files.add(Path(moved) / ls.PID_FILE_NAME)
+
+    updated = harness.update(outs, news)
+    assert updated["alive"] is True and updated["pid"] != outs["pid"] and updated["data_dir"] == moved
+    assert ls.ProcessRecord.from_pid_file(Path(moved) / ls.PID_FILE_NAME) == ls.ProcessRecord(updated["pid"], updated["create_time"])
+    assert (Path(moved) / "kept").read_text() == "the service's state"
+    assert requests.get(f"http://127.0.0.1:{props['ports'][0]}/status.json", timeout=2).status_code == 200
+    assert harness.provider.diff("web", updated, news).changes is False
+
+
+def test_a_renamed_service_is_a_replacement_deleting_first(harness: Harness) -> None:
+    props = harness.props()
+    result = harness.provider.diff("web", recorded(props), {**props, "service": "web2"})
+    assert result.changes is True and result.replaces == ["service"] and result.delete_before_replace is True
 
 
 def test_diff_dead_service_is_a_change(harness: Harness) -> None:

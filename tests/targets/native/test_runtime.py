@@ -45,7 +45,14 @@ def test_install_swaps_versions_atomically_and_delete_removes_it(tmp_path: Path)
     assert subprocess.run(run, env=env, cwd="/", capture_output=True, text=True, check=True).stdout == "two\n"
     assert sorted(p.name for p in Path(directory).iterdir()) == ["code", f"code-{updated['digest']}"]
 
-    moved = provider.diff("x", updated, {"directory": str(tmp_path / "elsewhere"), "sources": second})
-    assert moved.replaces == ["directory"]
-    provider.delete("x", updated)
+    # A moved state directory: the code installed in the new place, the old copy gone; an update, not a replacement.
+    elsewhere = {"directory": str(tmp_path / "elsewhere"), "sources": second}
+    moved = provider.diff("x", updated, elsewhere)
+    assert moved.changes is True and moved.replaces == []
+    relocated = provider.update("x", updated, elsewhere).outs
+    assert relocated == {"directory": elsewhere["directory"], "digest": updated["digest"]}
     assert not Path(directory).exists()
+    env = {**os.environ, "PYTHONPATH": str(runtime.code_dir(elsewhere["directory"]))}
+    assert subprocess.run(run, env=env, cwd="/", capture_output=True, text=True, check=True).stdout == "two\n"
+    provider.delete("x", relocated)
+    assert not Path(elsewhere["directory"]).exists()

@@ -15,7 +15,7 @@ from lakehouse_platform.services.flink.rest import FlinkJobError
 SUBMIT_KEYS = ("program_args", "jar_digest", "jar_path", "entry_class", "parallelism", "checkpoint_dir",
                "savepoint_dir", "restore", "rest_url")
 REPLACE_KEYS = ("job_name",)
-RECORD_ONLY_KEYS = ("ready_timeout_s", "stop_timeout_s", "host_paths", "labels", "state_version")
+RECORD_ONLY_KEYS = ("ready_timeout_s", "stop_timeout_s", "host_paths", "labels", "state_version", "state_owner")
 INPUT_KEYS = REPLACE_KEYS + SUBMIT_KEYS + RECORD_ONLY_KEYS
 
 
@@ -41,6 +41,10 @@ class JobInputs(BaseModel):
     ready_timeout_s: Annotated[float, Field(gt=0)] = 240.0
     stop_timeout_s: Annotated[float, Field(gt=0)] = 120.0
     labels: dict[str, str] = {}
+    # "uid:gid" Flink runs as where it is another user than the deploying host's (the lab's image: 9999:9999): a
+    # directory of its state the host makes (the lineage's savepoint directory) is handed to it, or Flink cannot
+    # write its savepoints there. None: Flink runs as the host's user (native).
+    state_owner: Annotated[str, Field(pattern=r"^\d+:\d+$")] | None = None
 
     @classmethod
     def from_props(cls, props: Mapping[str, Any]) -> JobInputs:

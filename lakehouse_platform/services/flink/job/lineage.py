@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -54,12 +55,30 @@ def latest_state(checkpoint_dir: str, savepoint_dir: str, host_paths: Mapping[st
     return to_flink(newest.parent, host_paths)
 
 
+def make_state_dir(local: Path, owner: str | None) -> None:
+    """Make a directory of the job's state, each directory made handed to ``owner`` ("uid:gid", the user Flink runs
+    as): the deploying host (root) makes the lineage's savepoint directory, and Flink must create its savepoints in
+    it. A host that may not hand it over (not root) opens it to every user instead, so Flink can still write."""
+    made = [d for d in (local, *local.parents) if not d.exists()]
+    local.mkdir(parents=True, exist_ok=True)
+    if owner is None:
+        return
+    uid, gid = (int(part) for part in owner.split(":"))
+    for directory in [local, *made]:
+        if (directory.stat().st_uid, directory.stat().st_gid) == (uid, gid):
+            continue
+        try:
+            os.chown(directory, uid, gid)
+        except PermissionError:
+            directory.chmod(0o777)
+
+
 def record_graph(spec: JobInputs) -> None:
     """Write the lineage's ``GRAPH_MARKER``: the graph version whose state it now holds (what a refusal reads)."""
     local = to_host(spec.savepoint_dir, spec.host_paths)
     if local is None:
         return  # a savepoint directory this host cannot see (aws): nothing to read it from either
-    local.mkdir(parents=True, exist_ok=True)
+    make_state_dir(local, spec.state_owner)
     marker = {"state_version": spec.state_version, "job_name": spec.job_name, "jar_digest": spec.jar_digest,
               "recorded_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")}
     (local / GRAPH_MARKER).write_text(json.dumps(marker) + "\n")

@@ -116,6 +116,7 @@ class FlinkJob(pulumi.dynamic.Resource, module="flink", name="FlinkJob"):
         ready_timeout_s: pulumi.Input[float] = 240.0,
         stop_timeout_s: pulumi.Input[float] = 120.0,
         labels: pulumi.Input[Mapping[str, str]] | None = None,
+        state_owner: str | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         props: dict[str, Any] = {
@@ -123,7 +124,7 @@ class FlinkJob(pulumi.dynamic.Resource, module="flink", name="FlinkJob"):
             "entry_class": entry_class, "program_args": program_args, "parallelism": parallelism,
             "checkpoint_dir": checkpoint_dir, "savepoint_dir": savepoint_dir, "host_paths": host_paths or {},
             "restore": restore, "state_version": state_version, "ready_timeout_s": ready_timeout_s,
-            "stop_timeout_s": stop_timeout_s,
+            "stop_timeout_s": stop_timeout_s, "state_owner": state_owner,
             "labels": labels or {},
             # Outputs only.
             "job_id": None, "jar_id": None, "state": None, "restored_from": None, "submitted_at": None,

@@ -54,15 +54,17 @@ delete
     destroying a stack must not destroy data; remove it by hand for a clean slate.
 
 update (diff)
-    Updates never replace the resource (so other services are not touched), except for identity
-    changes: a new ``data_dir`` or ``service`` name is a replacement, deleting the old process
-    before starting the new one (they would share ports). A change of anything the running process
-    depends on (``argv``, ``env``, ``files``, ``health``, ``ports``, ``cwd``, ``log_file``,
-    ``run_as_user``, ``ulimit_nofile``) restarts only this service: stop, rewrite files, start,
-    wait healthy. ``health_timeout_s``, ``stop_grace_s`` and ``setup`` are recorded without a
-    restart. Identical inputs give no diff, so a second ``pulumi up`` changes nothing. Values are
-    compared after normalisation (protobuf turns ints into floats, secrets arrive unwrapped), so
-    secrets compare by value.
+    Updates never replace the resource (so other services are not touched), except for its identity:
+    a new ``service`` name is a replacement, deleting the old process before starting the new one
+    (they would share ports). A change of anything the running process depends on (``argv``, ``env``,
+    ``files``, ``health``, ``ports``, ``cwd``, ``log_file``, ``run_as_user``, ``ulimit_nofile``,
+    ``data_dir``) restarts only this service: stop the recorded process, rewrite files, start, wait
+    healthy. A new ``data_dir`` is such a restart too (the data moved there first: ``make up`` moves a
+    stack's state directory before ``pulumi up``), never a replacement: a replacement's delete runs the
+    provider code of the release that recorded the resource, which an upgrade in place has removed.
+    ``health_timeout_s``, ``stop_grace_s`` and ``setup`` are recorded without a restart. Identical inputs
+    give no diff, so a second ``pulumi up`` changes nothing. Values are compared after normalisation
+    (protobuf turns ints into floats, secrets arrive unwrapped), so secrets compare by value.
 
 refresh (read) of a dead service
     ``read`` checks the recorded pid *and* its create_time. If the process is gone (or the pid now

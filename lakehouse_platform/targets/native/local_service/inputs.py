@@ -20,14 +20,15 @@ LOOPBACK = "127.0.0.1"
 PID_FILE_NAME = ".pid"
 SETUP_MARKER_NAME = ".local-service-setup-done"
 
-# Inputs whose change needs a restart of the running process.
+# Inputs whose change needs a restart of the running process. A moved data directory is one: the process stops on
+# the old one and starts on the new one (an update, never a replacement: see the package docstring).
 RESTART_KEYS = (
     "restart_policy",
     "argv", "env", "files", "health", "ports", "cwd", "log_file", "run_as_user", "ulimit_nofile", "post_start",
-    "stop_signal",
+    "stop_signal", "data_dir",
 )
 # Inputs that define which service this is; a change is a replacement.
-REPLACE_KEYS = ("service", "data_dir")
+REPLACE_KEYS = ("service",)
 # Inputs that are only recorded.
 RECORD_ONLY_KEYS = ("health_timeout_s", "stop_grace_s", "setup", "labels", "memory_budget_bytes", "pre_stop")
 INPUT_KEYS = REPLACE_KEYS + RESTART_KEYS + RECORD_ONLY_KEYS
