@@ -1,6 +1,7 @@
 """A stack deployed by 0.4.0 keeps every resource under the component: no URN of it is left without its resource.
 
-0.4.0's program put the seven layer components at the stack's root; ``__main__.py`` now makes them children of a
+Release 0.4.0's program (``infra/program.py`` at its commit; this repository's ``lakehouse_platform/program.py`` until the
+component, the same URNs) put the seven layer components at the stack's root; ``__main__.py`` now makes them children of a
 ``LakehousePlatform``. Their alias (parent: the root stack) carries each layer to its old URN, and the engine carries
 every child's along (a child's alias follows the alias its parent matched). ``data/urns-0.4.0.json`` is every URN
 0.4.0's program registered for the test stacks (recorded from that program under the same mocks, in the engine's
@@ -78,14 +79,22 @@ def matched(registrations: list[Registration], old: set[str]) -> dict[str, str]:
     return found
 
 
+#: The resources this release adds to a stack 0.4.0 deployed (a preview creates them; none replaces an old one): the
+#: platform's component; natively and in the lab the state directory's owner record; on aws the catalog's jobs run
+#: inside `up`.
+ADDED = {"platform:index:LakehousePlatform", "pulumi-python:dynamic/state:StateOwner",
+         "pulumi-python:dynamic/aws:EcsTaskRun"}
+
+
 @pytest.mark.parametrize("stack", ["native", "lab", "cloud"])
 def test_every_resource_of_a_stack_deployed_by_0_4_0_is_taken_over_by_the_component(stack):
     run = run_program(stack, stack_platform(stack))
     old = set(OLD[stack])
     found = matched(run.registrations, old)
-    new = [r for r in run.registrations if r.type != "platform:index:LakehousePlatform"]
+    new = [r for r in run.registrations if r.type not in ADDED]
     print(f"\n== {stack}: {len(old)} URNs of 0.4.0, {len(new)} resources under the component, "
-          f"{sum(1 for u, o in found.items() if u != o)} taken over through an alias")
+          f"{sum(1 for u, o in found.items() if u != o)} taken over through an alias, "
+          f"{len(run.registrations) - len(new)} added ({', '.join(sorted({r.type for r in run.registrations} & ADDED))})")
     assert sorted(old - set(found.values())) == [], "0.4.0's resources no resource takes over (a preview deletes them)"
     assert [r.urn for r in new if r.urn not in found] == [], "resources 0.4.0 did not have (a preview creates them)"
     assert len(set(found.values())) == len(found), "two resources take over one old URN"
@@ -102,6 +111,8 @@ def test_the_platform_itself_is_the_only_new_resource_and_the_layers_are_its_chi
 
 @pytest.mark.parametrize("stack", ["native", "lab", "cloud"])
 def test_the_e2e_tests_fork_program_registers_exactly_0_4_0s_urns(stack):
-    """The stand-in for a fork's 0.4.0 program is 0.4.0's program: every URN the same, none more."""
+    """The stand-in for a fork's 0.4.0 program is 0.4.0's program: every URN the same, none more but the resources
+    this release adds (its parts are this release's)."""
     run = run_program(stack, stack_platform(stack), program=FORK_PROGRAM)
-    assert sorted(r.urn for r in run.registrations) == OLD[stack]
+    assert sorted(r.urn for r in run.registrations if r.type not in ADDED) == OLD[stack]
+    assert not any(r.type == "platform:index:LakehousePlatform" for r in run.registrations)

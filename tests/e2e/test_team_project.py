@@ -380,6 +380,10 @@ def test_a_stack_deployed_from_a_fork_moves_into_the_teams_project_with_its_data
         shutil.copy(REPO_ROOT / "__main__.py", moved.root / "__main__.py")  # one platform, bare names
         shutil.copy(fork / f"Pulumi.{STACK}.yaml", moved.root / f"Pulumi.{STACK}.yaml")
         shutil.move(fork / ".pulumi-state", moved.root / ".pulumi-state")
+        # The state directory records the stack that owns it (project, stack, backend): the moved stack claims it,
+        # and takes over what an earlier release's providers recorded (nothing here: the fork ran this release's).
+        moved.lakehouse("claim", "--stack", STACK)
+        moved.lakehouse("adopt", "--stack", STACK)
         env = with_pulumi_env(moved, STACK)
         preview = json.loads(moved.pulumi("preview", "--stack", STACK, "--json", env=env).stdout)
         ops: dict[str, list[str]] = {}
