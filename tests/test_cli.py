@@ -31,7 +31,7 @@ def subcommands(top: argparse.ArgumentParser, path: str = "lakehouse") -> dict[s
 
 def test_every_subcommand_has_a_description_and_every_argument_its_help():
     found = subcommands(parser())
-    assert len(found) == 23  # lakehouse, its 19 commands, lab's 3
+    assert len(found) == 25  # lakehouse, its 21 commands, lab's 3
     undescribed = [cmd for cmd, p in found.items() if not p.description]
     unhelped = [f"{cmd} {a.option_strings or a.dest}" for cmd, p in found.items() for a in p._actions
                 if not isinstance(a, argparse._HelpAction) and a.help != argparse.SUPPRESS and not a.help
@@ -51,7 +51,7 @@ def test_the_actions_offer_their_choices():
         a, argparse._SubParsersAction)} for cmd, p in found.items()}
     assert choices["lakehouse engine"]["action"] == ("start", "stop", "status", "env")
     assert choices["lakehouse recovery"]["action"] == ("backup", "list", "restore", "rebuild", "restore-postgres")
-    assert choices["lakehouse review"]["format"] == ("table", "json", "markdown")
+    assert choices["lakehouse review"]["format"] == ("table", "json", "markdown", "svg")
 
 
 def test_the_version_is_the_installed_metadatas():
