@@ -38,18 +38,16 @@ from lakehouse_platform.paths import project_root
 SUPPORTED_RELEASES = ("0.3.0", "0.4.0")
 #: Where Pulumi keeps a dynamic resource's serialized provider, among its inputs and outputs.
 PROVIDER_KEY = "__provider"
-#: Every dynamic resource type the platform registers -> the provider class that serves it (``module:Class``).
-#: The type is ``pulumi-python:<the Resource class's _resource_type_name>``; a test holds the two to each other.
-PROVIDERS: Mapping[str, str] = {
+#: The dynamic resources the platform itself registers (not a service's: those come from the registry,
+#: ``Registry.dynamic_providers``) -> the provider class that serves each (``module:Class``). A resource's type is
+#: ``pulumi-python:<its Resource class's _resource_type_name>``; a test holds ``providers()`` to what the programs
+#: record.
+PLATFORM_PROVIDERS: Mapping[str, str] = {
     "pulumi-python:dynamic/native:LocalService":
         "lakehouse_platform.targets.native.local_service.provider:LocalServiceProvider",
     "pulumi-python:dynamic/native:NativeRuntime": "lakehouse_platform.targets.native.runtime:NativeRuntimeProvider",
     "pulumi-python:dynamic/tables:DeclaredTable":
         "lakehouse_platform.targets.declared_tables.provider:DeclaredTableProvider",
-    "pulumi-python:dynamic/streams:Connector": "lakehouse_platform.services.kafka_connect.connectors:ConnectorProvider",
-    "pulumi-python:dynamic/streams:PostgresSource":
-        "lakehouse_platform.services.kafka_connect.postgres_source:PostgresSourceProvider",
-    "pulumi-python:dynamic/flink:FlinkJob": "lakehouse_platform.services.flink.job.provider:FlinkJobProvider",
     "pulumi-python:dynamic/governance:SelfSignedCertificate":
         "lakehouse_platform.resources.certificate:CertificateProvider",
     "pulumi-python:dynamic/lab:LabState": "lakehouse_platform.targets.lab_state:LabStateProvider",
@@ -59,6 +57,14 @@ PROVIDERS: Mapping[str, str] = {
 }
 
 
+@functools.cache
+def providers() -> Mapping[str, str]:
+    """Every dynamic resource type of the platform -> its provider (``module:Class``): its own and its services'."""
+    from lakehouse_platform.services import registry
+
+    return {**PLATFORM_PROVIDERS, **registry().dynamic_providers}
+
+
 class AdoptionRefused(RuntimeError):
     """The state holds a dynamic resource of a type this release has no provider for: nothing was changed."""
 
@@ -66,7 +72,7 @@ class AdoptionRefused(RuntimeError):
 @functools.cache
 def current_provider(resource_type: str) -> str:
     """This release's serialized provider for ``resource_type``: exactly what its program records."""
-    module, _, name = PROVIDERS[resource_type].partition(":")
+    module, _, name = providers()[resource_type].partition(":")
     provider_class: Callable[[], Any] = getattr(importlib.import_module(module), name)
     return serialize_provider(provider_class())
 
@@ -85,14 +91,15 @@ def adopt_deployment(deployment: dict[str, Any]) -> Adopted:
     """Rewrite, in an exported deployment (``pulumi stack export``'s ``deployment``), every dynamic resource's
     recorded provider that is not this release's. Refuses, changing nothing, a dynamic type it does not know."""
     resources = deployment.get("resources") or []
+    known = providers()
     unknown = sorted({r["type"] for r in resources
-                      if r.get("type", "").startswith("pulumi-python:dynamic") and r["type"] not in PROVIDERS})
+                      if r.get("type", "").startswith("pulumi-python:dynamic") and r["type"] not in known})
     if unknown:
         raise AdoptionRefused(f"the stack's state holds dynamic resources of {', '.join(unknown)}, which this release "
                               "does not provide: it was written by another program, or a newer release")
     urns = []
     for resource in resources:
-        if resource.get("type") not in PROVIDERS:
+        if resource.get("type") not in known:
             continue
         current = current_provider(resource["type"])
         touched = False

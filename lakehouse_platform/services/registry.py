@@ -1,7 +1,8 @@
 """The registry of the platform's services: one line per service package.
 
 Adding a service is one package in this package (exporting ``SERVICES``, a tuple of
-``ServiceDefinition``, and, when it has an aws counterpart, ``AWS_PARTS``) plus one line in
+``ServiceDefinition``, and, when it has an aws counterpart, ``AWS_PARTS``; when it registers dynamic resources,
+``PROVIDERS``: their type -> their provider's ``module:Class``) plus one line in
 ``MODULES``. The order of ``MODULES``, then of each package's ``SERVICES``, is the order defaults
 are declared in (the build order itself follows ``depends_on``). Packages are imported when the
 registry is first read; their aws halves only by the aws target (``definition.Lazy``).
@@ -12,7 +13,7 @@ from __future__ import annotations
 import functools
 import importlib
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from lakehouse_platform.model import PlatformSpec, Target
@@ -49,6 +50,8 @@ class Registry:
     definitions: Mapping[str, ServiceDefinition]
     #: Every package's aws parts (``AWS_PARTS``), in ``MODULES`` order.
     parts: tuple[AwsPart, ...] = ()
+    #: The dynamic resources the packages register -> their providers (``PROVIDERS``: type -> ``module:Class``).
+    dynamic_providers: Mapping[str, str] = field(default_factory=dict)
 
     def __getitem__(self, name: str) -> ServiceDefinition:
         try:
@@ -144,6 +147,7 @@ def registry() -> Registry:
     """The registry, built once per process from ``MODULES``."""
     definitions: dict[str, ServiceDefinition] = {}
     parts: list[AwsPart] = []
+    providers: dict[str, str] = {}
     for module_name in MODULES:
         module = importlib.import_module(module_name)
         for definition in module.SERVICES:
@@ -151,7 +155,8 @@ def registry() -> Registry:
                 raise ValueError(f"service {definition.name!r} is defined twice ({module_name})")
             definitions[definition.name] = definition
         parts.extend(getattr(module, "AWS_PARTS", ()))
-    found = Registry(definitions, tuple(parts))
+        providers.update(getattr(module, "PROVIDERS", {}))
+    found = Registry(definitions, tuple(parts), providers)
     _check(found)
     return found
 

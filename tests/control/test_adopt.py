@@ -51,7 +51,7 @@ def test_every_dynamic_type_is_adopted_as_the_programs_record_it(lab_run: Progra
         for resource in run.resources:
             if resource.type.startswith("pulumi-python:dynamic"):
                 written.setdefault(resource.type, set()).add(resource.inputs["__provider"])
-    assert sorted(written) == sorted(adopt.PROVIDERS)
+    assert sorted(written) == sorted(adopt.providers())
     for resource_type, blobs in written.items():
         assert blobs == {adopt.current_provider(resource_type)}, resource_type
 

@@ -156,3 +156,7 @@ AWS_PARTS = (
             enabled=Lazy("lakehouse_platform.services.flink.aws:enabled"), after=(BROKER,),
             log_sources=Lazy("lakehouse_platform.services.flink.aws:log_sources")),
 )
+
+#: The dynamic resources this package registers (the streaming job's step) -> their providers
+#: (``Registry.dynamic_providers``).
+PROVIDERS = {"pulumi-python:dynamic/flink:FlinkJob": "lakehouse_platform.services.flink.job.provider:FlinkJobProvider"}

@@ -98,3 +98,11 @@ AWS_PARTS = (
             enabled=lambda spec: spec.aws.kafka_msk, after=(BROKER,),
             log_sources=Lazy("lakehouse_platform.services.kafka_connect.aws:log_sources")),
 )
+
+#: The dynamic resources this package registers (its deploy steps) -> their providers: what ``adopt`` hands a recorded
+#: resource of each type (``Registry.dynamic_providers``).
+PROVIDERS = {
+    "pulumi-python:dynamic/streams:Connector": "lakehouse_platform.services.kafka_connect.connectors:ConnectorProvider",
+    "pulumi-python:dynamic/streams:PostgresSource":
+        "lakehouse_platform.services.kafka_connect.postgres_source:PostgresSourceProvider",
+}
