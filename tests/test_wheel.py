@@ -15,6 +15,7 @@ import pytest
 
 from lakehouse_platform.paths import PACKAGE_DIR, PACKAGE_PARENT
 from lakehouse_platform.version import PLATFORM_VERSION
+from tests.support import REPO_ROOT
 from tests.support.wheel import build_wheel, copy_source, tracked
 
 
@@ -95,6 +96,9 @@ def test_every_data_file_the_code_opens_is_in_the_package_and_in_the_wheel(wheel
 def test_the_sdist_holds_the_package_and_its_build_config_not_the_tests(source, tmp_path):
     from setuptools import build_meta
 
+    for name in tracked("MANIFEST.in", "tests/test_version.py"):  # setuptools adds tests/test*.py unless told not to
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        (source / name).write_bytes((REPO_ROOT / name).read_bytes())
     done = subprocess.run([sys.executable, "-c", "import sys; from setuptools import build_meta; "
                            "print(build_meta.build_sdist(sys.argv[1]))", str(tmp_path)],
                           cwd=source, capture_output=True, text=True, check=True, timeout=600)

@@ -1,11 +1,10 @@
 """The post-deploy probe suite: options, the stack fixture, layer markers, ordering and the summary table.
 
-Run against a deployed stack (outputs read with the project's Pulumi CLI)::
+Run against a deployed stack of a Pulumi project (outputs read with the project's Pulumi CLI)::
 
-    source scripts/pulumi-env.sh
-    .venv/bin/pytest lakehouse_platform/probes --stack native --junitxml=probes.xml
+    lakehouse verify --stack dev --junit reports/probes.xml
 
-or against an outputs file (``pulumi stack output --json --show-secrets > outputs.json``)::
+or, in this repository, against an outputs file (``pulumi stack output --json --show-secrets > outputs.json``)::
 
     .venv/bin/pytest lakehouse_platform/probes --outputs outputs.json
 

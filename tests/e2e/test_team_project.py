@@ -138,8 +138,8 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Team:
 @pytest.fixture(scope="module")
 def deployed(team: Team) -> Iterator[dict[str, Any]]:
     """``pulumi up`` of the team's dev stack, as the team runs it; destroyed whatever happens."""
-    env = with_pulumi_env(team, STACK)
-    team.pulumi("stack", "init", STACK, env=env)
+    env = with_pulumi_env(team, STACK)  # (`lakehouse env` makes the project's backend and its stacks)
+    team.pulumi("stack", "select", "--create", STACK, env=env)
     try:
         started = time.monotonic()
         team.pulumi("up", "--yes", "--stack", STACK, env=env)
@@ -390,9 +390,12 @@ def test_a_stack_deployed_from_a_fork_moves_into_the_teams_project_with_its_data
         for step in preview.get("steps", []):
             ops.setdefault(step["op"], []).append(step["urn"])
         print(f"\n== the team project's preview of the fork's stack: "
-              f"{ {op: len(urns) for op, urns in ops.items()} }")
-        assert set(ops) <= {"same", "create"}, ops
+              f"{ {op: len(urns) for op, urns in ops.items()} }; changed: "
+              f"{ {op: urns for op, urns in ops.items() if op != 'same'} }")
+        assert set(ops) <= {"same", "create", "update"}, ops  # no replace, no delete
         assert [urn.split("::")[2] for urn in ops.get("create", [])] == [PLATFORM_TYPE]  # the component, alone
+        # The state directory's owner record: the move (and the claim) changed the project it names.
+        assert all(urn.endswith(":StateOwner::lakehouse-state-owner") for urn in ops.get("update", [])), ops
         moved.pulumi("up", "--yes", "--stack", STACK, env=env)
         after = moved.outputs()
         assert {n: s["pid"] for n, s in after["native"]["services"].items()} == \
