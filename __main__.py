@@ -1,10 +1,12 @@
-"""Entry point of the Pulumi program: the project root is the program directory (see Pulumi.yaml).
+"""This repository's own Pulumi program: one user of the package among others.
 
-The program itself is lakehouse_platform/program.py. Keeping the entry at the root makes every tool resolve
-the project virtualenv (.venv) the same way: the language host, and the dynamic-provider host
-that runs the native target's LocalService.
+One platform, declared by the stack's ``lakehouse:platform`` config, with the outputs every stack documents. Its
+children keep the names and places 0.4.0 gave them (``child_names="bare"``), so the stacks this repository has
+deployed keep every resource. A team's program is the same few lines (examples/team-project).
 """
 
-from lakehouse_platform.program import main
+from lakehouse_platform.component import LakehousePlatform, export, platform_config
 
-main()
+spec = platform_config()
+platform = LakehousePlatform(spec.name, spec, child_names="bare")
+export(platform)

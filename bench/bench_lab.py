@@ -32,7 +32,7 @@ def time_review() -> list[float]:
     times = []
     for _ in range(RUNS):
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "lakehouse_platform.review", "--stack", "lab"], cwd=ROOT,
+        subprocess.run([sys.executable, "-m", "lakehouse_platform", "review", "--stack", "lab"], cwd=ROOT,
                        capture_output=True,
                        check=True)
         times.append(time.perf_counter() - start)

@@ -21,10 +21,10 @@ import time
 
 import psutil
 
-from lakehouse_platform.config import load_stack
 from lakehouse_platform.control import commands, isolated
 from lakehouse_platform.control.workspace import forget, outputs, select
 from lakehouse_platform.services.registry import registry
+from tests.support.stacks import spec_of
 
 STACK = "bench"
 
@@ -40,7 +40,7 @@ def rss_of(pid: int) -> int:
 
 def main() -> None:
     isolated.isolated_stack(STACK)
-    spec = load_stack("native")
+    spec = spec_of("native")  # the tests' native stack, the one the isolated copy is made of
     try:
         load = os.getloadavg()
         created: dict[str, tuple[float, float]] = {}  # resource -> (seconds after `up` began it ended, its own)

@@ -26,16 +26,16 @@ import pyarrow as pa
 from lakehouse_platform.control import commands, isolated
 from lakehouse_platform.control.procedures import stop_service
 from lakehouse_platform.control.workspace import forget, outputs, pulumi_env
-from lakehouse_platform.paths import PROJECT_ROOT
 from lakehouse_platform.runtime.config import from_outputs, load_catalog
+from tests.support import REPO_ROOT
 
 STACK = "bench"
 
 
 def cli(*args: str) -> tuple[dict, float]:
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "lakehouse_platform.control", *args, "--stack", STACK],
-                          cwd=PROJECT_ROOT,
+    done = subprocess.run([sys.executable, "-m", "lakehouse_platform", *args, "--stack", STACK],
+                          cwd=REPO_ROOT,
                           env={**os.environ, **pulumi_env(STACK)}, capture_output=True, text=True, timeout=1800,
                           check=False)
     seconds = time.perf_counter() - started

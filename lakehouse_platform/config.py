@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from lakehouse_platform.labels import LAYER_NAMES
 from lakehouse_platform.model import DEFAULT_CONTRACTS, PlacementContext, PlatformSpec
-from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.paths import project_root
 from lakehouse_platform.services.capabilities import Capability
 from lakehouse_platform.services.registry import registry
 
@@ -250,11 +250,13 @@ def _shift_published_ports(merged: dict[str, Any]) -> tuple[dict[str, Any], list
     return {**merged, "services": services}, []
 
 
-def extended(raw: Any, base: Any, root: Path = PROJECT_ROOT, *, source: str = "stack config") -> Any:
+def extended(raw: Any, base: Any, root: Path | None = None, *, source: str = "stack config") -> Any:
     """A stack's ``lakehouse:platform`` over that of the stack its ``lakehouse:extends`` names (mappings merged,
-    anything else replaced), or ``raw`` itself where it names none. One level: the base extends nothing."""
+    anything else replaced), or ``raw`` itself where it names none. One level: the base extends nothing. The base's
+    file is beside the stack's, in ``root`` (default: the Pulumi project being run)."""
     if base is None:
         return raw
+    root = root if root is not None else project_root()
     if not isinstance(base, str) or not _STACK_NAME.match(base):
         raise ConfigError(source, [f"{EXTENDS_KEY}: {base!r} is not a stack name (e.g. lab: Pulumi.lab.yaml)"])
     path = stack_file(base, root)
@@ -324,9 +326,9 @@ def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bo
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
-def stack_file(stack: str, root: Path = PROJECT_ROOT) -> Path:
-    """Path of a stack's config file."""
-    return root / f"Pulumi.{stack}.yaml"
+def stack_file(stack: str, root: Path | None = None) -> Path:
+    """Path of a stack's config file in ``root`` (default: the Pulumi project being run, ``project_root``)."""
+    return (root if root is not None else project_root()) / f"Pulumi.{stack}.yaml"
 
 
 def read_stack_config(path: Path) -> dict[str, Any]:
@@ -359,13 +361,13 @@ def parse_stack_config(raw: bytes, name: str) -> dict[str, Any]:
     return config
 
 
-def stack_platform(stack: str, root: Path = PROJECT_ROOT) -> Any:
+def stack_platform(stack: str, root: Path | None = None) -> Any:
     """A stack file's ``lakehouse:platform`` as the program sees it: over its ``lakehouse:extends`` stack's."""
     path = stack_file(stack, root)
     config = read_stack_config(path)
-    return extended(config.get(CONFIG_KEY), config.get(EXTENDS_KEY), root, source=path.name)
+    return extended(config.get(CONFIG_KEY), config.get(EXTENDS_KEY), path.parent, source=path.name)
 
 
-def load_stack(stack: str, root: Path = PROJECT_ROOT) -> PlatformSpec:
-    """Load and validate a stack from its file, without Pulumi (used by review and tests)."""
+def load_stack(stack: str, root: Path | None = None) -> PlatformSpec:
+    """Load and validate a stack from its file, without Pulumi (the review, the commands; ``root``: the project)."""
     return load_platform(stack_platform(stack, root), source=stack_file(stack, root).name)

@@ -29,6 +29,9 @@ LABEL_KEYS: tuple[str, ...] = (LABEL_PLATFORM, LABEL_LAYER, LABEL_OWNER, LABEL_S
 LAYER_NAMES: tuple[str, ...] = (
     "storage", "catalog", "compute", "governance", "orchestration", "observability", "recovery",
 )
+#: The type token of the platform's component (``lakehouse_platform.component``), the parent of the layer components:
+#: the program makes it, the policy pack knows it as the layers' root.
+PLATFORM_TYPE = "platform:index:LakehousePlatform"
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,9 @@ so "the previous release" is data a test and the upgrade test can read; ``CHANGE
 release holds.
 
 Read once, on the host, when the program or a command starts (never inside a dynamic provider or the
-operations image, which have no ``pyproject.toml``: they receive the value).
+operations image: they receive the value). Installed from a wheel there is no ``pyproject.toml`` beside the
+package: the version is the installed distribution's (its metadata, written from the same field), and there is
+no release record (only this repository's tests and tooling read it).
 """
 
 from __future__ import annotations
@@ -18,10 +20,11 @@ import re
 import tomllib
 from typing import Any
 
-from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.paths import PACKAGE_PARENT
 
-PYPROJECT = PROJECT_ROOT / "pyproject.toml"
 DISTRIBUTION = "lakehouse-platform"
+#: This repository's pyproject.toml, when the package runs from a checkout of it (an editable install).
+PYPROJECT = PACKAGE_PARENT / "pyproject.toml"
 #: A release version: MAJOR.MINOR.PATCH, numbers only (the project's own versions; no pre-releases).
 RELEASE_VERSION = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
@@ -33,7 +36,11 @@ class VersionError(ValueError):
 
 @functools.cache
 def _pyproject() -> dict[str, Any]:
-    return tomllib.loads(PYPROJECT.read_text(encoding="utf-8")) if PYPROJECT.exists() else {}
+    """The checkout's pyproject.toml, or nothing where the package is installed (or the file is another's)."""
+    if not PYPROJECT.is_file():
+        return {}
+    document = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))
+    return document if document.get("project", {}).get("name") == DISTRIBUTION else {}
 
 
 def parse(version: str) -> tuple[int, int, int]:
@@ -47,7 +54,7 @@ def parse(version: str) -> tuple[int, int, int]:
 
 @functools.cache
 def platform_version() -> str:
-    """This checkout's version: pyproject's ``[project].version`` (the installed metadata where there is none)."""
+    """The platform's version: the checkout's pyproject ``[project].version``, else the installed metadata's."""
     version = _pyproject().get("project", {}).get("version") or importlib.metadata.version(DISTRIBUTION)
     parse(version)
     return str(version)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the project's two locks from pyproject.toml, every file hash-pinned, for CPython 3.11 on x86_64 Linux:
 #   requirements.lock       the whole tree (dependencies + dev): the project's venv (`make venv`)
-#   docker/operations.lock  the `operations` group, held to requirements.lock: the one operations image
+#   lakehouse_platform/runtime/image/operations.lock  the `operations` group, held to requirements.lock: the one operations image
 # uv (from PyPI) is installed into the cache once.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,6 +21,6 @@ echo "==> requirements.lock: $(grep -c '==' requirements.lock) packages pinned"
 group="$(mktemp --suffix=.in)"
 trap 'rm -f "$group"' EXIT
 python3 -c 'import sys, tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["operations"]))' > "$group"
-"${compile[@]}" "$group" -c requirements.lock -o docker/operations.lock
-sed -i "s|$group|pyproject.toml [operations]|" docker/operations.lock
-echo "==> docker/operations.lock: $(grep -c '==' docker/operations.lock) packages pinned"
+"${compile[@]}" "$group" -c requirements.lock -o lakehouse_platform/runtime/image/operations.lock
+sed -i "s|$group|pyproject.toml [operations]|" lakehouse_platform/runtime/image/operations.lock
+echo "==> lakehouse_platform/runtime/image/operations.lock: $(grep -c '==' lakehouse_platform/runtime/image/operations.lock) packages pinned"

@@ -17,7 +17,7 @@ fi
 __lakehouse_root="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)"
 if [ ! -x "$__lakehouse_root/.venv/bin/python" ]; then
   echo "pulumi-env.sh: $__lakehouse_root/.venv is missing; run: make venv" >&2
-elif __lakehouse_env="$(cd "$__lakehouse_root" && .venv/bin/python -m lakehouse_platform.control env --shell)"; then
+elif __lakehouse_env="$(cd "$__lakehouse_root" && .venv/bin/lakehouse env --shell)"; then
   eval "$__lakehouse_env"
 else
   echo "pulumi-env.sh: no Pulumi CLI to run (the error above); run: make pulumi" >&2

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Creates the project virtualenv (.venv) from requirements.lock (the whole dependency tree, hash-pinned;
-# its direct dependencies are declared in pyproject.toml), then installs the project itself, editable.
+# its direct dependencies are declared in pyproject.toml), then installs the project itself, editable (the package
+# and its `lakehouse` command), and puts the checkout on the path for its tests and benchmarks.
 # Re-runs only when the lock or pyproject.toml changed (their sha256 is kept in .venv/.lock.sha256).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -16,5 +17,9 @@ echo "==> installing .venv from requirements.lock (first run downloads pyspark, 
 .venv/bin/python -m pip install --disable-pip-version-check --progress-bar on --require-hashes --no-deps \
   -r requirements.lock
 .venv/bin/python -m pip install --disable-pip-version-check -q --no-deps --no-build-isolation -e .
+# The checkout's own tooling (tests.support, which the benchmarks use too) imports from the checkout: it is not in
+# the package (the wheel holds lakehouse_platform alone).
+site="$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+echo "$root" > "$site/lakehouse-platform-checkout.pth"
 echo "$want" > .venv/.lock.sha256
 echo "==> .venv ready"

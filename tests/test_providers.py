@@ -22,7 +22,7 @@ from pulumi.dynamic.dynamic import serialize_provider
 
 from lakehouse_platform import providers
 from lakehouse_platform.control import adopt
-from lakehouse_platform.paths import PROJECT_ROOT
+from tests.support import REPO_ROOT
 from tests.support.harness import ProgramRun
 
 #: Every dynamic provider of the project, as the state records it.
@@ -44,12 +44,12 @@ PINNED = (
 def provider_classes_in_the_source() -> set[str]:
     """``module:Class`` of every class in the package that derives from Pulumi's ``ResourceProvider``."""
     found = set()
-    package = PROJECT_ROOT / "lakehouse_platform"
+    package = REPO_ROOT / "lakehouse_platform"
     for path in sorted(package.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ClassDef) and any(ast.unparse(base).endswith("ResourceProvider")
                                                       for base in node.bases):
-                module = str(path.relative_to(PROJECT_ROOT).with_suffix("")).replace("/", ".")
+                module = str(path.relative_to(REPO_ROOT).with_suffix("")).replace("/", ".")
                 found.add(f"{module.removesuffix('.__init__')}:{node.name}")
     return found
 
@@ -85,7 +85,7 @@ def test_a_blob_is_a_reference_to_its_class_and_nothing_else_of_the_project(refe
     blob = serialize_provider(provider)
     assert blob == serialize_provider(provider_of(reference)()), "deterministic, or every up shows a diff"
     assert references(blob) == [reference]
-    assert str(PROJECT_ROOT).encode() not in base64.b64decode(blob), "no path of the checkout in the state"
+    assert str(REPO_ROOT).encode() not in base64.b64decode(blob), "no path of the checkout in the state"
     assert provider.serialize_as_secret_always is False, "a reference to a class is no secret"
 
 
@@ -111,7 +111,7 @@ def test_every_blob_loads_in_a_provider_process_from_the_installed_package() -> 
     loaded = load_in_a_provider_process(*(serialize_provider(provider_of(r)()) for r in PINNED))
     assert [reference for reference, _ in loaded] == list(PINNED)
     for _, file in loaded:
-        assert Path(file).is_relative_to(PROJECT_ROOT / "lakehouse_platform"), file
+        assert Path(file).is_relative_to(REPO_ROOT / "lakehouse_platform"), file
 
 
 def test_code_changed_compares_the_recorded_blob_with_the_programs() -> None:

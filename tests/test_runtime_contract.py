@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import tomllib
 
-from lakehouse_platform.paths import PROJECT_ROOT
+from tests.support import REPO_ROOT
 
 
 def test_the_runtime_contract_forbids_every_module_but_the_runtime() -> None:
-    config = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())
+    config = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
     [contract] = [c for c in config["tool"]["importlinter"]["contracts"] if c["id"] == "runtime"]
-    package = PROJECT_ROOT / "lakehouse_platform"
+    package = REPO_ROOT / "lakehouse_platform"
     top = {f"lakehouse_platform.{p.stem}" for p in package.iterdir()
            if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").is_file()}
     forbidden = set(contract["forbidden_modules"])

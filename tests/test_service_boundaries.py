@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from lakehouse_platform.paths import PROJECT_ROOT
 from lakehouse_platform.services.registry import MODULES, registry
+from tests.support import REPO_ROOT
 
 READ = ("lakehouse_platform",)
 REGISTRY_MODULE = "lakehouse_platform/services/registry.py"
@@ -136,7 +136,7 @@ def tracked_sources(root: Path) -> list[str]:
 
 
 def test_no_module_outside_a_services_package_names_it_or_imports_it() -> None:
-    found = uses_outside(PROJECT_ROOT, tracked_sources(PROJECT_ROOT))
+    found = uses_outside(REPO_ROOT, tracked_sources(REPO_ROOT))
     assert not found, ("a service is one package: these name a service or use its module outside its package and "
                        "the registry (reach it by capability, declare the dependency, or mark a homonym "
                        f"'# {MARKER}: ...'):\n" + "\n".join(map(str, found)))
@@ -166,4 +166,4 @@ def test_the_check_sees_a_name_an_import_and_a_lazy_reference_and_allows_the_dec
 
 @pytest.mark.parametrize("path", ["lakehouse_platform/services/registry.py"])
 def test_the_registry_may_name_every_package(path: str) -> None:
-    assert uses_outside(PROJECT_ROOT, [path]) == []
+    assert uses_outside(REPO_ROOT, [path]) == []

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from lakehouse_platform import version
-from lakehouse_platform.config import load_stack
 from lakehouse_platform.services import operations_support
+from tests.support.stacks import spec_of
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
@@ -64,7 +64,7 @@ def test_this_releases_notes_say_which_releases_it_upgrades_from_in_place():
 
 def test_releases_are_read_oldest_first_and_refused_when_malformed(tmp_path, monkeypatch):
     (tmp_path / "pyproject.toml").write_text(
-        '[project]\nversion = "1.2.0"\n[tool.lakehouse.releases]\n'
+        '[project]\nname = "lakehouse-platform"\nversion = "1.2.0"\n[tool.lakehouse.releases]\n'
         f'"1.10.0" = "{"b" * 40}"\n"1.1.0" = "{"a" * 40}"\n"1.9.0" = "{"c" * 40}"\n')
     monkeypatch.setattr(version, "PYPROJECT", tmp_path / "pyproject.toml")
     version._pyproject.cache_clear()
@@ -73,7 +73,7 @@ def test_releases_are_read_oldest_first_and_refused_when_malformed(tmp_path, mon
         assert version.previous_release("1.2.0") == ("1.1.0", "a" * 40)
         assert version.previous_release("1.10.0") == ("1.9.0", "c" * 40)
         assert version.previous_release("1.0.0") is None  # the first release has no predecessor
-        (tmp_path / "pyproject.toml").write_text('[project]\nversion = "1.2.0"\n[tool.lakehouse.releases]\n'
+        (tmp_path / "pyproject.toml").write_text('[project]\nname = "lakehouse-platform"\nversion = "1.2.0"\n[tool.lakehouse.releases]\n'
                                                  '"1.1.0" = "4b7f8d0"\n')
         version._pyproject.cache_clear()
         with pytest.raises(version.VersionError, match="the full 40-character commit"):
@@ -95,7 +95,7 @@ def test_every_target_exports_the_platform_version(lab_run, native_run, cloud_ru
 
 def test_the_operations_image_and_the_projects_own_services_carry_the_version():
     assert f"lakehouse/operations:{DECLARED}" == operations_support.OPERATIONS_IMAGE
-    spec = load_stack("lab")
+    spec = spec_of("lab")
     for name in ("lakehouse-exporter", "catalog-gate"):
         assert spec.services[name].version == DECLARED
         assert spec.services[name].image == f"lakehouse/operations:{DECLARED}"

@@ -1,7 +1,7 @@
 """The operations runtime: the Python the native target runs the project's own processes on, outside any checkout.
 
 The catalog gate, the metrics exporter, the schedulers, the post-start tasks and Flink's launcher are the
-project's own Python. In a container they run from the operations image, built on ``docker/operations.lock``;
+project's own Python. In a container they run from the operations image, built on ``runtime/image/operations.lock``;
 natively they run on a virtualenv made from that same lock, in the artifact cache (``make artifacts``), keyed by
 the lock's sha256 and the Python version: one lock on every target, and nothing a running service needs lives
 in a checkout (its ``.venv`` included). The code they run is the stack's own copy (``NativeRuntime``).
@@ -17,10 +17,10 @@ from pathlib import Path
 
 from lakehouse_platform.artifacts import cache
 from lakehouse_platform.artifacts.artifact import Artifact
-from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.paths import PACKAGE_DIR
 
-#: The lock the operations image is built on (``make lock``), and so the runtime.
-OPERATIONS_LOCK = PROJECT_ROOT / "docker" / "operations.lock"
+#: The lock the operations image is built on (``make lock``), and so the runtime: package data.
+OPERATIONS_LOCK = PACKAGE_DIR / "runtime" / "image" / "operations.lock"
 NAME = "operations-runtime"
 MARKER = ".lock.sha256"
 
@@ -63,9 +63,9 @@ def fetch(lock: Path = OPERATIONS_LOCK) -> Artifact:
                    "--require-hashes", "--no-deps", "--only-binary=:all:", "-r", str(lock)])
         (home / MARKER).write_text(hashlib.sha256(lock.read_bytes()).hexdigest() + "\n")
         files = {name: cache.file_record(home / name) for name in (MARKER, "pyvenv.cfg")}
-        return {"name": NAME, "requested": str(lock.relative_to(PROJECT_ROOT)), "version": f"py{python_version()}",
+        return {"name": NAME, "requested": lock.name, "version": f"py{python_version()}",
                 "path": str(home), "root": str(home), "files": files, "sha256": cache.tree_digest(files),
-                "source": "PyPI (pip install --require-hashes -r docker/operations.lock)",
-                "notes": [f"the native target's Python processes run on it ({lock.relative_to(PROJECT_ROOT)})"]}
+                "source": f"PyPI (pip install --require-hashes -r {lock.name})",
+                "notes": [f"the native target's Python processes run on it ({lock})"]}
 
     return cache.obtain(key, build)

@@ -32,7 +32,7 @@ from typing import Any
 
 from pulumi.dynamic.dynamic import serialize_provider
 
-from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.paths import project_root
 
 #: The releases whose stacks this one takes over in place (docs/operations/upgrades.md says the same).
 SUPPORTED_RELEASES = ("0.3.0", "0.4.0")
@@ -122,7 +122,7 @@ def _stack_state(stack: str, *args: str, stdin_file: Path | None = None) -> str:
 
     tool = toolchain.choose()
     argv = [str(tool.pulumi), "stack", *args, "--stack", stack, *(["--file", str(stdin_file)] if stdin_file else [])]
-    done = subprocess.run(argv, cwd=PROJECT_ROOT, env={**os.environ, **pulumi_env(stack, tool)}, capture_output=True,
+    done = subprocess.run(argv, cwd=project_root(), env={**os.environ, **pulumi_env(stack, tool)}, capture_output=True,
                           text=True, check=False)
     if done.returncode != 0:
         raise AdoptionRefused(f"pulumi stack {args[0]} --stack {stack} failed: {done.stderr.strip()[-2000:]}")

@@ -1,4 +1,4 @@
-"""``python -m lakehouse_platform.control artifacts --stack native [--only NAME]``:
+"""``lakehouse artifacts --stack native [--only NAME]``:
 obtain a stack's artifacts, print a table.
 
 The pins come from the stack's spec (``Pulumi.<stack>.yaml`` over the registry's defaults): what

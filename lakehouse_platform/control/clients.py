@@ -1,6 +1,6 @@
 """Host-side clients of a deployed stack, acting as one identity: built from its outputs, nothing else.
 
-``outputs`` is the stack's outputs (``python -m lakehouse_platform.control outputs``,
+``outputs`` is the stack's outputs (``lakehouse outputs``,
 ``lakehouse_platform.control.workspace.outputs``):
 the profiles say where and how, ``credentials.identities.<identity>`` holds what the identity presents,
 ``certificates`` what TLS is verified against. The default identity is the one the host profiles name

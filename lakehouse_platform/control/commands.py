@@ -1,25 +1,24 @@
-"""What ``make up``, ``make down``, ``make smoke`` and ``make verify`` run, through the Automation API."""
+"""What ``lakehouse up``, ``down``, ``smoke``, ``verify`` and the service controls run, through the Automation API."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-from lakehouse_platform.control import docker_stack, isolated, relocate, services, workspace
-from lakehouse_platform.control.workspace import (
-    StackCommandFailed,
-    down,
-    forget,
-    outputs,
-    pulumi_env,
-)
-from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.control import docker_stack, relocate, services, workspace
+from lakehouse_platform.control.workspace import StackCommandFailed, down, outputs, pulumi_env
+from lakehouse_platform.paths import PACKAGE_DIR, project_root, reports_dir
 from lakehouse_platform.services.registry import registry
+
+#: ``down`` is the workspace's ``pulumi destroy``, here with the other stack commands.
+__all__ = ["StackCommandFailed", "console", "down", "print_endpoints", "print_smoke", "restart", "smoke",
+           "smoke_checks", "smoke_report", "start", "stop", "up", "verify"]
 
 console = Console()
 
@@ -50,34 +49,19 @@ def start(service: str, stack: str) -> float:
     return services.for_outputs(outputs(stack), stack).start(service)
 
 
-def verify(pytest_args: list[str], stack: str = "native") -> int:
-    """The probe suite, JUnit XML in reports/probes.xml for CD; its exit code.
-
-    A docker stack (the lab) is probed as deployed (``make up STACK=lab`` first). Otherwise an isolated copy of
-    the native stack (``verify``: its own ports and state, and ``isolated.VERIFY_GOVERNANCE``'s canary namespaces
-    and team identities) is deployed, probed and destroyed whatever happens.
-    """
-    (PROJECT_ROOT / "reports").mkdir(exist_ok=True)
+def verify(stack: str, pytest_args: list[str], junit: Path | None = None) -> int:
+    """The probe suite (shipped in the package) against the project's deployed ``stack``: its exit code; JUnit XML
+    for CD in ``junit`` (default ``<project>/reports/probes.xml``). The stack's ``disposable`` output decides
+    whether the disruptive probes run (``--disruptive=<stack>`` among ``pytest_args`` overrides it)."""
     if docker_stack.is_docker(stack):
         services.point_at_engine()
-        if not outputs(stack):
-            raise StackCommandFailed(f"stack {stack} has no outputs: deploy it first (make up STACK={stack})")
-        return _probes(stack, pytest_args)
-    copy = "verify"
-    isolated.isolated_stack(copy, overrides=isolated.VERIFY_GOVERNANCE)
-    try:
-        console.print(f"==> stack {copy} up in {up(copy, quiet=True):.1f} s")
-        return _probes(copy, pytest_args)
-    finally:
-        down(copy, quiet=True)
-        forget(copy)
-        isolated.remove_stack_file(copy)
-
-
-def _probes(stack: str, pytest_args: list[str]) -> int:
-    argv = [sys.executable, "-m", "pytest", "lakehouse_platform/probes", "--stack", stack, "-p", "no:cacheprovider",
-            f"--junitxml={PROJECT_ROOT / 'reports' / 'probes.xml'}", *pytest_args]
-    return subprocess.run(argv, cwd=PROJECT_ROOT, env={**os.environ, **pulumi_env(stack)}, check=False).returncode
+    if not outputs(stack):
+        raise StackCommandFailed(f"stack {stack} has no outputs: deploy it first (lakehouse up --stack {stack})")
+    junit = junit or reports_dir() / "probes.xml"
+    junit.parent.mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-m", "pytest", str(PACKAGE_DIR / "probes"), "--stack", stack, "-p", "no:cacheprovider",
+            f"--junitxml={junit}", *pytest_args]
+    return subprocess.run(argv, cwd=project_root(), env={**os.environ, **pulumi_env(stack)}, check=False).returncode
 
 
 def smoke(stack: str) -> list[tuple[str, str, bool, str]]:

@@ -1,6 +1,6 @@
 """What a docker (lab) stack needs on this host before ``pulumi up`` or ``destroy``: an engine, the provider, images.
 
-``make up STACK=lab`` (``python -m lakehouse_platform.control up --stack lab``) runs, in order: ``engine`` (the engine
+``make up STACK=lab`` (``lakehouse up --stack lab``) runs, in order: ``engine`` (the engine
 at
 ``DOCKER_HOST`` answers ``docker info``; where ``DOCKER_HOST`` is unset and the project's own engine runs, that
 one), ``ensure_provider`` (the pulumi-docker provider plugin of the Python SDK's version in the project's Pulumi
@@ -51,7 +51,7 @@ def engine() -> str:
     except Exception as exc:  # noqa: BLE001 - the SDK raises several kinds for "no engine"
         raise NotReady(f"no Docker engine answers at DOCKER_HOST={host} ({type(exc).__name__}: {str(exc)[:200]}). "
                        "Start one: `make engine` (the project's own dockerd where none runs), then point the shell "
-                       "at it: eval \"$(scripts/docker-engine.sh env)\"") from None
+                       "at it: eval \"$(lakehouse engine env)\"") from None
     return f"Docker {info.get('ServerVersion', '?')} at {host}"
 
 
@@ -91,7 +91,7 @@ def install_hint(workspace: auto.LocalWorkspace, version: str) -> str:
 
 
 def build_images(spec: PlatformSpec, say: Callable[[str], None] = print) -> dict[str, float]:
-    """With ``lab.images: built``: every service image the engine lacks (``python -m lakehouse_platform.lab images
+    """With ``lab.images: built``: every service image the engine lacks (``lakehouse lab images
     build``, which skips a tag it has); seconds per image built. The operations image is left to the
     program (``docker.Image``)."""
     from lakehouse_platform.artifacts.artifact import ArtifactError

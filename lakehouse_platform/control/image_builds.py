@@ -1,7 +1,7 @@
 """The lab's images built: each image's context staged from the artifact cache, the engine's classic builder,
 and the build driver (the base check, the refusals, the operations image, every built image the engine lacks).
 
-``python -m lakehouse_platform.lab images build --stack lab`` and ``make up STACK=lab`` run it. Evaluating the program
+``lakehouse lab images build --stack lab`` and ``make up STACK=lab`` run it. Evaluating the program
 never
 builds: it only computes the tags (``lakehouse_platform.targets.lab_images.built_tags``) this driver builds under.
 """
@@ -17,7 +17,7 @@ from typing import Any
 
 from lakehouse_platform.artifacts.stack import StackArtifacts
 from lakehouse_platform.model import PlatformSpec
-from lakehouse_platform.paths import PROJECT_ROOT, state_root
+from lakehouse_platform.paths import state_root
 from lakehouse_platform.services import operations_support
 from lakehouse_platform.services.built_image import ImageBuildError
 from lakehouse_platform.targets.lab_images import Build, operations_args, plan, proxy_args, refusals
@@ -110,9 +110,9 @@ def build_all(spec: PlatformSpec, artifacts: StackArtifacts, client: Any, say: C
     took: dict[str, float] = {}
     if operations and (only is None or "operations" in only):
         tag = operations_support.OPERATIONS_IMAGE
-        say(f"==> {tag}: building from the repository ({operations_support.OPERATIONS_DOCKERFILE}; layers cached)")
+        say(f"==> {tag}: building from the package ({operations_support.OPERATIONS_DOCKERFILE}; layers cached)")
         started = time.monotonic()
-        build_image(client, PROJECT_ROOT, operations_support.OPERATIONS_DOCKERFILE, tag,
+        build_image(client, operations_support.OPERATIONS_CONTEXT, operations_support.OPERATIONS_DOCKERFILE, tag,
                            operations_args(spec, artifacts), say)
         took["operations"] = time.monotonic() - started
     builds = plan(spec, artifacts)

@@ -1,4 +1,4 @@
-"""The recovery procedures as one command each, on a deployed stack (``python -m lakehouse_platform.control recovery``).
+"""The recovery procedures as one command each, on a deployed stack (``lakehouse recovery``).
 
 ``restore`` and ``rebuild`` (see ``recovery``) time every step, so the report is the drill's
 evidence: the recovery time (loss handled to every table read back) and what the backup alone
@@ -87,7 +87,7 @@ def restore(stack: str, outputs: Mapping[str, Any], config: OperationsConfig, cr
         chosen = backups.latest(config.backups.dir, source.name)
         if chosen is None:
             raise ProcedureError(f"no verified backup of {source.name} under {config.backups.dir}; "
-                                 "rebuild from storage instead: python -m lakehouse_platform.control recovery rebuild")
+                                 "rebuild from storage instead: lakehouse recovery rebuild")
     recorded = chosen.recorded_sha256()
     if recorded is None or not chosen.verify():
         raise ProcedureError(f"{chosen.path}: its sha256 sidecar is missing or does not match; choose another backup")

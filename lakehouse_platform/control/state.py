@@ -11,7 +11,7 @@ from lakehouse_platform.config import ConfigError, load_stack
 from lakehouse_platform.control import toolchain
 from lakehouse_platform.control.workspace import pulumi_env
 from lakehouse_platform.model import Target
-from lakehouse_platform.paths import PROJECT_ROOT, stack_state_dir
+from lakehouse_platform.paths import project_root, stack_state_dir
 from lakehouse_platform.targets.state_owner import Identity, claim, normal_backend, project_name, refusal
 
 
@@ -20,12 +20,12 @@ class NotTheOwner(RuntimeError):
 
 
 def identity(stack: str) -> Identity:
-    """This checkout's stack as its Pulumi commands see it: ``Pulumi.yaml``'s project, the stack, the backend."""
+    """The project's stack as its Pulumi commands see it: ``Pulumi.yaml``'s project, the stack, the backend."""
     backend = pulumi_env(stack).get("PULUMI_BACKEND_URL") or os.environ.get("PULUMI_BACKEND_URL")
     if not backend:
         tool = toolchain.current()
         backend = toolchain.logged_in(tool.home if tool is not None else toolchain.PROJECT_HOME)
-    return Identity(project_name(PROJECT_ROOT), stack, normal_backend(backend))
+    return Identity(project_name(project_root()), stack, normal_backend(backend))
 
 
 def directory(stack: str) -> Path | None:

@@ -4,7 +4,9 @@ A ``pulumi`` on ``PATH`` is the user's when its version is in the range the proj
 (``supported_range``: from the Python SDK pinned in ``pyproject.toml`` up to the next major) and it ships its
 Python plugins beside it (the language host, its program launcher and the dynamic-provider launcher, as
 Pulumi's own distribution does). Then the project runs it with its plugins and the user's ``PULUMI_HOME``;
-otherwise it runs its own build (``.tools/bin``, ``scripts/install-pulumi.sh``), which is built only then.
+otherwise it runs its own build (``.tools/bin``, ``scripts/install-pulumi.sh``), which is built only then. The
+project's build exists only in a checkout of this repository (the script and its Go modules are not in the wheel): a
+team's project runs its own Pulumi.
 
 ``LAKEHOUSE_PULUMI`` (``make ... PULUMI=...``) chooses:
 
@@ -29,13 +31,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from lakehouse_platform.paths import PROJECT_ROOT, TOOLS_DIR
+from lakehouse_platform.paths import PACKAGE_PARENT, project_root
 
 MODE_ENV = "LAKEHOUSE_PULUMI"
 MODES = ("auto", "project", "installed")
-PROJECT_BIN = TOOLS_DIR / "bin"
-PROJECT_HOME = TOOLS_DIR / "pulumi-home"
-PROJECT_BACKEND = f"file://{PROJECT_ROOT / '.pulumi-state'}"
+#: The build script of the checkout the package runs from (absent from an installed wheel), and where it installs.
+INSTALL_SCRIPT = PACKAGE_PARENT / "scripts" / "install-pulumi.sh"
+PROJECT_BIN = PACKAGE_PARENT / ".tools" / "bin"
+PROJECT_HOME = PACKAGE_PARENT / ".tools" / "pulumi-home"
 #: What a Pulumi installation ships beside its CLI that a Python program with dynamic providers needs.
 PYTHON_PLUGINS = ("pulumi-language-python", "pulumi-language-python-exec", "pulumi-resource-pulumi-python")
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)(\S*)$")
@@ -179,6 +182,9 @@ def wanted(choice: str | None = None, path_env: str | None = None) -> tuple[Lite
 
 @functools.cache
 def _choose(choice: str, path_env: str) -> Toolchain:
+    if choice == "project" and not INSTALL_SCRIPT.is_file():
+        raise ToolchainError(f"{MODE_ENV}=project: the project's build exists only in a checkout of the repository; "
+                             f"install Pulumi {supported_text()} (https://www.pulumi.com/docs/install/)")
     kind, why = wanted(choice, path_env)
     if kind == "installed":
         tool, _ = find_installed(path_env)
@@ -186,6 +192,9 @@ def _choose(choice: str, path_env: str) -> Toolchain:
         return tool
     built = project_build()
     if built is None:
+        if not INSTALL_SCRIPT.is_file():
+            raise ToolchainError(f"no Pulumi CLI to run: {why}. Install Pulumi {supported_text()} with its Python "
+                                 "plugins (https://www.pulumi.com/docs/install/) and put it on PATH")
         hint = "make pulumi PULUMI=project" if choice == "project" else "make pulumi"
         raise ToolchainError(f"no Pulumi CLI to run: {why}, and the project's build ({PROJECT_BIN / 'pulumi'}) is not "
                              f"installed; run: {hint}")
@@ -214,6 +223,11 @@ def logged_in(home: Path) -> str | None:
     return current_backend if isinstance(current_backend, str) and current_backend else None
 
 
+def project_backend() -> str:
+    """The Pulumi project's own local backend: ``file://<project>/.pulumi-state`` (the project being run)."""
+    return f"file://{project_root() / '.pulumi-state'}"
+
+
 def backend(tool: Toolchain | None, isolated: bool) -> tuple[str | None, str]:
     """The backend to set (None: leave the user's choice alone) and a line saying whose it is.
 
@@ -222,14 +236,14 @@ def backend(tool: Toolchain | None, isolated: bool) -> tuple[str | None, str]:
     are throwaway copies, never a team's.
     """
     if isolated:
-        return PROJECT_BACKEND, "the project's (an isolated stack)"
+        return project_backend(), "the project's (an isolated stack)"
     if os.environ.get("PULUMI_BACKEND_URL"):
         return None, f"yours: {os.environ['PULUMI_BACKEND_URL']} (PULUMI_BACKEND_URL)"
     home = tool.home if tool is not None else PROJECT_HOME
     chosen = logged_in(home)
     if chosen:
         return None, f"yours: {chosen} (pulumi login, {home / 'credentials.json'})"
-    return PROJECT_BACKEND, f"the project's: {PROJECT_BACKEND}"
+    return project_backend(), f"the project's: {project_backend()}"
 
 
 def ensure(say: Callable[[str], None] = print) -> Toolchain:
@@ -237,8 +251,11 @@ def ensure(say: Callable[[str], None] = print) -> Toolchain:
     installed) only when that is the one. Says which CLI and which backend."""
     kind, why = wanted()
     if kind == "project":
+        if not INSTALL_SCRIPT.is_file():
+            raise ToolchainError(f"no Pulumi CLI fits ({why}): install Pulumi {supported_text()} with its Python "
+                                 "plugins (https://www.pulumi.com/docs/install/) and put it on PATH")
         say(f"==> pulumi: the project's build ({why}); scripts/install-pulumi.sh")
-        done = subprocess.run(["bash", str(PROJECT_ROOT / "scripts" / "install-pulumi.sh")], check=False)
+        done = subprocess.run(["bash", str(INSTALL_SCRIPT)], check=False)
         if done.returncode != 0:
             raise ToolchainError(f"scripts/install-pulumi.sh failed (exit {done.returncode}); its output says why")
         _choose.cache_clear()

@@ -5,12 +5,15 @@ Its environment is defined here and nowhere else (``scripts/pulumi-env.sh`` prin
 chosen CLI's directory first on PATH (so the engine finds its plugins), no update checks, the documented lab
 passphrase unless one is set, and the backend the user chose (``PULUMI_BACKEND_URL`` or ``pulumi login``), else
 the project's local file backend. With the project's build also its own Pulumi home and no plugin downloads
-(get.pulumi.com is not reachable here); with the user's, their home and their plugin settings.
+(get.pulumi.com is not reachable here); with the user's, their home and their plugin settings. The project is the
+Pulumi project being run (``paths.project_root``: a team's repository or this one), and the Python that runs a
+policy pack (which names no virtualenv) is this one.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -22,7 +25,7 @@ from lakehouse_platform.config import ConfigError, load_stack
 from lakehouse_platform.control import toolchain
 from lakehouse_platform.control.isolated import STACKS as ISOLATED_STACKS
 from lakehouse_platform.model import Target
-from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.paths import PROJECT_ENV, project_root
 
 LAB_PASSPHRASE = "lakehouse-native-lab"  # noqa: S105 - the documented lab passphrase (README)
 # Provider packages installed in the venv that a native stack never uses and that no registry here
@@ -43,6 +46,11 @@ def pulumi_env(stack: str | None = None, tool: toolchain.Toolchain | None = None
         # The native target's dynamic provider forks service processes from a process running gRPC
         # threads; gRPC's fork handlers then crash the child before exec (SIGSEGV in event_engine).
         "GRPC_ENABLE_FORK_SUPPORT": "false",
+        # The policy pack shipped in the package names no virtualenv (it lives inside one, or in a checkout): the
+        # engine runs it with this interpreter, where the package is installed.
+        "PULUMI_PYTHON_CMD": os.environ.get("PULUMI_PYTHON_CMD") or sys.executable,
+        # The project whose stack files a policy pack reads (``lakehouse:extends``): it runs in its own directory.
+        PROJECT_ENV: str(project_root()),
     }
     if project:
         env["PULUMI_HOME"] = str(toolchain.PROJECT_HOME)
@@ -103,13 +111,13 @@ def make_backend_dir(env: dict[str, str]) -> None:
 
 
 def init_project_stacks(env: dict[str, str]) -> list[str]:
-    """On the project's own file backend, each stack of a stack file of this checkout on docker or native that the
+    """On the project's own file backend, each stack of a stack file of the project on docker or native that the
     backend lacks, created (``pulumi stack init``, passphrase secrets): so a plain ``pulumi preview --stack <s>``
     works as a first command. The stacks made."""
-    if env.get("PULUMI_BACKEND_URL") != toolchain.PROJECT_BACKEND:
-        return []  # a team's backend: its stacks are the team's to make
+    if env.get("PULUMI_BACKEND_URL") != toolchain.project_backend():
+        return []  # a backend of the user's choosing: its stacks are theirs to make
     wanted = []
-    for path in sorted(PROJECT_ROOT.glob("Pulumi.*.yaml")):
+    for path in sorted(project_root().glob("Pulumi.*.yaml")):
         name = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
         try:
             if load_stack(name).target is not Target.AWS and name not in ISOLATED_STACKS:
@@ -131,7 +139,7 @@ def workspace(stack: str | None = None) -> auto.LocalWorkspace:
     make_backend_dir(env)
     if "PULUMI_HOME" in env:
         Path(env["PULUMI_HOME"]).mkdir(parents=True, exist_ok=True)
-    return auto.LocalWorkspace(work_dir=str(PROJECT_ROOT), pulumi_command=ChosenCommand(tool), env_vars=env,
+    return auto.LocalWorkspace(work_dir=str(project_root()), pulumi_command=ChosenCommand(tool), env_vars=env,
                                secrets_provider="passphrase")
 
 
@@ -162,21 +170,29 @@ RUNS_RECORDED_PROVIDERS = ("up", "destroy", "refresh")
 
 
 def run(stack: str, what: str, quiet: bool, **kwargs: Any) -> float:
-    """Run ``up``/``destroy``/``refresh``/``preview`` on a stack; seconds taken.
+    """Run ``up``/``destroy``/``refresh``/``preview`` on a stack; seconds taken. Progress is shown as it goes: Pulumi's
+    own lines, or (``quiet``) the line it is at beside a spinner.
 
     Before ``up``, ``destroy`` and ``refresh``, resources an earlier release recorded are taken over by this
     release's providers (``adopt``): an upgrade in place has removed the files some of them ran."""
     from lakehouse_platform.control.adopt import adopt
+    from lakehouse_platform.control.progress import step
 
     handle = select(stack)
     started = time.perf_counter()
-    on_output = None if quiet else (lambda line: print(line, flush=True))
     if what in RUNS_RECORDED_PROVIDERS:
         adopt(stack, say=(lambda _line: None) if quiet else print)
-    try:
-        getattr(handle, what)(on_output=on_output, color="never", **kwargs)
-    except auto.CommandError as exc:
-        raise StackCommandFailed(f"pulumi {what} --stack {stack} failed:\n{diagnostics(str(exc))}") from None
+    with step(f"pulumi {what} --stack {stack}") as detail:
+        def on_output(line: str) -> None:
+            if quiet:
+                detail(line.strip()[:100])
+            else:
+                print(line, flush=True)
+
+        try:
+            getattr(handle, what)(on_output=on_output, color="never", **kwargs)
+        except auto.CommandError as exc:
+            raise StackCommandFailed(f"pulumi {what} --stack {stack} failed:\n{diagnostics(str(exc))}") from None
     return time.perf_counter() - started
 
 

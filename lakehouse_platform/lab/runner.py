@@ -326,7 +326,7 @@ def deploy(stack: str, platform: dict[str, Any], client: Any, resolver: Any = No
     from pulumi.runtime.stack import run_pulumi_func
     from pulumi.runtime.sync_await import _sync_await
 
-    from lakehouse_platform import program
+    from lakehouse_platform import component
 
     engine = Engine(client, say, timeout_scale)
     pulumi.runtime.set_all_config({"lakehouse:platform": json.dumps(platform)}, [])
@@ -341,8 +341,10 @@ def deploy(stack: str, platform: dict[str, Any], client: Any, resolver: Any = No
     original_export = pulumi.export
     pulumi.export = exported.__setitem__  # type: ignore[assignment]
     try:  # whatever escapes (an interrupt, a bug here) takes down what was made: a run never leaves half a lab
-        def body() -> None:
-            program.main(resolver=resolver, check_ports=False)
+        def body() -> None:  # this repository's program (__main__.py): the stack's one platform, its outputs
+            spec = component.platform_config()
+            component.export(component.LakehousePlatform(spec.name, spec, child_names="bare", resolver=resolver,
+                                                         check_ports=False))
 
         try:
             _sync_await(run_pulumi_func(body))

@@ -20,9 +20,10 @@ COMPONENTS: tuple[type[LayerComponent], ...] = (
 )
 
 
-def create_layers(spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None) -> dict[Layer, LayerComponent]:
-    """The seven layer components of a stack, before any resource exists."""
-    return {cls.LAYER: cls(spec, opts) for cls in COMPONENTS}
+def create_layers(spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None,
+                  *, bare: bool = False) -> dict[Layer, LayerComponent]:
+    """The seven layer components of a platform, before any resource exists (``bare``: ``LayerComponent``)."""
+    return {cls.LAYER: cls(spec, opts, bare=bare) for cls in COMPONENTS}
 
 
 __all__ = ["COMPONENTS", "Catalog", "Compute", "Governance", "LayerComponent", "Observability", "Orchestration",

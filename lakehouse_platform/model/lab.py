@@ -18,7 +18,7 @@ class LabSpec(Strict):
     images: Literal["upstream", "built"] = Field(
         default="upstream",
         description="upstream: each service's pinned upstream image (needs a container registry). built: each "
-                    "service's image built here (python -m lakehouse_platform.lab images build) from the same verified "
+                    "service's image built here (lakehouse lab images build) from the same verified "
                     "artifacts "
                     "the native target runs, on base_image; Polaris and Lakekeeper have no artifact and are refused "
                     "unless their upstream images are present locally.")

@@ -47,7 +47,8 @@ from lakehouse_platform.model.storage import StorageSpec
 from lakehouse_platform.model.streams import StreamsSpec
 from lakehouse_platform.model.tables import TableSpec
 
-_NAME = re.compile(r"^[a-z][a-z0-9-]{1,30}$")
+#: A platform's name: the prefix of its resources' names (and the name of its component).
+PLATFORM_NAME = re.compile(r"^[a-z][a-z0-9-]{1,30}$")
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,7 @@ class PlatformSpec(Strict):
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
-        if not _NAME.match(value):
+        if not PLATFORM_NAME.match(value):
             raise ValueError(f"{value!r} is not a resource name prefix: lowercase letters, digits and -, 2 to 31 "
                              "characters, starting with a letter")
         return value

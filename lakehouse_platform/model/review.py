@@ -4,7 +4,7 @@ approve a change of rights (``rights``: a widening, a narrowing).
 Who must approve a change is each layer's ``approvers`` (``lakehouse_platform.model.layers``); this section maps the
 team names
 used there (and as owners) to the handles a code host knows, for the ``CODEOWNERS`` section and for turning a pull
-request's approvals into teams (``python -m lakehouse_platform.review --codeowners`` / ``--handles``).
+request's approvals into teams (``lakehouse review --codeowners`` / ``--handles``).
 """
 
 from __future__ import annotations

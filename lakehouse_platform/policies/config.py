@@ -5,7 +5,7 @@ Two things reach the pack from here:
 * The stack context: the ownership table (layer owners, service owners), the platform name, the
   warehouse bucket and prefixes and the recovery promise, taken from the stack's validated
   ``lakehouse:platform`` config (``lakehouse_platform.model.load_platform``), so the policies check the same
-  contract the program builds and ``python -m lakehouse_platform.review`` prints.
+  contract the program builds and ``lakehouse review`` prints.
 * The enforcement levels: ``lakehouse_platform/policies/enforcement.yaml`` maps stack -> policy -> advisory |
   mandatory | disabled; a ``"*"`` entry applies to every stack; anything unlisted keeps the
   policy's own default (mandatory, except the digest advice).
@@ -13,22 +13,19 @@ Two things reach the pack from here:
 The pack reads both by itself (see ``lakehouse_platform/policies/__main__.py``). For a CLI that does not hand the
 stack config to policy packs, or to pin levels in CI, render them as policy-pack config::
 
-    python -m lakehouse_platform.policies.config lab -o .state/policy-lab.json
-    pulumi preview --stack lab --policy-pack lakehouse_platform/policies --policy-pack-config .state/policy-lab.json
+    lakehouse policy-pack --config lab -o .state/policy-lab.json
+    pulumi preview --stack lab --policy-pack "$(lakehouse policy-pack)" --policy-pack-config .state/policy-lab.json
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from lakehouse_platform.paths import PROJECT_ROOT
 from lakehouse_platform.policies.registry import LEVELS, POLICIES, POLICY_NAMES
 from lakehouse_platform.policies.resources import StackContext
 
@@ -56,8 +53,9 @@ def stack_context(spec: Any, stack: str) -> dict[str, Any]:
     }
 
 
-def context_for_stack(stack: str, root: Path = PROJECT_ROOT) -> dict[str, Any]:
-    """The stack context read from ``Pulumi.<stack>.yaml`` (validated like the program validates it)."""
+def context_for_stack(stack: str, root: Path | None = None) -> dict[str, Any]:
+    """The stack context read from ``Pulumi.<stack>.yaml`` of the project (``root``; validated like the program
+    validates it)."""
     from lakehouse_platform.config import load_stack
 
     return stack_context(load_stack(stack, root), stack)
@@ -110,7 +108,7 @@ def levels_for(stack: str | None, enforcement: Mapping[str, Mapping[str, str]] |
     return levels
 
 
-def render_policy_config(stack: str, root: Path = PROJECT_ROOT) -> dict[str, Any]:
+def render_policy_config(stack: str, root: Path | None = None) -> dict[str, Any]:
     """``--policy-pack-config`` JSON for a stack: every policy's level, plus the stack context for each policy."""
     context = context_for_stack(stack, root)
     return {name: {"enforcementLevel": level, "context": context} for name, level in levels_for(stack).items()}
@@ -121,28 +119,3 @@ def context_of(config: Mapping[str, Any] | None) -> StackContext | None:
     if config and isinstance(config.get("context"), Mapping):
         return StackContext.from_dict(config["context"])
     return None
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lakehouse_platform.policies.config",
-                                     description=__doc__.split("\n\n")[0])
-    parser.add_argument("stack", help="stack name (reads Pulumi.<stack>.yaml)")
-    parser.add_argument("-o", "--output", help="write the JSON here instead of stdout")
-    args = parser.parse_args(argv)
-    from lakehouse_platform.config import ConfigError
-
-    try:
-        rendered = json.dumps(render_policy_config(args.stack), indent=2, sort_keys=True)
-    except (ConfigError, EnforcementError) as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    if args.output:
-        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.output).write_text(rendered + "\n", encoding="utf-8")
-    else:
-        print(rendered)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

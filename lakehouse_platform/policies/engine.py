@@ -7,7 +7,7 @@ Where the stack's contract comes from
     a policy's ``args`` do not expose. The pack takes them, in this order, from:
 
     1. policy config: a ``context`` property rendered from ``Pulumi.<stack>.yaml`` by
-       ``python -m lakehouse_platform.policies.config <stack>`` and passed with ``--policy-pack-config`` (works with
+       ``lakehouse policy-pack --config <stack>`` and passed with ``--policy-pack-config`` (works with
        any engine; explicit wins);
     2. the stack config the engine itself hands to policy packs: the decrypted stack config
        arrives in the analyzer's ``ConfigureStack`` call (language-host path, which
@@ -220,7 +220,7 @@ CONFIG_SCHEMA = PolicyConfigSchema(properties={
     "context": {
         "type": "object",
         "description": "The stack's contract (ownership table, warehouse prefixes, recovery promise), "
-                       "rendered by `python -m lakehouse_platform.policies.config <stack>`; default: read from "
+                       "rendered by `lakehouse policy-pack --config <stack>`; default: read from "
                        "the stack config.",
     },
 })

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
 
-from lakehouse_platform.labels import LABEL_LAYER, LABEL_OWNER, LABEL_SERVICE, Ownership
+from lakehouse_platform.labels import LABEL_LAYER, LABEL_OWNER, LABEL_SERVICE, PLATFORM_TYPE, Ownership
 from lakehouse_platform.policies.wire import is_unknown, reveal
 
 LAYER_COMPONENT_PREFIX = "platform:layers:"
@@ -261,9 +261,10 @@ def can_carry_labels(resource: Resource) -> bool:
 
 
 def is_exempt(resource: Resource) -> bool:
-    """The stack, providers and the layer components themselves carry no labels."""
+    """The stack, providers, the platform's component and the layer components themselves carry no labels."""
     t = resource.type
-    return t == "pulumi:pulumi:Stack" or t.startswith(("pulumi:providers:", LAYER_COMPONENT_PREFIX))
+    return t in ("pulumi:pulumi:Stack", PLATFORM_TYPE) or t.startswith(("pulumi:providers:",
+                                                                               LAYER_COMPONENT_PREFIX))
 
 
 def structural_layer(resource: Resource, index: Mapping[str, Resource] | None = None) -> str | None:
@@ -280,6 +281,22 @@ def structural_layer(resource: Resource, index: Mapping[str, Resource] | None = 
             break
         if node.type.startswith(LAYER_COMPONENT_PREFIX):
             return node.type[len(LAYER_COMPONENT_PREFIX):].lower()
+        parent = node.parent
+    return None
+
+
+def platform_of(resource: Resource, index: Mapping[str, Resource]) -> str | None:
+    """The name of the platform component (``PLATFORM_TYPE``) the resource sits under: the platform it belongs to,
+    whatever the stack config calls it (a program names its platforms; a stack may hold several)."""
+    seen = set()
+    parent = resource.parent
+    while parent and parent not in seen:
+        seen.add(parent)
+        node = index.get(parent)
+        if node is None:
+            return None
+        if node.type == PLATFORM_TYPE:
+            return node.name
         parent = node.parent
     return None
 
@@ -362,7 +379,7 @@ def no_context(rule: str, why: str) -> Violation:
         "(lakehouse:platform) did not reach the policy pack; run `pulumi preview --policy-pack "
         "lakehouse_platform/policies` with a "
         "Pulumi CLI that passes stack config to policy packs, or add `--policy-pack-config` rendered by "
-        "`python -m lakehouse_platform.policies.config <stack>`"
+        "`lakehouse policy-pack --config <stack>`"
     )
 
 

@@ -1,11 +1,10 @@
 """The post-deploy probe suite: options, the stack fixture, layer markers, ordering and the summary table.
 
-Run against a deployed stack (outputs read with the project's Pulumi CLI)::
+Run against a deployed stack of a Pulumi project (outputs read with the project's Pulumi CLI)::
 
-    source scripts/pulumi-env.sh
-    .venv/bin/pytest lakehouse_platform/probes --stack native --junitxml=probes.xml
+    lakehouse verify --stack dev --junit reports/probes.xml
 
-or against an outputs file (``pulumi stack output --json --show-secrets > outputs.json``)::
+or, in this repository, against an outputs file (``pulumi stack output --json --show-secrets > outputs.json``)::
 
     .venv/bin/pytest lakehouse_platform/probes --outputs outputs.json
 
@@ -52,7 +51,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="stack outputs JSON file (instead of --stack)")
     group.addoption("--restart-command", default=os.environ.get("PLATFORM_RESTART_COMMAND"),
                     help="command restarting a service ({service} and {stack} are substituted); default: "
-                         "python -m lakehouse_platform.control restart {service} --stack {stack} on native")
+                         "lakehouse restart {service} --stack {stack} on native")
     group.addoption("--commit-seconds", type=float, default=float(os.environ.get("PLATFORM_COMMIT_SECONDS", 30)),
                     help="duration of the concurrent-commit probe (default 30 s)")
     group.addoption("--keep-tables", action="store_true",

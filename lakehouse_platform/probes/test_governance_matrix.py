@@ -29,15 +29,15 @@ import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pytest
 
+from lakehouse_platform.paths import reports_dir
 from lakehouse_platform.probes.support import engines, services
 from lakehouse_platform.probes.support.refusals import REFUSAL, describe, short
-from lakehouse_platform.probes.support.stack import ROOT, Stack, fail
+from lakehouse_platform.probes.support.stack import Stack, fail
 
 # Safe: it works in canary namespaces (canary_*) that it makes and removes with every object under them, and
 # every refused attempt is checked to have changed nothing.
@@ -352,7 +352,7 @@ def test_every_identity_may_do_exactly_what_its_grants_say_through_every_engine_
     still_there = [ns for ns in namespaces if (ns,) in [tuple(n) for n in gone.list_namespaces()]]
     objects_left = sorted(k for ns in namespaces for k in made[ns].objects(f"{ns}/"))
 
-    report = ROOT / "reports" / "governance-matrix.json"
+    report = reports_dir() / "governance-matrix.json"
     report.parent.mkdir(exist_ok=True)
     report.write_text(json.dumps([o.__dict__ for o in matrix.outcomes], indent=1))
     for identity in identities:
@@ -377,4 +377,4 @@ def test_every_identity_may_do_exactly_what_its_grants_say_through_every_engine_
              {"not as granted": [f"{o.identity} {o.action} on {o.namespace} via {o.engine}: expected {o.expected}, "
                                  f"{o.observed} ({o.detail})" for o in wrong][:30],
               "traces": matrix.traces, "namespaces left": still_there, "objects left": objects_left[:10],
-              "tables at the end": remaining, "matrix": str(Path(report).relative_to(ROOT))})
+              "tables at the end": remaining, "matrix": str(report)})

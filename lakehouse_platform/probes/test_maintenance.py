@@ -5,7 +5,7 @@
 2. The maintenance scheduler runs every job of the spec on its cron: its jobs and their next run
    times are exactly what the spec's cron expressions give (computed here independently).
 3. Maintenance runs and is safe. On a table with history: expire_snapshots and remove_orphan_files
-   are triggered on demand (``python -m lakehouse_platform.control maintenance run``) with a short threshold;
+   are triggered on demand (``lakehouse maintenance run``) with a short threshold;
    snapshots older than the threshold are gone, every file any remaining snapshot references
    exists, an orphan older than the threshold is removed, and a file written moments ago by a
    writer that has not committed yet is not deleted. Both runs are in the run record.

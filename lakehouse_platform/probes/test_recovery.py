@@ -7,7 +7,7 @@
 2. Drill (a), the chapter's exercise 2: the catalog's database is lost entirely (catalog stopped,
    file deleted, catalog started on an empty database: every table is gone from it; natively by its pid
    and ``pulumi up``, in the lab ``docker stop``/``docker start``, the file in the bind-mounted state). Restore from
-   the latest backup (``python -m lakehouse_platform.control recovery restore``): the backup's pointers, rolled
+   the latest backup (``lakehouse recovery restore``): the backup's pointers, rolled
    forward from storage. Every table the catalog had reads back with its row count and snapshot;
    the recovery time is measured against ``recovery.rto_minutes``, the recovery point (the commits
    the backup alone misses, and what is left missing after rolling forward) against ``rpo_minutes``.

@@ -21,7 +21,7 @@ import pytest
 import requests
 
 from lakehouse_platform.probes.support import commits, control, services
-from lakehouse_platform.probes.support.stack import ROOT, Stack, fail
+from lakehouse_platform.probes.support.stack import Stack, fail
 
 pytestmark = [pytest.mark.catalog, pytest.mark.disruptive("restarts the catalog")]
 
@@ -123,7 +123,7 @@ def restart(stack: Stack, template: str | None, ctl: control.ServiceControl | No
     service = services.default_catalog(stack)
     if template:
         argv = restart_argv(stack, template, service)
-        done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=RESTART_TIMEOUT_S)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=RESTART_TIMEOUT_S)
         return done.returncode == 0, {"command": argv, "exit": done.returncode, "stdout": done.stdout[-1500:],
                                       "stderr": done.stderr[-1500:]}
     assert ctl is not None

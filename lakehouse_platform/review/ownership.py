@@ -1,4 +1,4 @@
-"""Ownership review of a stack, from its config alone: ``python -m lakehouse_platform.review --stack lab``.
+"""Ownership review of a stack, from its config alone: ``lakehouse review --stack lab``.
 
 Prints, per layer: owner, change control, approvers, promise, what "down" means for everyone else, and the
 layer's services with their pins; then the declared tables with their owners, freshness promises
@@ -30,8 +30,9 @@ from rich.table import Table
 from lakehouse_platform.config import ConfigError, load_stack
 from lakehouse_platform.model import OWNER_APPROVER, Layer, PlatformSpec
 from lakehouse_platform.outputs import ownership, recovery, tables
-from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.paths import project_root
 from lakehouse_platform.review import grants
+from lakehouse_platform.review.arguments import add_arguments
 from lakehouse_platform.review.change import EXIT_BAD_INPUT
 from lakehouse_platform.review.change.terminal import print_wrapped
 from lakehouse_platform.version import PLATFORM_VERSION
@@ -232,7 +233,7 @@ def diff(left: PlatformSpec, right: PlatformSpec) -> list[dict[str, str]]:
     return changes
 
 
-def _change_mode(args: argparse.Namespace, console: Console) -> int:
+def _change_mode(args: argparse.Namespace, console: Console, root: Path) -> int:
     """``--base``/``--head``/``--preview``: the change review (``review.change``); its exit code gates CD."""
     from lakehouse_platform.review.change import approvals, keys, render
     from lakehouse_platform.review.change.preview import PreviewError, read_preview, resource_changes
@@ -243,8 +244,8 @@ def _change_mode(args: argparse.Namespace, console: Console) -> int:
         print("error: the change mode needs --head FILE (or --stack NAME for Pulumi.NAME.yaml)", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
-        head_source = read_source(head_ref, args.root)
-        base_source = read_source(args.base, args.root) if args.base else None
+        head_source = read_source(head_ref, root)
+        base_source = read_source(args.base, root) if args.base else None
         head = head_source.spec()
         if head is None:
             raise SourceError(f"{head_ref}: the head must exist")
@@ -271,42 +272,34 @@ def _change_mode(args: argparse.Namespace, console: Console) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lakehouse_platform.review", description=__doc__.splitlines()[0])
-    parser.add_argument("--stack", help="stack name: lab, cloud, native (reads Pulumi.<stack>.yaml)")
-    parser.add_argument("--format", choices=("table", "json", "markdown", "svg"), default="table",
-                        help="svg: the stack's pictures drawn from its model (layers, services, flows, governance)")
-    parser.add_argument("--diff", metavar="OTHER", help="show what differs from another stack")
-    parser.add_argument("--base", metavar="REF", help="change mode: the stack file before the change: a file or "
-                                                      "REV:PATH (e.g. origin/main:Pulumi.cloud.yaml)")
-    parser.add_argument("--head", metavar="REF", help="change mode: the stack file after it (default: "
-                                                      "Pulumi.<stack>.yaml)")
-    parser.add_argument("--preview", metavar="FILE", help="change mode: `pulumi preview --json` of the head ('-': "
-                                                          "stdin): the resources it creates, updates, replaces or "
-                                                          "deletes")
-    parser.add_argument("--approved-by", action="append", metavar="TEAMS",
-                        help="change mode: teams that approved, comma-separated (repeatable)")
-    parser.add_argument("--codeowners", action="store_true",
-                        help="print the ownership table as a CODEOWNERS section for the stack files")
-    parser.add_argument("--handles", action="store_true", help="print the stack's teams' handles (review.handles)")
-    parser.add_argument("--root", type=Path, default=PROJECT_ROOT, help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    """The review on its own (``lakehouse review`` is this): ``add_arguments``, then ``run``."""
+    parser = argparse.ArgumentParser(prog="lakehouse review", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    """The review as ``args`` ask (``add_arguments``); its exit code (2: bad input, said without a traceback)."""
     console = Console()
+    root = args.root or project_root()
     if args.codeowners:
         from lakehouse_platform.review.change.codeowners import section
 
         try:
-            print(section(args.root, [f"Pulumi.{args.stack}.yaml"] if args.stack else None), end="")
+            print(section(root, [f"Pulumi.{args.stack}.yaml"] if args.stack else None), end="")
         except ConfigError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return EXIT_BAD_INPUT
         return 0
     if args.base or args.preview:
-        return _change_mode(args, console)
+        return _change_mode(args, console, root)
     if not args.stack:
-        parser.error("--stack is required (or --base/--preview for the change mode, --codeowners)")
+        print("error: review: --stack is required (or --base/--preview for the change mode, --codeowners)",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
     try:
-        spec = load_stack(args.stack, args.root)
-        other = load_stack(args.diff, args.root) if args.diff else None
+        spec = load_stack(args.stack, root)
+        other = load_stack(args.diff, root) if args.diff else None
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

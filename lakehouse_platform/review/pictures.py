@@ -10,7 +10,7 @@ Four, each a function of the validated spec (and the service registry):
 - ``governance``: the identities, every point where their grants are enforced, and who may read, write and
   manage each namespace.
 
-``python -m lakehouse_platform.review --stack <s> --format svg`` prints them as one document; ``make docs`` puts
+``lakehouse review --stack <s> --format svg`` prints them as one document; ``make docs`` puts
 them on the overview, targets and governance pages (``docs/hooks/reference.py``).
 """
 
@@ -328,5 +328,5 @@ def figure(stack: str, which: str) -> str:
 
     drawn = render(load_stack(stack), stack, which)
     return (f'<figure class="lakehouse-picture">\n{drawn}\n<figcaption>Drawn from the model of '
-            f"<code>Pulumi.{stack}.yaml</code> at this build (<code>python -m lakehouse_platform.review --stack "
+            f"<code>Pulumi.{stack}.yaml</code> at this build (<code>lakehouse review --stack "
             f"{stack} --format svg</code>).</figcaption>\n</figure>")

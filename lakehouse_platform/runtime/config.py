@@ -4,7 +4,7 @@ One model, three ways in:
 
 * the program renders it from the spec (``from_spec``) into the scheduler's and the backup
   service's config file, and exports it as the ``operations`` stack output;
-* ``python -m lakehouse_platform.control ... --stack S`` reads it back from the stack outputs
+* ``lakehouse ... --stack S`` reads it back from the stack outputs
   (``from_outputs``), credentials from the secret ``credentials`` output;
 * the scheduler service reads its file (``load``), credentials from its secret environment.
 

@@ -3,7 +3,7 @@
 The prototype saw four jobs start on one table in the same second; their before/after counts then
 mixed up each other's commits. A lock per table fixes that and leaves other tables in parallel.
 The locks are ``flock`` locks on files (``<state>/operations/locks/<table>.lock``), so the
-scheduler's threads, an on-demand ``python -m lakehouse_platform.control maintenance run`` and a restore all
+scheduler's threads, an on-demand ``lakehouse maintenance run`` and a restore all
 exclude each other; the kernel drops a lock when its holder dies, so a crash never leaves one behind.
 """
 

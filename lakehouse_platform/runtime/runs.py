@@ -1,7 +1,7 @@
 """The record of every platform operation run (maintenance, backups): where observability reads it.
 
 One SQLite file per stack (``<state dir>/operations/runs.db``), written by whatever runs an operation
-(the scheduler service, ``python -m lakehouse_platform.control ...`` on demand) and read by the metrics exporter
+(the scheduler service, ``lakehouse ...`` on demand) and read by the metrics exporter
 ("last maintenance run", "maintenance failed") and the probes. SQLite because writers are few and
 rare, the file survives restarts of every service, and readers need no server.
 """

@@ -1,9 +1,9 @@
 """What the operations services share: the one operations image, its user, and the schedulers' plan.
 
 Every piece of the project's own Python that runs in a container (the metrics exporter, the catalog gate,
-the maintenance scheduler, the catalog backups) runs from one image, ``docker/operations.Dockerfile``, built
-from this repository on the hash-pinned ``docker/operations.lock`` (pyproject's ``operations`` group): nothing
-is installed when a container starts. They run as one user (``OPERATIONS_USER``), and the state they share
+the maintenance scheduler, the catalog backups) runs from one image, ``runtime/image/Dockerfile``, built from
+the installed package on the hash-pinned ``runtime/image/operations.lock`` (pyproject's ``operations`` group):
+nothing is installed when a container starts. They run as one user (``OPERATIONS_USER``), and the state they share
 (the run record, its locks, the backups) is handed to that user before they start (``owned_binds``).
 
 The two schedulers run ``python -m lakehouse_platform.runtime scheduler`` (one role each) with a rendered
@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.paths import PACKAGE_DIR
 from lakehouse_platform.placeholders import secret
 from lakehouse_platform.runtime.config import CONFIG_FILE, ENV_SECRET_PREFIX, OperationsConfig
 from lakehouse_platform.services.context import ServiceContext, Side
@@ -31,11 +31,11 @@ APSCHEDULER_VERSION = "3.11.3"  # requirements.lock's (a unit test keeps them eq
 # from
 #: ``OPERATIONS_DOCKERFILE`` by the docker target.
 OPERATIONS_IMAGE = f"lakehouse/operations:{PLATFORM_VERSION}"
-OPERATIONS_DOCKERFILE = "docker/operations.Dockerfile"
-OPERATIONS_LOCK = PROJECT_ROOT / "docker" / "operations.lock"
-#: Its build context: the repository root, as ``.dockerignore`` admits it (``operations_context_files``).
-OPERATIONS_CONTEXT = PROJECT_ROOT
-#: The image's user (docker/operations.Dockerfile): every operations container runs as it.
+#: Its build context: the package's own directory, wherever it is installed, as its ``.dockerignore`` admits it
+#: (``operations_context_files``); the Dockerfile and the lock are package data, relative to it.
+OPERATIONS_CONTEXT = PACKAGE_DIR
+OPERATIONS_DOCKERFILE = "runtime/image/Dockerfile"
+#: The image's user (runtime/image/Dockerfile): every operations container runs as it.
 OPERATIONS_USER = "10001:10001"
 # The container's view: its config, and the stack's state at the same relative paths as on the host.
 CONTAINER_CONFIG = f"/etc/lakehouse/{CONFIG_FILE}"

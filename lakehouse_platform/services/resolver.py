@@ -103,13 +103,13 @@ class CacheResolver:
         if spec.target is Target.NATIVE:
             python = runtime.lookup()
             if python is None:
-                missing.append(f"{runtime.NAME} ({runtime.runtime_key()}, from PyPI: docker/operations.lock)")
+                missing.append(f"{runtime.NAME} ({runtime.runtime_key()}, from PyPI: {runtime.OPERATIONS_LOCK.name})")
         if missing:
             raise ArtifactMissing(
                 "artifacts missing from the cache "
                 f"({cache.cache_root(create=False)}): " + "; ".join(missing)
                 + ". Fetch them with `make artifacts STACK=<stack>` "
-                "(python -m lakehouse_platform.control artifacts --stack <stack>)"
+                "(lakehouse artifacts --stack <stack>)"
             )
         return StackArtifacts(services, {m: java.find_java(m) for m in java_majors(spec)}, spark_jars, duckdb, cloud,
                               python)

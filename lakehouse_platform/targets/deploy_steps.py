@@ -60,8 +60,9 @@ def build_steps(spec: PlatformSpec, secrets: Mapping[str, pulumi.Output[str]], l
                 raise UnbuiltDependency(f"step {plan.name} of {name} waits for {', '.join(missing)}, "
                                         "which is not built (yet)")
             on = [made[a].resource if a in made else built[a] for a in dict.fromkeys([*deps, *after])]
-            resource = plan.resource(plan.name, **render_inputs(plan.inputs, secrets),
-                                     opts=pulumi.ResourceOptions(parent=layers[enabled[name].layer], depends_on=on))
+            layer = layers[enabled[name].layer]
+            resource = plan.resource(layer.child_name(plan.name), **render_inputs(plan.inputs, secrets),
+                                     opts=pulumi.ResourceOptions(parent=layer, depends_on=on))
             made[plan.name] = MadeStep(name, plan, resource)
     return made
 

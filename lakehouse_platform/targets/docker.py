@@ -31,12 +31,13 @@ from lakehouse_platform.artifacts.artifact import ArtifactError
 from lakehouse_platform.artifacts.stack import host_clients
 from lakehouse_platform.layers import LayerComponent, layer_labels
 from lakehouse_platform.model import Layer, PlatformSpec, ServiceSpec
-from lakehouse_platform.paths import PROJECT_ROOT, stack_state_dir
+from lakehouse_platform.paths import stack_state_dir
 from lakehouse_platform.runtime.config import OperationsConfig
 from lakehouse_platform.services.built_image import ImageBuildError
 from lakehouse_platform.services.capabilities import DATABASE
 from lakehouse_platform.services.catalogs import default_catalog
 from lakehouse_platform.services.context import ServiceContext, Side
+from lakehouse_platform.services.operations_support import OPERATIONS_CONTEXT
 from lakehouse_platform.services.plans import ContainerHost, ContainerPlan, StepHost
 from lakehouse_platform.services.registry import registry
 from lakehouse_platform.services.resolver import Resolver
@@ -129,7 +130,7 @@ class DockerTarget:
         try:
             # Host files containers mount, and what the host's clients load (looked up, never fetched).
             self.artifacts = resolver.resolve(spec)
-            # lab.images: built: service -> the build of its image (python -m lakehouse_platform.lab images build): its
+            # lab.images: built: service -> the build of its image (lakehouse lab images build): its
             # tag
             # computed from the cache, never built here.
             self.builds = lab_images.service_builds(spec, self.artifacts)
@@ -218,21 +219,23 @@ class DockerTarget:
                                "notes": "; ".join(notes)}
         return found
 
-    def _platform_image(self, name: str, dockerfile: str, opts: pulumi.ResourceOptions) -> docker.Image:
-        """The platform's own image (the operations image), built once from this repository, whoever needs it.
+    def _platform_image(self, component: LayerComponent, name: str, dockerfile: str) -> docker.Image:
+        """The platform's own image (the operations image), built once from the installed package, whoever needs it.
 
-        The context is the repository root as .dockerignore admits it (only what the image needs), built with
-        the classic builder, as the lab's build driver and the engine script build.
+        The context is the package's directory as its .dockerignore admits it (only what the image needs), built
+        with the classic builder, as the lab's build driver and the engine script build.
         """
         image = self.spec.services[name].image
         if image not in self.platform_images:
             args = lab_images.operations_args(self.spec, self.artifacts)
             self.platform_images[image] = docker.Image(
-                f"{image.rsplit('/', 1)[-1].split(':')[0]}-image", image_name=image, skip_push=True,
-                build=docker.DockerBuildArgs(context=str(PROJECT_ROOT), dockerfile=str(PROJECT_ROOT / dockerfile),
+                component.child_name(f"{image.rsplit('/', 1)[-1].split(':')[0]}-image"), image_name=image,
+                skip_push=True,
+                build=docker.DockerBuildArgs(context=str(OPERATIONS_CONTEXT),
+                                             dockerfile=str(OPERATIONS_CONTEXT / dockerfile),
                                              platform="linux/amd64", args=args,
                                              builder_version=docker.BuilderVersion.BUILDER_V1),
-                opts=opts,
+                opts=pulumi.ResourceOptions(parent=component),
             )
         return self.platform_images[image]
 
@@ -243,7 +246,8 @@ class DockerTarget:
         job = f"{name}-bind-owner"
         targets = " ".join(plan.owned_binds)
         container = docker.Container(
-            job, name=f"{self.spec.name}-{job}", image=image, user="0:0", entrypoints=["sh", "-c"],
+            component.child_name(job), name=f"{self.spec.name}-{job}", image=image, user="0:0",
+            entrypoints=["sh", "-c"],
             command=[f"mkdir -p {targets} && chown {plan.user} {targets}"],
             volumes=[b for b in binds if b.container_path in plan.owned_binds],
             memory=MIN_JOB_MEMORY_MB, memory_swap=MIN_JOB_MEMORY_MB, labels=labels, restart="no", must_run=False,
@@ -287,16 +291,17 @@ class DockerTarget:
         image_ref: pulumi.Input[str]
         if name in self.builds:
             # lab.images: built: the image the build driver made from the native artifact (a local tag, kept).
-            image_ref = docker.RemoteImage(f"{name}-image", name=self.builds[name].tag, keep_locally=True,
-                                           opts=child).image_id
+            image_ref = docker.RemoteImage(component.child_name(f"{name}-image"), name=self.builds[name].tag,
+                                           keep_locally=True, opts=child).image_id
         elif plan.build_dockerfile:
             # The platform's own image (the operations image), built here from this repository, once.
-            image_ref = self._platform_image(name, plan.build_dockerfile, child).image_name
+            image_ref = self._platform_image(component, name, plan.build_dockerfile).image_name
         else:
-            image_ref = docker.RemoteImage(f"{name}-image", name=service.image, keep_locally=True, opts=child).image_id
+            image_ref = docker.RemoteImage(component.child_name(f"{name}-image"), name=service.image,
+                                           keep_locally=True, opts=child).image_id
         mounts = []
         for suffix, target in plan.volumes.items():
-            volume = docker.Volume(f"{name}-{suffix}", name=f"{spec.name}-{name}-{suffix}",
+            volume = docker.Volume(component.child_name(f"{name}-{suffix}"), name=f"{spec.name}-{name}-{suffix}",
                                    labels=self._labels(docker.VolumeLabelArgs, service.layer, name),
                                    opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
                                        delete_before_replace=True)))
@@ -354,7 +359,7 @@ class DockerTarget:
         else:
             args["networks_advanced"] = [docker.ContainerNetworksAdvancedArgs(name=network.name, aliases=[name])]
         container = docker.Container(
-            name, **args,
+            component.child_name(name), **args,
             opts=pulumi.ResourceOptions(
                 parent=component, depends_on=[self.lab_state, *dependencies(self.containers, name, service.depends_on)]
                 + ([self.containers[owner]] if owner else []),

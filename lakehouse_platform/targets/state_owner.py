@@ -7,7 +7,7 @@ them, its ``down`` stop them. So the directory records its owner in ``owner.json
 (``Pulumi.yaml``), the stack's name and the backend its state lives in. The program refuses any other stack before
 it registers a resource (``refusal``, checked by ``targets.prepare``: preview and up), and so does ``make down``
 (``lakehouse_platform.control``), naming the directory, its owner and the one command that takes it over on purpose:
-``python -m lakehouse_platform.control claim --stack <stack>`` (the same stack in a moved checkout whose backend moved
+``lakehouse claim --stack <stack>`` (the same stack in a moved checkout whose backend moved
 with it, or a stack deliberately taking over another's data).
 
 ``StateOwner`` writes the record when the stack is deployed (a dynamic resource every other resource of the target
@@ -34,8 +34,8 @@ import yaml
 from lakehouse_platform.providers import PlainBlob, code_changed, plain
 
 OWNER_FILE = "owner.json"
-#: The command that records the current stack as the directory's owner (``lakehouse_platform.control claim``).
-CLAIM_COMMAND = "python -m lakehouse_platform.control claim --stack {stack}"
+#: The command that records the current stack as the directory's owner (``lakehouse claim``).
+CLAIM_COMMAND = "lakehouse claim --stack {stack}"
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import pytest
 from pulumi import automation as auto
 
 from lakehouse_platform.control import docker_stack, services
-from lakehouse_platform.paths import PROJECT_ROOT
+from tests.support import REPO_ROOT
 
 
 def test_commands_use_docker_host_else_the_projects_own_engine(tmp_path: Path, monkeypatch):
@@ -44,7 +44,7 @@ def test_a_missing_provider_plugin_says_how_to_install_a_binary(tmp_path: Path):
         pytest.skip("no Pulumi CLI: neither yours on PATH nor the project's build (make pulumi)")
     env = {**pulumi_env("lab", tool), "PULUMI_HOME": str(tmp_path / "home"),
            "PULUMI_BACKEND_URL": f"file://{tmp_path / 'state'}"}
-    workspace = auto.LocalWorkspace(work_dir=str(PROJECT_ROOT), env_vars=env, pulumi_command=ChosenCommand(tool))
+    workspace = auto.LocalWorkspace(work_dir=str(REPO_ROOT), env_vars=env, pulumi_command=ChosenCommand(tool))
     try:
         found = docker_stack.ensure_provider(workspace)
     except docker_stack.NotReady as exc:
@@ -72,7 +72,7 @@ def test_the_provider_hint_is_a_command_that_works_as_it_is_printed(tmp_path: Pa
         pytest.skip("no Pulumi CLI: neither yours on PATH nor the project's build (make pulumi)")
     home = tmp_path / "pulumi home"  # a space: the hint quotes what it names
     env = {**pulumi_env("lab", tool), "PULUMI_HOME": str(home)}
-    workspace = auto.LocalWorkspace(work_dir=str(PROJECT_ROOT), env_vars=env, pulumi_command=ChosenCommand(tool))
+    workspace = auto.LocalWorkspace(work_dir=str(REPO_ROOT), env_vars=env, pulumi_command=ChosenCommand(tool))
     binary = tmp_path / "pulumi-resource-docker"
     binary.write_text("#!/bin/sh\nexit 0\n")
     binary.chmod(0o755)

@@ -1,5 +1,5 @@
-"""A fresh clone's first commands with the project's Pulumi CLI (issue 35): ``. scripts/pulumi-env.sh`` (``python -m
-lakehouse_platform.control env --shell``) makes the project's backend directory and its docker and native stacks,
+"""A fresh clone's first commands with the project's Pulumi CLI (issue 35): ``. scripts/pulumi-env.sh`` (``lakehouse
+env --shell``) makes the project's backend directory and its docker and native stacks,
 so a plain ``pulumi preview --stack <s>`` finds its stack; a backend directory that cannot be opened is one line
 naming it, never a traceback. The real CLI (toolchain tier: ``make pulumi`` first), on a backend of the test's own.
 """
@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from lakehouse_platform.cli import main
 from lakehouse_platform.control import toolchain, workspace
-from lakehouse_platform.control.__main__ import main
-from lakehouse_platform.paths import TOOLS_DIR
+from tests.support import REPO_ROOT
+
+TOOLS_DIR = REPO_ROOT / ".tools"
 
 pytestmark = [
     pytest.mark.toolchain,
@@ -27,7 +29,7 @@ pytestmark = [
 def fresh_backend(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The project's file backend, somewhere that does not exist yet (a fresh clone has none)."""
     backend = tmp_path / "clone" / ".pulumi-state"
-    monkeypatch.setattr(toolchain, "PROJECT_BACKEND", f"file://{backend}")
+    monkeypatch.setattr(toolchain, "project_backend", lambda: f"file://{backend}")
     monkeypatch.delenv("PULUMI_BACKEND_URL", raising=False)
     monkeypatch.setenv("LAKEHOUSE_PULUMI", "project")
     toolchain._choose.cache_clear()
@@ -56,7 +58,7 @@ def test_a_backend_that_cannot_be_opened_is_one_line_not_a_traceback(fresh_backe
     blocked = fresh_backend.parent / "not-a-directory"
     blocked.parent.mkdir(parents=True, exist_ok=True)
     blocked.write_text("a file where the backend directory should be\n")
-    monkeypatch.setattr(toolchain, "PROJECT_BACKEND", f"file://{blocked}")
+    monkeypatch.setattr(toolchain, "project_backend", lambda: f"file://{blocked}")
     with pytest.raises(workspace.StackCommandFailed) as failed:
         workspace.select("native")
     said = str(failed.value)

@@ -6,8 +6,9 @@ import itertools
 
 import pytest
 
-from lakehouse_platform.config import load_platform, load_stack
+from lakehouse_platform.config import load_platform
 from lakehouse_platform.control.isolated import BLOCK_SIZE, STACKS, first_port_of, isolated_platform
+from tests.support.stacks import spec_of
 
 
 def bound_ports(platform: dict) -> list[int]:
@@ -22,7 +23,7 @@ def test_every_port_of_an_isolated_stack_lies_in_its_own_block(name: str) -> Non
     start = first_port_of(name)
     assert sorted(bound) == list(ports) and len(set(bound)) == len(bound)
     assert all(start <= port < start + BLOCK_SIZE for port in bound)
-    native = {port.bound for svc in load_stack("native").enabled_services().values() for port in svc.ports.values()}
+    native = {port.bound for svc in spec_of("native").enabled_services().values() for port in svc.ports.values()}
     assert not native & set(bound), "an isolated stack must not bind a port of the user's `make up` platform"
 
 
@@ -55,13 +56,13 @@ def test_the_verify_stack_gives_the_governance_matrix_answers_that_differ_per_na
 def test_the_blocks_and_a_lab_run_fit_between_two_checkouts_bases() -> None:
     """Checkouts on one host take bases 1000 apart: every block, and the lab run's published ports after them
     (``lakehouse_platform.lab.runner.first_run_port``), stay below the next base."""
-    from lakehouse_platform.config import load_stack
     from lakehouse_platform.lab.runner import first_run_port
+    from tests.support.stacks import spec_of
 
     base = 25000
     env = {"LAKEHOUSE_PORT_BASE": str(base)}
     run_start = first_run_port(env)
-    published = sum(1 for svc in load_stack("lab").enabled_services().values()
+    published = sum(1 for svc in spec_of("lab").enabled_services().values()
                     for port in svc.ports.values() if port.external is not None)
     assert run_start == base + len(STACKS) * BLOCK_SIZE, "the run's ports start after the last block"
     assert run_start + published <= base + 1000

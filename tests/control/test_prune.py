@@ -7,7 +7,7 @@ import stat
 import subprocess
 from pathlib import Path
 
-from lakehouse_platform.paths import PROJECT_ROOT
+from tests.support import REPO_ROOT
 
 
 def test_prune_removes_the_go_caches_and_keeps_what_was_built(tmp_path: Path) -> None:
@@ -26,7 +26,7 @@ def test_prune_removes_the_go_caches_and_keeps_what_was_built(tmp_path: Path) ->
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("built")
 
-    done = subprocess.run(["bash", str(PROJECT_ROOT / "scripts" / "prune.sh")], capture_output=True, text=True,
+    done = subprocess.run(["bash", str(REPO_ROOT / "scripts" / "prune.sh")], capture_output=True, text=True,
                           env={**os.environ, "LAKEHOUSE_CACHE": str(cache)}, check=False)
 
     assert done.returncode == 0, done.stderr

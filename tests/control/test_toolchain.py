@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from lakehouse_platform.control import toolchain, workspace
-from lakehouse_platform.paths import PROJECT_ROOT
+from tests.support import REPO_ROOT
 
-PYPROJECT = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+PYPROJECT = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 SDK_PIN = next(d.split("==")[1] for d in PYPROJECT["project"]["dependencies"] if d.startswith("pulumi=="))
 SYSTEM_PATH = "/usr/bin:/bin"
 
@@ -136,8 +136,17 @@ def test_the_choice_project_or_installed_is_honoured_and_a_bad_one_names_the_all
 def test_the_users_backend_is_respected_and_the_projects_file_backend_is_the_default(tmp_path, monkeypatch):
     user_bin = tmp_path / "user"
     tool = toolchain.Toolchain("installed", fake_pulumi(user_bin, "v3.274.1"), "3.274.1")
-    assert workspace.pulumi_env("native", tool)["PULUMI_BACKEND_URL"] == toolchain.PROJECT_BACKEND
-    assert toolchain.backend(tool, isolated=False)[1] == f"the project's: {toolchain.PROJECT_BACKEND}"
+    backend = f"file://{REPO_ROOT / '.pulumi-state'}"  # the project being run: this repository (the tests' cwd)
+    assert workspace.pulumi_env("native", tool)["PULUMI_BACKEND_URL"] == backend
+    assert toolchain.backend(tool, isolated=False)[1] == f"the project's: {backend}"
+    # A team's project (lakehouse -C DIR, or its working directory) has a backend of its own, never the package's.
+    team = tmp_path / "team"
+    team.mkdir()
+    (team / "Pulumi.yaml").write_text("name: analytics\nruntime: python\n")
+    monkeypatch.setenv("LAKEHOUSE_PROJECT", str(team))
+    assert workspace.pulumi_env("dev", tool)["PULUMI_BACKEND_URL"] == f"file://{team / '.pulumi-state'}"
+    assert workspace.pulumi_env("dev", tool)["LAKEHOUSE_PROJECT"] == str(team)
+    monkeypatch.delenv("LAKEHOUSE_PROJECT")
     # pulumi login: credentials.json in the CLI's Pulumi home names the current backend.
     home = tmp_path / "home"
     home.mkdir()
@@ -149,7 +158,7 @@ def test_the_users_backend_is_respected_and_the_projects_file_backend_is_the_def
     assert "PULUMI_BACKEND_URL" not in workspace.pulumi_env("cloud", tool)
     assert toolchain.backend(tool, isolated=False) == (None, "yours: https://api.pulumi.com (PULUMI_BACKEND_URL)")
     # Isolated stacks are the tests' and benchmarks' throwaway copies: always the project's local backend.
-    assert workspace.pulumi_env("verify", tool)["PULUMI_BACKEND_URL"] == toolchain.PROJECT_BACKEND
+    assert workspace.pulumi_env("verify", tool)["PULUMI_BACKEND_URL"] == backend
     # The project's build reads its own home: a login there is respected the same way.
     project_tool = toolchain.Toolchain("project", fake_pulumi(toolchain.PROJECT_BIN, "v3.274.1"), "3.274.1")
     monkeypatch.delenv("PULUMI_BACKEND_URL")
@@ -158,21 +167,21 @@ def test_the_users_backend_is_respected_and_the_projects_file_backend_is_the_def
 
 
 def test_make_pulumi_with_an_installed_pulumi_builds_nothing_and_says_so(tmp_path):
-    """``python -m lakehouse_platform.control pulumi`` (what ``make pulumi`` runs) in its own process, PATH with a fake CLI."""
+    """``lakehouse pulumi`` (what ``make pulumi`` runs) in its own process, PATH with a fake CLI."""
     user_bin = tmp_path / "user"
     fake_pulumi(user_bin, "v3.274.1")
     env = {**os.environ, "PATH": f"{user_bin}:{Path(sys.executable).parent}:{SYSTEM_PATH}",
            "PULUMI_HOME": str(tmp_path / "home")}
     env.pop(toolchain.MODE_ENV, None)
     env.pop("PULUMI_BACKEND_URL", None)
-    done = subprocess.run([sys.executable, "-m", "lakehouse_platform.control", "pulumi"], cwd=PROJECT_ROOT, env=env,
+    done = subprocess.run([sys.executable, "-m", "lakehouse_platform", "pulumi"], cwd=REPO_ROOT, env=env,
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"==> pulumi: yours, 3.274.1 at {user_bin / 'pulumi'} (supported {toolchain.supported_text()})" in done.stdout
     assert "install-pulumi.sh" not in done.stdout and "building" not in done.stdout  # no Go build, no install
     # Asked for an installed CLI where none fits: an error naming why, exit 1, nothing built.
     fake_pulumi(user_bin, "v4.1.0")
-    done = subprocess.run([sys.executable, "-m", "lakehouse_platform.control", "pulumi"], cwd=PROJECT_ROOT,
+    done = subprocess.run([sys.executable, "-m", "lakehouse_platform", "pulumi"], cwd=REPO_ROOT,
                           env={**env, toolchain.MODE_ENV: "installed"}, capture_output=True, text=True, timeout=120,
                           check=False)
     assert done.returncode == 1

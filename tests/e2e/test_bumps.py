@@ -36,11 +36,10 @@ import yaml
 from lakehouse_platform.control import clients, isolated
 from lakehouse_platform.control.artifacts import fetch
 from lakehouse_platform.control.workspace import StackCommandFailed, down, forget, outputs, run, select, up
-from lakehouse_platform.paths import PROJECT_ROOT
 from lakehouse_platform.services.flink.config import lineage
 from lakehouse_platform.services.flink.job import GRAPH_MARKER
 from lakehouse_platform.services.flink.native import native_state_dir
-from tests.support import downtime
+from tests.support import REPO_ROOT, downtime
 from tests.support.polling import wait_for
 from tests.support.stack_data import (
     cdc_pipeline,
@@ -55,7 +54,7 @@ STACK = "bumps"
 
 pytestmark = [
     pytest.mark.e2e,
-    pytest.mark.skipif(not (PROJECT_ROOT / ".tools" / "bin" / "pulumi").exists(),
+    pytest.mark.skipif(not (REPO_ROOT / ".tools" / "bin" / "pulumi").exists(),
                        reason="the Pulumi CLI is not built: run `make pulumi` (make test does)"),
 ]
 
@@ -86,7 +85,7 @@ CHANGES_THAT_LOSE_DATA = {"replace", "create", "delete", "create-replacement", "
 
 
 def _stack_file() -> dict[str, Any]:
-    return yaml.safe_load((PROJECT_ROOT / f"Pulumi.{STACK}.yaml").read_text())
+    return yaml.safe_load((REPO_ROOT / f"Pulumi.{STACK}.yaml").read_text())
 
 
 def _set_pin(bump: Bump, value: str | None) -> None:
@@ -102,7 +101,7 @@ def _set_pin(bump: Bump, value: str | None) -> None:
             pins.pop(bump.key, None)
         else:
             pins[bump.key] = value
-    (PROJECT_ROOT / f"Pulumi.{STACK}.yaml").write_text(yaml.safe_dump(document, sort_keys=False))
+    (REPO_ROOT / f"Pulumi.{STACK}.yaml").write_text(yaml.safe_dump(document, sort_keys=False))
 
 
 @pytest.fixture(scope="module")

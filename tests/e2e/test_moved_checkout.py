@@ -25,14 +25,14 @@ from pathlib import Path
 import pytest
 
 from lakehouse_platform.control import isolated
-from lakehouse_platform.paths import PROJECT_ROOT
 from lakehouse_platform.runtime import watchdog
+from tests.support import REPO_ROOT
 from tests.support.checkouts import Checkout, CheckoutCommandFailed, backend_env, head_commit, live
 from tests.support.polling import wait_for
 
 pytestmark = [
     pytest.mark.e2e,
-    pytest.mark.skipif(not (PROJECT_ROOT / ".tools" / "bin" / "pulumi").exists(),
+    pytest.mark.skipif(not (REPO_ROOT / ".tools" / "bin" / "pulumi").exists(),
                        reason="the Pulumi CLI is not built: run `make pulumi` (make test does)"),
 ]
 
@@ -83,7 +83,7 @@ def test_a_stack_deployed_from_one_clone_is_refreshed_and_destroyed_from_another
         moved = tmp_path / "first-moved-away"
         first.root.rename(moved)  # the checkout that deployed the stack goes elsewhere (and its venv with it)
 
-        for checkout in (first.root, moved, second.root, PROJECT_ROOT):
+        for checkout in (first.root, moved, second.root, REPO_ROOT):
             assert str(checkout) not in state, f"{checkout} is in the stack's state"
         assert live(pids) == pids, "a moved checkout takes no running service with it"
 

@@ -16,13 +16,13 @@ import pytest
 
 from lakehouse_platform.control import commands, isolated
 from lakehouse_platform.control.workspace import forget, outputs, select
-from lakehouse_platform.paths import PROJECT_ROOT
 from lakehouse_platform.runtime import watchdog
+from tests.support import REPO_ROOT
 from tests.support.checkouts import live
 
 pytestmark = [
     pytest.mark.e2e,
-    pytest.mark.skipif(not (PROJECT_ROOT / ".tools" / "bin" / "pulumi").exists(),
+    pytest.mark.skipif(not (REPO_ROOT / ".tools" / "bin" / "pulumi").exists(),
                        reason="the Pulumi CLI is not built: run `make pulumi` (make test does)"),
 ]
 

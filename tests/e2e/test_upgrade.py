@@ -40,8 +40,8 @@ import yaml
 
 from lakehouse_platform import version
 from lakehouse_platform.control import clients, isolated
-from lakehouse_platform.paths import PROJECT_ROOT, stack_state_dir, state_root
-from tests.support import downtime
+from lakehouse_platform.paths import stack_state_dir, state_root
+from tests.support import REPO_ROOT, downtime
 from tests.support.checkouts import (
     Checkout,
     CheckoutCommandFailed,
@@ -65,7 +65,7 @@ FAULT = {"trino": {"env": {"JAVA_TOOL_OPTIONS": "-XX:+LakehouseUpgradeFault"}}}
 
 pytestmark = [
     pytest.mark.e2e,
-    pytest.mark.skipif(not (PROJECT_ROOT / ".tools" / "bin" / "pulumi").exists(),
+    pytest.mark.skipif(not (REPO_ROOT / ".tools" / "bin" / "pulumi").exists(),
                        reason="the Pulumi CLI is not built: run `make pulumi` (make test does)"),
     pytest.mark.skipif(FROM is None, reason="this is the first release: nothing to upgrade from"),
 ]

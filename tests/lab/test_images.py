@@ -15,7 +15,7 @@ import pytest
 
 from lakehouse_platform.artifacts.artifact import Artifact
 from lakehouse_platform.config import ConfigError, load_platform
-from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.control.isolated import FIXTURES
 from lakehouse_platform.providers import plain
 from lakehouse_platform.services import operations_support as support
 from lakehouse_platform.services.flink import container as flink_container
@@ -83,7 +83,7 @@ def test_the_four_operations_services_run_one_image_built_once_as_one_user(mode,
     (image,) = run.of_type(BUILT_IMAGE)
     assert image.inputs["imageName"] == support.OPERATIONS_IMAGE
     assert image.inputs["build"]["dockerfile"].endswith(support.OPERATIONS_DOCKERFILE)
-    assert image.inputs["build"]["context"] == str(PROJECT_ROOT)
+    assert image.inputs["build"]["context"] == str(support.OPERATIONS_CONTEXT)
     assert image.inputs["build"]["builderVersion"] == "BuilderV1"  # the classic builder, as the build driver's
     args = image.inputs["build"]["args"]
     assert args["BASE"] == "debian:bookworm-20260202-slim"
@@ -125,41 +125,45 @@ def test_the_state_the_operations_write_is_handed_to_their_user_before_they_star
 
 
 def test_the_operations_images_user_is_the_one_the_program_runs_them_as() -> None:
-    dockerfile = (PROJECT_ROOT / support.OPERATIONS_DOCKERFILE).read_text()
+    dockerfile = (support.OPERATIONS_CONTEXT / support.OPERATIONS_DOCKERFILE).read_text()
     uid, gid = support.OPERATIONS_USER.split(":")
     assert f"USER {support.OPERATIONS_USER}" in dockerfile
     assert f"useradd --uid {uid} --gid {gid}" in dockerfile
-    assert "pip install" in dockerfile and "--require-hashes" in dockerfile and "docker/operations.lock" in dockerfile
+    assert "pip install" in dockerfile and "--require-hashes" in dockerfile and "runtime/image/operations.lock" in dockerfile
     assert "ARG BASE=" in dockerfile and "postgresql-client-$PG_MAJOR" in dockerfile
 
 
 def test_the_operations_images_context_is_exactly_what_it_needs(tmp_path: Path) -> None:
-    """.dockerignore admits the code the image runs and its lock: never .state, .pulumi-state, .venv, tests."""
+    """The package's .dockerignore admits the code the image runs, its Dockerfile and its lock: never the other modules,
+    data files or bytecode (the package's directory is the context, in site-packages or in this checkout)."""
     from docker.utils.build import exclude_paths
 
-    patterns = [line for line in (PROJECT_ROOT / ".dockerignore").read_text().splitlines()
+    context = support.OPERATIONS_CONTEXT
+    patterns = [line for line in (context / ".dockerignore").read_text().splitlines()
                 if line.strip() and not line.startswith("#")]
-    services = PROJECT_ROOT / "lakehouse_platform" / "services"
-    expected = {".dockerignore", "docker/operations.Dockerfile", "docker/operations.lock", "lakehouse_platform/__init__.py",
-                *(str(p.relative_to(PROJECT_ROOT)) for p in (PROJECT_ROOT / "lakehouse_platform" / "runtime").rglob("*.py")),
+    expected = {".dockerignore", "runtime/image/Dockerfile", "runtime/image/operations.lock", "__init__.py",
+                *(str(p.relative_to(context)) for p in (context / "runtime").rglob("*.py")),
                 # each service's runtime code, in its package (whose __init__ imports nothing)
-                *(str(p.relative_to(PROJECT_ROOT)) for pattern in ("__init__.py", "*/__init__.py", "*/runtime.py")
-                  for p in services.glob(pattern))}
-    assert "lakehouse_platform/services/polaris/runtime.py" in expected
-    sent = exclude_paths(str(PROJECT_ROOT), patterns)
-    assert {p for p in sent if (PROJECT_ROOT / p).is_file()} == expected
+                *(str(p.relative_to(context)) for pattern in ("services/__init__.py", "services/*/__init__.py",
+                                                               "services/*/runtime.py") for p in context.glob(pattern))}
+    assert "services/polaris/runtime.py" in expected
+    sent = exclude_paths(str(context), patterns)
+    assert {p for p in sent if (context / p).is_file()} == expected
     # Directories are sent only where docker must walk into them: the services and their packages, never a
     # package's own directories (its lab files, its job) or what a run leaves behind.
-    assert {p for p in sent if (PROJECT_ROOT / p).is_dir()} == {
-        str(p.relative_to(PROJECT_ROOT)) for p in [services, *services.glob("*/")] if p.name != "__pycache__"}
-    # What changes under a running lab never reaches the context (the image stays the same between runs).
-    for noisy in (".state/lab/flink/state/chk-1", ".pulumi-state/stacks/lab.json", ".venv/lib/site.py",
-                  "tests/test_x.py", "lakehouse_platform/runtime/__pycache__/runs.cpython-311.pyc", "README.md"):
+    services = context / "services"
+    assert {p for p in sent if (context / p).is_dir()} == {
+        str(p.relative_to(context)) for p in [services, *services.glob("*/")] if p.name != "__pycache__"}
+    assert support.operations_context_files() == sorted(expected)
+    # What sits beside it in an installed package never reaches the context (the image changes only with its code).
+    for noisy in ("runtime/__pycache__/runs.cpython-311.pyc", "services/flink/flink.jars.json", "component.py",
+                  "probes/test_x.py", "py.typed"):
         (tmp_path / noisy).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / noisy).write_text("x")
-    (tmp_path / "lakehouse_platform" / "runtime" / "runs.py").write_text("x")
+    (tmp_path / "runtime" / "runs.py").write_text("x")
     (tmp_path / ".dockerignore").write_text("")
-    assert set(exclude_paths(str(tmp_path), patterns)) == {".dockerignore", "lakehouse_platform/runtime/runs.py"}
+    sent = exclude_paths(str(tmp_path), patterns)
+    assert {p for p in sent if (tmp_path / p).is_file()} == {".dockerignore", "runtime/runs.py"}
 
 
 # -- lab.images: built --------------------------------------------------------------------------------------
@@ -184,7 +188,7 @@ def test_the_offline_lab_stack_runs_the_built_images_through_its_extends_as_pulu
 
     from lakehouse_platform.config import EXTENDS_KEY
 
-    config = yaml.safe_load((PROJECT_ROOT / "Pulumi.lab-offline.yaml").read_text())["config"]
+    config = yaml.safe_load((FIXTURES / "Pulumi.lab-offline.yaml").read_text())["config"]
     assert config[EXTENDS_KEY] == "lab"
     run = run_program("lab-offline", config["lakehouse:platform"], extra_config={EXTENDS_KEY: "lab"}, secret_keys=[],
                       resolver=BuiltResolver())
@@ -353,10 +357,11 @@ def test_the_fixture_context_is_its_jar_and_driver() -> None:
 
 
 def test_the_lab_cli_says_what_is_missing_from_the_cache_without_a_traceback(tmp_path, monkeypatch, capsys) -> None:
-    from lakehouse_platform.lab.__main__ import main
+    from lakehouse_platform.cli import main
 
     monkeypatch.setenv("LAKEHOUSE_CACHE", str(tmp_path))  # an empty cache: nothing resolves
-    assert main(["--stack", "lab", "--set", "lab.images=built", "images", "tags"]) == 2
+    monkeypatch.setenv("LAKEHOUSE_PROJECT", str(FIXTURES))  # what -C sets, for this test only
+    assert main(["-C", str(FIXTURES), "lab", "--stack", "lab", "--set", "lab.images=built", "images", "tags"]) == 2
     said = capsys.readouterr().err
     assert said.startswith("error: artifacts missing from the cache") and "make artifacts STACK=" in said
 

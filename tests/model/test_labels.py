@@ -6,12 +6,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lakehouse_platform.config import load_stack
+from lakehouse_platform.control.isolated import FIXTURES
 from lakehouse_platform.labels import LABEL_KEYS, LAYER_NAMES, Ownership, labels
 from lakehouse_platform.layers.base import layer_labels
 from lakehouse_platform.model import Layer
 from lakehouse_platform.policies import config as pack_config
 from lakehouse_platform.policies.resources import StackContext
+from tests.support.stacks import spec_of
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = Ownership(
@@ -43,8 +44,8 @@ def test_labels_carry_the_four_keys():
 
 
 def test_the_program_and_the_pack_apply_the_same_rule():
-    spec = load_stack("cloud")
-    context = StackContext.from_dict(pack_config.context_for_stack("cloud"))
+    spec = spec_of("cloud")
+    context = StackContext.from_dict(pack_config.context_for_stack("cloud", FIXTURES))
     assert tuple(layer.value for layer in Layer) == LAYER_NAMES
     for layer in Layer:
         for service in [None, *spec.services]:

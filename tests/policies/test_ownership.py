@@ -76,7 +76,7 @@ def test_ownership_says_when_the_table_did_not_reach_the_pack():
         "stack (layer unknown, owner unknown) breaks layer-ownership: cannot check owners against the stack's "
         "ownership table: the stack's platform config (lakehouse:platform) did not reach the policy pack; run "
         "`pulumi preview --policy-pack lakehouse_platform/policies` with a Pulumi CLI that passes stack config to policy packs, or "
-        "add `--policy-pack-config` rendered by `python -m lakehouse_platform.policies.config <stack>`"
+        "add `--policy-pack-config` rendered by `lakehouse policy-pack --config <stack>`"
     ]
 
 

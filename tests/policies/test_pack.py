@@ -7,6 +7,7 @@ import copy
 import json
 import shutil
 import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import yaml
 from lakehouse_platform.policies import config as pack_config
 from lakehouse_platform.policies.registry import POLICIES, validate_all
 from lakehouse_platform.policies.wire import SECRET_SIG, SIG_KEY, UNKNOWN_VALUES
+from tests.support import REPO_ROOT
 from tests.support.policy_support import (
     PROJECT,
     ROOT,
@@ -97,8 +99,11 @@ def test_enforcement_file_with_unknown_policy_or_level_is_refused(tmp_path):
     ]
 
 
-def test_rendered_policy_config_carries_levels_and_the_contract(capsys):
-    assert pack_config.main(["cloud"]) == 0
+def test_rendered_policy_config_carries_levels_and_the_contract(capsys, monkeypatch):
+    from lakehouse_platform.cli import main
+
+    monkeypatch.setenv("LAKEHOUSE_PROJECT", str(ROOT))  # the tests' own project (lakehouse -C)
+    assert main(["policy-pack", "--config", "cloud"]) == 0
     rendered = json.loads(capsys.readouterr().out)
     assert set(rendered) == {p.name for p in POLICIES}
     entry = rendered["recovery-backup-retention"]
@@ -127,7 +132,7 @@ def test_pack_wrappers_report_through_pulumi_policy():
                                  f"urn:pulumi:native::{PROJECT}::platform:layers:Catalog::lakehouse-catalog")
     urn = f"urn:pulumi:native::{PROJECT}::platform:layers:Catalog$pulumi-python:dynamic/native:LocalService::postgres"
     args = ResourceValidationArgs("pulumi-python:dynamic/native:LocalService", props, urn, "postgres", opts, None,
-                                  {"context": pack_config.context_for_stack("native")})
+                                  {"context": pack_config.context_for_stack("native", ROOT)})
     reported: list[str] = []
     policies["secrets-not-plaintext"].validate(args, lambda msg, urn=None: reported.append(msg))
     policies["catalog-no-in-memory-sqlite"].validate(args, lambda msg, urn=None: reported.append(msg))
@@ -147,18 +152,26 @@ def test_pack_reads_the_stack_config_the_engine_passes():
                           config={"lakehouse:platform": json.dumps(stack_platform("cloud")), "aws:region": "eu-west-1"})
         context = pack.stack_context(None)
         assert context is not None and context.stack == "cloud" and context.backup_retention_days == 14
-        explicit = pack.stack_context({"context": pack_config.context_for_stack("lab")})
+        explicit = pack.stack_context({"context": pack_config.context_for_stack("lab", ROOT)})
         assert explicit is not None and explicit.stack == "lab"
     finally:
         pack.STATE.clear()
         pack.STATE.update(saved)
 
 
-def test_policy_pack_project_file_points_at_the_project_virtualenv():
-    project = yaml.safe_load((ROOT / "lakehouse_platform/policies/PulumiPolicy.yaml").read_text())
-    assert project["runtime"]["name"] == "python"
-    venv = (ROOT / "lakehouse_platform" / "policies" / project["runtime"]["options"]["virtualenv"]).resolve()
-    assert venv == (ROOT / ".venv").resolve()
+def test_the_policy_pack_ships_in_the_package_and_runs_on_the_commands_python(capsys):
+    """It names no virtualenv (it lives in one, or in a checkout): the engine runs it with PULUMI_PYTHON_CMD, which
+    the commands set to their own interpreter; ``lakehouse policy-pack`` prints where it is."""
+    from lakehouse_platform.cli import main
+    from lakehouse_platform.control.workspace import pulumi_env
+    from lakehouse_platform.paths import PACKAGE_DIR
+
+    project = yaml.safe_load((pack_config.PACK_DIR / "PulumiPolicy.yaml").read_text())
+    assert project["runtime"]["name"] == "python" and "virtualenv" not in project["runtime"].get("options", {})
+    assert pack_config.PACK_DIR == PACKAGE_DIR / "policies"
+    assert main(["policy-pack"]) == 0
+    assert capsys.readouterr().out.strip() == str(pack_config.PACK_DIR)
+    assert pulumi_env()["PULUMI_PYTHON_CMD"] == sys.executable
 
 
 # --------------------------------------------------------------------------------------------
@@ -217,7 +230,7 @@ def test_pack_loads_and_refuses_in_a_real_preview(tmp_path):
           name: python
           options:
             toolchain: pip
-            virtualenv: {ROOT / '.venv'}
+            virtualenv: {REPO_ROOT / '.venv'}
         """))
     (project / "__main__.py").write_text(SMOKE_PROGRAM)
     (project / "Pulumi.policy-smoke.yaml").write_text(
@@ -228,7 +241,7 @@ def test_pack_loads_and_refuses_in_a_real_preview(tmp_path):
                    capture_output=True, timeout=120)
     subprocess.run([str(pulumi_bin), "config", "set", "--secret", "--stack", "policy-smoke", "lakehouse:smokeSecret",
                     "smoke-config-value-1"], cwd=project, env=env, check=True, capture_output=True, timeout=120)
-    done = subprocess.run([str(pulumi_bin), "preview", "--stack", "policy-smoke", "--policy-pack", str(ROOT / "lakehouse_platform" / "policies"),
+    done = subprocess.run([str(pulumi_bin), "preview", "--stack", "policy-smoke", "--policy-pack", str(pack_config.PACK_DIR),
                            "--non-interactive", "--color", "never"],
                           cwd=project, env=env, capture_output=True, text=True, timeout=600)
     output = " ".join((done.stdout + done.stderr).split())
@@ -269,14 +282,14 @@ def test_real_preview_of_the_native_stack_passes_and_a_changed_table_is_refused(
     env = isolated_pulumi_env(tmp_path, "policy-check")
     (tmp_path / "state").mkdir()
     # `stack init` writes the stack's encryption salt into Pulumi.policy-check.yaml at the project root.
-    request.addfinalizer(lambda: (ROOT / "Pulumi.policy-check.yaml").unlink(missing_ok=True))
-    subprocess.run([str(pulumi_bin), "stack", "init", "policy-check"], cwd=ROOT, env=env, check=True,
+    request.addfinalizer(lambda: (REPO_ROOT / "Pulumi.policy-check.yaml").unlink(missing_ok=True))
+    subprocess.run([str(pulumi_bin), "stack", "init", "policy-check"], cwd=REPO_ROOT, env=env, check=True,
                    capture_output=True, timeout=120)
 
     def preview(*extra: str) -> tuple[int, str]:
         done = subprocess.run([str(pulumi_bin), "preview", "--stack", "policy-check", "--config-file", str(config_file),
-                               "--policy-pack", "lakehouse_platform/policies", "--non-interactive", "--color", "never", *extra],
-                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+                               "--policy-pack", str(pack_config.PACK_DIR), "--non-interactive", "--color", "never",
+                               *extra], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600)
         return done.returncode, " ".join((done.stdout + done.stderr).split())
 
     code, output = preview()

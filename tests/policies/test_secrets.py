@@ -10,6 +10,7 @@ from lakehouse_platform.config import load_platform
 from lakehouse_platform.policies import config as pack_config
 from lakehouse_platform.policies.resources import Resource
 from tests.support.policy_support import (
+    ROOT,
     aws,
     cloud_context,
     ecs_task,
@@ -197,7 +198,7 @@ def test_the_engine_hands_the_pack_its_secret_config_values():
         context = engine.stack_context(None)
         assert context is not None and context.secrets == {"lakehouse:polarisRootSecret": "from-the-engine-1"}
         assert "from-the-engine-1" not in repr(context)
-        explicit = engine.stack_context({"context": pack_config.context_for_stack("cloud")})
+        explicit = engine.stack_context({"context": pack_config.context_for_stack("cloud", ROOT)})
         assert explicit is not None and explicit.secrets == {"lakehouse:polarisRootSecret": "from-the-engine-1"}
     finally:
         engine.STATE.clear()
@@ -214,3 +215,22 @@ def test_a_native_service_given_a_secret_on_its_command_line_is_refused():
         f"argv[{index}] holds the value of secret AWS_SECRET_ACCESS_KEY of native:LocalService 'flink-jobmanager' "
         f"{ADVICE}"
     ]
+
+
+def test_a_public_certificate_handed_as_a_secret_is_no_secret_to_keep_out_of_plain_text():
+    """A deployed stack's preview knows its certificates: the PEM a service gets among its secrets (its trust store)
+    is the same public certificate the stack outputs and the certificate resource hold in plain text. Not a leak; the
+    private key is one."""
+    resources, context = graph("native")
+    trino = named(resources, "trino", "pulumi-python:dynamic/native:LocalService")
+    cert = "-----BEGIN CERTIFICATE-----\nMIIBpublicpart\n-----END CERTIFICATE-----\n"
+    key = "-----BEGIN PRIVATE KEY-----\nMIIEprivatepart\n-----END PRIVATE KEY-----\n"
+    trino.props["env"]["value"].update(LAKEHOUSE_SECRET_TRINO_TLS_CERT=cert,  # its env is a secret, whole
+                                       LAKEHOUSE_SECRET_TRINO_TLS_KEY=key)
+    certificate = Resource("pulumi-python:dynamic/governance:SelfSignedCertificate", "trino-tls",
+                           {"cert_pem": cert, "labels": {}}, "urn:pulumi:native::p::x::trino-tls", None)
+    assert violations("secret-values-not-plaintext", [*resources, certificate], context) == []
+    certificate.props["key_pem"] = key
+    assert violations("secret-values-not-plaintext", [*resources, certificate], context) == [
+        "governance:SelfSignedCertificate 'trino-tls' (layer unknown, owner unknown) breaks secret-values-not-plaintext: "
+        f"key_pem holds the value of secret LAKEHOUSE_SECRET_TRINO_TLS_KEY of native:LocalService 'trino' {ADVICE}"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lakehouse_platform.policies import config as pack_config
 from lakehouse_platform.policies.resources import Resource, StackContext
-from tests.support.policy_support import aws, cloud_context, graph, lab, named, violations, warehouse_bucket
+from tests.support.policy_support import ROOT, aws, cloud_context, graph, lab, named, violations, warehouse_bucket
 
 
 def test_lifecycle_rule_expiring_the_warehouse_is_refused():
@@ -22,7 +22,7 @@ def test_lifecycle_rule_expiring_the_warehouse_is_refused():
 
 
 def test_lifecycle_rule_outside_the_warehouse_prefixes_is_allowed():
-    data = dict(pack_config.context_for_stack("cloud"))
+    data = dict(pack_config.context_for_stack("cloud", ROOT))
     data["storage"] = {"bucket": "lakehouse-warehouse-prod", "warehouse_prefixes": ["warehouse/"]}
     context = StackContext.from_dict(data)
 

@@ -4,7 +4,7 @@ The probe suite is collected and run for real (pytest in a subprocess against an
 whether it is safe or disruptive, the disruptive ones are exactly the issue's families, and against a stack that is
 not disposable each of them skips before any fixture touches the stack, saying why; ``--disruptive`` naming another
 stack ends the run before any probe. That the safe set leaves nothing behind on a real stack:
-``tests/e2e/test_native_e2e.py``.
+``tests/e2e/test_team_project.py``.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from lakehouse_platform.paths import PROJECT_ROOT
 from lakehouse_platform.probes.support import selection
+from tests.support import REPO_ROOT
 
 #: The disruptive probes: faults, restarts, the recovery drill, commit storms, maintenance runs, changes to a source
 #: database, alerts made to fire (each module's probes, or the named ones).
@@ -32,7 +32,7 @@ DISRUPTIVE = {
 
 def probes(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "pytest", "lakehouse_platform/probes", "-p", "no:cacheprovider", *args],
-                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300, check=False)
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, check=False)
 
 
 # The probe suite collected once (pytest in a subprocess), each probe with the names of its marks.
@@ -53,7 +53,7 @@ COLLECT = (
 @pytest.fixture(scope="module")
 def marks() -> dict[str, set[str]]:
     """Every probe of the suite (``path::name``, parameters aside) with the names of its marks."""
-    done = subprocess.run([sys.executable, "-c", COLLECT], cwd=PROJECT_ROOT, capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", COLLECT], cwd=REPO_ROOT, capture_output=True, text=True,
                           timeout=300, check=False)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     return {probe: set(names) for probe, names in json.loads(done.stdout.strip().splitlines()[-1]).items()}

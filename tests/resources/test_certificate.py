@@ -12,8 +12,8 @@ import subprocess
 import sys
 import threading
 
-from lakehouse_platform.paths import PROJECT_ROOT
 from lakehouse_platform.resources import certificate
+from tests.support import REPO_ROOT
 
 
 def test_a_client_verifies_the_issued_certificate_and_nothing_else(tmp_path):
@@ -86,4 +86,4 @@ def test_serialized_certificate_provider_loads_by_reference_in_a_provider_proces
                           timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["CertificateProvider", "True"]
-    assert str(PROJECT_ROOT).encode() not in base64.b64decode(blob), "no path of the checkout in the state"
+    assert str(REPO_ROOT).encode() not in base64.b64decode(blob), "no path of the checkout in the state"

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from lakehouse_platform.control.isolated import FIXTURES
+
+ROOT = FIXTURES  # the tests' own stack files, never the examples a team edits
 
 
 def review(*args: str, root: Path = ROOT) -> subprocess.CompletedProcess:
@@ -22,13 +24,13 @@ def review(*args: str, root: Path = ROOT) -> subprocess.CompletedProcess:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main([*args, "--root", str(root)])
-    return subprocess.CompletedProcess(["python", "-m", "lakehouse_platform.review", *args], code, out.getvalue(), err.getvalue())
+    return subprocess.CompletedProcess(["python", "-m", "lakehouse_platform", "review", *args], code, out.getvalue(), err.getvalue())
 
 
 def review_process(*args: str, root: Path = ROOT) -> subprocess.CompletedProcess:
     """The review command as a user runs it: its own process."""
-    return subprocess.run([sys.executable, "-m", "lakehouse_platform.review", *args, "--root", str(root)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    return subprocess.run([sys.executable, "-m", "lakehouse_platform", "review", *args, "--root", str(root)],
+                          cwd=root, capture_output=True, text=True, timeout=60)
 
 
 @pytest.mark.parametrize("stack,target", [("lab", "docker"), ("cloud", "aws"), ("native", "native")])
@@ -96,14 +98,14 @@ def test_review_shows_the_declared_tables_with_their_owners_freshness_and_mainte
     from lakehouse_platform.review import ownership as command
 
     monkeypatch.setenv("COLUMNS", "200")  # the table layout: one row per table
-    assert command.main(["--stack", "native"]) == 0
+    assert command.main(["--stack", "native", "--root", str(ROOT)]) == 0
     out = capsys.readouterr().out
     assert "Declared tables: stack native" in out
     row = next(line for line in out.splitlines() if "shop.orders" in line)
     assert "bookshop data engineering" in row and "1440 min" in row and "expire_snapshots 0 3 * * *" in row
     assert "day(order_ts)" in row
     assert "recovery point objective 60 min, recovery time objective 120 min" in out
-    assert command.main(["--stack", "native", "--format", "json"]) == 0
+    assert command.main(["--stack", "native", "--format", "json", "--root", str(ROOT)]) == 0
     data = json.loads(capsys.readouterr().out)
     assert [(t["table"], t["owner"], t["freshness_minutes"]) for t in data["tables"]] == [
         ("shop.orders", "bookshop data engineering", 1440), ("shop.customers", "bookshop data engineering", 1440)]
@@ -129,7 +131,7 @@ def test_review_prints_who_may_read_write_and_manage_each_namespace_and_what_to_
 
     from lakehouse_platform.review import ownership as command
 
-    assert command.main(["--stack", "native", "--format", "json"]) == 0
+    assert command.main(["--stack", "native", "--format", "json", "--root", str(ROOT)]) == 0
     data = json.loads(capsys.readouterr().out)
     everyone, writers = ["platform", "writer", "reader"], ["platform", "writer"]
     assert data["grants"] == [

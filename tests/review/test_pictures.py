@@ -12,10 +12,10 @@ import pytest
 
 from lakehouse_platform.config import load_platform, load_stack
 from lakehouse_platform.model import Target
-from lakehouse_platform.paths import PROJECT_ROOT
 from lakehouse_platform.review import grants, pictures
 from lakehouse_platform.review import ownership as command
 from lakehouse_platform.services.registry import registry
+from tests.support import REPO_ROOT
 from tests.support.stacks import stack_platform
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -77,7 +77,7 @@ def test_the_review_prints_every_picture_as_one_svg():
                                               ("targets/index.md", "picture-services"),
                                               ("operations/governance.md", "picture-governance")])
 def test_the_docs_pages_carry_the_pictures(page, marker):
-    assert f"<!-- generated: {marker} -->" in (PROJECT_ROOT / "docs" / page).read_text()
+    assert f"<!-- generated: {marker} -->" in (REPO_ROOT / "docs" / page).read_text()
 
 
 def test_the_native_outputs_and_review_say_the_target_trusts_every_local_process():

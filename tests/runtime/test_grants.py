@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 
 from lakehouse_platform.model import governance
-from lakehouse_platform.paths import PROJECT_ROOT
 from lakehouse_platform.runtime import catalog_requests, grants
+from tests.support import REPO_ROOT
 
 GRANTS = {"*": ("read", "write"), "finance": ("read",), "closed": ()}
 
@@ -30,11 +30,11 @@ def test_the_model_and_the_gate_decide_with_the_same_rule() -> None:
 def test_no_other_module_looks_a_namespace_up_in_grants_itself() -> None:
     """The rule's lookup (an entry, else ``*``'s) is written once: a second copy could drift from it."""
     copies = []
-    for path in sorted((PROJECT_ROOT / "lakehouse_platform").rglob("*.py")):
+    for path in sorted((REPO_ROOT / "lakehouse_platform").rglob("*.py")):
         if (path.name == "grants.py" and path.parent.name == "runtime") or "probes" in path.parts:
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
                     and node.args and ast.unparse(node.args[0]) in ("EVERY_NAMESPACE", "'*'")):
-                copies.append(f"{path.relative_to(PROJECT_ROOT)}:{node.lineno}")
+                copies.append(f"{path.relative_to(REPO_ROOT)}:{node.lineno}")
     assert not copies, f"the grants rule written again (use lakehouse_platform.runtime.grants): {copies}"

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from lakehouse_platform.paths import PROJECT_ROOT
 from lakehouse_platform.probes.support.fixture import free_port
 from lakehouse_platform.runtime.config import LISTEN_BACKLOG
 from lakehouse_platform.services.operations_config import host_paths, operations_config
+from tests.support import REPO_ROOT
 from tests.support.stacks import native_spec
 
 
@@ -37,8 +37,8 @@ def kernel_backlog(port: int) -> int:
 
 @contextmanager
 def serving(argv: list[str], port: int, path: str) -> Iterator[None]:
-    process = subprocess.Popen(argv, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(PROJECT_ROOT)})
+    process = subprocess.Popen(argv, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO_ROOT)})
     try:
         deadline = time.monotonic() + 60
         while True:

@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from lakehouse_platform.paths import PROJECT_ROOT
+from tests.support import REPO_ROOT
 
 QUACK = {
     "__init__.py": '''
@@ -450,10 +450,10 @@ def git(copy: Path, *args: str) -> str:
 def copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The repository's tracked files in a new git repository, committed as they are."""
     target = tmp_path_factory.mktemp("repo")
-    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=PROJECT_ROOT, capture_output=True, check=True
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=REPO_ROOT, capture_output=True, check=True
                              ).stdout.decode().split("\0")
     for name in filter(None, tracked):
-        source = PROJECT_ROOT / name
+        source = REPO_ROOT / name
         if source.is_file():
             (target / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target / name)

@@ -22,11 +22,11 @@ from pathlib import Path
 
 import pytest
 
-from lakehouse_platform.paths import PROJECT_ROOT
 from lakehouse_platform.probes.support import gate as support_gate
 from lakehouse_platform.probes.support.fixture import free_port
 from lakehouse_platform.runtime import catalog_gate, catalog_requests
 from lakehouse_platform.version import PLATFORM_VERSION
+from tests.support import REPO_ROOT
 from tests.support.harness import SECRET_KEY
 from tests.support.rendered import reveal, uploads
 from tests.support.stacks import native_spec
@@ -205,9 +205,9 @@ def test_the_gate_runs_on_the_operations_images_dependencies():
     import importlib.metadata
     import re as regex
 
-    from lakehouse_platform.paths import PROJECT_ROOT
+    from lakehouse_platform.artifacts.runtime import OPERATIONS_LOCK
 
-    lock = (PROJECT_ROOT / "docker" / "operations.lock").read_text()
+    lock = OPERATIONS_LOCK.read_text()
     pinned = {regex.sub(r"[-_.]+", "-", name).lower() for name in regex.findall(r"^([A-Za-z0-9_.-]+)==", lock, regex.M)}
     tree = ast.parse(Path(catalog_gate.__file__).read_text())
     imported = {(node.module if isinstance(node, ast.ImportFrom) else alias.name).split(".")[0]
@@ -218,7 +218,7 @@ def test_the_gate_runs_on_the_operations_images_dependencies():
     assert third_party >= {"aiohttp", "jwt", "prometheus_client", "pydantic"}
     missing = {name for name in third_party
                if not any(regex.sub(r"[-_.]+", "-", d).lower() in pinned for d in distributions.get(name, []))}
-    assert not missing, f"imported by the gate, not in docker/operations.lock: {sorted(missing)}"
+    assert not missing, f"imported by the gate, not in runtime/image/operations.lock: {sorted(missing)}"
 
 
 def test_the_bearer_scheme_is_matched_in_any_case(shared_gate):
@@ -456,7 +456,7 @@ def test_lab_gate_holds_token_hashes_and_clients_reach_the_fixture_only_through_
 
 def test_lab_gate_runs_in_the_operations_image_with_its_signing_key_only_in_its_environment(lab):
     image = lab.named("operations-image")  # the one operations image, built once for every operations container
-    assert image.inputs["build"]["dockerfile"].endswith("docker/operations.Dockerfile")
+    assert image.inputs["build"]["dockerfile"].endswith("lakehouse_platform/runtime/image/Dockerfile")
     assert image.inputs["imageName"] == f"lakehouse/operations:{PLATFORM_VERSION}"
     container = lab.named("catalog-gate")
     assert container.inputs["command"] == ["python", "-m", "lakehouse_platform.runtime.catalog_gate", "--config",
@@ -473,7 +473,7 @@ def test_evaluating_the_program_loads_none_of_the_gates_server_libraries():
             "from tests.support.stacks import stack_platform\n"
             "run_program('lab', stack_platform('lab'))\n"
             "print(sorted(m for m in ('aiohttp', 'uvloop', 'jwt', 'prometheus_client', 'yarl') if m in sys.modules))\n")
-    done = subprocess.run([sys.executable, "-c", code], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split("\n")[-2] == "[]"
 

@@ -18,7 +18,7 @@ from tests.support.rendered import reveal, uploads
 def test_lab_exporter_is_built_from_the_repository_and_reads_as_the_reader(lab):
     image = lab.named("operations-image")  # the one operations image (exporter, gate, scheduler, backups)
     assert image.type == "docker:index/image:Image"
-    assert image.inputs["build"]["dockerfile"].endswith("docker/operations.Dockerfile")
+    assert image.inputs["build"]["dockerfile"].endswith("lakehouse_platform/runtime/image/Dockerfile")
     assert image.inputs["imageName"] == f"lakehouse/operations:{PLATFORM_VERSION}" and image.inputs["skipPush"] is True
     container = lab.named("lakehouse-exporter")
     config = json.loads(uploads(lab, "lakehouse-exporter")["/etc/lakehouse/exporter.json"])

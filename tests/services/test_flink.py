@@ -18,12 +18,12 @@ import pytest
 import yaml
 
 from lakehouse_platform.config import load_platform
-from lakehouse_platform.paths import PROJECT_ROOT
 from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.flink import artifact as flink_artifact
 from lakehouse_platform.services.flink import config as flink_config
 from lakehouse_platform.services.flink import definition as flink
 from lakehouse_platform.services.flink import job as fj
+from tests.support import REPO_ROOT
 from tests.support.harness import ProgramRun
 from tests.support.stacks import stack_platform, with_changes
 
@@ -192,7 +192,7 @@ def test_serialized_job_provider_loads_by_reference_in_a_provider_process():
     done = subprocess.run([PY, "-c", code], input=blob, cwd="/", env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["FlinkJobProvider", "True"]
-    assert str(PROJECT_ROOT).encode() not in base64.b64decode(blob), "no path of the checkout in the state"
+    assert str(REPO_ROOT).encode() not in base64.b64decode(blob), "no path of the checkout in the state"
 
 
 

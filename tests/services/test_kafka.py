@@ -89,9 +89,9 @@ def test_lab_kafka_writes_to_its_volume_with_one_node_transactions(lab_run):
 
 
 def test_the_images_variables_are_the_native_server_properties():
-    from lakehouse_platform.config import load_stack
+    from tests.support.stacks import spec_of
 
-    spec = load_stack("lab")
+    spec = spec_of("lab")
     ctx = ServiceContext(spec, "kafka")
     props = kafka_config.broker_properties(ctx, "", "/data")
     assert image_properties({kafka_container.image_env_name(k): v for k, v in props.items()}) == props

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from lakehouse_platform.paths import PROJECT_ROOT
 from lakehouse_platform.services.kafka_connect import artifact as kafka_connect_artifact
 from lakehouse_platform.services.kafka_connect import cdc_source as kafka_connect_cdc_source
 from lakehouse_platform.services.kafka_connect import config as kafka_connect_config
+from tests.support import REPO_ROOT
 from tests.support.aws_graph import the
 from tests.support.harness import ProgramRun
 from tests.support.rendered import envs, local_service, plain, properties, secret_value
@@ -145,7 +145,7 @@ def test_serialized_step_providers_load_by_reference_in_a_provider_process():
                               capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
         assert done.stdout.split() == [type(provider).__name__]
-        assert str(PROJECT_ROOT).encode() not in base64.b64decode(blob), "no path of the checkout in the state"
+        assert str(REPO_ROOT).encode() not in base64.b64decode(blob), "no path of the checkout in the state"
 
 
 def test_a_cdc_source_deleted_while_connect_answers_409_waits_it_out_then_deletes_its_offsets(quick_polls):
@@ -329,7 +329,7 @@ def test_the_seed_is_sixty_thousand_deterministic_orders_and_the_setup_is_idempo
     import psycopg
     from psycopg import sql
 
-    from lakehouse_platform.config import load_stack
+    from tests.support.stacks import spec_of
 
     bindir = _postgres_bin()
     assert bindir is not None
@@ -358,7 +358,7 @@ def test_the_seed_is_sixty_thousand_deterministic_orders_and_the_setup_is_idempo
                 time.sleep(0.1)
         with conn:
             conn.execute("CREATE DATABASE bookshop")
-        source = load_stack("native").streams.sources()[0]
+        source = spec_of("native").streams.sources()[0]
         digests = []
         for _ in range(2):  # the second run changes nothing
             with psycopg.connect(host="127.0.0.1", port=port, user="postgres", dbname="bookshop",

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from lakehouse_platform.artifacts.runtime import OPERATIONS_LOCK
 from lakehouse_platform.paths import state_root
 from lakehouse_platform.runtime.config import OperationsConfig
 from lakehouse_platform.services import operations_support as support
@@ -154,7 +155,7 @@ def test_the_operations_lock_is_the_projects_own_pins() -> None:
 
     root = Path(__file__).resolve().parents[2]
     lock = pins(root / "requirements.lock")
-    operations = pins(support.OPERATIONS_LOCK)
+    operations = pins(OPERATIONS_LOCK)
     for name, (version, hashes) in operations.items():
         assert lock[name][0] == version, f"operations.lock: {name} {version} vs lock {lock[name][0]}"
         assert hashes and hashes <= lock[name][1], f"operations.lock: {name} hashes not in the lock"

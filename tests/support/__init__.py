@@ -6,3 +6,8 @@
 Imported as ``tests.support.<module>`` (the project is installed editable with its ``tests`` package), never through
 a ``sys.path`` entry.
 """
+
+from pathlib import Path
+
+#: This repository's checkout (the tests run from it; the package may be installed elsewhere).
+REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from lakehouse_platform import version
-from lakehouse_platform.paths import PROJECT_ROOT
+from tests.support import REPO_ROOT
 
 #: How long one command of a clone may take (a first `pulumi up` of the whole platform takes a few minutes).
 COMMAND_TIMEOUT_S = 1500
@@ -53,14 +53,14 @@ def previous_release_ref() -> str:
     if previous is None:
         raise LookupError(f"release {version.PLATFORM_VERSION} is the first: there is no previous release")
     tag, commit = f"v{previous[0]}", previous[1]
-    found = subprocess.run(["git", "-C", str(PROJECT_ROOT), "rev-parse", "--verify", "--quiet", f"refs/tags/{tag}"],
+    found = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "--verify", "--quiet", f"refs/tags/{tag}"],
                            capture_output=True, text=True, check=False)
     return tag if found.returncode == 0 else commit
 
 
 def head_commit() -> str:
     """This checkout's committed HEAD (a clone sees commits only: run the tier on a committed tree)."""
-    return subprocess.run(["git", "-C", str(PROJECT_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
+    return subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
                           check=True).stdout.strip()
 
 
@@ -81,7 +81,7 @@ class Checkout:
     def clone(cls, ref: str, root: Path, env: dict[str, str] | None = None) -> Checkout:
         """``git clone`` of this repository, ``ref`` checked out, its venv and Pulumi CLI made (timed)."""
         started = time.monotonic()
-        subprocess.run(["git", "clone", "--quiet", "--no-checkout", str(PROJECT_ROOT), str(root)], check=True)
+        subprocess.run(["git", "clone", "--quiet", "--no-checkout", str(REPO_ROOT), str(root)], check=True)
         subprocess.run(["git", "-C", str(root), "checkout", "--quiet", "--detach", ref], check=True)
         checkout = cls(root, ref, dict(env or {}))
         checkout.make("venv")
@@ -115,7 +115,7 @@ class Checkout:
         """``git checkout`` of ``ref`` in this clone: the release's files replaced in place (what a user upgrading in
         one checkout does); what git does not track (the venv, stack files, the backend, data) stays."""
         # What this repository committed since the clone was made (a clone sees commits only).
-        subprocess.run(["git", "-C", str(self.root), "fetch", "--quiet", str(PROJECT_ROOT), ref], check=True)
+        subprocess.run(["git", "-C", str(self.root), "fetch", "--quiet", str(REPO_ROOT), ref], check=True)
         subprocess.run(["git", "-C", str(self.root), "checkout", "--quiet", "--detach", ref], check=True)
         self.ref = ref
 
@@ -130,16 +130,22 @@ class Checkout:
             raise CheckoutCommandFailed(f"{what} in {self.root} ({self.ref}) failed:\n{done.stderr[-6000:]}")
         return done.stdout
 
+    @property
+    def command_module(self) -> str:
+        """The clone's command line as a module: ``lakehouse_platform`` (the ``lakehouse`` console script), or
+        ``<package>.control`` in a release before it had one."""
+        return self.package if (self.root / self.package / "cli.py").is_file() else f"{self.package}.control"
+
     def control(self, *args: str) -> str:
-        """``python -m <package>.control ARGS`` of the clone (its command line, as its user types it); its stdout."""
+        """``python -m <its command line> ARGS`` of the clone (as its user types it); its stdout."""
         started = time.monotonic()
         what = " ".join(args)
-        done = subprocess.run([str(self.root / ".venv" / "bin" / "python"), "-m", f"{self.package}.control", *args],
+        done = subprocess.run([str(self.root / ".venv" / "bin" / "python"), "-m", self.command_module, *args],
                               cwd=self.root, env=self.environment(), capture_output=True, text=True,
                               timeout=COMMAND_TIMEOUT_S, check=False)
         self.timings[what] = time.monotonic() - started
         if done.returncode != 0:
-            raise CheckoutCommandFailed(f"python -m {self.package}.control {what} in {self.root} ({self.ref}) failed:\n"
+            raise CheckoutCommandFailed(f"python -m {self.command_module} {what} in {self.root} ({self.ref}) failed:\n"
                                         f"{(done.stdout + done.stderr)[-6000:]}")
         return done.stdout
 

@@ -1,21 +1,25 @@
-"""Runs the Pulumi program under Pulumi mocks and records every resource it registers.
+"""Runs a Pulumi program under Pulumi mocks and records every resource it registers.
 
-Mocks stand in for the docker and aws providers only (no engine, no account here); the program,
-the spec, the layers and the targets run for real. What the native target runs and the lab mounts
-comes from ``FakeResolver`` (fixed paths, nothing looked up), and host ports are not checked, so the
-unit tier needs no artifact cache, no network and no free ports.
+The program is this repository's ``__main__.py`` (or a team's, ``examples/team-project``), run as ``pulumi up`` runs
+it. Mocks stand in for the docker and aws providers only (no engine, no account here); the program, the component,
+the spec, the layers and the targets run for real. What the native target runs and the lab mounts comes from
+``FakeResolver`` (fixed paths, nothing looked up), and host ports are not checked (``component.evaluating``), so
+the unit tier needs no artifact cache, no network and no free ports.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
+import runpy
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pulumi
 from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime.settings import SETTINGS
 
 from lakehouse_platform.artifacts.artifact import Artifact
 from lakehouse_platform.artifacts.clients import DuckDBExtensions
@@ -23,8 +27,11 @@ from lakehouse_platform.artifacts.stack import StackArtifacts
 from lakehouse_platform.model import PlatformSpec, Target
 from lakehouse_platform.policies import wire
 from lakehouse_platform.services.resolver import cloud_recipes, host_clients_apply, java_majors, recipe_of
+from tests.support import REPO_ROOT
 
 FAKE_CACHE = Path("/nonexistent/lakehouse-cache")
+#: This repository's own program (what ``make up`` deploys).
+REPO_PROGRAM = REPO_ROOT / "__main__.py"
 
 
 def fake_artifact(name: str) -> Artifact:
@@ -172,6 +179,37 @@ def aws_computed_outputs(typ: str, name: str) -> dict[str, Any]:
     return computed
 
 
+@dataclass(frozen=True)
+class Registration:
+    """One registration as the engine sees it: its URN in Pulumi's own format (the parent's whole qualified type,
+    which the mock monitor shortens to the last one), its parent's, and its alias specs (``alias_pb2.Alias``)."""
+
+    urn: str
+    parent: str
+    type: str
+    name: str
+    aliases: tuple[Any, ...]
+
+
+class RecordingMonitor(pulumi_mocks.MockMonitor):
+    """The mock monitor, recording each registration (``Registration``) in order."""
+
+    def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
+        super().__init__(mocks)
+        self.registrations: list[Registration] = []
+        self._real: dict[str, str] = {}  # the mock's URN -> Pulumi's
+
+    def RegisterResource(self, request: Any) -> Any:
+        response = super().RegisterResource(request)
+        if request.type != "pulumi:pulumi:Stack":
+            parent = self._real.get(request.parent, "")
+            qualified = f"{parent.split('::')[2]}${request.type}" if parent else request.type
+            urn = "urn:pulumi:" + "::".join([pulumi.get_stack(), pulumi.get_project(), qualified, request.name])
+            self._real[response.urn] = urn
+            self.registrations.append(Registration(urn, parent, request.type, request.name, tuple(request.aliases)))
+        return response
+
+
 @dataclass
 class ProgramRun:
     """The outcome of one program run under mocks."""
@@ -179,6 +217,8 @@ class ProgramRun:
     resources: list[Registered]
     outputs: dict[str, Any]
     layers: dict[str, Any]
+    registrations: list[Registration] = field(default_factory=list)
+    platforms: dict[str, Any] = field(default_factory=dict)  # the program's LakehousePlatform instances by name
 
     def of_type(self, token: str) -> list[Registered]:
         return [r for r in self.resources if r.type == token]
@@ -213,24 +253,28 @@ def run_program(
     resolver: Any = None,
     secret_keys: list[str] | None = None,
     check_ports: bool = False,
+    program: Path = REPO_PROGRAM,
+    project: str = "lakehouse-platform",
 ) -> ProgramRun:
-    """Evaluate the whole program for ``stack`` with the given ``lakehouse:platform`` object.
+    """Evaluate a Pulumi program for ``stack`` with the given ``lakehouse:platform`` object: this repository's
+    ``__main__.py`` (``program``: another program file, a team's), as ``pulumi up`` runs it.
 
     ``extra_config`` keys are secret (as `pulumi config set --secret` makes them) unless ``secret_keys`` names
     which are. ``check_ports``: the native target checks this host's ports and the data on it (``in_place``), as
     ``pulumi up`` does (the unit tier's runs skip both; a test of those checks sets it).
     """
-    from lakehouse_platform import program
+    from lakehouse_platform import component
 
     mocks = mocks if mocks is not None else RecordingMocks()
     if extra_config is None and platform.get("target") == "aws":
         extra_config = CLOUD_SECRETS  # what `pulumi config set --secret` puts in a cloud stack
     config = {"lakehouse:platform": json.dumps(platform), **(extra_config or {})}
     pulumi.runtime.set_all_config(config, secret_keys if secret_keys is not None else list((extra_config or {}).keys()))
-    pulumi_mocks.set_mocks(mocks, project="lakehouse-platform", stack=stack, preview=False)
+    monitor = RecordingMonitor(mocks)
+    pulumi_mocks.set_mocks(mocks, project=project, stack=stack, preview=False, monitor=monitor)
+    SETTINGS.outputs.clear()  # a stopped run's outputs (their tasks in its own loop) are not this run's to wait for
     exported: dict[str, Any] = {}
     original_export = pulumi.export
-    holder: dict[str, Any] = {}
 
     def capture(name: str, value: Any) -> None:
         exported[name] = value
@@ -240,12 +284,18 @@ def run_program(
     depends: dict[tuple[str, str], list[str]] = {}
     replaced_first: set[tuple[str, str]] = set()
 
+    platforms: dict[str, Any] = {}
+
     def record_options(args: pulumi.ResourceTransformationArgs) -> pulumi.ResourceTransformationResult | None:
+        if isinstance(args.resource, component.LakehousePlatform):
+            platforms[args.name] = args.resource
         parent = args.opts.parent if args.opts else None
         parents[(args.type_, args.name)] = ((getattr(parent, "_name", None), getattr(parent, "_type", None))
                                             if parent is not None else (None, None))
         on = (args.opts.depends_on if args.opts else None) or []
-        depends[(args.type_, args.name)] = [getattr(r, "_name", "?") for r in (on if isinstance(on, list) else [on])]
+        # (The platform's depends_on is the program's gate, an Output: no resource of the program.)
+        depends[(args.type_, args.name)] = [r._name for r in (on if isinstance(on, list) else [on])
+                                            if isinstance(r, pulumi.Resource)]
         if args.opts is not None and args.opts.delete_before_replace:
             replaced_first.add((args.type_, args.name))
         return None
@@ -253,13 +303,20 @@ def run_program(
     def body() -> None:
         # An in-process transformation sees each resource's options, so parents and edges can be asserted.
         pulumi.runtime.register_stack_transformation(record_options)
-        holder["layers"] = program.main(resolver=resolver or FakeResolver(), check_ports=check_ports)
+        with component.evaluating(resolver=resolver or FakeResolver(), check_ports=check_ports):
+            runpy.run_path(str(program), run_name="__main__")
 
     pulumi.export = capture
     try:
         from pulumi.runtime.sync_await import _sync_await
 
-        _sync_await(_run_until_quiet(body))
+        try:
+            _sync_await(_run_until_quiet(body))
+        except BaseException:
+            # A run the program stopped (a refusal) leaves its pending registrations and outputs in the event loop:
+            # the runs after it get a loop of their own, as the lab's runner and pulumi's own ``mocks.test`` do.
+            asyncio.set_event_loop(asyncio.new_event_loop())
+            raise
     finally:
         pulumi.export = original_export
     for resource in mocks.resources:
@@ -267,7 +324,9 @@ def run_program(
         resource.depends_on = depends.get((resource.type, resource.name), [])
         resource.delete_before_replace = (resource.type, resource.name) in replaced_first
     resolved = {k: _resolve(v) for k, v in exported.items()}
-    return ProgramRun(mocks.resources, resolved, holder.get("layers", {}))
+    layers = ({layer.value: c for layer, c in next(iter(platforms.values())).layers.items()}
+              if len(platforms) == 1 else {})
+    return ProgramRun(mocks.resources, resolved, layers, monitor.registrations, platforms)
 
 
 async def _run_until_quiet(body: Any) -> None:

@@ -17,14 +17,14 @@ from typing import Any
 
 import yaml
 
-from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.control.isolated import FIXTURES
 from lakehouse_platform.policies import config as pack_config
 from lakehouse_platform.policies.registry import policy, run_policy
 from lakehouse_platform.policies.resources import Resource, StackContext
 from lakehouse_platform.policies.wire import UNKNOWN_STRING, secret
 from tests.support.harness import Registered, cached_run
 
-ROOT = PROJECT_ROOT
+ROOT = FIXTURES  # the tests' own stack files, never the examples a team edits
 PROJECT = "lakehouse-platform"
 __all__ = ["PROJECT", "ROOT", "UNKNOWN_STRING", "aws", "cloud_context", "ecs_task", "graph", "isolated_pulumi_env", "lab", "named",
            "replace_env", "secret", "set_label", "stack_platform", "to_resources", "violations", "warehouse_bucket"]
@@ -69,7 +69,7 @@ def graph(stack: str) -> tuple[list[Resource], StackContext]:
     if stack not in _GRAPHS:
         # The policies judge the declaration, not the host: the harness checks no ports, needs no cache.
         run = cached_run(stack, stack_platform(stack))
-        context = StackContext.from_dict(pack_config.context_for_stack(stack))
+        context = StackContext.from_dict(pack_config.context_for_stack(stack, ROOT))
         _GRAPHS[stack] = (to_resources(run.resources, stack), context)
     resources, context = _GRAPHS[stack]
     return copy.deepcopy(resources), context
@@ -109,7 +109,7 @@ def set_label(resource: Resource, key: str, value: str | None) -> None:
 
 
 def cloud_context() -> StackContext:
-    return StackContext.from_dict(pack_config.context_for_stack("cloud"))
+    return StackContext.from_dict(pack_config.context_for_stack("cloud", ROOT))
 
 
 def aws(type_: str, name: str, layer: str, props: dict[str, Any], service: str | None = None,

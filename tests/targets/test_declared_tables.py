@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from lakehouse_platform.paths import PROJECT_ROOT
 from lakehouse_platform.targets import declared_tables as dt
+from tests.support import REPO_ROOT
 
 TABLE = {"namespace": "shop", "name": "orders", "owner": "bookshop data engineering", "freshness_minutes": 60.0,
          "columns": [{"name": "order_id", "type": "long", "required": True}], "maintenance": ["expire_snapshots"]}
@@ -59,7 +59,7 @@ def test_the_serialized_provider_loads_by_reference_in_a_provider_process(tmp_pa
 
     blob = serialize_provider(dt.DeclaredTableProvider())
     assert blob == serialize_provider(dt.DeclaredTableProvider()), "deterministic, or every up shows a diff"
-    assert str(PROJECT_ROOT).encode() not in base64.b64decode(blob), "no path of the checkout in the state"
+    assert str(REPO_ROOT).encode() not in base64.b64decode(blob), "no path of the checkout in the state"
     code = (
         "import base64, json, sys, dill\n"
         "p = dill.loads(base64.b64decode(sys.stdin.readline()))\n"

@@ -6,7 +6,7 @@ import os
 
 from lakehouse_platform.config import load_platform
 from lakehouse_platform.model import LAYER_NAMES
-from lakehouse_platform.paths import PROJECT_ROOT
+from tests.support import REPO_ROOT
 from tests.support.harness import run_program
 from tests.support.rendered import is_secret, reveal
 from tests.support.stacks import stack_platform
@@ -266,7 +266,7 @@ def test_the_flink_jobs_savepoints_land_where_both_managers_mount_and_flinks_use
     assert job.inputs["savepoint_dir"].startswith(f"file://{LAB_STATE}/savepoints/")
     assert job.inputs["host_paths"] == {f"file://{LAB_STATE}": mounts[LAB_STATE]}
     assert job.inputs["state_owner"] == FLINK_UID
-    dockerfile = (PROJECT_ROOT / "lakehouse_platform" / "services" / "flink" / "lab" / "Dockerfile").read_text()
+    dockerfile = (REPO_ROOT / "lakehouse_platform" / "services" / "flink" / "lab" / "Dockerfile").read_text()
     uid, gid = FLINK_UID.split(":")
     assert f"--gid={gid} flink" in dockerfile and f"--uid={uid}" in dockerfile and "USER flink" in dockerfile
     inputs = JobInputs.model_validate({**job.inputs, "host_paths": {f"file://{LAB_STATE}": str(tmp_path)}})

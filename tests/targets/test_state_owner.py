@@ -25,7 +25,7 @@ def test_another_stack_of_the_same_name_is_refused_naming_the_directory_its_owne
     why = refusal(tmp_path, SECOND)
     assert why is not None
     assert str(tmp_path) in why and "file:///work/first/.pulumi-state" in why and "file:///work/second" in why
-    assert "python -m lakehouse_platform.control claim --stack native" in why
+    assert "lakehouse claim --stack native" in why
     assert refusal(tmp_path, Identity("another-project", "native", FIRST.backend)) is not None
 
 

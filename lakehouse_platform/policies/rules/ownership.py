@@ -21,6 +21,7 @@ from lakehouse_platform.policies.resources import (
     labels_of,
     message,
     no_context,
+    platform_of,
     same_value,
     structural_layer,
 )
@@ -79,10 +80,12 @@ def check_layer_ownership(resources: Sequence[Resource], context: StackContext |
             whose = context.ownership.whose(layer, service)
             out.append(message(r, rule, f"{word} {LABEL_OWNER}={owner!r} but the ownership table of stack "
                                         f"{context.stack} says {whose} is owned by {expected!r}", context, index))
-        platform = labels.get(LABEL_PLATFORM)
-        if context.platform and not same_value(r, platform, context.platform):
-            out.append(message(r, rule, f"{word} {LABEL_PLATFORM}={platform!r} but this stack's platform is "
-                                        f"{context.platform!r}", context, index))
+        # The platform a resource belongs to is the component it sits under (its name is the platform's); a stack
+        # deployed without one (0.4.0's program) has its config's.
+        platform, expected_platform = labels.get(LABEL_PLATFORM), platform_of(r, index) or context.platform
+        if expected_platform and not same_value(r, platform, expected_platform):
+            out.append(message(r, rule, f"{word} {LABEL_PLATFORM}={platform!r} but the platform it belongs to is "
+                                        f"{expected_platform!r}", context, index))
     return out
 
 

@@ -130,6 +130,13 @@ def _structured(resource: Resource, prop: str) -> bool:
     return prop in _STRUCTURED.get(key, ())
 
 
+def is_public_certificate(value: str) -> bool:
+    """A PEM of certificates alone: public (a service's trust store gets it among its secrets; the stack outputs it
+    plainly), unlike a private key."""
+    text = value.strip()
+    return text.startswith("-----BEGIN CERTIFICATE-----") and "PRIVATE KEY" not in text
+
+
 def known_secrets(resources: Sequence[Resource], context: StackContext | None) -> dict[str, str]:
     """value -> where it is a secret (a config key, or a variable, key or input of a resource).
 
@@ -143,7 +150,7 @@ def known_secrets(resources: Sequence[Resource], context: StackContext | None) -
 
     def add(rank: int, where: str, value: Any, source: str) -> None:
         if (isinstance(value, str) and len(value) >= MIN_SECRET_LENGTH and not is_unknown(value)
-                and not REFERENCE_RE.search(value)):
+                and not REFERENCE_RE.search(value) and not is_public_certificate(value)):
             candidates.append((rank, where, value, source))
 
     if context is not None:

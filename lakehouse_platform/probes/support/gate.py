@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from lakehouse_platform.model.governance import ROLE_GRANTS
-from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.paths import PACKAGE_PARENT
 from lakehouse_platform.probes.support import services
 from lakehouse_platform.services.capabilities import REFERENCE_CATALOG
 
@@ -51,7 +51,7 @@ def identities(tokens: Mapping[str, str],
 
 def gate_env(signing_key: str | None = SIGNING_KEY) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "CATALOG_GATE_SIGNING_KEY"}
-    env.update({"PYTHONPATH": str(PROJECT_ROOT), "PYTHONUNBUFFERED": "1"})
+    env.update({"PYTHONPATH": str(PACKAGE_PARENT), "PYTHONUNBUFFERED": "1"})
     if signing_key is not None:
         env["CATALOG_GATE_SIGNING_KEY"] = signing_key
     return env
@@ -124,20 +124,20 @@ def running_gate(config: Mapping[str, Any], signing_key: str | None = SIGNING_KE
 
 
 def fixture_runtime() -> Any | None:
-    """The native stack's fixture build from the artifact cache (``make artifacts``), or None: the reference
-    catalog's own probe support (``REFERENCE_CATALOG``) says where it is."""
-    from lakehouse_platform.config import load_stack
+    """The default native platform's fixture build from the artifact cache (``make artifacts``), or None: the
+    reference catalog's own probe support (``REFERENCE_CATALOG``) says where it is."""
+    from lakehouse_platform.config import load_platform
 
     reference = services.support(REFERENCE_CATALOG)
-    return reference.runtime(load_stack("native")) if reference is not None else None
+    return reference.runtime(load_platform({"target": "native"})) if reference is not None else None
 
 
 def spark_jars() -> list[str] | None:
-    """The native stack's Iceberg jars for Spark (``spark.jars``) from the artifact cache, or None."""
+    """The default native platform's Iceberg jars for Spark (``spark.jars``) from the artifact cache, or None."""
     from lakehouse_platform.artifacts import cache, clients
-    from lakehouse_platform.config import load_stack
+    from lakehouse_platform.config import load_platform
 
-    found = cache.lookup(clients.spark_jars_key(load_stack("native").engines))
+    found = cache.lookup(clients.spark_jars_key(load_platform({"target": "native"}).engines))
     return [str(p) for p in found.classpath] if found is not None else None
 
 

@@ -1,6 +1,6 @@
 """The operating layers as the probes drive them: the operations CLI, the run record, the schedulers.
 
-The probes run ``python -m lakehouse_platform.control`` exactly as an operator would (a subprocess, JSON on
+The probes run ``lakehouse`` exactly as an operator would (a subprocess, JSON on
 stdout), with the stack outputs handed over as a file so each call does not have to ask Pulumi.
 """
 
@@ -19,7 +19,7 @@ from urllib.parse import urlparse
 
 import requests
 
-from lakehouse_platform.probes.support.stack import ROOT, Stack
+from lakehouse_platform.probes.support.stack import Stack
 
 CLI_TIMEOUT_S = 900
 
@@ -48,14 +48,14 @@ def outputs_file(stack: Stack) -> Path:
 
 
 def cli(stack: Stack, *args: str, with_stack: bool = False) -> CliResult:
-    """``python -m lakehouse_platform.control <args> --outputs F [--stack S]``; ``with_stack`` when it must run Pulumi."""
+    """``lakehouse <args> --outputs F [--stack S]``; ``with_stack`` when it must run Pulumi."""
     path = outputs_file(stack)
-    argv = [sys.executable, "-m", "lakehouse_platform.control", *args, "--outputs", str(path)]
+    argv = [sys.executable, "-m", "lakehouse_platform", *args, "--outputs", str(path)]
     if with_stack:
         argv += ["--stack", str(stack.name)]
     started = time.perf_counter()
     try:
-        done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=CLI_TIMEOUT_S, check=False)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=CLI_TIMEOUT_S, check=False)
     finally:
         path.unlink(missing_ok=True)
     seconds = time.perf_counter() - started

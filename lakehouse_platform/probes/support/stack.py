@@ -15,11 +15,6 @@ from typing import Any
 
 import pytest
 
-from lakehouse_platform.paths import PROJECT_ROOT
-
-#: The project the probes read stack outputs for.
-ROOT = PROJECT_ROOT
-
 
 class OutputsError(RuntimeError):
     """The stack outputs could not be read; the message says how to get them."""

@@ -1,6 +1,6 @@
 """Change review by owner: what a pull request changes, whose layers it touches, and who must approve it.
 
-``python -m lakehouse_platform.review --base <file or rev:path> --head <file> [--preview preview.json] --approved-by
+``lakehouse review --base <file or rev:path> --head <file> [--preview preview.json] --approved-by
 teams``
 (``lakehouse_platform.review`` is the command line). From two stack files, each changed config key; from a
 ``pulumi preview --json``, each resource the update would create, update, replace or delete. Each change names

@@ -4,7 +4,7 @@ Every team that approves some layer of a stack (its layers' ``approvers``, ``own
 owner and the owners of its services and declared tables) becomes a code owner of that stack file, by its handle
 (``review.handles``), so a pull request that edits the file asks them all for a review. GitHub is satisfied by
 one code owner's approval; that every approver of each changed layer approved is the change review's exit code
-in CD (``python -m lakehouse_platform.review --base ...``), which the branch protection requires as a check.
+in CD (``lakehouse review --base ...``), which the branch protection requires as a check.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 from lakehouse_platform.config import load_stack
 from lakehouse_platform.model import OWNER_APPROVER, PlatformSpec
 
-BEGIN = ("# BEGIN lakehouse-platform change review (python -m lakehouse_platform.review --codeowners: regenerate, "
+BEGIN = ("# BEGIN lakehouse-platform change review (lakehouse review --codeowners: regenerate, "
          "do not edit)")
 END = "# END lakehouse-platform change review"
 
@@ -47,7 +47,7 @@ def section(root: Path, files: list[str] | None = None) -> str:
     """The CODEOWNERS section for ``files`` (default: every stack file of the repository)."""
     lines = [BEGIN,
              "# Each stack file's owners are the teams that approve some layer of it; every approver of each changed",
-             "# layer must approve (CD checks it: python -m lakehouse_platform.review --base ... exits 3 while one is",
+             "# layer must approve (CD checks it: lakehouse review --base ... exits 3 while one is",
              "# missing)."]
     for name in files or stack_files(root):
         stack = name.removeprefix("Pulumi.").removesuffix(".yaml")

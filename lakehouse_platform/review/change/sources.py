@@ -42,7 +42,8 @@ def stack_name(path: str) -> str:
 
 
 def read_source(ref: str, root: Path) -> StackSource:
-    """A stack file (a path, relative to ``root`` or absolute) or ``REV:PATH`` read from git in ``root``."""
+    """A stack file (a path, relative to ``root`` or absolute) or ``REV:PATH`` read from git in ``root``, the PATH
+    relative to ``root`` (the project: a team's may be a directory of its repository)."""
     path = Path(ref) if Path(ref).is_absolute() else root / ref
     if path.is_file():
         return StackSource(ref, stack_name(ref), parse_stack_config(path.read_bytes(), ref))
@@ -52,7 +53,8 @@ def read_source(ref: str, root: Path) -> StackSource:
     if subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=root,
                       capture_output=True, check=False).returncode != 0:
         raise SourceError(f"{ref}: {rev!r} is not a revision of the repository at {root}")
-    shown = subprocess.run(["git", "show", f"{rev}:{inside}"], cwd=root, capture_output=True, check=False)
+    relative = inside if inside.startswith(("/", "./", "../")) else f"./{inside}"
+    shown = subprocess.run(["git", "show", f"{rev}:{relative}"], cwd=root, capture_output=True, check=False)
     if shown.returncode != 0:
         message = shown.stderr.decode(errors="replace").strip()
         if "does not exist" in message or "exists on disk, but not in" in message:

@@ -4,7 +4,7 @@ Runs ``python -m lakehouse_platform.runtime scheduler --role backup``: every ``r
 (cron, UTC) it backs up each catalog database of the stack into ``<state>/backups/<source>/``
 with a sha256 sidecar, records the run (job ``backup-catalog``) and deletes backups older than
 ``recovery.backup_retention_days`` (the newest always stays); see ``lakehouse_platform/runtime/backup.py``.
-The way back is ``python -m lakehouse_platform.control recovery restore|rebuild`` (README, Recovery).
+The way back is ``lakehouse recovery restore|rebuild`` (README, Recovery).
 
 Natively it is the project's own Python, with the platform PostgreSQL's own ``pg_dump`` (the
 postgres artifact). In the lab it runs in the operations image, built with the client tools of the lab

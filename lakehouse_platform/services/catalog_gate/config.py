@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from lakehouse_platform.model import PlatformSpec, Target
-from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.paths import PACKAGE_DIR
 from lakehouse_platform.placeholders import secret, sha256_of
 from lakehouse_platform.runtime.config import ENV_GATE_SIGNING_KEY
 from lakehouse_platform.services.context import ServiceContext
@@ -16,7 +16,7 @@ from lakehouse_platform.services.definition import SecretSpec
 NAME = "catalog-gate"
 #: The catalog the gate fronts: its declared dependency (``job_of``, ``fronts``, ``depends_on`` of its definition).
 FRONTS = "rest-fixture"  # not the service: the gate's declared dependency, the catalog it fronts
-GATE_SOURCE = PROJECT_ROOT / "lakehouse_platform" / "runtime" / "catalog_gate.py"
+GATE_SOURCE = PACKAGE_DIR / "runtime" / "catalog_gate.py"
 GATE_MODULE = "lakehouse_platform.runtime.catalog_gate"
 IMAGE_CONFIG = "/etc/lakehouse/catalog-gate.json"
 #: The key the gate signs its access tokens with (HS256: at least 32 bytes).

@@ -36,7 +36,7 @@ DEFAULT = {
     "layer": "governance",
     "role": "bearer tokens in front of the REST fixture: each identity's grants per namespace, no token is refused",
     "version": PLATFORM_VERSION,  # the project's own (pyproject.toml)
-    "image": support.OPERATIONS_IMAGE,  # built from docker/operations.Dockerfile
+    "image": support.OPERATIONS_IMAGE,  # built from lakehouse_platform/runtime/image/Dockerfile
     "ports": {"http": {"internal": 8182, "external": 8182}},
     "health": {"kind": "http", "port": "http", "path": "/healthz",
                "command": ["CMD", "python", "-c", "import urllib.request; "

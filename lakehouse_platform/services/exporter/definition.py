@@ -26,7 +26,7 @@ DEFAULT = {
     "layer": "observability",
     "role": "table and service signals from the Iceberg metadata and the platform's own records",
     "version": PLATFORM_VERSION,  # the project's own (pyproject.toml)
-    "image": support.OPERATIONS_IMAGE,  # built from docker/operations.Dockerfile
+    "image": support.OPERATIONS_IMAGE,  # built from lakehouse_platform/runtime/image/Dockerfile
     "ports": {"http": {"internal": 9464, "external": 9464}},
     "health": {"kind": "http", "port": "http", "path": "/metrics",
                "command": ["CMD", "python", "-c", "import urllib.request; "

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.paths import PACKAGE_DIR
 from lakehouse_platform.runtime.runs import runs_db
 from lakehouse_platform.services.context import ServiceContext, Side
 from lakehouse_platform.services.exporter.config import NAME, catalog_settings, exporter_config
 from lakehouse_platform.services.plans import NativeHost, NativePlan, code_digest
 
-#: What the process runs from the repository (a change restarts it).
-CODE = (*sorted((PROJECT_ROOT / "lakehouse_platform" / "runtime" / "exporter").glob("*.py")),
-        *(PROJECT_ROOT / "lakehouse_platform" / "runtime" / name for name in ("runs.py", "watchdog.py")))
+#: What the process runs from the package (a change restarts it).
+CODE = (*sorted((PACKAGE_DIR / "runtime" / "exporter").glob("*.py")),
+        *(PACKAGE_DIR / "runtime" / name for name in ("runs.py", "watchdog.py")))
 
 
 def server(ctx: ServiceContext, host: NativeHost) -> NativePlan:

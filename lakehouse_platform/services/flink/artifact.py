@@ -14,7 +14,6 @@ from pathlib import Path
 from lakehouse_platform.artifacts import cache, java, maven, pypi
 from lakehouse_platform.artifacts.artifact import Artifact, ArtifactError
 from lakehouse_platform.model import PlatformSpec
-from lakehouse_platform.paths import PROJECT_ROOT
 from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.flink.config import JOB_MAIN, JOBMANAGER, KAFKA_SOURCE, MSF, MSF_RUNTIME, job_source
 
@@ -51,7 +50,7 @@ JAR_LOCK = maven.JarLock.read(Path(__file__).with_name("flink.jars.json"))
 KAFKA_JARS = ("flink-connector-kafka", "kafka-clients")
 
 
-JOB_SOURCE = PROJECT_ROOT / "tools" / "flink-orders-job" / "OrdersToIceberg.java"
+JOB_SOURCE = Path(__file__).with_name("orders-job") / "OrdersToIceberg.java"
 
 
 JOB_JAR = "job/orders-to-iceberg.jar"
@@ -148,7 +147,7 @@ def fetch_distribution(ctx: ServiceContext) -> Artifact:
             "files": files, "sha256": cache.tree_digest(files), "classpath": [str(p) for p in (*ordered, *extra)],
             "source": f"PyPI {pin.project}=={pin.version} (sdist) + Maven Central ({JAR_LOCK.name}) + javac",
             "sdist_sha256": pin.sha256,
-            "notes": [f"job {JOB_MAIN} compiled from {JOB_SOURCE.relative_to(PROJECT_ROOT)} (--release {JOB_RELEASE})"],
+            "notes": [f"job {JOB_MAIN} compiled from {JOB_SOURCE.name} (--release {JOB_RELEASE})"],
         }
         sdist.unlink()  # 310 MB; its sha256 stays in the entry (sdist_sha256)
         return entry

@@ -11,7 +11,6 @@ from pathlib import Path
 from lakehouse_platform.artifacts import cache, java, maven
 from lakehouse_platform.artifacts.artifact import Artifact, ArtifactError
 from lakehouse_platform.model import PlatformSpec
-from lakehouse_platform.paths import PROJECT_ROOT
 from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.kafka import artifact as kafka
 from lakehouse_platform.services.kafka_connect.config import CONNECT
@@ -81,7 +80,7 @@ def fetch_sink_plugin(ctx: ServiceContext) -> Artifact:
 MSK_CLIENTS_LOCK = Path(__file__).with_name("msk-connect-clients.lock.json")
 
 
-PROVIDER_SOURCE = PROJECT_ROOT / "tools" / "msk-secrets-provider" / "SecretsManagerConfigProvider.java"
+PROVIDER_SOURCE = Path(__file__).with_name("msk-secrets-provider") / "SecretsManagerConfigProvider.java"
 
 
 PROVIDER_CLASS = "lakehouse.connect.SecretsManagerConfigProvider"
@@ -141,7 +140,7 @@ def fetch_msk_plugins(ctx: ServiceContext) -> Artifact:
             "name": "msk-connect-plugins", "requested": ctx.service.version, "version": ctx.service.version,
             "path": str(root), "root": str(root), "files": files, "sha256": cache.tree_digest(files),
             "source": f"Maven Central ({coordinate.filename}, jar locks iceberg-kafka-connect and msk-connect-clients)"
-                      f" + javac {PROVIDER_SOURCE.relative_to(PROJECT_ROOT)}",
+                      f" + javac {PROVIDER_SOURCE.name}",
             "notes": [f"config provider {PROVIDER_CLASS} compiled for Java {PROVIDER_RELEASE}: AWS's own "
                       "(aws-samples/msk-config-providers) is not on Maven Central"],
         }

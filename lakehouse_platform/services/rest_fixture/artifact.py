@@ -7,14 +7,15 @@ from __future__ import annotations
 import hashlib
 import os
 import zipfile
+from pathlib import Path
 
 from lakehouse_platform.artifacts import cache, java, maven
 from lakehouse_platform.artifacts.artifact import Artifact, ArtifactError
-from lakehouse_platform.paths import PROJECT_ROOT
 from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.rest_fixture.config import LAUNCHER_MAIN, NAME, POSTGRES_DRIVER
 
-LAUNCHER_SOURCE = PROJECT_ROOT / "tools" / "rest-fixture-launcher" / "LoopbackRESTCatalogServer.java"
+#: The loopback launcher's source, package data (compiled into the artifact by ``make artifacts``).
+LAUNCHER_SOURCE = Path(__file__).with_name("launcher") / "LoopbackRESTCatalogServer.java"
 
 
 UPSTREAM_MAIN = "org.apache.iceberg.rest.RESTCatalogServer"

@@ -13,7 +13,7 @@ Whole definition: defaults, the container (and its init job handing the bind mou
 non-root user), the local process (the fixture's own classes behind a launcher that binds
 127.0.0.1 only; upstream binds every interface), its role as a catalog, and the native artifact
 (the shaded fixture jar from Maven Central plus the launcher compiled from
-``tools/rest-fixture-launcher``). Refused on aws: it is a test server.
+``lakehouse_platform/services/rest_fixture/launcher``). Refused on aws: it is a test server.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ SERVICES = (
         native=OnNative(process=native.server, java=java.JAVA_FOR_JVM_SERVICES,
                         artifact=ArtifactRecipe(key=artifact_key, fetch=fetch_fixture,
                                                 source="Maven Central iceberg-open-api + org.postgresql:postgresql + "
-                                                       "javac (tools/rest-fixture-launcher)")),
+                                                       "javac (lakehouse_platform/services/rest_fixture/launcher)")),
         aws=OnAws(unavailable="the REST fixture is a test server with SQLite behind it; use polaris"),
         check=check, after=(DATABASE,), databases=(POSTGRES_DATABASE,), provides=(REFERENCE_CATALOG,),
         probes=ProbeHooks(version=Lazy("lakehouse_platform.services.rest_fixture.probe:version"),

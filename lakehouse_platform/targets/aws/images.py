@@ -1,10 +1,10 @@
 """The images the cloud builds and pushes itself: the operations image, in an ECR repository of the stack's own.
 
-The exporter and the maintenance tasks run the platform's one operations image (``docker/operations.Dockerfile``
-on ``docker/operations.lock``: the lab's image, from the same files). On aws the program builds it on the
-deploying machine's Docker engine and pushes it into the stack's repository with the registry's own
-credentials (``aws.ecr.get_authorization_token``), and every task definition that runs it names it by the
-digest the push returned (``ecs.container_definition`` swaps the spec's image name for it; ``task_definition``
+The exporter and the maintenance tasks run the platform's one operations image (the package's
+``runtime/image/Dockerfile`` on ``runtime/image/operations.lock``: the lab's image, from the same files). On aws the
+program builds it on the deploying machine's Docker engine and pushes it into the stack's repository with the
+registry's own credentials (``aws.ecr.get_authorization_token``), and every task definition that runs it names it
+by the digest the push returned (``ecs.container_definition`` swaps the spec's image name for it; ``task_definition``
 gives the task's execution role the right to pull it). No image key is set by hand.
 
 The repository (ADR 0008):

@@ -28,7 +28,7 @@ it runs ``lakehouse_platform/runtime/tables.py`` (the evolution logic the operat
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 
@@ -40,6 +40,9 @@ from lakehouse_platform.targets.declared_tables.provider import (
     drift,
     load_catalog,
 )
+
+if TYPE_CHECKING:
+    from lakehouse_platform.layers import LayerComponent
 
 __all__ = ["DeclaredTable", "DeclaredTableError", "DeclaredTableProvider", "apply", "catalog_input", "declare_tables",
            "drift", "load_catalog"]
@@ -60,7 +63,7 @@ def catalog_input(spec: Any, secrets: Mapping[str, pulumi.Output[str]]) -> pulum
     return pulumi.Output.secret(pulumi.Output.from_input(render_inputs(props, secrets)))
 
 
-def declare_tables(spec: Any, secrets: Mapping[str, pulumi.Output[str]], parent: pulumi.Resource,
+def declare_tables(spec: Any, secrets: Mapping[str, pulumi.Output[str]], parent: LayerComponent,
                    depends_on: Sequence[pulumi.Resource]) -> dict[str, DeclaredTable]:
     """One ``DeclaredTable`` per ``spec.tables`` entry, after the catalog (and what it depends on) is up."""
     from lakehouse_platform.layers import layer_labels
@@ -75,8 +78,8 @@ def declare_tables(spec: Any, secrets: Mapping[str, pulumi.Output[str]], parent:
     for table in spec.tables:
         # One at a time: the catalog serialises commits anyway, and the fixture answers concurrent
         # creations of one namespace with a 500 instead of a 409.
-        resource = DeclaredTable(f"table-{table.identifier}", table=table.model_dump(mode="json"), catalog=catalog,
-                                 labels=labels,
+        resource = DeclaredTable(parent.child_name(f"table-{table.identifier}"), table=table.model_dump(mode="json"),
+                                 catalog=catalog, labels=labels,
                                  opts=pulumi.ResourceOptions(parent=parent, depends_on=[*depends_on, *previous]))
         declared[table.identifier] = resource
         previous = [resource]

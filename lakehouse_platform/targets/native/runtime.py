@@ -1,12 +1,12 @@
 """``NativeRuntime``: the stack's own copy of the code its Python processes run, outside any checkout.
 
 The native target's Python processes (the catalog gate, the metrics exporter, the schedulers, the post-start
-tasks, Flink's launcher, the services' drains) run the runtime code, the operations image's code set
-(``.dockerignore``: ``lakehouse_platform.runtime`` and each service's ``runtime.py``), on the operations runtime
+tasks, Flink's launcher, the services' drains) run the runtime code, the operations image's code set (its
+``.dockerignore``: ``lakehouse_platform.runtime`` and each service's ``runtime.py``), on the operations runtime
 (``lakehouse_platform/artifacts/runtime.py``). This resource writes that code into the stack's state
 (``<state>/runtime/code``, a symlink to ``code-<digest>`` swapped atomically), so what a running service imports,
-and what its watchdog execs on a restart, never depends on a checkout, moved or gone. The sources travel in the
-resource's inputs keyed by relative path: no path of a checkout is recorded.
+and what its watchdog execs on a restart, never depends on a checkout or an installed package, moved, upgraded or
+gone. The sources travel in the resource's inputs keyed by relative path: no path of a checkout is recorded.
 
 create, update
     Write the version beside the others, point ``code`` at it in one rename, remove the other versions. A
@@ -45,7 +45,8 @@ CODE_SET = ("lakehouse_platform/__init__.py", "lakehouse_platform/runtime/**/*.p
 
 
 def code_sources(root: Path) -> dict[str, str]:
-    """The code set's sources under ``root`` (a checkout), by relative path: the resource's input."""
+    """The code set's sources under ``root`` (what the package sits in: a checkout or site-packages), by relative
+    path: the resource's input."""
     return {str(path.relative_to(root)): path.read_text(encoding="utf-8")
             for pattern in CODE_SET for path in sorted(root.glob(pattern))}
 

@@ -19,7 +19,7 @@ from lakehouse_platform.artifacts.artifact import ArtifactError
 from lakehouse_platform.artifacts.stack import host_clients
 from lakehouse_platform.layers import LayerComponent, layer_labels
 from lakehouse_platform.model import Layer, PlatformSpec
-from lakehouse_platform.paths import PROJECT_ROOT, stack_state_dir
+from lakehouse_platform.paths import PACKAGE_PARENT, stack_state_dir
 from lakehouse_platform.runtime.config import OperationsConfig
 from lakehouse_platform.services.capabilities import DATABASE
 from lakehouse_platform.services.catalogs import default_catalog
@@ -120,8 +120,8 @@ class NativeTarget:
                            opts=pulumi.ResourceOptions(parent=layers[Layer.STORAGE]))
         # The code the platform's own Python processes run, copied into the stack's state before any of them.
         self.runtime = native_runtime.NativeRuntime(
-            "operations-runtime", directory=str(self.state_dir / "runtime"),
-            sources=native_runtime.code_sources(PROJECT_ROOT),
+            layers[Layer.ORCHESTRATION].child_name("operations-runtime"), directory=str(self.state_dir / "runtime"),
+            sources=native_runtime.code_sources(PACKAGE_PARENT),
             opts=pulumi.ResourceOptions(parent=layers[Layer.ORCHESTRATION], depends_on=[owner]))
         folded: dict[str, str] = {}
         for name in self.spec.start_order():
@@ -177,7 +177,7 @@ class NativeTarget:
         plan = definition.native.process(ServiceContext(spec, name), host)
         waits_for = self._waits_for(name, service.depends_on, folded)
         process = LocalService(
-            name,
+            component.child_name(name),
             service=name,
             argv=plan.argv,
             cwd=str(host.home),

@@ -10,6 +10,7 @@ import pytest
 
 from lakehouse_platform.components.aws.common import tag_value
 from lakehouse_platform.config import load_platform
+from lakehouse_platform.labels import PLATFORM_TYPE
 from lakehouse_platform.model import Layer
 from tests.support.aws_graph import ALL_RUNS, LAYER_COMPONENTS, accepts_tags, aws_resources, the
 from tests.support.harness import ProgramRun
@@ -58,8 +59,10 @@ def test_every_resource_has_a_layer_component_parent(run_name: str, request: pyt
     run: ProgramRun = request.getfixturevalue(run_name)
     components = [r for r in run.resources if r.type.startswith("platform:layers:")]
     assert sorted(r.name for r in components) == sorted(LAYER_COMPONENTS)
+    (platform,) = [r for r in run.resources if r.type == PLATFORM_TYPE]
+    assert {r.parent for r in components} == {platform.name}  # the layers are the platform component's children
     for resource in run.resources:
-        if resource in components:
+        if resource in components or resource is platform:
             continue
         # Directly, or through the components that group a service's resources (platform:aws:*).
         assert run.layer_of(resource) in LAYER_COMPONENTS, f"{resource.type} {resource.name}: parent {resource.parent}"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from lakehouse_platform.components.aws import pushed_image as pi
-from lakehouse_platform.paths import PROJECT_ROOT
+from tests.support import REPO_ROOT
 
 FILES = ["Dockerfile", "app/main.py", "app/run.sh"]
 ARGS = {"BASE": "debian:bookworm-20260202-slim", "PG_MAJOR": "15"}
@@ -119,4 +119,4 @@ def test_serialized_provider_loads_by_reference_in_a_provider_process() -> None:
                           timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["PushedImageProvider", "['context_digest']"]
-    assert str(PROJECT_ROOT).encode() not in base64.b64decode(blob), "no path of the checkout in the state"
+    assert str(REPO_ROOT).encode() not in base64.b64decode(blob), "no path of the checkout in the state"

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from lakehouse_platform.components.aws import run_task as rt
-from lakehouse_platform.paths import PROJECT_ROOT
+from tests.support import REPO_ROOT
 
 
 class FakeEcs:
@@ -60,7 +60,7 @@ def test_the_step_provider_loads_by_reference_in_a_provider_process() -> None:
     from pulumi.dynamic.dynamic import serialize_provider
 
     blob = serialize_provider(rt.EcsTaskRunProvider())
-    assert str(PROJECT_ROOT).encode() not in base64.b64decode(blob), "no path of the checkout in the state"
+    assert str(REPO_ROOT).encode() not in base64.b64decode(blob), "no path of the checkout in the state"
     code = ("import base64, sys, dill\np = dill.loads(base64.b64decode(sys.stdin.read()))\n"
             "print(type(p).__name__, p.diff('x', {'trigger': 'a'}, {'trigger': 'b'}).changes)\n")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}

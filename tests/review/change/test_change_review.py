@@ -15,13 +15,14 @@ from typing import Any
 import pytest
 import yaml
 
-from lakehouse_platform.config import ConfigError, load_platform, load_stack
+from lakehouse_platform.config import ConfigError, load_platform
+from lakehouse_platform.control.isolated import FIXTURES
 from lakehouse_platform.model import IdentitySpec, Layer
-from lakehouse_platform.paths import PROJECT_ROOT
 from lakehouse_platform.review import ownership as command
 from lakehouse_platform.review.change import EXIT_APPROVALS_MISSING, EXIT_APPROVED, EXIT_BAD_INPUT
 from lakehouse_platform.review.change.keys import ALL_LAYERS, key_layers
-from tests.support.stacks import stack_platform
+from tests.support import REPO_ROOT
+from tests.support.stacks import spec_of, stack_platform
 
 HERE = Path(__file__).resolve().parent
 PREVIEW = HERE / "data" / "preview.json"
@@ -29,7 +30,7 @@ PREVIEW = HERE / "data" / "preview.json"
 
 def write_stack(directory: Path, stack: str, platform: dict[str, Any], name: str | None = None) -> Path:
     """``Pulumi.<name>.yaml`` holding the stack file's other config and ``platform``."""
-    document = yaml.safe_load((PROJECT_ROOT / f"Pulumi.{stack}.yaml").read_text())
+    document = yaml.safe_load((FIXTURES / f"Pulumi.{stack}.yaml").read_text())
     document["config"]["lakehouse:platform"] = platform
     path = directory / f"Pulumi.{name or stack}.yaml"
     path.write_text(yaml.safe_dump(document, sort_keys=False))
@@ -40,7 +41,7 @@ def review(*args: str) -> tuple[int, dict[str, Any]]:
     """The change review in this interpreter, as JSON: (exit code, report)."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = command.main([*args, "--format", "json"])
+        code = command.main([*args, "--format", "json", "--root", str(FIXTURES)])
     assert code != EXIT_BAD_INPUT, err.getvalue()
     return code, json.loads(out.getvalue())
 
@@ -63,7 +64,7 @@ def test_a_memory_change_is_the_engines_teams_and_restarts_only_that_engine(tmp_
         memory="12GiB"))
     code, report = review("--base", "Pulumi.cloud.yaml", "--head", str(head))
     change = changes_of(report)["services.trino.memory"]
-    trino_owner = load_stack("cloud").owner_of("trino")
+    trino_owner = spec_of("cloud").owner_of("trino")
     assert (change["change"], change["layers"], change["owners"]) == ("2GiB -> 12GiB", ["compute"], [trino_owner])
     assert change["change_control"] == ["engine upgrades certified against the platform's tables before rollout"]
     assert change["effect"] == "restart" and change["does"].startswith("restart: trino is redeployed")
@@ -158,7 +159,7 @@ def test_a_declared_tables_change_needs_its_owner_and_the_platforms_schedule(tmp
 
     head = head_with(tmp_path, "native", retime)
     _, report = review("--base", "Pulumi.native.yaml", "--head", str(head))
-    table = load_stack("native").tables[0]
+    table = spec_of("native").tables[0]
     change = changes_of(report)[f"tables.{table.namespace}.{table.name}.freshness_minutes"]
     assert change["layers"] == ["orchestration"] and change["owners"] == [table.owner]
     assert change["approvers"] == [table.owner, "platform"]
@@ -185,7 +186,7 @@ def test_layers_approvers_are_validated_with_the_key_named():
 
 @pytest.mark.parametrize("stack", ["lab", "native", "cloud"])
 def test_every_key_of_every_stack_has_its_layer_from_the_model(stack):
-    spec = load_stack(stack)
+    spec = spec_of(stack)
     layers = key_layers(spec)
     every = {key for key, found in layers.items() if found == ALL_LAYERS}
     # Only what shapes every layer at once: where it deploys, the names, where its data lives on the host, the
@@ -218,7 +219,7 @@ def test_the_base_is_read_from_git_and_a_stack_new_in_the_change_needs_every_lay
     _, from_git = review("--base", "HEAD:Pulumi.lab.yaml", "--head", str(head))
     committed = tmp_path / "committed" / "Pulumi.lab.yaml"  # the same revision as a file (the tree may differ)
     committed.parent.mkdir()
-    committed.write_bytes(subprocess.run(["git", "show", "HEAD:Pulumi.lab.yaml"], cwd=PROJECT_ROOT, check=True,
+    committed.write_bytes(subprocess.run(["git", "show", "HEAD:./Pulumi.lab.yaml"], cwd=FIXTURES, check=True,
                                          capture_output=True).stdout)
     _, from_file = review("--base", str(committed), "--head", str(head))
     assert from_git["changes"] == from_file["changes"] and from_git["base"] == "HEAD:Pulumi.lab.yaml"
@@ -226,7 +227,7 @@ def test_the_base_is_read_from_git_and_a_stack_new_in_the_change_needs_every_lay
     code, report = review("--base", "HEAD:Pulumi.staging.yaml", "--head", str(new), "--approved-by", "platform")
     (change,) = report["changes"]
     assert change["what"] == "stack" and change["layers"] == [layer.value for layer in Layer]
-    spec = load_stack("lab")  # every layer's approvers; 'owner': each layer's owner and its services' owners
+    spec = spec_of("lab")  # every layer's approvers; 'owner': each layer's owner and its services' owners
     assert {"platform", "security", "data engineering", spec.owner_of("trino")} <= set(report["required"])
     expected = set()
     for layer, contract in spec.layers.items():
@@ -246,11 +247,11 @@ def test_bad_input_exits_2_naming_it_without_a_traceback(tmp_path):
     for args, message in cases:
         err = io.StringIO()
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
-            assert command.main(args) == EXIT_BAD_INPUT, args
+            assert command.main([*args, "--root", str(FIXTURES)]) == EXIT_BAD_INPUT, args
         assert message in err.getvalue(), err.getvalue()
     # As a user runs it, in its own process: the config's error, no traceback.
-    done = subprocess.run([sys.executable, "-m", "lakehouse_platform.review", "--base", "Pulumi.lab.yaml", "--head", str(broken)],
-                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run([sys.executable, "-m", "lakehouse_platform", "-C", str(REPO_ROOT), "review", "--base",
+                           "Pulumi.lab.yaml", "--head", str(broken), "--root", str(FIXTURES)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == EXIT_BAD_INPUT, (done.stdout, done.stderr)
     assert "layers.compute.owner: every layer needs an owner" in done.stderr and "Traceback" not in done.stderr
 
@@ -291,7 +292,7 @@ def test_a_replacements_halves_are_one_replace_and_unchanged_steps_are_left_out(
     for ops in (("create-replacement", "replace", "delete-replaced"), ("create-replacement", "delete-replaced")):
         halves = [{**step, "op": op} for op in ops]
         unchanged = [{**step, "op": op, "urn": step["urn"] + op} for op in ("same", "read", "refresh")]
-        (change,) = resource_changes([*halves, *unchanged], load_stack("native"), "native")
+        (change,) = resource_changes([*halves, *unchanged], spec_of("native"), "native")
         assert (change.op, change.reasons) == ("replace", ("data_dir",))
 
 
@@ -305,7 +306,7 @@ def test_a_replaced_resource_that_holds_data_is_said_to_start_empty():
     from lakehouse_platform.review.change.effects import resource_effect
     from lakehouse_platform.review.change.preview import resource_changes
 
-    spec = load_stack("lab")
+    spec = spec_of("lab")
     (change,) = [c for c in resource_changes(preview["steps"], spec, "lab") if c.op == "replace"]
     effect = resource_effect(change, spec)
     assert "EMPTY: its data is lost unless it is kept elsewhere" in effect.does
@@ -319,20 +320,21 @@ def _lines(args: list[str], columns: int, monkeypatch: pytest.MonkeyPatch) -> li
     monkeypatch.setenv("COLUMNS", str(columns))
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert command.main(args) in (EXIT_APPROVED, EXIT_APPROVALS_MISSING)
+        assert command.main([*args, "--root", str(FIXTURES)]) in (EXIT_APPROVED, EXIT_APPROVALS_MISSING)
     return out.getvalue().splitlines()
 
 
 def test_the_ownership_review_fits_a_terminal_of_110_columns_and_says_everything(monkeypatch):
-    # As the issue runs it: COLUMNS=110 python -m lakehouse_platform.review --stack cloud, in its own process.
+    # As the issue runs it: COLUMNS=110 lakehouse review --stack cloud, in its own process.
     env = {k: v for k, v in __import__("os").environ.items() if k != "LINES"}
-    done = subprocess.run([sys.executable, "-m", "lakehouse_platform.review", "--stack", "cloud"], cwd=PROJECT_ROOT,
+    done = subprocess.run([sys.executable, "-m", "lakehouse_platform", "review", "--stack", "cloud", "--root",
+                           str(FIXTURES)], cwd=REPO_ROOT,
                           env={**env, "COLUMNS": "110"}, capture_output=True, text=True, timeout=120, check=True)
     lines = done.stdout.splitlines()
     assert max(len(line) for line in lines) <= 110
     assert not any(line.endswith(" ") for line in lines)
     text = " ".join(" ".join(line.split()) for line in lines)
-    spec = load_stack("cloud")
+    spec = spec_of("cloud")
     for contract in spec.layers.values():
         for sentence in (contract.change_control, contract.promise, contract.down_means, contract.owner):
             assert sentence in text, sentence
@@ -375,5 +377,5 @@ def test_the_teams_handles_are_printed_for_cd():
     assert load_platform(platform).review.handles == {}
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert command.main(["--stack", "lab", "--handles"]) == 0
+        assert command.main(["--stack", "lab", "--handles", "--root", str(FIXTURES)]) == 0
     assert json.loads(out.getvalue()) == {}

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from lakehouse_platform.config import load_stack
 from lakehouse_platform.control import toolchain
 from lakehouse_platform.review.change.approvals import review
 from lakehouse_platform.review.change.preview import read_preview, resource_changes
 from tests.review.change.toy import FIXTURE, run_toy, strip
+from tests.support.stacks import spec_of
 
 
 @pytest.mark.toolchain
@@ -24,7 +24,7 @@ def test_the_review_reads_the_clis_own_preview_json_and_the_unit_tiers_copy_is_t
     # The committed copy is this output (python -m tests.review.change.toy rewrites it).
     assert sorted(ops) == sorted((s["op"], s["urn"].rsplit("::", 1)[-1]) for s in committed["steps"])
     assert strip(preview)["changeSummary"] == committed["changeSummary"]
-    spec = load_stack("native")
+    spec = spec_of("native")
     changes = resource_changes(read_preview(json.dumps(preview), "preview"), spec, "native")
     result = review("native", None, "Pulumi.native.yaml", None, spec, [], changes, ["platform"])
     by_name = {c.what: c for c in result.changes}

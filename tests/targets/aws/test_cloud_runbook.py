@@ -26,14 +26,14 @@ import boto3
 import pytest
 import yaml
 
-from lakehouse_platform.config import load_stack
-from lakehouse_platform.paths import PROJECT_ROOT, TOOLS_DIR
 from lakehouse_platform.reference import secret_commands
+from tests.support import REPO_ROOT
 from tests.support.aws_emulator import MotoServer, moto_server
+from tests.support.stacks import spec_of
 
 pytestmark = pytest.mark.toolchain
 
-RUNBOOK = PROJECT_ROOT / "docs" / "targets" / "cloud.md"
+RUNBOOK = REPO_ROOT / "docs" / "targets" / "cloud.md"
 REGION = "eu-west-1"
 PROJECT = "lakehouse-platform"
 SETTINGS = {"AWS_REGION": REGION, "STATE_BUCKET": "runbook-state", "STATE_KEY": "alias/runbook-pulumi",
@@ -58,7 +58,7 @@ STEPS = runbook_steps(RUNBOOK.read_text())
 
 @pytest.fixture(scope="module")
 def pulumi_bin() -> Path:
-    binary = TOOLS_DIR / "bin" / "pulumi"
+    binary = REPO_ROOT / ".tools" / "bin" / "pulumi"
     if not binary.exists():
         pytest.skip("the project-local Pulumi CLI (.tools/bin/pulumi, make pulumi) is not built")
     return binary
@@ -75,7 +75,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of the project's Pulumi.yaml and the committed Pulumi.cloud.yaml: what the page's commands run in."""
     where = tmp_path_factory.mktemp("project")
     for name in ("Pulumi.yaml", "Pulumi.cloud.yaml"):
-        shutil.copy2(PROJECT_ROOT / name, where / name)
+        shutil.copy2(REPO_ROOT / name, where / name)
     return where
 
 
@@ -86,7 +86,7 @@ def env(server: MotoServer, pulumi_bin: Path, tmp_path_factory: pytest.TempPathF
 
     shell = {**pulumi_env(), **server.client_env(REGION), **SETTINGS,
              "PULUMI_HOME": str(tmp_path_factory.mktemp("pulumi-home")),
-             "PATH": f"{pulumi_bin.parent}:{PROJECT_ROOT / '.venv' / 'bin'}:{os.environ['PATH']}",
+             "PATH": f"{pulumi_bin.parent}:{REPO_ROOT / '.venv' / 'bin'}:{os.environ['PATH']}",
              "HOME": os.environ.get("HOME", "/root")}
     for name in ("PULUMI_CONFIG_PASSPHRASE", "PULUMI_CONFIG_PASSPHRASE_FILE"):  # the key, never a passphrase
         shell.pop(name, None)
@@ -144,11 +144,11 @@ def test_state_backend_secrets_provider_and_secrets_as_the_runbook_says(
     assert stack_file["secretsprovider"] == f"awskms://{SETTINGS['STATE_KEY']}?region={REGION}"
     assert kms.decrypt(CiphertextBlob=base64.b64decode(stack_file["encryptedkey"]))["KeyId"] == key["Arn"]
     assert stack_file["config"]["lakehouse:platform"] == yaml.safe_load(
-        (PROJECT_ROOT / "Pulumi.cloud.yaml").read_text())["config"]["lakehouse:platform"]  # the committed config kept
+        (REPO_ROOT / "Pulumi.cloud.yaml").read_text())["config"]["lakehouse:platform"]  # the committed config kept
     assert "lakehouse/.pulumi/meta.yaml" in keys(server) and STATE in keys(server)  # the state object in the bucket
 
     # 5. The generated secret lines, as the page renders them, each read back; only ciphertext in the file.
-    stack = load_stack("cloud")
+    stack = spec_of("cloud")
     lines = secret_commands(stack, SETTINGS["STACK"])
     # Polaris's root and token key, Trino's shared secret, and per identity its own Polaris client and Trino password.
     per_identity = {f"lakehouse:{prefix}{name.capitalize()}" for name in stack.identities

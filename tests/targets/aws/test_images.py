@@ -16,10 +16,11 @@ from lakehouse_platform.components.aws import ecs
 from lakehouse_platform.components.aws.context import RegistryImage
 from lakehouse_platform.components.aws.pushed_image import context_digest, tag_of
 from lakehouse_platform.model import PlatformSpec
-from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.paths import PACKAGE_DIR
 from lakehouse_platform.services import operations_support as support
 from lakehouse_platform.targets.aws import images
 from lakehouse_platform.version import PLATFORM_VERSION
+from tests.support import REPO_ROOT
 from tests.support.aws_graph import ALL_RUNS, containers, policy, the
 from tests.support.harness import ECR_REGISTRY, ProgramRun, pushed_image_outputs
 from tests.support.rendered import is_secret, reveal
@@ -72,17 +73,18 @@ def test_the_graphs_lifecycle_policy_is_the_rule_on_the_stacks_repository(cloud)
 def test_the_image_is_built_from_the_labs_files_and_pushed_with_the_registrys_credentials(cloud):
     pushed = _pushed(cloud)
     assert pushed["repository"] == f"{ECR_REGISTRY}/lakehouse-cloud/operations"
-    # What .dockerignore admits (the lab's context, tests/lab/test_images.py): never tests, .venv or state.
+    # What the package's .dockerignore admits (the lab's context, tests/lab/test_images.py): its runtime, no more.
     assert pushed["files"] == sorted({
-        ".dockerignore", "docker/operations.Dockerfile", "docker/operations.lock", "lakehouse_platform/__init__.py",
-        *(str(p.relative_to(PROJECT_ROOT)) for p in (PROJECT_ROOT / "lakehouse_platform" / "runtime").glob("*.py")),
-        *(str(p.relative_to(PROJECT_ROOT)) for p in (PROJECT_ROOT / "lakehouse_platform" / "runtime" / "exporter").glob("*.py")),
-        *(str(p.relative_to(PROJECT_ROOT)) for pattern in ("__init__.py", "*/__init__.py", "*/runtime.py")
-          for p in (PROJECT_ROOT / "lakehouse_platform" / "services").glob(pattern))})
-    assert pushed["dockerfile"] == support.OPERATIONS_DOCKERFILE and pushed["context"] == str(PROJECT_ROOT)
+        ".dockerignore", "runtime/image/Dockerfile", "runtime/image/operations.lock", "__init__.py",
+        *(str(p.relative_to(PACKAGE_DIR)) for p in (PACKAGE_DIR / "runtime").glob("*.py")),
+        *(str(p.relative_to(PACKAGE_DIR)) for p in (PACKAGE_DIR / "runtime" / "exporter").glob("*.py")),
+        # each service's runtime code, in its package (whose __init__ imports nothing)
+        *(str(p.relative_to(PACKAGE_DIR)) for pattern in ("services/__init__.py", "services/*/__init__.py",
+                                                           "services/*/runtime.py") for p in PACKAGE_DIR.glob(pattern))})
+    assert pushed["dockerfile"] == support.OPERATIONS_DOCKERFILE and pushed["context"] == str(PACKAGE_DIR)
     assert set(pushed["args"]) == {"BASE", "PG_MAJOR"} and set(pushed["host_args"]) == {"CA_CERTIFICATES"}
     assert pushed["platform"] == "linux/amd64"
-    digest = context_digest(PROJECT_ROOT, pushed["files"], pushed["dockerfile"], pushed["args"], pushed["platform"])
+    digest = context_digest(PACKAGE_DIR, pushed["files"], pushed["dockerfile"], pushed["args"], pushed["platform"])
     assert pushed["context_digest"] == digest and pushed["tag"] == tag_of(PLATFORM_VERSION, digest)
     # The registry's own credentials (aws.ecr.get_authorization_token), a secret in the state.
     assert is_secret(pushed["registry"])
@@ -132,9 +134,9 @@ def test_the_stack_outputs_say_which_image_runs(cloud):
 
 
 def test_no_image_key_is_left_to_set_by_hand():
-    text = (PROJECT_ROOT / "Pulumi.cloud.yaml").read_text()
+    text = (REPO_ROOT / "Pulumi.cloud.yaml").read_text()
     assert "image" not in text
-    pages = "\n".join(p.read_text() for p in (PROJECT_ROOT / "docs").rglob("*.md"))
+    pages = "\n".join(p.read_text() for p in (REPO_ROOT / "docs").rglob("*.md"))
     assert "services.lakehouse-exporter.image" not in pages
 
 

@@ -31,9 +31,9 @@ import requests
 from pulumi.output import Unknown
 from pulumi.runtime import rpc
 
-from lakehouse_platform.paths import PROJECT_ROOT
 from lakehouse_platform.runtime import watchdog
 from lakehouse_platform.targets.native import local_service as ls
+from tests.support import REPO_ROOT
 
 PY = sys.executable
 
@@ -601,7 +601,7 @@ def test_serialized_provider_loads_by_reference_in_a_provider_process() -> None:
     done = subprocess.run([PY, "-c", code], input=blob, cwd="/", env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["LocalServiceProvider", "True"]
-    assert str(PROJECT_ROOT).encode() not in base64.b64decode(blob), "no path of the checkout in the state"
+    assert str(REPO_ROOT).encode() not in base64.b64decode(blob), "no path of the checkout in the state"
 
 
 def test_post_start_steps_run_after_health_and_failure_stops_the_service(tmp_path):

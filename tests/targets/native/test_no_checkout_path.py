@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from lakehouse_platform.paths import PROJECT_ROOT
+from tests.support import REPO_ROOT
 from tests.support.harness import ProgramRun
 
 
@@ -18,14 +18,14 @@ def _where(run: ProgramRun, only_dynamic: bool = False) -> list[str]:
     for resource in run.resources:
         if only_dynamic and not resource.type.startswith("pulumi-python:dynamic"):
             continue
-        if str(PROJECT_ROOT) in json.dumps(resource.inputs, default=str):
+        if str(REPO_ROOT) in json.dumps(resource.inputs, default=str):
             found.append(f"{resource.type}::{resource.name}")
     return found
 
 
 def test_the_native_program_records_no_path_of_the_checkout(native_run: ProgramRun) -> None:
     assert _where(native_run) == []
-    assert str(PROJECT_ROOT) not in json.dumps(native_run.outputs, default=str)
+    assert str(REPO_ROOT) not in json.dumps(native_run.outputs, default=str)
 
 
 def test_the_labs_dynamic_resources_record_no_path_of_the_checkout(lab_run: ProgramRun) -> None:

@@ -7,18 +7,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.paths import PACKAGE_DIR, PACKAGE_PARENT
 from lakehouse_platform.targets.native import runtime
 
 
 def test_the_code_set_is_the_operations_images_and_carries_no_checkout_path() -> None:
     from docker.utils.build import exclude_paths
 
-    sources = runtime.code_sources(PROJECT_ROOT)
-    patterns = [line for line in (PROJECT_ROOT / ".dockerignore").read_text().splitlines()
+    sources = runtime.code_sources(PACKAGE_PARENT)
+    patterns = [line for line in (PACKAGE_DIR / ".dockerignore").read_text().splitlines()
                 if line.strip() and not line.startswith("#")]
-    image = {p for p in exclude_paths(str(PROJECT_ROOT), patterns)
-             if p.startswith("lakehouse_platform/") and (PROJECT_ROOT / p).is_file()}
+    image = {f"lakehouse_platform/{p}" for p in exclude_paths(str(PACKAGE_DIR), patterns) if p.endswith(".py")
+             and (PACKAGE_DIR / p).is_file()}
     assert set(sources) == image, "natively the processes run what the operations image runs"
     assert "lakehouse_platform/__init__.py" in sources and "lakehouse_platform/runtime/exporter/collector.py" in sources
     assert "lakehouse_platform/runtime/watchdog.py" in sources and "lakehouse_platform/runtime/tasks.py" in sources

@@ -9,15 +9,16 @@
 #           the iptables rules and chains added since start (DOCKER, DOCKER-USER, DOCKER-ISOLATION-*, the
 #           MASQUERADE rules), the FORWARD policy, the bridges it made (docker0, br-*), ip_forward.
 #   status  whether our engine runs, and what is recorded.
-#   env     the lines that point a shell at it, when it runs: eval "$(scripts/docker-engine.sh env)".
+#   env     the lines that point a shell at it, when it runs: eval "$(lakehouse engine env)".
 #
 # <state> is the project's state root (LAKEHOUSE_STATE_DIR, else lakehouse_platform.paths.state_root()). Clients reach the
 # engine with DOCKER_HOST=unix://<state>/docker/docker.sock. Builds use the classic builder (DOCKER_BUILDKIT=0):
 # the 28.x client's BuildKit needs the buildx plugin, which Debian's packages do not provide, and the project's
-# build driver (python -m lakehouse_platform.lab images) talks to the engine's build API, which is the classic builder.
+# build driver (lakehouse lab images) talks to the engine's build API, which is the classic builder.
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-state="$(cd "$root" && PYTHONPATH="$root" python3 -c 'from lakehouse_platform.paths import state_root; print(state_root())')"
+# What the package sits in (site-packages, or a checkout): this script is lakehouse_platform/lab/scripts/.
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
+state="$(PYTHONPATH="$root" python3 -c 'from lakehouse_platform.paths import state_root; print(state_root())')"
 dir="$state/docker"
 sock="$dir/docker.sock"
 pidfile="$dir/docker.pid"
@@ -174,7 +175,7 @@ env_lines() {
   if our_pid >/dev/null; then
     echo "export DOCKER_HOST=$host"
     echo "export DOCKER_BUILDKIT=0"
-    echo "# point a shell at it: eval \"\$(scripts/docker-engine.sh env)\""
+    echo "# point a shell at it: eval \"\$(lakehouse engine env)\""
   else
     echo "# no engine of the project's runs: DOCKER_HOST stays ${DOCKER_HOST:-unset (the default socket)}"
   fi

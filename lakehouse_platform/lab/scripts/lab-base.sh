@@ -2,15 +2,16 @@
 # The lab's base image without a container registry (issue 19): a minimal Debian bookworm from Debian's own
 # mirror (debootstrap --variant=minbase), imported into the engine under <image> (the stack's lab.base_image).
 #
-#   scripts/lab-base.sh <name:tag>
+#   lakehouse lab base  (runs: lab-base.sh <name:tag>)
 #
 # Skipped when the engine already has <name:tag>. The mirror is the one apt uses on this host (read from
 # /etc/apt/sources.list*), and the image's apt sources are the host's, so builds on it reach the same mirror.
-# Needs root (debootstrap) and an engine (DOCKER_HOST; scripts/docker-engine.sh start makes one).
+# Needs root (debootstrap) and an engine (DOCKER_HOST; lakehouse engine start makes one).
 set -euo pipefail
 image="${1:?usage: $0 <name:tag>}"
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-state="$(cd "$root" && PYTHONPATH="$root" python3 -c 'from lakehouse_platform.paths import state_root; print(state_root())')"
+# What the package sits in (site-packages, or a checkout): this script is lakehouse_platform/lab/scripts/.
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
+state="$(PYTHONPATH="$root" python3 -c 'from lakehouse_platform.paths import state_root; print(state_root())')"
 say() { echo "==> lab-base: $*" >&2; }
 
 if docker image inspect "$image" >/dev/null 2>&1; then
@@ -55,5 +56,5 @@ say "debootstrap done in $(( SECONDS - started )) s ($(du -sm "$rootfs" | cut -f
 tar --numeric-owner -C "$rootfs" -c . | docker import \
   --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
   --change 'CMD ["bash"]' \
-  --message "debootstrap --variant=minbase bookworm $mirror (scripts/lab-base.sh)" - "$image" >&2
+  --message "debootstrap --variant=minbase bookworm $mirror (lakehouse lab base)" - "$image" >&2
 say "$image imported; $(( SECONDS - started )) s in all"
