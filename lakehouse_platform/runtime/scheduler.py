@@ -27,7 +27,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -83,6 +83,42 @@ def apscheduler_trigger(schedule: CronSchedule | str) -> BaseTrigger:
     return trigger(days, weekdays)
 
 
+class ScaledTrigger(BaseTrigger):
+    """A trigger on a clock that runs ``speedup`` times faster than real time from ``origin`` (benchmarks, drills).
+
+    Real time ``t`` is virtual time ``origin + (t - origin) * speedup``; the wrapped trigger is asked for its next
+    fire time on that clock, and the answer mapped back. Both ways are exact in whole microseconds, and the way
+    back rounds up, so a fire time never maps to a virtual moment before the one it fired for: the next fire
+    is always a later one.
+    """
+
+    def __init__(self, trigger: BaseTrigger, speedup: int, origin: datetime):
+        self.trigger, self.speedup, self.origin = trigger, speedup, origin
+
+    def _virtual(self, moment: datetime) -> datetime:
+        return self.origin + (moment - self.origin) * self.speedup
+
+    def _real(self, moment: datetime) -> datetime:
+        elapsed_us = (moment - self.origin) // timedelta(microseconds=1)
+        return self.origin + timedelta(microseconds=-(-elapsed_us // self.speedup))
+
+    def get_next_fire_time(self, previous_fire_time: datetime | None, now: datetime) -> datetime | None:
+        previous = self._virtual(previous_fire_time) if previous_fire_time is not None else None
+        upcoming = self.trigger.get_next_fire_time(previous, self._virtual(now))
+        return self._real(upcoming) if upcoming is not None else None
+
+    def __str__(self) -> str:
+        return f"{self.trigger} at {self.speedup}x from {self.origin.isoformat(timespec='seconds')}"
+
+
+def job_trigger(schedule: str, speedup: int = 1, origin: datetime | None = None) -> BaseTrigger:
+    """The trigger of a maintenance schedule: its cron (``apscheduler_trigger``), on a sped-up clock when asked."""
+    trigger = apscheduler_trigger(schedule)
+    if speedup == 1:
+        return trigger
+    return ScaledTrigger(trigger, speedup, origin or datetime.now(UTC))
+
+
 def _maintenance_function(config: OperationsConfig, creds: Credentials, job_id: str) -> JobFunction:
     def run() -> None:
         from lakehouse_platform.runtime import maintenance  # imported on first run: the idle scheduler stays small
@@ -114,11 +150,15 @@ def build(config: OperationsConfig, creds: Credentials, role: str,
     )
     functions = functions or {}
     if role == "maintenance":
+        origin = datetime.now(UTC)  # one clock for every job: their relative order is the cron's
         for job in config.maintenance:
+            threshold = ("each table's retention" if job.action == "expire_snapshots" else
+                         f"older than {job.margin_days}d" if job.action == "remove_orphan_files" else "")
             scheduler.add_job(functions.get(job.id) or _maintenance_function(config, creds, job.id),
-                              apscheduler_trigger(job.schedule), id=job.id,
-                              name=f"{job.action} ({job.scope} tables, older than {job.older_than_days}d), "
-                                   f"cron {job.schedule!r}")
+                              job_trigger(job.schedule, config.speedup, origin), id=job.id,
+                              name=f"{job.action} ({job.scope} tables{', ' + threshold if threshold else ''}), "
+                                   f"cron {job.schedule!r}"
+                                   + (f" at {config.speedup}x" if config.speedup != 1 else ""))
     elif config.backups is not None:
         scheduler.add_job(functions.get(BACKUP_JOB_ID) or _backup_function(config, creds),
                           apscheduler_trigger(config.backups.schedule), id=BACKUP_JOB_ID,
@@ -182,7 +222,6 @@ def sources_ready(config: OperationsConfig) -> bool:
 def catch_up(scheduler: BackgroundScheduler, config: OperationsConfig, creds: Credentials,
              attempts: int = CATCH_UP_ATTEMPTS) -> None:
     """Back up once as soon as the catalogs' databases are up (they start beside this service), then stop."""
-    from datetime import timedelta
 
     def attempt(left: int) -> None:
         if not sources_ready(config) and left > 1:

@@ -44,7 +44,7 @@ SERVICES = (
 )
 
 
-__all__ = ["NAME", "SERVICES", "Target", "exporter_config", "retention_days"]
+__all__ = ["NAME", "SERVICES", "Target"]
 
 AWS_PARTS = (
     AwsPart(name=NAME, layer=Layer.OBSERVABILITY, build=Lazy("lakehouse_platform.services.exporter.aws:build"),

@@ -114,6 +114,9 @@ def check(spec: PlatformSpec) -> list[str]:
                     f"services.{name}.memory: {spec.services[name].memory} minus flink.process_headroom "
                     f"{flink.process_headroom} leaves a Flink process under {least // (1024 * 1024)}MiB (JVM "
                     "overhead, metaspace and Flink's framework memory do not fit); raise the budget")
+    # Its table's retention holds a commit per checkpoint.
+    problems += [b.problem for b in spec.table_bounds(flink_job=True).values()
+                 if b.problem and b.key == "flink.job.retention"]
     return problems
 
 
@@ -230,7 +233,7 @@ def flink_config(ctx: ServiceContext, role: str, state_uri: str, bind: str, jobm
         "execution.checkpointing.dir": f"{state_uri}/checkpoints",
         "execution.checkpointing.savepoint-dir": f"{state_uri}/savepoints",
         "execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION",
-        "execution.checkpointing.num-retained": 3,
+        "execution.checkpointing.num-retained": spec.flink.retained_checkpoints,
         "web.checkpoints.history": 100,  # the REST API keeps 10 by default: too few to check commits against
     }
     if role == "jobmanager":

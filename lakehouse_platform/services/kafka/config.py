@@ -59,6 +59,15 @@ def topics_json(spec: PlatformSpec) -> str:
                        for t in platform_topics(spec)], sort_keys=True)
 
 
+def retention_properties(spec: PlatformSpec) -> dict[str, str]:
+    """The broker's disk bounds (``streams``): how long and how much each partition keeps, in segments of a size;
+    the same on every target (on aws the MSK configuration's)."""
+    streams = spec.streams
+    return {"log.retention.hours": str(streams.retention_hours),
+            "log.retention.bytes": str(parse_size(streams.retention_bytes)),
+            "log.segment.bytes": str(parse_size(streams.segment_bytes))}
+
+
 def cluster_id(spec: PlatformSpec, stack: str) -> str:
     """A stable KRaft cluster id per platform and stack (22 characters of base64url, as Kafka's are)."""
     digest = hashlib.sha256(f"{spec.name}-{stack}-kafka".encode()).digest()[:16]
@@ -98,6 +107,7 @@ def broker_properties(ctx: ServiceContext, bind_host: str, log_dir: str) -> dict
         "group.initial.rebalance.delay.ms": "0",
         "num.network.threads": "2",
         "num.io.threads": "4",
+        **retention_properties(ctx.spec),
     }
 
 

@@ -123,6 +123,9 @@ def sink_config(ctx: ServiceContext, sink: IcebergSinkSpec, ref: SecretRef = env
         "iceberg.tables.auto-create-enabled": "true",
         "iceberg.tables.evolve-schema-enabled": "true",
         "iceberg.tables.auto-create-props.format-version": "2",
+        # The platform's table properties on the table it creates (its retention's age, metadata kept, retries).
+        **{f"iceberg.tables.auto-create-props.{key}": value
+           for key, value in spec.table_properties(sink.table, spec.table_bounds(sinks=True)).items()},
         "iceberg.catalog": spec.name.replace("-", "_"),
         **catalog,
         "iceberg.control.topic": kafka.CONTROL_TOPIC,
@@ -230,9 +233,16 @@ def jvm_flags(ctx: ServiceContext) -> list[str]:
 
 
 def check(spec: PlatformSpec) -> list[str]:
-    """A CDC source needs the platform's database wherever its connectors are deployed (here, or MSK Connect)."""
+    """A CDC source needs the platform's database wherever its connectors are deployed (here, or MSK Connect);
+    each sink's table keeps a retention that holds its commits."""
     deployed = CONNECT in spec.enabled_services() or (spec.target is Target.AWS and spec.aws.kafka_msk)
-    if not deployed or not spec.streams.sources() or registry().provider(spec, DATABASE) is not None:
+    if not deployed:
+        return []
+    sinks = [b.problem for b in spec.table_bounds(sinks=True).values()
+             if b.problem and b.key.startswith("streams.connectors.")]
+    if sinks:
+        return sinks
+    if not spec.streams.sources() or registry().provider(spec, DATABASE) is not None:
         return []
     index = next(i for i, c in enumerate(spec.streams.connectors) if c.kind == "debezium-postgres")
     return [f"streams.connectors.{index}: a Debezium source captures the bookshop in the platform's PostgreSQL; "

@@ -13,9 +13,11 @@ from dataclasses import dataclass
 
 import yaml
 
-from lakehouse_platform.model import Layer, PlatformSpec
+from lakehouse_platform.model import Layer, PlatformSpec, parse_size
 
 TABLE = "catalog, namespace, table"
+#: Joined to a table's alert: its owner (every watched table has a max_snapshots series carrying it).
+OWNER = f" * on({TABLE}) group_left(owner) (iceberg_table_max_snapshots * 0 + 1)"
 
 
 @dataclass(frozen=True)
@@ -53,11 +55,27 @@ def alerts(spec: PlatformSpec) -> list[Alert]:
               "{{ $labels.namespace }}.{{ $labels.table }} (owner {{ $labels.owner }}): last data commit "
               "{{ $value | humanizeDuration }} ago, past its freshness promise"),
         Alert("SnapshotsGrowingWithoutExpiry",
-              f"(iceberg_table_oldest_snapshot_age_seconds > on({TABLE}) 2 * iceberg_table_snapshot_retention_seconds)"
-              f" and on({TABLE}) (iceberg_table_snapshots > 1)",
+              f"((iceberg_table_oldest_snapshot_age_seconds > on({TABLE}) 2 * iceberg_table_snapshot_retention_seconds)"
+              f" and on({TABLE}) (iceberg_table_snapshots > 1)){OWNER}",
               300, Layer.ORCHESTRATION, "warning",
-              "{{ $labels.namespace }}.{{ $labels.table }} keeps snapshots older than twice its retention: "
-              "expiry is not running"),
+              "{{ $labels.namespace }}.{{ $labels.table }} (owner {{ $labels.owner }}) keeps snapshots older than "
+              "twice its retention: expiry is not running"),
+        Alert("SnapshotCountHigh",
+              f"iceberg_table_snapshots > on({TABLE}) group_left(owner) iceberg_table_max_snapshots",
+              obs.refresh_interval_s, Layer.ORCHESTRATION, "warning",
+              "{{ $labels.namespace }}.{{ $labels.table }} (owner {{ $labels.owner }}) holds {{ $value }} snapshots, "
+              "more than its retention's max_snapshots: expiry does not keep up with its commits (every commit "
+              "rewrites, every reader parses them all)"),
+        Alert("MetadataTooLarge",
+              f"iceberg_table_metadata_bytes > on({TABLE}) group_left(owner) iceberg_table_max_metadata_bytes",
+              obs.refresh_interval_s, Layer.ORCHESTRATION, "warning",
+              "{{ $labels.namespace }}.{{ $labels.table }} (owner {{ $labels.owner }}): metadata.json is "
+              "{{ $value | humanize1024 }}B, past its retention's max_metadata_size: commits and planning slow "
+              "down with it"),
+        Alert("ManifestsPiling", f"(iceberg_table_manifests > {obs.manifests_alert}){OWNER}", 600,
+              Layer.ORCHESTRATION, "info",
+              "{{ $labels.namespace }}.{{ $labels.table }} (owner {{ $labels.owner }}): {{ $value }} manifests in "
+              "its current snapshot, each read by every scan's planning: rewrite_manifests is not keeping up"),
         Alert("MaintenanceFailed", "iceberg_maintenance_last_run_success == 0", 0, Layer.ORCHESTRATION, "warning",
               "{{ $labels.action }} on {{ $labels.namespace }}.{{ $labels.table }} failed at its last run"),
         Alert("TableHasManySmallFiles", f"iceberg_table_small_data_files > {obs.small_files_alert}", 600,
@@ -73,6 +91,22 @@ def alerts(spec: PlatformSpec) -> list[Alert]:
               "declared table {{ $labels.namespace }}.{{ $labels.table }} does not resolve in the catalog"),
         Alert("ServiceDown", "lakehouse_service_up == 0", 60, Layer.OBSERVABILITY, "critical",
               "{{ $labels.service }} does not answer its health check"),
+        Alert("ServiceDiskOverBudget",
+              "lakehouse_service_state_bytes > on(service) lakehouse_service_disk_budget_bytes", 300,
+              Layer.OBSERVABILITY, "critical",
+              "{{ $labels.service }}'s state takes {{ $value | humanize1024 }}B on disk, past its disk budget"),
+        Alert("ServiceDiskFilling",
+              f"predict_linear(lakehouse_service_state_bytes[1h], {obs.disk_forecast_days * 86400}) > on(service) "
+              "lakehouse_service_disk_budget_bytes",
+              obs.disk_forecast_for_s, Layer.OBSERVABILITY, "warning",
+              "{{ $labels.service }}'s state, growing as over the last hour, passes its disk budget within "
+              f"{obs.disk_forecast_days} days"),
+        Alert("ReplicationSlotLagging",
+              f"lakehouse_replication_slot_retained_bytes > {parse_size(spec.streams.slot_lag_alert)}", 60,
+              Layer.CATALOG, "warning",
+              "replication slot {{ $labels.slot }} holds {{ $value | humanize1024 }}B of WAL: its reader (Debezium) "
+              "fell behind or stopped; past streams.slot_max_wal_keep_size the database drops what it holds and "
+              "the connector snapshots again"),
         Alert("ServiceCrashLooping",
               'lakehouse_service_state{state="gave-up"} == 1 or increase(lakehouse_service_restarts[10m]) >= 3',
               0, Layer.OBSERVABILITY, "critical",

@@ -192,6 +192,7 @@ class NativeTarget:
             run_as_user=plan.run_as_user,
             ulimit_nofile=plan.ulimit_nofile,
             restart_policy=service.restart.model_dump(),
+            log_rotation={"max_bytes": service.logs.max_bytes, "keep": service.logs.keep},
             labels=layer_labels(spec, service.layer, name),
             memory_budget_bytes=service.memory_bytes,
             opts=pulumi.ResourceOptions(parent=component, depends_on=[
