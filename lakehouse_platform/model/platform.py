@@ -35,7 +35,7 @@ from lakehouse_platform.model.governance import (
 )
 from lakehouse_platform.model.governance import may as grants_allow
 from lakehouse_platform.model.lab import LabSpec
-from lakehouse_platform.model.layers import Layer, LayerSpec
+from lakehouse_platform.model.layers import Layer, LayerSpec, of_layer
 from lakehouse_platform.model.operations import (
     MaintenanceJob,
     ObservabilitySpec,
@@ -113,7 +113,8 @@ class PlatformSpec(Strict):
         description="The maintenance scheduler's clock runs this many times faster than real time: every "
                     "maintenance schedule fires this much more often, and every age (snapshot retention, orphan "
                     "removal's margin) is this much shorter. For benchmarks and drills on a disposable stack "
-                    "(bench/bench_week.py runs a week of schedules in an hour with 168); 1 anywhere else.")
+                    "(bench/bench_week.py runs a week of schedules in an hour with 168); 1 anywhere else.",
+        json_schema_extra=of_layer(Layer.ORCHESTRATION))
     streams: StreamsSpec = Field(default_factory=StreamsSpec,
                                  description="Kafka topics and Connect connectors (deployed where Connect runs).")
     recovery: RecoverySpec = Field(default_factory=RecoverySpec,

@@ -32,9 +32,8 @@ GAP_ALLOWANCE = 1.5
 
 
 class SnapshotRetention(Strict):
-    """How many snapshots a table keeps and for how long, and the bounds its signals watch."""
-
-    LAYER: ClassVar[Layer] = Layer.ORCHESTRATION  # the layer its keys belong to (change review)
+    """How many snapshots a table keeps and for how long, and the bounds its signals watch (its keys belong to
+    the layer of what it is set under: a declared table's, the streams', table_defaults')."""
 
     max_snapshots: int = Field(
         default=500, ge=2, le=100_000,
