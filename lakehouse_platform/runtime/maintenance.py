@@ -62,9 +62,14 @@ MIN_RETENTION_PROPERTY = {
 }
 DAY_S = 86400
 REMOVED_SAMPLE = 50
+#: Actions with nothing to do on a table never written (and whose Trino procedure fails on one).
+NEEDS_A_SNAPSHOT = ("rewrite_manifests",)
 #: Added to a count-bound threshold: Trino measures it from its query's start, a moment after the snapshots
 #: were read, and a snapshot that became older than the threshold meanwhile would go below keep_last.
 THRESHOLD_SLACK_S = 5
+#: How long a run waits for a Trino that is still starting, and how often it asks.
+STARTING_WAIT_S = 180.0
+STARTING_POLL_S = 2.0
 
 
 class MaintenanceError(RuntimeError):
@@ -167,17 +172,18 @@ def trino_executor(config: OperationsConfig, creds: Credentials) -> Executor:
         import trino
 
         kwargs: dict[str, Any] = {}
+        http = requests.Session()
+        http.trust_env = False
         if trino_access.password:
             kwargs["auth"] = trino.auth.BasicAuthentication(trino_access.user, creds.resolve(trino_access.password))
         if trino_access.certificate:
             pem = tempfile.NamedTemporaryFile("w", suffix=".pem", delete=False)  # noqa: SIM115 - removed below
             with pem:
                 pem.write(creds.resolve(trino_access.certificate))
-            http = requests.Session()
-            http.trust_env = False
             http.verify = pem.name
             kwargs["http_session"] = http
         try:
+            wait_until_started(http, f"{trino_access.http_scheme}://{trino_access.host}:{trino_access.port}")
             connection = trino.dbapi.connect(host=trino_access.host, port=trino_access.port, user=trino_access.user,
                                              catalog=trino_access.catalog, http_scheme=trino_access.http_scheme,
                                              session_properties=session, request_timeout=120, **kwargs)
@@ -192,6 +198,23 @@ def trino_executor(config: OperationsConfig, creds: Credentials) -> Executor:
                 Path(pem.name).unlink(missing_ok=True)
 
     return execute
+
+
+def wait_until_started(http: Any, base_url: str, timeout_s: float = STARTING_WAIT_S) -> None:
+    """Wait while Trino says it is still starting (``GET /v1/info``: ``starting``), at most ``timeout_s``.
+
+    A Trino that answers HTTP while it starts fails every query ("authenticators were not loaded"): a run
+    scheduled in that window (a restart, the platform coming up) waits instead of failing until its next slot.
+    Whatever else goes wrong is the statement's to report.
+    """
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if not http.get(f"{base_url}/v1/info", timeout=5).json().get("starting", False):
+                return
+        except Exception:  # noqa: BLE001, S110 - not answering yet: wait as while starting
+            pass
+        time.sleep(STARTING_POLL_S)
 
 
 def _changes(before: TableState, after: TableState) -> dict[str, Any]:
@@ -254,6 +277,11 @@ def run_action(config: OperationsConfig, creds: Credentials, action: str, identi
             detail.update(statement=sql, session=session)
             if older_than_s is not None:
                 detail["older_than_s"] = older_than_s
+            if action in NEEDS_A_SNAPSHOT and not before.snapshots:
+                # Trino's optimize_manifests fails on a table never written ("snapshot is null"): nothing to do.
+                return runs.finish(db, run, "ok", **detail, **_changes(before, before), nothing_to_do=True,
+                                   reason="the table has no snapshot yet", seconds=round(time.monotonic() - started,
+                                                                                         3))
             (execute or trino_executor(config, creds))(sql, session)
             after = observe(catalog, s3, identifier)
         except Exception as exc:  # noqa: BLE001 - recorded as a failed run, then raised to the caller

@@ -382,7 +382,11 @@ class Exporter:
 def disk_usage(path: str) -> int:
     """Bytes a directory tree takes on disk (allocated blocks, each hard-linked file once, symlinks not followed):
     what ``du -s`` says. Files that vanish while it walks are skipped."""
-    total, seen = 0, set()
+    try:
+        total = os.lstat(path).st_blocks * 512
+    except OSError:
+        return 0
+    seen: set[tuple[int, int]] = set()
     for root, dirs, files in os.walk(path, onerror=lambda _error: None):
         for name in (*dirs, *files):
             try:

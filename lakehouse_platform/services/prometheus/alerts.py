@@ -16,8 +16,13 @@ import yaml
 from lakehouse_platform.model import Layer, PlatformSpec, parse_size
 
 TABLE = "catalog, namespace, table"
-#: Joined to a table's alert: its owner (every watched table has a max_snapshots series carrying it).
-OWNER = f" * on({TABLE}) group_left(owner) (iceberg_table_max_snapshots * 0 + 1)"
+
+
+def owned(expr: str) -> str:
+    """A table alert's expression with the table's owner joined in (from its freshness promise, which the exporter
+    serves for every table it watches, with the owner); where none is known the alert still fires, without it."""
+    return (f"(({expr}) * on({TABLE}) group_left(owner) (iceberg_table_freshness_promise_seconds * 0 + 1))"
+            f" or on({TABLE}) ({expr})")
 
 
 @dataclass(frozen=True)
@@ -55,8 +60,8 @@ def alerts(spec: PlatformSpec) -> list[Alert]:
               "{{ $labels.namespace }}.{{ $labels.table }} (owner {{ $labels.owner }}): last data commit "
               "{{ $value | humanizeDuration }} ago, past its freshness promise"),
         Alert("SnapshotsGrowingWithoutExpiry",
-              f"((iceberg_table_oldest_snapshot_age_seconds > on({TABLE}) 2 * iceberg_table_snapshot_retention_seconds)"
-              f" and on({TABLE}) (iceberg_table_snapshots > 1)){OWNER}",
+              owned(f"(iceberg_table_oldest_snapshot_age_seconds > on({TABLE}) 2 * "
+                    f"iceberg_table_snapshot_retention_seconds) and on({TABLE}) (iceberg_table_snapshots > 1)"),
               300, Layer.ORCHESTRATION, "warning",
               "{{ $labels.namespace }}.{{ $labels.table }} (owner {{ $labels.owner }}) keeps snapshots older than "
               "twice its retention: expiry is not running"),
@@ -72,12 +77,13 @@ def alerts(spec: PlatformSpec) -> list[Alert]:
               "{{ $labels.namespace }}.{{ $labels.table }} (owner {{ $labels.owner }}): metadata.json is "
               "{{ $value | humanize1024 }}B, past its retention's max_metadata_size: commits and planning slow "
               "down with it"),
-        Alert("ManifestsPiling", f"(iceberg_table_manifests > {obs.manifests_alert}){OWNER}", 600,
+        Alert("ManifestsPiling", owned(f"iceberg_table_manifests > {obs.manifests_alert}"), 600,
               Layer.ORCHESTRATION, "info",
               "{{ $labels.namespace }}.{{ $labels.table }} (owner {{ $labels.owner }}): {{ $value }} manifests in "
               "its current snapshot, each read by every scan's planning: rewrite_manifests is not keeping up"),
-        Alert("MaintenanceFailed", "iceberg_maintenance_last_run_success == 0", 0, Layer.ORCHESTRATION, "warning",
-              "{{ $labels.action }} on {{ $labels.namespace }}.{{ $labels.table }} failed at its last run"),
+        Alert("MaintenanceFailed", owned("iceberg_maintenance_last_run_success == 0"), 0, Layer.ORCHESTRATION,
+              "warning", "{{ $labels.action }} on {{ $labels.namespace }}.{{ $labels.table }} (owner "
+                         "{{ $labels.owner }}) failed at its last run"),
         Alert("TableHasManySmallFiles", f"iceberg_table_small_data_files > {obs.small_files_alert}", 600,
               Layer.ORCHESTRATION, "info",
               "{{ $labels.namespace }}.{{ $labels.table }} has {{ $value }} data files smaller than "
