@@ -117,7 +117,7 @@ class Run:
     started: float = field(default_factory=time.time)
     stop: threading.Event = field(default_factory=threading.Event)
     tables: dict[str, TableSeries] = field(default_factory=dict)
-    disks: list[tuple[float, dict[str, int]]] = field(default_factory=list)
+    disks: list[tuple[float, dict[str, tuple[int, int]]]] = field(default_factory=list)  # service -> (data, logs)
     alerts: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     loads: list[tuple[float, float]] = field(default_factory=list)
     events: list[str] = field(default_factory=list)
@@ -232,7 +232,7 @@ def disk_sampler(run: Run, stack: Stack) -> Any:
     services = stack.native["services"]
 
     def sample() -> None:
-        run.disks.append((time.time(), {name: disk_usage(info["data_dir"]) + log_usage(info["log_file"])
+        run.disks.append((time.time(), {name: (disk_usage(info["data_dir"]), log_usage(info["log_file"]))
                                         for name, info in services.items()}))
         run.loads.append((time.time(), os.getloadavg()[0]))
 
@@ -341,20 +341,33 @@ def report(run: Run, stack: Stack, spec: Any, memory: tuple[dict[str, int], dict
         over = [(round((t - run.started) / 60), s, b // 1024) for t, s, b in series.samples[:: max(1, len(
             series.samples) // 8)]]
         print(f"  {'':22s} over time (min, snapshots, KiB): {over}")
-    print("\n-- services: state on disk, growth over the second half projected to 30 days, disk budget")
+    print("\n-- services: state on disk (data dir + log), growth over the second half projected to 30 days (a log "
+          "no further than its rotation keeps), disk budget")
     _, start = run.disks[0]
     mid_t, mid = min(run.disks, key=lambda d: abs(d[0] - (run.disks[0][0] + run.disks[-1][0]) / 2))
     end_t, end = run.disks[-1]
+    span = max(end_t - mid_t, 1)
     for name in sorted(end):
-        rate = (end[name] - mid.get(name, 0)) / max(end_t - mid_t, 1)  # bytes a second, second half
-        projected = end[name] + rate * 30 * 86400
+        (data, logs), (mid_data, mid_logs) = end[name], mid.get(name, (0, 0))
+        rate = (data - mid_data) / span  # bytes a second, second half
+        log_rate = (logs - mid_logs) / span
+        rotation = spec.services[name].logs
+        log_cap = rotation.max_bytes * (rotation.keep + 1)
+        projected = data + max(rate, 0) * 30 * 86400 + min(logs + max(log_rate, 0) * 30 * 86400, log_cap)
         budget = spec.services[name].disk_bytes
-        figures["services"][name] = {"start": start.get(name), "end": end[name], "growth_bytes_per_s": rate,
-                                     "projected_30d": projected, "budget": budget}
+        figures["services"][name] = {"start": sum(start.get(name, (0, 0))), "end": data + logs, "data": data,
+                                     "logs": logs, "data_growth_bytes_per_s": rate,
+                                     "log_growth_bytes_per_s": log_rate, "projected_30d": projected,
+                                     "budget": budget}
         verdict = "" if budget is None else (" under budget" if projected <= budget else " OVER budget")
-        print(f"  {name:22s} {start.get(name, 0) / 1e6:8.1f} MB -> {end[name] / 1e6:8.1f} MB; "
-              f"{rate * 3600 / 1e6:+7.2f} MB/h -> {projected / 1e9:7.2f} GB in 30 days; budget "
+        print(f"  {name:22s} {sum(start.get(name, (0, 0))) / 1e6:8.1f} MB -> {(data + logs) / 1e6:8.1f} MB (log "
+              f"{logs / 1e6:.1f}); data {rate * 3600 / 1e6:+7.2f} MB/h, log {log_rate * 3600 / 1e6:+6.2f} MB/h -> "
+              f"{projected / 1e9:6.2f} GB in 30 days; budget "
               f"{'-' if budget is None else f'{budget / 1e9:.2f} GB'}{verdict}")
+    others = {"backups": Path(stack.outputs["operations"]["backups"]["dir"]),
+              "operations": Path(stack.outputs["operations"]["runs_db"]).parent}
+    for label, path in others.items():
+        print(f"  {label:22s} {disk_usage(str(path)) / 1e6:8.1f} MB at the end (outside any service's dir)")
     first_memory, last_memory = memory
     figures["memory"] = {"start": sum(first_memory.values()), "end": sum(last_memory.values()),
                          "by_service_end": last_memory}

@@ -61,7 +61,8 @@ JOBMANAGER_DEFAULT = {
     "ports": {"rest": {"internal": 8081, "external": 8081}, "rpc": {"internal": 6123},
               "blob": {"internal": 6124}, "query": {"internal": 6125}},
     "health": {"kind": "http", "port": "rest", "path": "/overview", "ready_timeout_s": 180},
-    "memory": "1280MiB",
+    # Its Flink process at 768m (the budget less flink.process_headroom): it schedules one job and its checkpoints.
+    "memory": "1024MiB",
     "depends_on": [STATE_INIT],
 }
 

@@ -45,6 +45,8 @@ RESOURCE_PARAMS = {"jobmanager": "GET_JM_RESOURCE_PARAMS", "taskmanager": "GET_T
 
 #: Flink's default ``env.java.opts.all`` for Java 17 (its scripts add them; natively we start the JVM).
 JAVA17_OPTS = (
+    # An idle manager hands unused heap back to the OS.
+    "-XX:G1PeriodicGCInterval=30000",
     *(f"--add-exports={m}=ALL-UNNAMED" for m in (
         "java.base/sun.net.util", "java.rmi/sun.rmi.registry", "jdk.compiler/com.sun.tools.javac.api",
         "jdk.compiler/com.sun.tools.javac.file", "jdk.compiler/com.sun.tools.javac.parser",

@@ -36,6 +36,7 @@ def server(ctx: ServiceContext, host: NativeHost) -> NativePlan:
     return NativePlan(
         files=files,
         argv=[str(host.java_home / "bin" / "java"), jvm_heap_flag(ctx.service), "-XX:+ExitOnOutOfMemoryError",
+              "-XX:G1PeriodicGCInterval=30000",  # idle, it hands unused heap back to the OS
               "-cp", classpath, host.artifact.main_class],
         env=env,
         health={"kind": "http", "url": ctx.url(NAME, "http", path=ctx.service.health.path), "expect_status": 200},
