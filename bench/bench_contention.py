@@ -100,13 +100,15 @@ def warm(_: int) -> int:
 
 
 def run_phase(name: str, pool: concurrent.futures.ProcessPoolExecutor, workers: list[int], props: dict[str, str],
-              idents: list[str], seconds: float, rows: int, services: dict[str, int]) -> Phase:
-    """``len(idents)`` appenders (one per process), appender i on ``idents[i]``, for ``seconds``."""
+              idents: list[str], seconds: float, rows: int, services: dict[str, int],
+              retry_cap_s: float = commits.RETRY_CAP_S) -> Phase:
+    """``len(idents)`` appenders (one per process), appender i on ``idents[i]``, for ``seconds``; a 409 waits a
+    full-jitter backoff capped at ``retry_cap_s``."""
     for ident in dict.fromkeys(idents):
         fresh(props, ident)
     workload = commits.Workload(duration_s=seconds, stream=False, batch_commits=0, appenders=len(idents),
                                 appender_rows=rows, appender_max_commits=10**6, max_attempts=200,
-                                commit_timeout_s=120)
+                                commit_timeout_s=120, retry_cap_s=retry_cap_s)
     before = {"writers": sum(cpu_seconds(pid) for pid in workers),
               **{service: cpu_seconds(pid) for service, pid in services.items()}}
     busy = machine_busy()
@@ -165,7 +167,8 @@ def print_phase(phase: Phase, baseline: float | None) -> None:
     ratio = f" ({rate / baseline:.2f}x one writer)" if baseline else ""
     print(f"  {phase.name:24s} {rate:6.1f} commits/s{ratio}; p50 {outcome.latency(0.5) * 1000:.0f} ms, p99 "
           f"{outcome.latency(0.99) * 1000:.0f} ms, max {outcome.latency(1.0) * 1000:.0f} ms; "
-          f"{phase.attempts:.2f} attempts/commit, {outcome.conflicts} 409s, {outcome.five_xx} 5xx; "
+          f"{phase.attempts:.2f} attempts/commit (max {max((c.attempts for c in outcome.commits), default=0)}), "
+          f"{outcome.conflicts} 409s, {outcome.five_xx} 5xx; "
           f"all acknowledged commits present: {phase.verified}; starved: {phase.starved or 'none'}")
     count = max(len(outcome.commits), 1)
     parts = sorted(phase.cpu.items(), key=lambda kv: -kv[1])
@@ -186,6 +189,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--writers", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--rows", type=int, default=10, help="rows per commit")
+    parser.add_argument("--shared-retry-caps", default="",
+                        help="then the shared table again with each of these retry caps (seconds, comma-separated; "
+                             f"the writers' own: {commits.RETRY_CAP_S:g})")
     parser.add_argument("--profile", action="store_true", help="then profile the writer in this process")
     parser.add_argument("--profile-commits", type=int, default=100)
     parser.add_argument("--profile-aged", type=int, default=0, help="snapshots the profiled table has first")
@@ -204,13 +210,16 @@ def main(argv: list[str] | None = None) -> int:
     with concurrent.futures.ProcessPoolExecutor(max_workers=args.writers, mp_context=context) as pool:
         workers = sorted(set(pool.map(warm, range(args.writers))))
         phases = []
-        for name, idents in (
-                ("1 writer, 1 table", [f"{namespace}.one"]),
+        caps = [float(c) for c in args.shared_retry_caps.split(",")] if args.shared_retry_caps else []
+        for name, idents, cap in (
+                ("1 writer, 1 table", [f"{namespace}.one"], commits.RETRY_CAP_S),
                 (f"{args.writers} writers, {args.writers} tables",
-                 [f"{namespace}.own_{i}" for i in range(args.writers)]),
-                (f"{args.writers} writers, 1 table", [f"{namespace}.shared"] * args.writers)):
+                 [f"{namespace}.own_{i}" for i in range(args.writers)], commits.RETRY_CAP_S),
+                (f"{args.writers} writers, 1 table", [f"{namespace}.shared"] * args.writers, commits.RETRY_CAP_S),
+                *((f"{args.writers} writers, 1 table, cap {cap:g} s", [f"{namespace}.shared_{i}"] * args.writers, cap)
+                  for i, cap in enumerate(caps))):
             tables += list(dict.fromkeys(idents))
-            phases.append(run_phase(name, pool, workers, props, idents, args.seconds, args.rows, services))
+            phases.append(run_phase(name, pool, workers, props, idents, args.seconds, args.rows, services, cap))
             print_phase(phases[-1], None if len(phases) == 1 else
                         len(phases[0].outcome.commits) / max(phases[0].outcome.seconds, 1e-9))
             sys.stdout.flush()

@@ -275,3 +275,47 @@ def test_a_hung_catalog_is_noticed_and_resolves(stack: Stack, figure, say):
     if not resolved:
         fail(stack, "observability", "CatalogDown did not resolve after the catalog was continued",
              {"waited_s": round(waited, 1), "alerts": [a.__dict__ for a in signals.alerts(prometheus)]})
+
+
+@pytest.mark.safe
+def test_growth_is_measured_against_its_bounds(stack: Stack, say):
+    """Every watched table's history (snapshots, metadata.json, load time) beside the bounds its retention declares
+    and its owner; natively every service's state on disk beside its budget, and the WAL each replication slot
+    holds (the database read by the exporter itself)."""
+    _, exporter, _ = endpoints(stack)
+    samples = signals.samples(exporter)
+
+    def values(name: str) -> dict[tuple[tuple[str, str], ...], float]:
+        return {labels: value for (metric, labels), value in samples.items() if metric == name}
+
+    tables = {(d["namespace"], d["table"]) for d in map(dict, values("iceberg_table_exists"))
+              if values("iceberg_table_exists")[tuple(sorted(d.items()))] == 1}
+    bounded = {(d["namespace"], d["table"]): d.get("owner", "")
+               for d in map(dict, values("iceberg_table_max_snapshots"))}
+    sized = {(d["namespace"], d["table"]) for d in map(dict, values("iceberg_table_metadata_bytes"))}
+    missing = sorted(t for t in tables if t not in bounded or t not in sized)
+    if missing:
+        fail(stack, "observability", "tables the exporter watches without their metadata size or their bounds",
+             {"tables": [".".join(t) for t in missing]})
+    declared = {tuple(t["table"].split(".", 1)): t["owner"] for t in stack.outputs.get("tables") or []}
+    misowned = {".".join(t): bounded.get(t) for t, owner in declared.items() if t in tables and bounded.get(t) != owner}
+    if misowned:
+        fail(stack, "observability", "declared tables whose bounds do not name their owner", misowned)
+    say(f"{len(tables)} tables with their bounds; metadata.json largest "
+        f"{max(values('iceberg_table_metadata_bytes').values(), default=0) / 1024:.0f} KiB")
+    native = (stack.outputs.get("native") or {}).get("services") or {}
+    if not native:
+        return
+    state = {dict(labels)["service"]: value for labels, value in values("lakehouse_service_state_bytes").items()}
+    unmeasured = sorted(name for name in native if state.get(name, 0) <= 0)
+    if unmeasured:
+        fail(stack, "observability", "services whose state on disk the exporter does not measure",
+             {"services": unmeasured, "measured": state})
+    slots = {dict(labels)["slot"] for labels in values("lakehouse_replication_slot_retained_bytes")}
+    wanted = {c["slot"] for c in (stack.outputs.get("streams") or {}).get("connectors") or []
+              if c.get("kind") == "debezium-postgres" and c.get("slot")}
+    if wanted - slots:
+        fail(stack, "observability", "replication slots the exporter does not read",
+             {"declared": sorted(wanted), "read": sorted(slots)})
+    say(f"state on disk of {len(state)} services, {sum(state.values()) / 1e6:.0f} MB; slots read: "
+        f"{', '.join(sorted(slots)) or 'none declared'}")

@@ -54,6 +54,9 @@ KAFKA_DEFAULT = {
     # a few topics keeps little in its heap (the page cache holds the logs), so 320 MiB.
     "memory": "1GiB",
     "heap": "320MiB",
+    # Disk: each partition keeps streams.retention_bytes and a segment (three topics); the internal topics are
+    # compacted.
+    "disk": "4GiB",
 }
 
 

@@ -61,6 +61,8 @@ CONNECT_DEFAULT = {
     # after a full GC is ~150 MB with both connectors; 384 MiB keeps the process well inside its budget.
     "memory": "1GiB",
     "heap": "384MiB",
+    # Disk: its log (offsets, configs and status live in Kafka).
+    "disk": "256MiB",
     # The topics first: brokers never auto-create them, and a source writing to a missing topic fails.
     "depends_on": [kafka.KAFKA, kafka.TOPICS_JOB],
 }
