@@ -83,7 +83,7 @@ def test_lab_kafka_writes_to_its_volume_with_one_node_transactions(lab_run):
     assert props["share.coordinator.state.topic.replication.factor"] == "1"
     cluster = env["CLUSTER_ID"]
     assert len(cluster) == 22 and len(base64.urlsafe_b64decode(cluster + "==")) == 16
-    assert env["KAFKA_HEAP_OPTS"] == "-Xmx512m"
+    assert env["KAFKA_HEAP_OPTS"] == "-Xmx320m"
     # The health check opens a socket: no second JVM inheriting the broker's heap.
     assert broker.inputs["healthcheck"]["tests"] == ["CMD-SHELL", "bash -c 'exec 3<>/dev/tcp/127.0.0.1/9092'"]
 
