@@ -91,8 +91,9 @@ class CatalogDatabase(AwsComponent):
                 {"name": "max_replication_slots", "value": SERVER_SETTINGS["max_replication_slots"],
                  "apply_method": "pending-reboot"},
                 # What bounds its disk, as on the lab (RDS takes the WAL sizes in MB, the naptime in seconds).
-                *({"name": name, "value": value.removesuffix("MB").removesuffix("s"), "apply_method": "immediate"}
-                  for name, value in disk_settings(spec).items()),
+                *[aws.rds.ParameterGroupParameterArgs(name=name, value=value.removesuffix("MB").removesuffix("s"),
+                                                      apply_method="immediate")
+                  for name, value in disk_settings(spec).items()],
             ],
             tags=tags, opts=opts,
         )
