@@ -12,6 +12,7 @@ from lakehouse_platform.services import profiles
 from lakehouse_platform.services.capabilities import BROKER, STORE
 from lakehouse_platform.services.context import ServiceContext, Side, url
 from lakehouse_platform.services.placeholders import SECRET_TOKEN, secret
+from lakehouse_platform.services.plans import IDLE_HEAP_FLAGS
 from lakehouse_platform.services.registry import needed, registry
 
 JOBMANAGER = "flink-jobmanager"
@@ -45,8 +46,7 @@ RESOURCE_PARAMS = {"jobmanager": "GET_JM_RESOURCE_PARAMS", "taskmanager": "GET_T
 
 #: Flink's default ``env.java.opts.all`` for Java 17 (its scripts add them; natively we start the JVM).
 JAVA17_OPTS = (
-    # An idle manager hands unused heap back to the OS.
-    "-XX:G1PeriodicGCInterval=30000",
+    *IDLE_HEAP_FLAGS,  # an idle manager hands unused heap back to the OS
     *(f"--add-exports={m}=ALL-UNNAMED" for m in (
         "java.base/sun.net.util", "java.rmi/sun.rmi.registry", "jdk.compiler/com.sun.tools.javac.api",
         "jdk.compiler/com.sun.tools.javac.file", "jdk.compiler/com.sun.tools.javac.parser",

@@ -11,6 +11,7 @@ from typing import Any
 
 from lakehouse_platform.model import PlatformSpec, TopicSpec, parse_size
 from lakehouse_platform.services.context import ServiceContext, Side, address
+from lakehouse_platform.services.plans import IDLE_HEAP_FLAGS
 
 KAFKA = "kafka"
 
@@ -116,7 +117,7 @@ def jvm_flags(ctx: ServiceContext) -> list[str]:
     heap_mb = parse_size(ctx.service.heap or ctx.service.memory) // (1024 * 1024)
     return [f"-Xms{max(heap_mb // 4, 64)}m", f"-Xmx{heap_mb}m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
             "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent",
-            "-XX:G1PeriodicGCInterval=30000", "-XX:+ExitOnOutOfMemoryError", "-Djava.awt.headless=true"]
+            *IDLE_HEAP_FLAGS, "-XX:+ExitOnOutOfMemoryError", "-Djava.awt.headless=true"]
 
 
 LOG4J2 = """\

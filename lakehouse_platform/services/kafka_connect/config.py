@@ -12,6 +12,7 @@ from lakehouse_platform.services.context import ServiceContext, Side
 from lakehouse_platform.services.definition import SecretSpec
 from lakehouse_platform.services.kafka import config as kafka
 from lakehouse_platform.services.placeholders import SECRET_TOKEN, secret
+from lakehouse_platform.services.plans import IDLE_HEAP_FLAGS
 from lakehouse_platform.services.registry import needed, registry
 
 CONNECT = "kafka-connect"
@@ -229,7 +230,7 @@ def jvm_flags(ctx: ServiceContext) -> list[str]:
     heap_mb = parse_size(ctx.service.heap or ctx.service.memory) // (1024 * 1024)
     # G1PeriodicGCInterval: an idle worker hands unused heap back to the OS (resident memory falls after a snapshot).
     return [f"-Xms{max(heap_mb // 4, 64)}m", f"-Xmx{heap_mb}m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
-            "-XX:G1PeriodicGCInterval=30000", "-XX:+ExitOnOutOfMemoryError", "-Djava.awt.headless=true"]
+            *IDLE_HEAP_FLAGS, "-XX:+ExitOnOutOfMemoryError", "-Djava.awt.headless=true"]
 
 
 def check(spec: PlatformSpec) -> list[str]:

@@ -16,7 +16,7 @@ from lakehouse_platform.services.catalogs import catalog_url, gate_of
 from lakehouse_platform.services.context import ServiceContext, Side, host_of, url
 from lakehouse_platform.services.definition import IdentitySecret, SecretSpec
 from lakehouse_platform.services.placeholders import SECRET_TOKEN, pbkdf2_of, secret
-from lakehouse_platform.services.plans import properties
+from lakehouse_platform.services.plans import IDLE_HEAP_FLAGS, properties
 from lakehouse_platform.services.registry import registry
 
 NAME = "trino"
@@ -324,8 +324,7 @@ def jvm_config(heap_bytes: int) -> str:
     flags = [
         "-server", f"-Xmx{heap_bytes // (1024 * 1024)}m", "-XX:InitialRAMPercentage=10",
         "-XX:+ExitOnOutOfMemoryError", "-XX:+UseG1GC", "-XX:G1HeapRegionSize=32M",
-        # An idle coordinator hands unused heap back to the OS (resident memory falls between queries).
-        "-XX:G1PeriodicGCInterval=30000",
+        *IDLE_HEAP_FLAGS,  # an idle coordinator hands unused heap back to the OS (it falls between queries)
         "-XX:+ExplicitGCInvokesConcurrent", "-XX:ReservedCodeCacheSize=256M", "-Djdk.attach.allowAttachSelf=true",
         "-Dfile.encoding=UTF-8", "-XX:+EnableDynamicAgentLoading", "-XX:-OmitStackTraceInFastThrow",
         "-Djdk.nio.maxCachedBufferSize=2000000", "--enable-native-access=ALL-UNNAMED",

@@ -61,6 +61,9 @@ def port_conflicts(spec: PlatformSpec, state_dir: Path, stack: str) -> list[str]
             )
     return problems
 
+#: Every native process's environment, under its service's own (see ``NativeTarget.service``).
+NATIVE_ENV = {"MALLOC_ARENA_MAX": "2"}
+
 
 class NativeTarget:
     """Builds the platform as local processes under ``<state root>/<stack>/`` (see ``state_root``)."""
@@ -179,8 +182,10 @@ class NativeTarget:
             data_dir=str(host.home),
             log_file=str(self.state_dir / "logs" / f"{name}.log"),
             health=plan.health,
-            # The stack's own settings (services.<x>.env) under the plan's, as on docker and aws.
-            env={k: render(v, self.secrets) for k, v in {**service.env, **plan.env}.items()},
+            # The stack's own settings (services.<x>.env) under the plan's, as on docker and aws; under both, two
+            # malloc arenas: glibc keeps up to 8 per core, 64 MB each, and a JVM's threads fill them and never hand
+            # them back (the broker held four, 250 MB, beside a 320 MB heap).
+            env={k: render(v, self.secrets) for k, v in {**NATIVE_ENV, **service.env, **plan.env}.items()},
             files={k: render(v, self.secrets) for k, v in plan.files.items()},
             ports=[p.bound for p in service.ports.values()],
             health_timeout_s=float(service.health.ready_timeout_s),
