@@ -18,7 +18,7 @@ from tests.support.rendered import envs, local_service, plain, properties
 def test_native_kafka_is_one_kraft_node_on_loopback_with_its_data_under_the_stack_state(native_run):
     broker = local_service(native_run, "kafka")
     argv = broker.inputs["argv"]
-    assert "-Xmx512m" in argv and argv[-2:][0] == "kafka.Kafka"
+    assert "-Xmx320m" in argv and argv[-2:][0] == "kafka.Kafka"
     files = {Path(k).name: v for k, v in plain(broker.inputs["files"]).items()}
     props = properties(files["server.properties"])
     assert props["process.roles"] == "broker,controller"
