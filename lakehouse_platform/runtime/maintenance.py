@@ -131,7 +131,10 @@ class TableState:
 
 
 def list_objects(s3: Any, location: str) -> set[str]:
-    """Every key under a table's location (``s3://bucket/prefix``)."""
+    """Every key under a table's location (``s3://bucket/prefix``; a ``file://`` one, a local warehouse, walked)."""
+    if location.startswith("file://"):
+        root = Path(location.removeprefix("file://"))
+        return {str(path.relative_to(root)) for path in root.rglob("*") if path.is_file()}
     bucket, _, prefix = location.removeprefix("s3://").partition("/")
     prefix = prefix.rstrip("/") + "/"
     keys: set[str] = set()

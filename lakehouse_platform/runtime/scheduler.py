@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -119,9 +121,18 @@ def job_trigger(schedule: str, speedup: int = 1, origin: datetime | None = None)
     return ScaledTrigger(trigger, speedup, origin or datetime.now(UTC))
 
 
-def _maintenance_function(config: OperationsConfig, creds: Credentials, job_id: str) -> JobFunction:
+def _maintenance_function(config: OperationsConfig, creds: Credentials, job_id: str,
+                          config_path: str | None = None) -> JobFunction:
+    """A scheduled job's body. With the config's file, each run is a process of its own (``python -m
+    lakehouse_platform.runtime maintenance run``, the scheduler's environment and so its credentials): the
+    scheduler itself never holds PyIceberg, PyArrow and Trino's client (100 MB it kept after its first run)."""
     def run() -> None:
-        from lakehouse_platform.runtime import maintenance  # imported on first run: the idle scheduler stays small
+        if config_path is not None:
+            subprocess.run([sys.executable, "-m", "lakehouse_platform.runtime", "maintenance", "run", job_id,
+                            "--config", config_path, "--trigger", "schedule"], check=False,
+                           stdout=subprocess.DEVNULL)  # each run is in the run record; errors go to the log
+            return
+        from lakehouse_platform.runtime import maintenance
 
         job = config.job(job_id)
         assert job is not None
@@ -140,8 +151,9 @@ def _backup_function(config: OperationsConfig, creds: Credentials) -> JobFunctio
 
 
 def build(config: OperationsConfig, creds: Credentials, role: str,
-          functions: dict[str, JobFunction] | None = None) -> BackgroundScheduler:
-    """The scheduler of one role with its jobs added (not started). ``functions`` replaces job bodies (tests)."""
+          functions: dict[str, JobFunction] | None = None, config_path: str | None = None) -> BackgroundScheduler:
+    """The scheduler of one role with its jobs added (not started). ``functions`` replaces job bodies (tests);
+    with ``config_path`` (the service's config file) each maintenance run is a process of its own."""
     if role not in ROLES:
         raise ValueError(f"unknown scheduler role {role!r}; known: {', '.join(ROLES)}")
     scheduler = BackgroundScheduler(
@@ -154,7 +166,7 @@ def build(config: OperationsConfig, creds: Credentials, role: str,
         for job in config.maintenance:
             threshold = ("each table's retention" if job.action == "expire_snapshots" else
                          f"older than {job.margin_days}d" if job.action == "remove_orphan_files" else "")
-            scheduler.add_job(functions.get(job.id) or _maintenance_function(config, creds, job.id),
+            scheduler.add_job(functions.get(job.id) or _maintenance_function(config, creds, job.id, config_path),
                               job_trigger(job.schedule, config.speedup, origin), id=job.id,
                               name=f"{job.action} ({job.scope} tables{', ' + threshold if threshold else ''}), "
                                    f"cron {job.schedule!r}"
@@ -242,9 +254,9 @@ class BackloggedServer(ThreadingHTTPServer):
     request_queue_size = LISTEN_BACKLOG
 
 
-def serve(config: OperationsConfig, creds: Credentials, role: str, listen: str) -> int:
+def serve(config: OperationsConfig, creds: Credentials, role: str, listen: str, config_path: str | None = None) -> int:
     """Run the scheduler and its HTTP endpoint until SIGTERM/SIGINT."""
-    scheduler = build(config, creds, role)
+    scheduler = build(config, creds, role, config_path=config_path)
     scheduler.start()
     if role == "backup" and backup_due(config):
         catch_up(scheduler, config, creds)

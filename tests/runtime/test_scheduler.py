@@ -297,3 +297,35 @@ def test_rewriting_the_manifests_of_a_table_never_written_does_nothing_and_fails
                                  catalog=catalog, s3=FakeS3(set()), execute=lambda sql, _session: executed.append(sql))
     assert (run.status, executed) == ("ok", [])  # Trino 476 fails it with "snapshot is null"
     assert run.detail["nothing_to_do"] is True and run.detail["reason"] == "the table has no snapshot yet"
+
+
+def test_a_scheduled_run_is_a_process_of_its_own_recorded_as_any(tmp_path: Path, serve) -> None:
+    """The scheduler runs each job as ``python -m lakehouse_platform.runtime maintenance run`` (it never keeps
+    PyIceberg, PyArrow and Trino's client itself): a real child on a real SQL catalog, a stand-in Trino that says it
+    is up and refuses the statement; the failure is in the run record the child wrote."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    from tests.support.job_scripts import Answer
+
+    props = {"type": "sql", "uri": f"sqlite:///{tmp_path}/catalog.db", "warehouse": f"file://{tmp_path}/warehouse"}
+    catalog = SqlCatalog("operations", **{k: v for k, v in props.items() if k != "type"})
+    catalog.create_namespace("shop")
+    catalog.create_table("shop.orders", schema=__import__("pyarrow").schema([("id", __import__("pyarrow").int64())]))
+    trino = serve(lambda method, path, _h, _b: Answer(200, {"starting": False}) if path == "/v1/info"
+                  else Answer(500, {"message": "refused by the stand-in"}))
+    host, port = trino.url.removeprefix("http://").split(":")
+    jobs = [MaintenanceJobConfig(id="rewrite_manifests", action="rewrite_manifests", schedule="0 5 * * *")]
+    config = config_for(tmp_path, jobs).model_copy(update={
+        "catalog": CatalogAccess(service="rest-fixture", engine_name="fixture", properties=props),
+        "trino": TrinoAccess(host=host, port=int(port), catalog="fixture"), "tables": []})
+    path = tmp_path / "operations.json"
+    path.write_text(config.dump())
+    sched = scheduler.build(config, Credentials(), "maintenance", config_path=str(path))
+    sched.get_job("rewrite_manifests").func()  # what a fire runs; the table has no snapshot: nothing to do
+    (run,) = runs.latest(Path(config.runs_db), "rewrite_manifests")
+    assert (run.status, run.target, run.trigger, run.detail["nothing_to_do"]) == ("ok", "shop.orders", "schedule", True)
+    catalog.load_table("shop.orders").append(__import__("pyarrow").table({"id": [1]}))
+    sched.get_job("rewrite_manifests").func()
+    latest = runs.latest(Path(config.runs_db), "rewrite_manifests")[0]
+    assert latest.status == "failed" and "refused by the stand-in" in latest.detail["error"]
+    assert [m for m, p, _h, _b in trino.requests if p.startswith("/v1/statement")] == ["POST"]
