@@ -6,7 +6,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from lakehouse_platform.model.base import SIZE_HELP, Strict, parse_size
+from lakehouse_platform.model.base import SIZE_HELP, Size, Strict, parse_size
 from lakehouse_platform.model.layers import Layer, of_layer
 
 
@@ -15,24 +15,18 @@ class DatabaseSpec(Strict):
 
     LAYER: ClassVar[Layer] = Layer.CATALOG  # the layer its keys belong to (change review)
 
-    max_wal_size: str = Field(
+    max_wal_size: Size = Field(
         default="256MB",
         description=f"max_wal_size ({SIZE_HELP}): the WAL a checkpoint lets accumulate; with min_wal_size it bounds "
                     "pg_wal (a replication slot aside: streams.slot_max_wal_keep_size). On aws the RDS parameter "
                     "group's.")
-    min_wal_size: str = Field(
+    min_wal_size: Size = Field(
         default="64MB", description=f"min_wal_size ({SIZE_HELP}): WAL kept for reuse below max_wal_size.")
     autovacuum_naptime_s: int = Field(
         default=60, ge=1, le=86_400,
         description="autovacuum_naptime: how often autovacuum visits each database. The catalogs update one row per "
                     "commit; vacuum reclaims the dead versions so a catalog's tables stay their size. (A SQLite "
                     "catalog reuses its free pages itself.)")
-
-    @field_validator("max_wal_size", "min_wal_size")
-    @classmethod
-    def _size(cls, value: str) -> str:
-        parse_size(value)
-        return value
 
     @model_validator(mode="after")
     def _wal_order(self) -> DatabaseSpec:

@@ -17,9 +17,9 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
-from lakehouse_platform.model.base import SIZE_HELP, Strict, parse_size
+from lakehouse_platform.model.base import SIZE_HELP, Size, Strict, parse_size
 from lakehouse_platform.model.layers import Layer
 
 #: What one kept snapshot adds to metadata.json, at most, as measured (the Flink job's: 1.1 KB; PyIceberg
@@ -50,17 +50,10 @@ class SnapshotRetention(Strict):
         description="Expiry also expires snapshots older than this (the time-travel window), however few remain "
                     "(never the current one); written as the table property history.expire.max-snapshot-age-ms, "
                     "which other engines' expiry reads.")
-    max_metadata_size: str | None = Field(
+    max_metadata_size: Size | None = Field(
         default=None,
         description=f"The largest metadata.json the table may have ({SIZE_HELP}); MetadataTooLarge fires above "
                     "it. Default: 2 KiB per snapshot of max_snapshots plus 64 KiB.")
-
-    @field_validator("max_metadata_size")
-    @classmethod
-    def _size(cls, value: str | None) -> str | None:
-        if value is not None:
-            parse_size(value)
-        return value
 
     @model_validator(mode="after")
     def _keep_within_bound(self) -> SnapshotRetention:

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from lakehouse_platform.model.base import SIZE_HELP, Strict, parse_size, pinned_image
+from lakehouse_platform.model.base import SIZE_HELP, Size, Strict, parse_size, pinned_image
 from lakehouse_platform.model.layers import Layer
 
 # Environment variable names that hold credentials: their values belong in secret config.
@@ -147,7 +147,7 @@ class ServiceSpec(Strict):
     health: HealthCheckSpec | None = Field(default=None, description="Readiness check (required for servers).")
     memory: str = Field(description=f"Memory budget and container limit: {SIZE_HELP}.")
     heap: str | None = Field(default=None, description="JVM heap (-Xmx) for JVM services.")
-    disk: str | None = Field(
+    disk: Size | None = Field(
         default=None,
         description=f"Disk budget of the service's state ({SIZE_HELP}): natively its data dir, measured by the "
                     "exporter; ServiceDiskFilling fires before its growth reaches it, ServiceDiskOverBudget past it. "
@@ -161,13 +161,6 @@ class ServiceSpec(Strict):
     @classmethod
     def _image_pinned(cls, value: str) -> str:
         return pinned_image(value)
-
-    @field_validator("disk")
-    @classmethod
-    def _disk(cls, value: str | None) -> str | None:
-        if value is not None:
-            parse_size(value)
-        return value
 
     @field_validator("memory", "heap")
     @classmethod

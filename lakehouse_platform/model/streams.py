@@ -14,7 +14,7 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from lakehouse_platform.model.base import SIZE_HELP, Strict, parse_size
+from lakehouse_platform.model.base import SIZE_HELP, Size, Strict, parse_size
 from lakehouse_platform.model.layers import Layer
 from lakehouse_platform.model.retention import SnapshotRetention
 
@@ -210,21 +210,21 @@ class StreamsSpec(Strict):
         default=168, ge=1, le=87_600,
         description="log.retention.hours: how long the broker keeps a topic's records (a topic's retention_hours "
                     "overrides it); on aws the MSK configuration's.")
-    retention_bytes: str = Field(
+    retention_bytes: Size = Field(
         default="1GiB",
         description=f"log.retention.bytes: the most one partition keeps ({SIZE_HELP}); the oldest segments go "
                     "first. On aws the MSK configuration's.")
-    segment_bytes: str = Field(
+    segment_bytes: Size = Field(
         default="64MiB",
         description=f"log.segment.bytes ({SIZE_HELP}): retention deletes whole closed segments, so a partition "
                     "holds up to its retention plus one segment.")
-    slot_max_wal_keep_size: str = Field(
+    slot_max_wal_keep_size: Size = Field(
         default="1GiB",
         description=f"max_slot_wal_keep_size ({SIZE_HELP}): the most WAL PostgreSQL keeps for a replication slot "
                     "whose reader stopped (Debezium's, while Connect is down); past it the slot is invalidated "
                     "(the connector then snapshots again) instead of the database's disk filling. On aws the RDS "
                     "parameter group's.")
-    slot_lag_alert: str = Field(
+    slot_lag_alert: Size = Field(
         default="256MiB",
         description=f"WAL held for one replication slot ({SIZE_HELP}) that raises ReplicationSlotLagging: its "
                     "reader fell behind or stopped.")
@@ -232,12 +232,6 @@ class StreamsSpec(Strict):
         default=60, ge=5, le=3600,
         description="Promise: a change committed in PostgreSQL is in the Iceberg table within this many seconds "
                     "(checked by the CDC probe).")
-
-    @field_validator("retention_bytes", "segment_bytes", "slot_max_wal_keep_size", "slot_lag_alert")
-    @classmethod
-    def _sizes(cls, value: str) -> str:
-        parse_size(value)
-        return value
 
     @model_validator(mode="after")
     def _slot_alert_below_its_bound(self) -> StreamsSpec:
