@@ -84,14 +84,16 @@ def alerts(spec: PlatformSpec) -> list[Alert]:
         Alert("MaintenanceFailed", owned("iceberg_maintenance_last_run_success == 0"), 0, Layer.ORCHESTRATION,
               "warning", "{{ $labels.action }} on {{ $labels.namespace }}.{{ $labels.table }} (owner "
                          "{{ $labels.owner }}) failed at its last run"),
-        Alert("TableHasManySmallFiles", f"iceberg_table_small_data_files > {obs.small_files_alert}", 600,
+        Alert("TableHasManySmallFiles", owned(f"iceberg_table_small_data_files > {obs.small_files_alert}"), 600,
               Layer.ORCHESTRATION, "info",
-              "{{ $labels.namespace }}.{{ $labels.table }} has {{ $value }} data files smaller than "
+              "{{ $labels.namespace }}.{{ $labels.table }} (owner {{ $labels.owner }}) has {{ $value }} data files "
+              "smaller than "
               f"{obs.small_file_size}: compaction is not keeping up"),
         Alert("DeleteFilesPiling",
-              f"iceberg_table_delete_file_ratio > {obs.delete_file_ratio_alert} and on({TABLE}) "
-              "(iceberg_table_delete_files > 10)", 600, Layer.ORCHESTRATION, "info",
-              "{{ $labels.namespace }}.{{ $labels.table }}: delete files are {{ $value | humanizePercentage }} "
+              owned(f"iceberg_table_delete_file_ratio > {obs.delete_file_ratio_alert} and on({TABLE}) "
+                    "(iceberg_table_delete_files > 10)"), 600, Layer.ORCHESTRATION, "info",
+              "{{ $labels.namespace }}.{{ $labels.table }} (owner {{ $labels.owner }}): delete files are "
+              "{{ $value | humanizePercentage }} "
               "of its files: reads merge them on every scan"),
         Alert("DeclaredTableMissing", "iceberg_table_exists == 0", 300, Layer.CATALOG, "warning",
               "declared table {{ $labels.namespace }}.{{ $labels.table }} does not resolve in the catalog"),
