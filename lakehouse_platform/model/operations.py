@@ -136,12 +136,15 @@ class ObservabilitySpec(Strict):
                                                                         "database's replication slots.")
     disk_forecast_days: int = Field(
         default=7, ge=1, le=365,
-        description="ServiceDiskFilling fires when a service's state, growing as it did over the last hour, would "
-                    "pass its disk budget (services.<name>.disk) within this many days.")
-    disk_forecast_for_s: int = Field(default=1800, ge=0, le=86400,
-                                     description="How long the forecast must hold before ServiceDiskFilling fires "
-                                                 "(a service's first hour, its files laid down, grows faster than "
-                                                 "its days).")
+        description="ServiceDiskFilling fires when a service's state, growing as it did over the last "
+                    "disk_forecast_window_hours, would pass its disk budget (services.<name>.disk) within this many "
+                    "days.")
+    disk_forecast_window_hours: int = Field(
+        default=6, ge=1, le=168,
+        description="The history the disk forecast's growth is measured over (a platform's first hours, its tables "
+                    "filling up to their retention, grow faster than its days).")
+    disk_forecast_for_s: int = Field(default=3600, ge=0, le=86400,
+                                     description="How long the forecast must hold before ServiceDiskFilling fires.")
     exporter_workers: int = Field(default=8, ge=1, le=64, description="Tables the exporter loads in parallel.")
     discover_tables: bool = Field(default=True, description="Also watch tables nobody declared (with the default "
                                                              "freshness promise).")

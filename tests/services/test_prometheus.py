@@ -191,13 +191,13 @@ def test_growth_alerts_fire_by_count_size_disk_and_slot_each_naming_its_owner(tm
             {"series": f"iceberg_table_max_metadata_bytes{{{owner}}}", "values": "1048576x200"},
             {"series": f"iceberg_table_manifests{{{TABLE}}}", "values": f"{obs.manifests_alert + 1}x200"},
             # One service over its budget; one under it, growing 1 MB every 5 s (720 MB an hour: its 5 GB budget
-            # within the forecast); one flat.
-            {"series": 'lakehouse_service_state_bytes{service="kafka"}', "values": "2000000000x2000"},
-            {"series": 'lakehouse_service_disk_budget_bytes{service="kafka"}', "values": "1000000000x2000"},
-            {"series": 'lakehouse_service_state_bytes{service="postgres"}', "values": "100000000+1000000x2000"},
-            {"series": 'lakehouse_service_disk_budget_bytes{service="postgres"}', "values": "5000000000x2000"},
-            {"series": 'lakehouse_service_state_bytes{service="trino"}', "values": "100000000x2000"},
-            {"series": 'lakehouse_service_disk_budget_bytes{service="trino"}', "values": "5000000000x2000"},
+            # within the forecast); one flat. 8 hours of it: the forecast's window and its hold.
+            {"series": 'lakehouse_service_state_bytes{service="kafka"}', "values": "2000000000x6000"},
+            {"series": 'lakehouse_service_disk_budget_bytes{service="kafka"}', "values": "1000000000x6000"},
+            {"series": 'lakehouse_service_state_bytes{service="postgres"}', "values": "100000000+1000000x6000"},
+            {"series": 'lakehouse_service_disk_budget_bytes{service="postgres"}', "values": "5000000000x6000"},
+            {"series": 'lakehouse_service_state_bytes{service="trino"}', "values": "100000000x6000"},
+            {"series": 'lakehouse_service_disk_budget_bytes{service="trino"}', "values": "5000000000x6000"},
             # Debezium's slot holds 300 MiB from 10 s on.
             {"series": 'lakehouse_replication_slot_retained_bytes{slot="bookshop_debezium"}',
              "values": "0 0 314572800x100"},
@@ -224,13 +224,14 @@ def test_growth_alerts_fire_by_count_size_disk_and_slot_each_naming_its_owner(tm
             {"eval_time": "300s", "alertname": "ServiceDiskOverBudget", "exp_alerts": [
                 fired("ServiceDiskOverBudget", "observability", "critical",
                       "kafka's state takes 1.863GiB on disk, past its disk budget", service="kafka")]},
-            {"eval_time": f"{obs.disk_forecast_for_s + 3600}s", "alertname": "ServiceDiskFilling", "exp_alerts": [
+            {"eval_time": f"{obs.disk_forecast_for_s - 60}s", "alertname": "ServiceDiskFilling", "exp_alerts": []},
+            {"eval_time": f"{obs.disk_forecast_for_s + 600}s", "alertname": "ServiceDiskFilling", "exp_alerts": [
                 fired("ServiceDiskFilling", "observability", "warning",
-                      "kafka's state, growing as over the last hour, passes its disk budget within "
-                      f"{obs.disk_forecast_days} days", service="kafka"),
+                      f"kafka's state, growing as over the last {obs.disk_forecast_window_hours} hours, passes its "
+                      f"disk budget within {obs.disk_forecast_days} days", service="kafka"),
                 fired("ServiceDiskFilling", "observability", "warning",
-                      "postgres's state, growing as over the last hour, passes its disk budget within "
-                      f"{obs.disk_forecast_days} days", service="postgres")]},
+                      f"postgres's state, growing as over the last {obs.disk_forecast_window_hours} hours, passes its "
+                      f"disk budget within {obs.disk_forecast_days} days", service="postgres")]},
             {"eval_time": "65s", "alertname": "ReplicationSlotLagging", "exp_alerts": []},
             {"eval_time": "70s", "alertname": "ReplicationSlotLagging", "exp_alerts": [
                 fired("ReplicationSlotLagging", "catalog", "warning",

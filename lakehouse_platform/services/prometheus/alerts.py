@@ -104,11 +104,11 @@ def alerts(spec: PlatformSpec) -> list[Alert]:
               Layer.OBSERVABILITY, "critical",
               "{{ $labels.service }}'s state takes {{ $value | humanize1024 }}B on disk, past its disk budget"),
         Alert("ServiceDiskFilling",
-              f"predict_linear(lakehouse_service_state_bytes[1h], {obs.disk_forecast_days * 86400}) > on(service) "
-              "lakehouse_service_disk_budget_bytes",
+              f"predict_linear(lakehouse_service_state_bytes[{obs.disk_forecast_window_hours}h], "
+              f"{obs.disk_forecast_days * 86400}) > on(service) lakehouse_service_disk_budget_bytes",
               obs.disk_forecast_for_s, Layer.OBSERVABILITY, "warning",
-              "{{ $labels.service }}'s state, growing as over the last hour, passes its disk budget within "
-              f"{obs.disk_forecast_days} days"),
+              f"{{{{ $labels.service }}}}'s state, growing as over the last {obs.disk_forecast_window_hours} hours, "
+              f"passes its disk budget within {obs.disk_forecast_days} days"),
         Alert("ReplicationSlotLagging",
               f"lakehouse_replication_slot_retained_bytes > {parse_size(spec.streams.slot_lag_alert)}", 60,
               Layer.CATALOG, "warning",
