@@ -22,7 +22,7 @@ from lakehouse_platform.model.operations import (
 )
 from lakehouse_platform.model.platform import PlacementContext, PlatformSpec
 from lakehouse_platform.model.review import ReviewSpec
-from lakehouse_platform.model.service import HealthCheckSpec, PortSpec, RestartSpec, ServiceSpec
+from lakehouse_platform.model.service import HealthCheckSpec, LogSpec, PortSpec, RestartSpec, ServiceSpec
 from lakehouse_platform.model.storage import StorageSpec, bucket_name_problem
 from lakehouse_platform.model.streams import DebeziumPostgresSpec, IcebergSinkSpec, StreamsSpec, TopicSpec
 from lakehouse_platform.model.tables import ColumnSpec, PartitionFieldSpec, TableSpec
@@ -47,6 +47,7 @@ __all__ = [
     "LabSpec",
     "Layer",
     "LayerSpec",
+    "LogSpec",
     "MaintenanceJob",
     "ObservabilitySpec",
     "PartitionFieldSpec",

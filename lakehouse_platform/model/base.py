@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 from enum import Enum
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict
 
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB|K|M|G|Ki|Mi|Gi)\s*$")
 _UNITS = {
@@ -22,6 +23,15 @@ def parse_size(value: str) -> int:
     if not match:
         raise ValueError(f"{value!r} is not a size; use {SIZE_HELP}")
     return int(float(match.group(1)) * _UNITS[match.group(2)])
+
+
+def _size_text(value: str) -> str:
+    parse_size(value)
+    return value
+
+
+#: A size as config says it (``512MiB``, ``1.5GB``), checked where it is read: ``parse_size`` gives its bytes.
+Size = Annotated[str, AfterValidator(_size_text)]
 
 
 def pinned_image(value: str) -> str:

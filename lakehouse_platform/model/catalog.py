@@ -4,10 +4,41 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
-from lakehouse_platform.model.base import Strict
+from lakehouse_platform.model.base import SIZE_HELP, Size, Strict, parse_size
 from lakehouse_platform.model.layers import Layer, of_layer
+
+
+class DatabaseSpec(Strict):
+    """The platform's PostgreSQL (the catalogs' databases, the bookshop's source): what bounds its disk."""
+
+    LAYER: ClassVar[Layer] = Layer.CATALOG  # the layer its keys belong to (change review)
+
+    max_wal_size: Size = Field(
+        default="256MB",
+        description=f"max_wal_size ({SIZE_HELP}): the WAL a checkpoint lets accumulate; with min_wal_size it bounds "
+                    "pg_wal (a replication slot aside: streams.slot_max_wal_keep_size). On aws the RDS parameter "
+                    "group's.")
+    min_wal_size: Size = Field(
+        default="64MB", description=f"min_wal_size ({SIZE_HELP}): WAL kept for reuse below max_wal_size.")
+    autovacuum_naptime_s: int = Field(
+        default=60, ge=1, le=86_400,
+        description="autovacuum_naptime: how often autovacuum visits each database. The catalogs update one row per "
+                    "commit; vacuum reclaims the dead versions so a catalog's tables stay their size. (A SQLite "
+                    "catalog reuses its free pages itself.)")
+
+    @model_validator(mode="after")
+    def _wal_order(self) -> DatabaseSpec:
+        if parse_size(self.min_wal_size) > parse_size(self.max_wal_size):
+            raise ValueError(f"min_wal_size: {self.min_wal_size} is above max_wal_size {self.max_wal_size}")
+        return self
+
+    def server_settings(self) -> dict[str, str]:
+        """The PostgreSQL settings these are (sizes in whole MB, as the server takes them)."""
+        return {"max_wal_size": f"{parse_size(self.max_wal_size) // 1_000_000}MB",
+                "min_wal_size": f"{parse_size(self.min_wal_size) // 1_000_000}MB",
+                "autovacuum_naptime": f"{self.autovacuum_naptime_s}s"}
 
 
 class CatalogSpec(Strict):
@@ -31,6 +62,8 @@ class CatalogSpec(Strict):
         "connections). Backups and the recovery drill restore the SQLite file, so they need sqlite.",
     )
     warehouse: str = Field(default="warehouse", description="Warehouse name in Polaris/Lakekeeper.")
+    database: DatabaseSpec = Field(default_factory=DatabaseSpec,
+                                   description="The platform's PostgreSQL: its WAL and vacuum (what bounds its disk).")
     spark_cache_enabled: bool = Field(
         default=True, description="Spark REST client's table cache (cache-enabled); stale reads when true."
     )

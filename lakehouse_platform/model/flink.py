@@ -9,6 +9,7 @@ from pydantic import Field, field_validator
 
 from lakehouse_platform.model.base import SIZE_HELP, Strict, parse_size
 from lakehouse_platform.model.layers import Layer
+from lakehouse_platform.model.retention import SnapshotRetention
 
 _TABLE = re.compile(r"^[a-z_][a-z0-9_]{0,62}\.[a-z_][a-z0-9_]{0,62}$")
 _JOB_NAME = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
@@ -32,6 +33,10 @@ class FlinkJobSpec(Strict):
     kafka_group: str = Field(default="lakehouse-flink", min_length=1,
                              description="Consumer group; offsets are committed with each checkpoint.")
     parallelism: int = Field(default=1, ge=1, le=64, description="Job parallelism (at most flink.task_slots).")
+    retention: SnapshotRetention = Field(
+        default_factory=SnapshotRetention,
+        description="Snapshot retention of the job's table (it commits once per checkpoint: keep_last is derived "
+                    "from checkpoint_interval_s).")
     restore: Literal["latest", "none"] = Field(
         default="latest",
         description="latest: a (re)submitted job resumes from the newest savepoint or retained checkpoint of its "
@@ -75,6 +80,10 @@ class FlinkSpec(Strict):
         default="256MiB",
         description="Budget minus this is each manager's Flink process size "
                     f"(jobmanager/taskmanager.memory.process.size): {SIZE_HELP}.")
+    retained_checkpoints: int = Field(
+        default=2, ge=1, le=100,
+        description="execution.checkpointing.num-retained: completed checkpoints kept (older ones are deleted); a "
+                    "restore needs one, a second covers one that turns out unreadable.")
     job: FlinkJobSpec = Field(default_factory=FlinkJobSpec, description="The streaming job the platform deploys.")
 
     @field_validator("process_headroom")

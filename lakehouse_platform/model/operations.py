@@ -42,10 +42,12 @@ class MaintenanceJob(Strict):
         description="The Iceberg maintenance action, run as its Trino procedure on every table in scope.")
     schedule: str = Field(description="Cron expression (crontab(5), UTC), e.g. '0 3 * * *'; weekday 0 and 7 are "
                                       "Sunday, month and weekday names allowed.")
-    older_than_days: int = Field(
-        default=7, ge=1, le=3650,
-        description="Age threshold for expire/orphan removal: snapshots and unreferenced files younger than this "
-                    "are kept. It is the safety margin against writers still writing, so at least one day.",
+    older_than_days: int | None = Field(
+        default=None, ge=1, le=3650,
+        description="remove_orphan_files: its safety margin, unreferenced files younger than this are kept (a "
+                    "writer still writing has not committed them yet), at least one day; default 7. "
+                    "expire_snapshots: a ceiling on every table's snapshot age in days (each table's own "
+                    "retention decides otherwise: tables.*.retention, table_defaults.retention); default none.",
     )
     scope: Literal["all", "declared"] = Field(
         default="all",
@@ -125,6 +127,24 @@ class ObservabilitySpec(Strict):
                                                                                  "that raise DeleteFilesPiling.")
     snapshot_retention_days: int = Field(default=7, ge=1, le=3650, description="Snapshot retention of a table no "
                                                                                 "expire_snapshots job covers.")
+    manifests_alert: int = Field(default=200, ge=1, le=100_000,
+                                 description="Manifests in a table's current snapshot that raise ManifestsPiling: "
+                                             "planning reads every one (rewrite_manifests and manifest merging keep "
+                                             "them few).")
+    disk_interval_s: int = Field(default=60, ge=5, le=3600, description="How often the exporter measures each "
+                                                                        "service's state on disk (natively) and the "
+                                                                        "database's replication slots.")
+    disk_forecast_days: int = Field(
+        default=7, ge=1, le=365,
+        description="ServiceDiskFilling fires when a service's state, growing as it did over the last "
+                    "disk_forecast_window_hours, would pass its disk budget (services.<name>.disk) within this many "
+                    "days.")
+    disk_forecast_window_hours: int = Field(
+        default=6, ge=1, le=168,
+        description="The history the disk forecast's growth is measured over (a platform's first hours, its tables "
+                    "filling up to their retention, grow faster than its days).")
+    disk_forecast_for_s: int = Field(default=3600, ge=0, le=86400,
+                                     description="How long the forecast must hold before ServiceDiskFilling fires.")
     exporter_workers: int = Field(default=8, ge=1, le=64, description="Tables the exporter loads in parallel.")
     discover_tables: bool = Field(default=True, description="Also watch tables nobody declared (with the default "
                                                              "freshness promise).")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
@@ -34,17 +35,19 @@ from lakehouse_platform.model.governance import (
 )
 from lakehouse_platform.model.governance import may as grants_allow
 from lakehouse_platform.model.lab import LabSpec
-from lakehouse_platform.model.layers import Layer, LayerSpec
+from lakehouse_platform.model.layers import Layer, LayerSpec, of_layer
 from lakehouse_platform.model.operations import (
     MaintenanceJob,
     ObservabilitySpec,
     RecoverySpec,
+    cron_max_interval_minutes,
     eventbridge_cron,
 )
+from lakehouse_platform.model.retention import SnapshotRetention, TableBounds, TableDefaults, bounds
 from lakehouse_platform.model.review import ReviewSpec
 from lakehouse_platform.model.service import ServiceSpec
 from lakehouse_platform.model.storage import StorageSpec
-from lakehouse_platform.model.streams import StreamsSpec
+from lakehouse_platform.model.streams import IcebergSinkSpec, StreamsSpec
 from lakehouse_platform.model.tables import TableSpec
 
 #: A platform's name: the prefix of its resources' names (and the name of its component).
@@ -102,6 +105,17 @@ class PlatformSpec(Strict):
     flink: FlinkSpec = Field(default_factory=FlinkSpec, description="Flink's cluster settings and its streaming job.")
     maintenance: list[MaintenanceJob] = Field(default_factory=list, description="Scheduled maintenance.")
     tables: list[TableSpec] = Field(default_factory=list, description="Tables the platform creates and watches.")
+    table_defaults: TableDefaults = Field(
+        default_factory=TableDefaults,
+        description="The table properties the platform sets (metadata kept, manifest merging, commit retries), "
+                    "also as the catalog's defaults, and the retention of tables nothing else describes.")
+    maintenance_speedup: int = Field(
+        default=1, ge=1, le=10_000,
+        description="The maintenance scheduler's clock runs this many times faster than real time: every "
+                    "maintenance schedule fires this much more often, and every age (snapshot retention, orphan "
+                    "removal's margin) is this much shorter. For benchmarks and drills on a disposable stack "
+                    "(bench/bench_week.py runs a week of schedules in an hour with 168); 1 anywhere else.",
+        json_schema_extra=of_layer(Layer.ORCHESTRATION))
     streams: StreamsSpec = Field(default_factory=StreamsSpec,
                                  description="Kafka topics and Connect connectors (deployed where Connect runs).")
     recovery: RecoverySpec = Field(default_factory=RecoverySpec,
@@ -268,6 +282,28 @@ class PlatformSpec(Strict):
         point its backups' schedule, the store an Admin identity)."""
         context = _context(info)
         problems = [line for check in (context.checks if context is not None else ()) for line in check(self)]
+        if problems:
+            raise ValueError("\n".join(problems))
+        return self
+
+    @model_validator(mode="after")
+    def _accelerated_clock(self) -> PlatformSpec:
+        if self.maintenance_speedup == 1:
+            return self
+        if self.target is Target.AWS:
+            raise ValueError("maintenance_speedup: the aws target schedules maintenance with EventBridge Scheduler, "
+                             "which runs on real time: remove it (1)")
+        if not self.disposable:
+            raise ValueError(f"maintenance_speedup: {self.maintenance_speedup} expires snapshots and removes orphan "
+                             f"files {self.maintenance_speedup} times sooner than their settings say: only on a "
+                             "disposable stack (disposable: true), for benchmarks and drills")
+        return self
+
+    @model_validator(mode="after")
+    def _retention_fits_the_write_rate(self) -> PlatformSpec:
+        """A declared table (or any other) may not gain more snapshots between two expiry runs than its retention
+        holds; the streams' tables are checked by their services' checks, where those run."""
+        problems = [b.problem for b in self.table_bounds().values() if b.problem]
         if problems:
             raise ValueError("\n".join(problems))
         return self
@@ -458,6 +494,61 @@ class PlatformSpec(Strict):
             except ValueError as exc:
                 raise ValueError(f"maintenance.{index}.schedule: {exc}") from None
         return self
+
+    def expiry_gap_s(self, declared: TableSpec | None) -> tuple[float | None, float | None]:
+        """(the longest real gap between two runs of the expire job covering a table, that job's age ceiling in
+        seconds): ``declared`` is the table's declaration, None for any other table. (None, None): no job covers
+        it. Of several jobs, the most frequent bounds the gap."""
+        covering = [job for job in self.maintenance if job.action == "expire_snapshots"
+                    and (job.scope == "all" or declared is not None)
+                    and (declared is None or "expire_snapshots" in declared.maintenance)]
+        if not covering:
+            return None, None
+        job = min(covering, key=lambda j: cron_max_interval_minutes(j.schedule))
+        gap = cron_max_interval_minutes(job.schedule) * 60 / self.maintenance_speedup
+        return gap, (job.older_than_days * 86400.0 if job.older_than_days is not None else None)
+
+    def table_bounds(self, flink_job: bool = False, sinks: bool = False) -> dict[str, TableBounds]:
+        """Each table the stack knows (declared; with ``flink_job`` the streaming job's, with ``sinks`` each
+        Iceberg sink's: where those run, which the registry knows) with its retention resolved, then ``*``: any
+        other table. A table whose write rate its retention cannot hold carries its ``problem``."""
+        found: dict[str, TableBounds] = {}
+        defaults = self.table_defaults
+
+        def add(identifier: str, owner: str, key: str, retention: SnapshotRetention, interval: int | None,
+                declared: TableSpec | None = None) -> None:
+            if identifier in found:
+                return
+            gap, ceiling = self.expiry_gap_s(declared)
+            found[identifier] = bounds(identifier, owner, key, retention, interval, gap, ceiling,
+                                       self.maintenance_speedup)
+
+        for index, table in enumerate(self.tables):
+            add(table.identifier, table.owner, f"tables.{index}.retention", table.retention, table.commit_interval_s,
+                table)
+        streams_owner = self.layers[Layer.COMPUTE].owner
+        if flink_job:
+            job = self.flink.job
+            add(job.table, streams_owner, "flink.job.retention", job.retention, job.checkpoint_interval_s)
+        for index, connector in enumerate(self.streams.connectors if sinks else ()):
+            if isinstance(connector, IcebergSinkSpec):
+                add(connector.table, streams_owner, f"streams.connectors.{index}.retention", connector.retention,
+                    connector.commit_interval_s)
+        add("*", "", "table_defaults.retention", defaults.retention, defaults.commit_interval_s)
+        return found
+
+    def table_properties(self, identifier: str = "*", bounds: Mapping[str, TableBounds] | None = None) -> dict[str,
+                                                                                                                 str]:
+        """The Iceberg properties the platform sets on a table (``table_defaults``' and the table's retention age):
+        on a declared table, on the streams' tables their writers create, as the catalog's defaults (``*``)."""
+        found = bounds if bounds is not None else self.table_bounds()
+        return {**self.table_defaults.properties(), **(found.get(identifier) or found["*"]).properties()}
+
+    def declaration(self, table: TableSpec) -> dict[str, Any]:
+        """A declared table as the deployment applies it (``lakehouse_platform.runtime.tables``): its spec, with the
+        platform's table properties under its own (which win)."""
+        return {**table.model_dump(mode="json"),
+                "properties": {**self.table_properties(table.identifier), **table.properties}}
 
     def identities_of(self, role: Role) -> list[str]:
         """The identities with a role (platform, writer, reader), in declaration order."""

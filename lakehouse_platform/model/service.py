@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from lakehouse_platform.model.base import SIZE_HELP, Strict, parse_size, pinned_image
+from lakehouse_platform.model.base import SIZE_HELP, Size, Strict, parse_size, pinned_image
 from lakehouse_platform.model.layers import Layer
 
 # Environment variable names that hold credentials: their values belong in secret config.
@@ -89,6 +89,25 @@ class RestartSpec(Strict):
         return self
 
 
+class LogSpec(Strict):
+    """How a native service's log is kept: rotated by its watchdog by size, a few old files kept."""
+
+    max_size: str = Field(default="32MiB", description=f"The log is rotated when it grows past this: {SIZE_HELP}.")
+    keep: int = Field(default=2, ge=0, le=100, description="Rotated files kept (<log>.1 the newest); older ones "
+                                                           "are deleted.")
+
+    @field_validator("max_size")
+    @classmethod
+    def _size(cls, value: str) -> str:
+        if parse_size(value) < 1024 * 1024:
+            raise ValueError(f"{value!r} is too small: at least 1MiB (a log rotated every few lines loses them)")
+        return value
+
+    @property
+    def max_bytes(self) -> int:
+        return parse_size(self.max_size)
+
+
 class ServiceSpec(Strict):
     """One service of the platform, on any target."""
 
@@ -128,6 +147,13 @@ class ServiceSpec(Strict):
     health: HealthCheckSpec | None = Field(default=None, description="Readiness check (required for servers).")
     memory: str = Field(description=f"Memory budget and container limit: {SIZE_HELP}.")
     heap: str | None = Field(default=None, description="JVM heap (-Xmx) for JVM services.")
+    disk: Size | None = Field(
+        default=None,
+        description=f"Disk budget of the service's state ({SIZE_HELP}): natively its data dir, measured by the "
+                    "exporter; ServiceDiskFilling fires before its growth reaches it, ServiceDiskOverBudget past it. "
+                    "None: no budget.")
+    logs: LogSpec = Field(default_factory=LogSpec, description="How the service's log is rotated (native: by its "
+                                                               "watchdog; containers log to the engine).")
     depends_on: list[str] = Field(default_factory=list, description="Services that must be up first.")
     restart: RestartSpec = Field(default_factory=RestartSpec, description="How a crashed server is brought back.")
 
@@ -182,6 +208,11 @@ class ServiceSpec(Strict):
     def memory_bytes(self) -> int:
         """The memory budget in bytes."""
         return parse_size(self.memory)
+
+    @property
+    def disk_bytes(self) -> int | None:
+        """The disk budget in bytes (None: none declared)."""
+        return parse_size(self.disk) if self.disk is not None else None
 
     @property
     def image_tag(self) -> str:

@@ -14,8 +14,9 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from lakehouse_platform.model.base import Strict
+from lakehouse_platform.model.base import SIZE_HELP, Size, Strict, parse_size
 from lakehouse_platform.model.layers import Layer
+from lakehouse_platform.model.retention import SnapshotRetention
 
 _TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 _CONNECTOR = re.compile(r"^[a-z][a-z0-9-]{1,62}$")
@@ -151,6 +152,10 @@ class IcebergSinkSpec(_Connector):
         default=None, ge=1, le=7200,
         description="iceberg.control.commit.timeout-ms in seconds; default 1.5x the interval (an idle sink "
                     "misses the first START_COMMIT after a restart and waits out this timeout).")
+    retention: SnapshotRetention = Field(
+        default_factory=SnapshotRetention,
+        description="Snapshot retention of the sink's table (it commits every commit_interval_s: keep_last is "
+                    "derived from it).")
 
     @field_validator("table")
     @classmethod
@@ -201,10 +206,39 @@ class StreamsSpec(Strict):
     topics: list[TopicSpec] = Field(default_factory=_default_topics, description="Topics the platform creates.")
     connectors: list[ConnectorSpec] = Field(default_factory=_default_connectors,
                                             description="Connectors registered on the platform's Connect.")
+    retention_hours: int = Field(
+        default=168, ge=1, le=87_600,
+        description="log.retention.hours: how long the broker keeps a topic's records (a topic's retention_hours "
+                    "overrides it); on aws the MSK configuration's.")
+    retention_bytes: Size = Field(
+        default="1GiB",
+        description=f"log.retention.bytes: the most one partition keeps ({SIZE_HELP}); the oldest segments go "
+                    "first. On aws the MSK configuration's.")
+    segment_bytes: Size = Field(
+        default="64MiB",
+        description=f"log.segment.bytes ({SIZE_HELP}): retention deletes whole closed segments, so a partition "
+                    "holds up to its retention plus one segment.")
+    slot_max_wal_keep_size: Size = Field(
+        default="1GiB",
+        description=f"max_slot_wal_keep_size ({SIZE_HELP}): the most WAL PostgreSQL keeps for a replication slot "
+                    "whose reader stopped (Debezium's, while Connect is down); past it the slot is invalidated "
+                    "(the connector then snapshots again) instead of the database's disk filling. On aws the RDS "
+                    "parameter group's.")
+    slot_lag_alert: Size = Field(
+        default="256MiB",
+        description=f"WAL held for one replication slot ({SIZE_HELP}) that raises ReplicationSlotLagging: its "
+                    "reader fell behind or stopped.")
     cdc_visible_within_s: int = Field(
         default=60, ge=5, le=3600,
         description="Promise: a change committed in PostgreSQL is in the Iceberg table within this many seconds "
                     "(checked by the CDC probe).")
+
+    @model_validator(mode="after")
+    def _slot_alert_below_its_bound(self) -> StreamsSpec:
+        if parse_size(self.slot_lag_alert) >= parse_size(self.slot_max_wal_keep_size):
+            raise ValueError(f"slot_lag_alert: {self.slot_lag_alert} is not below slot_max_wal_keep_size "
+                             f"{self.slot_max_wal_keep_size}: the slot would be invalidated before anyone is told")
+        return self
 
     @model_validator(mode="after")
     def _consistent(self) -> StreamsSpec:

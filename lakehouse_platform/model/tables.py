@@ -9,6 +9,7 @@ from pydantic import Field, field_validator, model_validator
 
 from lakehouse_platform.model.base import Strict
 from lakehouse_platform.model.layers import Layer
+from lakehouse_platform.model.retention import SnapshotRetention
 
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 ColumnType = Literal["boolean", "int", "long", "float", "double", "decimal(10,2)", "decimal(38,2)", "date",
@@ -82,6 +83,13 @@ class TableSpec(Strict):
         description="The maintenance actions the platform runs on this table (on the spec's schedules).",
     )
     properties: dict[str, str] = Field(default_factory=dict, description="Extra Iceberg table properties.")
+    commit_interval_s: int | None = Field(
+        default=None, ge=1, le=86_400,
+        description="How often the table commits at most (its busiest writer), in seconds: its default "
+                    "retention.keep_last is derived from it. Unset: table_defaults.commit_interval_s.")
+    retention: SnapshotRetention = Field(default_factory=SnapshotRetention,
+                                         description="How many snapshots the table keeps, for how long, and the "
+                                                     "bounds its signals watch.")
 
     @field_validator("namespace", "name")
     @classmethod

@@ -275,3 +275,4 @@ def test_a_hung_catalog_is_noticed_and_resolves(stack: Stack, figure, say):
     if not resolved:
         fail(stack, "observability", "CatalogDown did not resolve after the catalog was continued",
              {"waited_s": round(waited, 1), "alerts": [a.__dict__ for a in signals.alerts(prometheus)]})
+

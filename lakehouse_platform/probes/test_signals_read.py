@@ -5,7 +5,9 @@ rule the stack declares (the ``observability.alerts`` output) and none is broken
 (the exporter among them: without it no table or service signal is current); the exporter sees the catalog
 answering; every declared table resolves and carries its freshness promise; and TableStale agrees with each
 declared table's age: firing for one past its promise by more than the alert's bound, silent for one well within
-it. The alerts active now are reported. The disruptive ``test_signals.py`` makes the alerts fire and resolve.
+it. The alerts active now are reported. What grows is measured beside its bounds: each table's history with its
+retention's bounds and owner, natively each service's state on disk and the WAL each replication slot holds. The
+disruptive ``test_signals.py`` makes the alerts fire and resolve.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import pytest
 
 from lakehouse_platform.probes.support import services, signals
 from lakehouse_platform.probes.support.stack import Stack, fail
-from lakehouse_platform.services.capabilities import METRICS
+from lakehouse_platform.services.capabilities import METRICS, SIGNALS
 
 pytestmark = [pytest.mark.observability, pytest.mark.safe]
 
@@ -92,3 +94,49 @@ def test_signals_and_alerts_are_current_and_agree_with_the_tables(stack: Stack, 
              {"lakehouse_catalog_up": catalog_up, "alerts": [a.__dict__ for a in active]})
     if wrong:
         fail(stack, "observability", "the signals of the declared tables disagree with their declaration", wrong)
+
+
+def test_growth_is_measured_against_its_bounds(stack: Stack, say):
+    """Every watched table's history (snapshots, metadata.json, load time) beside the bounds its retention declares
+    and its owner; natively every service's state on disk beside its budget, and the WAL each replication slot
+    holds (the database read by the exporter itself)."""
+    exporter = services.metrics_url(stack, SIGNALS)
+    if not exporter:
+        pytest.skip("this stack exports no exporter endpoint (observability output)")
+    samples = signals.samples(exporter)
+
+    def values(name: str) -> dict[tuple[tuple[str, str], ...], float]:
+        return {labels: value for (metric, labels), value in samples.items() if metric == name}
+
+    tables = {(d["namespace"], d["table"]) for d in map(dict, values("iceberg_table_exists"))
+              if values("iceberg_table_exists")[tuple(sorted(d.items()))] == 1}
+    bounded = {(d["namespace"], d["table"]): d.get("owner", "")
+               for d in map(dict, values("iceberg_table_max_snapshots"))}
+    sized = {(d["namespace"], d["table"]) for d in map(dict, values("iceberg_table_metadata_bytes"))}
+    missing = sorted(t for t in tables if t not in bounded or t not in sized)
+    if missing:
+        fail(stack, "observability", "tables the exporter watches without their metadata size or their bounds",
+             {"tables": [".".join(t) for t in missing]})
+    declared = {tuple(t["table"].split(".", 1)): t["owner"] for t in stack.outputs.get("tables") or []}
+    misowned = {".".join(t): bounded.get(t) for t, owner in declared.items() if t in tables and bounded.get(t) != owner}
+    if misowned:
+        fail(stack, "observability", "declared tables whose bounds do not name their owner", misowned)
+    say(f"{len(tables)} tables with their bounds; metadata.json largest "
+        f"{max(values('iceberg_table_metadata_bytes').values(), default=0) / 1024:.0f} KiB")
+    native = (stack.outputs.get("native") or {}).get("services") or {}
+    if not native:
+        return
+    state = {dict(labels)["service"]: value for labels, value in values("lakehouse_service_state_bytes").items()}
+    watched = {dict(labels)["service"] for labels in values("lakehouse_service_up")}  # every service but itself
+    unmeasured = sorted(name for name in native if name in watched and state.get(name, 0) <= 0)
+    if unmeasured:
+        fail(stack, "observability", "services whose state on disk the exporter does not measure",
+             {"services": unmeasured, "measured": state})
+    slots = {dict(labels)["slot"] for labels in values("lakehouse_replication_slot_retained_bytes")}
+    wanted = {c["slot"] for c in (stack.outputs.get("streams") or {}).get("connectors") or []
+              if c.get("kind") == "debezium-postgres" and c.get("slot")}
+    if wanted - slots:
+        fail(stack, "observability", "replication slots the exporter does not read",
+             {"declared": sorted(wanted), "read": sorted(slots)})
+    say(f"state on disk of {len(state)} services, {sum(state.values()) / 1e6:.0f} MB; slots read: "
+        f"{', '.join(sorted(slots)) or 'none declared'}")

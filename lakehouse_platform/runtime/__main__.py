@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "scheduler":
         from lakehouse_platform.runtime import scheduler
 
-        return scheduler.serve(config, Credentials.from_env(), args.role, args.listen)
+        return scheduler.serve(config, Credentials.from_env(), args.role, args.listen, config_path=args.config)
     from lakehouse_platform.runtime import maintenance
 
     if not args.job:

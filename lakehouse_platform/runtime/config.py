@@ -36,6 +36,8 @@ TOKEN_PATH = "/v1/oauth/tokens"  # noqa: S105 - a path, not a credential
 #: a burst of health checks and scrapes beyond it waits a SYN retry, a second or more). The kernel caps it at
 #: net.core.somaxconn.
 LISTEN_BACKLOG = 1024
+#: Orphan removal's safety margin where a job sets none (and expiry's threshold on an on-demand run of an action).
+DEFAULT_MARGIN_DAYS = 7
 ENV_SECRET_PREFIX = "LAKEHOUSE_SECRET_"  # noqa: S105 - LAKEHOUSE_SECRET_POLARIS_ROOT_SECRET -> {polaris_root_secret}
 _PLACEHOLDER = re.compile(r"\{([a-z0-9_]+)\}")
 _ENV_REFERENCE = re.compile(r"\$\{ENV:" + ENV_SECRET_PREFIX + r"([A-Z0-9_]+)\}")
@@ -88,8 +90,23 @@ class MaintenanceJobConfig(_Model):
     id: str
     action: str
     schedule: str
-    older_than_days: int
+    #: Orphan removal's safety margin; on expire_snapshots a ceiling on every table's age (None: none).
+    older_than_days: int | None = None
     scope: Literal["all", "declared"] = "all"
+
+    @property
+    def margin_days(self) -> int:
+        """Orphan removal's safety margin in days (7 when the job sets none)."""
+        return self.older_than_days if self.older_than_days is not None else DEFAULT_MARGIN_DAYS
+
+
+class RetentionConfig(_Model):
+    """How expiry treats one table (``lakehouse_platform.model.retention.TableBounds``): ages in real seconds."""
+
+    identifier: str  # namespace.name; "*" for the tables nothing else covers
+    keep_last: int
+    max_age_s: float
+    max_snapshots: int
 
 
 class SqliteSource(_Model):
@@ -137,6 +154,12 @@ class OperationsConfig(_Model):
     engine: EngineAccess | None = None  # the SQL engine maintenance runs through
     maintenance: list[MaintenanceJobConfig] = Field(default_factory=list)
     tables: list[dict[str, Any]] = Field(default_factory=list)  # TableSpec.model_dump() of each declared table
+    #: Each table's retention the stack knows (declared, the streams'), then ``default_retention`` for any other.
+    retention: list[RetentionConfig] = Field(default_factory=list)
+    default_retention: RetentionConfig | None = None
+    #: The maintenance scheduler's clock runs this many times faster than real time (benchmarks, drills): every
+    #: schedule fires that much more often, and orphan removal's margin is that much shorter.
+    speedup: int = 1
     backups: BackupConfig | None = None
     recovery: RecoveryObjectives
 
@@ -144,6 +167,10 @@ class OperationsConfig(_Model):
         """A scheduled job by id or by action (the first job of that action)."""
         return next((j for j in self.maintenance if j.id == name), None) or next(
             (j for j in self.maintenance if j.action == name), None)
+
+    def retention_of(self, identifier: str) -> RetentionConfig | None:
+        """How expiry treats a table: its own retention, else the default (None: the stack renders none)."""
+        return next((r for r in self.retention if r.identifier == identifier), None) or self.default_retention
 
     def declared(self) -> dict[str, dict[str, Any]]:
         """Declared tables by ``namespace.name``."""

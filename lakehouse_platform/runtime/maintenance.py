@@ -11,14 +11,21 @@ return nothing, so what a run did is measured around it, in ways that stay exact
   listing: the files the run really deleted from storage, whoever referenced them);
 * the summary of the run's own ``replace`` commits (rewritten/added data files, bytes).
 
-Thresholds: the spec's ``older_than_days`` (at least one day) is the safety margin of expiry and orphan removal
-(``THRESHOLD_ACTIONS``): nothing younger is touched, so a writer still writing (files uploaded, commit not yet made)
-never loses a file. A shorter threshold is an operator's explicit ``--older-than`` (drills, probes).
+Thresholds. **Expiry** follows each table's retention (``OperationsConfig.retention_of``: the spec's
+``tables.*.retention``, the streams' tables', ``table_defaults.retention``): it keeps the newest ``keep_last``
+snapshots and none older than ``max_age_s``, so its threshold is the younger of the two, read from the table's
+snapshots just before the run (``expiry_threshold_s``). Expiry deletes only files no kept snapshot references, so a
+writer's uncommitted files are never among them. **Orphan removal** keeps its safety margin, the job's
+``older_than_days`` (at least one day, default 7): an unreferenced file younger than that may belong to a commit
+still being made. With the maintenance clock sped up (``speedup``, benchmarks and drills) every age is that many
+times shorter. A threshold of the operator's own is an explicit ``--older-than`` (drills, probes). How an engine
+holds a threshold below its own minimum is its runtime code's (Trino: a session property per query).
 """
 
 from __future__ import annotations
 
 import importlib
+import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -27,10 +34,12 @@ from typing import Any, Protocol, cast
 
 from lakehouse_platform.runtime import runs
 from lakehouse_platform.runtime.config import (
+    DEFAULT_MARGIN_DAYS,
     Credentials,
     EngineAccess,
     MaintenanceJobConfig,
     OperationsConfig,
+    RetentionConfig,
     load_catalog,
     s3_client,
 )
@@ -38,10 +47,13 @@ from lakehouse_platform.runtime.locks import table_lock
 
 ACTIONS = ("expire_snapshots", "rewrite_data_files", "rewrite_manifests", "remove_orphan_files")
 
-#: The actions with a safety threshold (the spec's ``older_than_days``): expiry and orphan removal.
-THRESHOLD_ACTIONS = ("expire_snapshots", "remove_orphan_files")
 DAY_S = 86400
 REMOVED_SAMPLE = 50
+#: Actions with nothing to do on a table never written (and whose engine procedure may fail on one).
+NEEDS_A_SNAPSHOT = ("rewrite_manifests",)
+#: Added to a count-bound threshold: the engine measures it from its query's start, a moment after the snapshots
+#: were read, and a snapshot that became older than the threshold meanwhile would go below keep_last.
+THRESHOLD_SLACK_S = 5
 
 
 class MaintenanceError(RuntimeError):
@@ -55,6 +67,17 @@ def parse_duration(text: str) -> float:
     if len(text) < 2 or text[-1] not in units or not text[:-1].replace(".", "", 1).isdigit():
         raise ValueError(f"{text!r} is not a duration: a number and one of s, m, h, d (e.g. 30s, 7d)")
     return float(text[:-1]) * units[text[-1]]
+
+
+def expiry_threshold_s(retention: RetentionConfig, snapshot_times_ms: Iterable[int], now_s: float) -> float:
+    """Expiry's threshold for a table now: snapshots older than it go. The younger of its maximum age and the
+    age of its ``keep_last``-th newest snapshot (plus ``THRESHOLD_SLACK_S``), so neither bound is passed."""
+    newest_first = sorted(snapshot_times_ms, reverse=True)
+    threshold = retention.max_age_s
+    if len(newest_first) > retention.keep_last:
+        last_kept_s = newest_first[retention.keep_last - 1] / 1000
+        threshold = min(threshold, math.ceil(now_s - last_kept_s) + THRESHOLD_SLACK_S)
+    return max(float(threshold), 1.0)
 
 
 Executor = Callable[[str, dict[str, str]], None]
@@ -90,7 +113,10 @@ class TableState:
 
 
 def list_objects(s3: Any, location: str) -> set[str]:
-    """Every key under a table's location (``s3://bucket/prefix``)."""
+    """Every key under a table's location (``s3://bucket/prefix``; a ``file://`` one, a local warehouse, walked)."""
+    if location.startswith("file://"):
+        root = Path(location.removeprefix("file://"))
+        return {str(path.relative_to(root)) for path in root.rglob("*") if path.is_file()}
     bucket, _, prefix = location.removeprefix("s3://").partition("/")
     prefix = prefix.rstrip("/") + "/"
     keys: set[str] = set()
@@ -143,28 +169,42 @@ def run_action(config: OperationsConfig, creds: Credentials, action: str, identi
                waiting: Callable[[str], None] | None = None) -> runs.Run:
     """Run one maintenance action on one table, under its lock; the finished run record (ok or failed).
 
-    ``older_than_s`` is the threshold of expire/orphan removal (default: the spec's job for the
-    action, else 7 days). ``catalog``, ``s3`` and ``execute`` default to the stack's own clients.
+    ``older_than_s`` is the threshold of expire/orphan removal (default: expiry the table's retention
+    (``expiry_threshold_s``), orphan removal its job's margin, else 7 days; both divided by the clock's
+    speedup). ``catalog``, ``s3`` and ``execute`` default to the stack's own clients.
     """
-    job = config.job(action)
     if action not in ACTIONS:
         raise MaintenanceError(f"unknown maintenance action {action!r}; known: {', '.join(ACTIONS)}")
-    if action in THRESHOLD_ACTIONS and older_than_s is None:
-        older_than_s = float((job.older_than_days if job else 7) * DAY_S)
+    job = config.job(action)
+    if action == "remove_orphan_files" and older_than_s is None:
+        older_than_s = float((job.margin_days if job else DEFAULT_MARGIN_DAYS) * DAY_S) / config.speedup
+    retention = config.retention_of(identifier) if action == "expire_snapshots" and older_than_s is None else None
+    if action == "expire_snapshots" and older_than_s is None and retention is None:
+        older_than_s = float(DEFAULT_MARGIN_DAYS * DAY_S)  # a config rendered before retention existed
     access, engine_code = engine_runtime(config)
-    sql, session = engine_code.statement(action, access.catalog, identifier, older_than_s)
     db = Path(config.runs_db)
     with table_lock(config.locks_dir, identifier, waiting=waiting) as waited:
         engine = access.engine or "none"
         run = runs.start(db, runs.Run(job=action, target=identifier, trigger=trigger, engine=engine))
         started = time.monotonic()
-        detail: dict[str, Any] = {"statement": sql, "session": session, "lock_wait_s": round(waited, 3)}
-        if older_than_s is not None:
-            detail["older_than_s"] = older_than_s
+        detail: dict[str, Any] = {"lock_wait_s": round(waited, 3)}
         try:
             catalog = catalog if catalog is not None else load_catalog(config, creds)
             s3 = s3 if s3 is not None else s3_client(config, creds)
             before = observe(catalog, s3, identifier)
+            if retention is not None:
+                older_than_s = expiry_threshold_s(
+                    retention, [s["timestamp_ms"] for s in before.snapshots.values()], time.time())
+                detail["retention"] = {"keep_last": retention.keep_last, "max_age_s": retention.max_age_s}
+            sql, session = engine_code.statement(action, access.catalog, identifier, older_than_s)
+            detail.update(statement=sql, session=session)
+            if older_than_s is not None:
+                detail["older_than_s"] = older_than_s
+            if action in NEEDS_A_SNAPSHOT and not before.snapshots:
+                # Trino's optimize_manifests fails on a table never written ("snapshot is null"): nothing to do.
+                return runs.finish(db, run, "ok", **detail, **_changes(before, before), nothing_to_do=True,
+                                   reason="the table has no snapshot yet",
+                                   seconds=round(time.monotonic() - started, 3))
             (execute or engine_code.executor(access, creds))(sql, session)
             after = observe(catalog, s3, identifier)
         except Exception as exc:  # noqa: BLE001 - recorded as a failed run, then raised to the caller
@@ -209,14 +249,12 @@ def run_job(config: OperationsConfig, creds: Credentials, job: MaintenanceJobCon
         if found is None and job not in ACTIONS:
             known = [j.id for j in config.maintenance] + [a for a in ACTIONS if not config.job(a)]
             raise MaintenanceError(f"unknown maintenance job {job!r}; known: {', '.join(known)}")
-        job = found or MaintenanceJobConfig(id=job, action=job, schedule="", older_than_days=7, scope="all")
+        job = found or MaintenanceJobConfig(id=job, action=job, schedule="", scope="all")
     catalog = load_catalog(config, creds)
     s3 = s3_client(config, creds)
     if table is not None:
         targets = [table]
     else:
         targets = tables_for(config, job.action, job.scope, catalog_tables(catalog))
-    if older_than_s is None and job.action in THRESHOLD_ACTIONS:
-        older_than_s = float(job.older_than_days * DAY_S)
     return [run_action(config, creds, job.action, ident, older_than_s=older_than_s, trigger=trigger, catalog=catalog,
                        s3=s3, execute=execute, waiting=waiting) for ident in targets]

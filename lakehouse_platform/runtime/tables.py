@@ -23,32 +23,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-# Properties the platform keeps on every declared table (a declaration's own properties win).
-PLATFORM_DEFAULTS = {
-    # Old metadata.json files are deleted after commit, keeping the last 100 (Iceberg's default count):
-    # metadata stays bounded, and a catalog restored from an older backup still finds its pointer
-    # unless more than 100 commits happened since (the restore rolls forward from storage anyway).
-    "write.metadata.delete-after-commit.enabled": "true",
-    "write.metadata.previous-versions-max": "100",
-    # Appends merge small manifests once 100 pile up (commit.manifest.min-count-to-merge), so a table's
-    # manifest list, read and rewritten by every commit, stops growing with its age. Iceberg's Java
-    # writers merge by default; PyIceberg only when the table says so.
-    "commit.manifest-merge.enabled": "true",
-    # The JVM writers' (Flink, the Iceberg sink) retries of a conflicting commit: Iceberg's default is
-    # 4, too few beside the load probe's 32 concurrent appenders; the waits stay exponential.
-    "commit.retry.num-retries": "20",
-    "commit.retry.max-wait-ms": "10000",
-}
 OWNER_PROPERTY = "owner"
 FRESHNESS_PROPERTY = "platform.freshness-minutes"
 MAINTENANCE_PROPERTY = "platform.maintenance"
 DECLARED_PROPERTY = "platform.declared"
-# Every property key the platform sets on a declared table (Trino must be allowed to set them).
 # Iceberg properties Trino sets through a table property of its own, and refuses in extra_properties
 # ("Illegal keys in extra_properties: [commit.retry.num-retries]", Trino 476).
 TRINO_OWN_PROPERTIES = {"commit.retry.num-retries": "max_commit_retry"}
-PROPERTY_KEYS = tuple(k for k in (*PLATFORM_DEFAULTS, OWNER_PROPERTY, FRESHNESS_PROPERTY, MAINTENANCE_PROPERTY,
-                                  DECLARED_PROPERTY) if k not in TRINO_OWN_PROPERTIES)
+# The property keys the platform writes from a declaration's typed fields (Trino must be allowed to set them,
+# beside each declaration's ``properties``: the platform's table properties and the table's own).
+PROPERTY_KEYS = (OWNER_PROPERTY, FRESHNESS_PROPERTY, MAINTENANCE_PROPERTY, DECLARED_PROPERTY)
 
 
 class TableEvolutionError(ValueError):
@@ -86,9 +70,9 @@ def partition_field_name(part: Mapping[str, Any]) -> str:
 
 
 def table_properties(declaration: Mapping[str, Any]) -> dict[str, str]:
-    """Every property a declared table carries: the platform's defaults, its own, owner and promises."""
+    """Every property a declared table carries: its ``properties`` (the platform's table properties, which the
+    deployment renders into them, and its own: ``PlatformSpec.declaration``), owner and promises."""
     return {
-        **PLATFORM_DEFAULTS,
         **{str(k): str(v) for k, v in (declaration.get("properties") or {}).items()},
         OWNER_PROPERTY: str(declaration["owner"]),
         FRESHNESS_PROPERTY: str(int(declaration["freshness_minutes"])),

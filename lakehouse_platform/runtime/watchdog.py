@@ -15,6 +15,12 @@ passed), the watchdog only mirrors it: a service that exits while starting makes
 with the same code, so a broken configuration fails the deployment at once with its log tail
 instead of being retried behind the operator's back.
 
+The service's log is kept bounded (``log_rotation``: ``max_bytes``, ``keep``): every few seconds the
+watchdog looks at its size, and past ``max_bytes`` copies it to ``<log>.1`` (the older copies shifted to
+``.2`` ... ``.keep``, the oldest deleted) and truncates it in place. The service keeps its file open in
+append mode, so its next line lands at the start of the emptied file: nothing needs reopening, whatever
+the service (logrotate's copytruncate). A line written between the copy and the truncation is lost.
+
 Its state is in ``<data_dir>/.watchdog.json`` (``read_status``): the service's pid, restarts, the
 last exit code and time, and ``state`` (``running`` | ``backoff`` | ``gave-up`` | ``stopped``). The
 stack outputs and the metrics exporter read it.
@@ -28,6 +34,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -40,6 +47,8 @@ CONFIG_FILE = ".watchdog-config.json"
 #: The copy of this file the service's watchdog runs from, in its data dir (LocalService writes it at each start).
 SCRIPT_FILE = ".watchdog.py"
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+#: How often the log's size is looked at (the service runs on meanwhile; its exit is noticed at once).
+LOG_CHECK_S = 5.0
 
 
 def read_status(data_dir: str | os.PathLike[str]) -> dict[str, Any]:
@@ -104,6 +113,38 @@ class Watchdog:
         if self.child is not None and self.child.poll() is None:
             self.child.send_signal(self.stop_signal)
 
+    def rotate_log(self) -> bool:
+        """Copy the log aside and empty it in place when it is past its size (see the module docstring)."""
+        rotation = self.config.get("log_rotation") or {}
+        limit, keep = int(rotation.get("max_bytes") or 0), int(rotation.get("keep") or 0)
+        log = Path(self.config["log_file"])
+        try:
+            if not limit or log.stat().st_size <= limit:
+                return False
+            for index in range(keep, 0, -1):
+                older = log.with_name(f"{log.name}.{index}")
+                if index == keep:
+                    older.unlink(missing_ok=True)
+                elif older.exists():
+                    os.replace(older, log.with_name(f"{log.name}.{index + 1}"))
+            if keep:
+                shutil.copyfile(log, log.with_name(f"{log.name}.1"))
+            os.truncate(log, 0)
+        except OSError as exc:  # a full disk must not stop the supervision
+            sys.stderr.write(f"watchdog: rotating {log} failed: {exc}\n")
+            return False
+        self.log(f"log rotated: past {limit} bytes, {keep} older file(s) kept")
+        return True
+
+    def wait_child(self) -> int:
+        """The service's exit code, rotating its log meanwhile."""
+        assert self.child is not None
+        while True:
+            try:
+                return self.child.wait(timeout=LOG_CHECK_S)
+            except subprocess.TimeoutExpired:
+                self.rotate_log()
+
     def backoff(self) -> float:
         """Seconds before the next restart: doubling from the initial delay, capped."""
         recent = len(self.restarts)
@@ -120,8 +161,7 @@ class Watchdog:
         signal.signal(signal.SIGUSR1, self.on_up)
         self.start_child()
         while True:
-            assert self.child is not None
-            code = self.child.wait()
+            code = self.wait_child()
             if self.stopping:
                 self.save(state="stopped", pid=0, last_exit_code=code, last_exit_at=time.time())
                 return 0

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lakehouse_platform.model import PlatformSpec, Target
+from lakehouse_platform.model.retention import TableBounds
 from lakehouse_platform.placeholders import SECRET_TOKEN
 from lakehouse_platform.runtime.config import (
     ENV_SECRET_PREFIX,
@@ -20,10 +21,18 @@ from lakehouse_platform.runtime.config import (
     OperationsConfig,
     PostgresSource,
     RecoveryObjectives,
+    RetentionConfig,
     SqliteSource,
 )
 from lakehouse_platform.services import profiles
-from lakehouse_platform.services.capabilities import DATABASE, DATABASE_BACKUP_USER, DATABASE_USER, SQL_ENGINE
+from lakehouse_platform.services.capabilities import (
+    CHANGE_CAPTURE,
+    DATABASE,
+    DATABASE_BACKUP_USER,
+    DATABASE_USER,
+    SQL_ENGINE,
+    STREAMING_WRITER,
+)
 from lakehouse_platform.services.catalogs import default_catalog
 from lakehouse_platform.services.context import ServiceContext, Side, host_of, port_of
 from lakehouse_platform.services.definition import ServiceDefinition
@@ -120,6 +129,20 @@ def operation_secrets(spec: PlatformSpec) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def table_bounds(spec: PlatformSpec) -> dict[str, TableBounds]:
+    """Every table the stack knows with its retention (``PlatformSpec.table_bounds``): the declared ones, the
+    streaming job's where a streaming writer runs, the Iceberg sinks' where Connect (or MSK Connect) runs; ``*``
+    for any other."""
+    sinks = registry().provider(spec, CHANGE_CAPTURE) is not None or (spec.target is Target.AWS
+                                                                        and spec.aws.kafka_msk)
+    return spec.table_bounds(flink_job=registry().provider(spec, STREAMING_WRITER) is not None, sinks=sinks)
+
+
+def retention_config(found: TableBounds) -> RetentionConfig:
+    return RetentionConfig(identifier=found.identifier, keep_last=found.keep_last, max_age_s=found.max_age_s,
+                           max_snapshots=found.max_snapshots)
+
+
 def maintenance_job_ids(spec: PlatformSpec) -> list[str]:
     """Each ``maintenance`` entry's job id: its action, suffixed with its index where the action is listed twice."""
     return [job.action if sum(j.action == job.action for j in spec.maintenance) == 1 else f"{job.action}-{index}"
@@ -147,6 +170,7 @@ def operations_config(spec: PlatformSpec, stack: str, paths: Paths, side: Side =
                                      http_scheme=client["http_scheme"],
                                      password=env_reference(engine_password(definition, identity)),
                                      certificate=env_reference(f"{certificate}-cert") if certificate else None)
+    bounds = table_bounds(spec)
     jobs = [MaintenanceJobConfig(id=job_id, action=job.action, schedule=job.schedule,
                                  older_than_days=job.older_than_days, scope=job.scope)
             for job_id, job in zip(maintenance_job_ids(spec), spec.maintenance, strict=True)]
@@ -165,8 +189,8 @@ def operations_config(spec: PlatformSpec, stack: str, paths: Paths, side: Side =
     return OperationsConfig(
         stack=stack, target=spec.target.value, state_dir=paths.state_dir,
         runs_db=f"{paths.operations_dir}/runs.db", locks_dir=f"{paths.operations_dir}/locks",
-        catalog=catalog, engine=engine_access, maintenance=jobs,
-        tables=[t.model_dump(mode="json") for t in spec.tables],
-        backups=backups,
+        catalog=catalog, engine=engine_access, maintenance=jobs, tables=[spec.declaration(t) for t in spec.tables],
+        retention=[retention_config(b) for ident, b in bounds.items() if ident != "*"],
+        default_retention=retention_config(bounds["*"]), speedup=spec.maintenance_speedup, backups=backups,
         recovery=RecoveryObjectives(rpo_minutes=spec.recovery.rpo_minutes, rto_minutes=spec.recovery.rto_minutes),
     )

@@ -135,6 +135,11 @@ def code_digest(*paths: Path) -> str:
     return digest.hexdigest()[:16]
 
 
+#: A JVM hands heap it no longer uses back to the OS: a G1 cycle every 30 s when idle, and after each cycle the heap
+#: shrinks to keep at most 30% of it free (the default keeps 70%: Trino held 460 MB committed for 120 MB used).
+IDLE_HEAP_FLAGS = ("-XX:G1PeriodicGCInterval=30000", "-XX:MinHeapFreeRatio=10", "-XX:MaxHeapFreeRatio=30")
+
+
 def jvm_heap_flag(service: ServiceSpec) -> str:
     """-Xmx for a JVM service, from its heap setting (every JVM gets an explicit heap)."""
     heap = service.heap or service.memory

@@ -68,7 +68,7 @@ CASES = {
         lambda p: p["services"].update({"trino": {"memroy": "2GiB"}}),
         f"{P}.services.trino.memroy: unknown key; allowed: layer, enabled, role, owner, kind, version, "
         "native_version, bundles, native_bundles, aws_version, aws_bundles, image, ports, env, command, health, memory, "
-        "heap, depends_on, restart",
+        "heap, disk, logs, depends_on, restart",
     ),
     "heap above budget": (
         lambda p: p["services"].update({"trino": {"heap": "4GiB"}}),

@@ -102,7 +102,7 @@ def test_review_shows_the_declared_tables_with_their_owners_freshness_and_mainte
     out = capsys.readouterr().out
     assert "Declared tables: stack native" in out
     row = next(line for line in out.splitlines() if "shop.orders" in line)
-    assert "bookshop data engineering" in row and "1440 min" in row and "expire_snapshots 0 3 * * *" in row
+    assert "bookshop data engineering" in row and "1440 min" in row and "expire_snapshots */15 * * * *" in row
     assert "day(order_ts)" in row
     assert "recovery point objective 60 min, recovery time objective 120 min" in out
     assert command.main(["--stack", "native", "--format", "json", "--root", str(ROOT)]) == 0

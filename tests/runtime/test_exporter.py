@@ -3,7 +3,10 @@ warehouse: offline), the run record, and what it serves."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 import time
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -229,3 +232,59 @@ def test_the_catalog_down_bound_is_the_sum_of_every_wait():
                                             "evaluation_interval_s": 5, "catalog_down_for_s": 10}
     assert default.catalog_down_bound_s == 30
     assert ObservabilitySpec(catalog_down_for_s=12, probe_timeout_s=2).catalog_down_bound_s == 5 + 2 + 5 + 5 + 15
+
+
+def test_growth_is_seen_by_count_size_and_load_time_against_each_tables_bounds(warehouse):
+    props, catalog, tmp_path = warehouse
+    table = catalog.create_table("sales.orders", schema=SCHEMA)
+    for start in range(4):
+        table.append(pa.table({"id": [start]}, schema=SCHEMA))
+    catalog.create_table("sales.other", schema=SCHEMA, properties={"owner": "other-team"})
+    watcher = make(props, tmp_path, default_max_snapshots=500, default_max_metadata_bytes=2048,
+                   tables=[{"namespace": "sales", "name": "orders", "owner": "sales-eng", "declared": False,
+                            "freshness_s": 600, "retention_s": 3600, "max_snapshots": 3,
+                            "max_metadata_bytes": 1_000_000}])
+    watcher.refresh()
+    samples = served(watcher)
+    location = catalog.load_table("sales.orders").metadata_location
+    assert value(samples, "iceberg_table_metadata_bytes", "orders") == Path(location.removeprefix("file://")).stat(
+    ).st_size
+    assert value(samples, "iceberg_table_snapshots", "orders") == 4
+    # The bounds its retention declares, with the owner each alert names; a table of a stream is not declared.
+    assert value(samples, "iceberg_table_max_snapshots", "orders", owner="sales-eng") == 3
+    assert value(samples, "iceberg_table_max_metadata_bytes", "orders", owner="sales-eng") == 1_000_000
+    assert value(samples, "iceberg_table_declared", "orders") == 0
+    # Any other table: the defaults, and the owner its own property names.
+    assert value(samples, "iceberg_table_max_snapshots", "other", owner="other-team") == 500
+    assert value(samples, "iceberg_table_max_metadata_bytes", "other", owner="other-team") == 2048
+    assert 0 < value(samples, "iceberg_table_load_seconds", "orders") < 10
+
+
+def test_a_services_state_on_disk_and_its_log_are_measured_against_its_budget(tmp_path):
+    data, logs = tmp_path / "svc", tmp_path / "logs"
+    (data / "sub").mkdir(parents=True)
+    logs.mkdir()
+    (data / "sub" / "a.bin").write_bytes(b"x" * 300_000)
+    (data / "b.bin").write_bytes(b"y" * 100_000)
+    os.link(data / "b.bin", data / "sub" / "b-again.bin")  # one file, twice: counted once
+    (data / "to-cache").symlink_to(tmp_path.parent)  # a link out of the tree: not followed
+    (logs / "svc.log").write_bytes(b"l" * 50_000)
+    (logs / "svc.log.1").write_bytes(b"l" * 70_000)
+    (logs / "other.log").write_bytes(b"o" * 90_000)
+    du = subprocess.run(["du", "-s", "--block-size=1", str(data)], capture_output=True, text=True, check=True)
+    assert ex.disk_usage(str(data)) == int(du.stdout.split()[0])  # what du says
+    logged = ex.log_usage(str(logs / "svc.log"))
+    assert 120_000 <= logged < 200_000  # the log and its rotated copy, not another service's
+    watcher = make({"uri": "http://127.0.0.1:9"}, tmp_path, services=[
+        {"name": "svc", "data_dir": str(data), "log_file": str(logs / "svc.log"), "disk_budget_bytes": 10**9}])
+    watcher.measure_disks()
+    samples = served(watcher)
+    state = dict(samples)[("lakehouse_service_state_bytes", (("service", "svc"),))]
+    assert state == int(du.stdout.split()[0]) + logged
+    assert dict(samples)[("lakehouse_service_disk_budget_bytes", (("service", "svc"),))] == 10**9
+    # The database's slots as last read (the exporter reads them with psycopg: the probes check it live).
+    watcher.disks = ex.Disks(state_bytes={}, slots={"bookshop_debezium": (5_000_000, False, "extended")})
+    samples = dict(served(watcher))
+    assert samples[("lakehouse_replication_slot_retained_bytes", (("slot", "bookshop_debezium"),))] == 5_000_000
+    assert samples[("lakehouse_replication_slot_active", (("slot", "bookshop_debezium"),
+                                                          ("wal_status", "extended")))] == 0

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from lakehouse_platform.runtime.config import (
     MaintenanceJobConfig,
     OperationsConfig,
     RecoveryObjectives,
+    RetentionConfig,
 )
 
 DECLARED = [{"namespace": "shop", "name": "orders", "maintenance": ["expire_snapshots", "rewrite_data_files"]},
@@ -187,3 +189,130 @@ def test_durations() -> None:
     assert [maintenance.parse_duration(t) for t in ("30s", "10m", "2h", "7d")] == [30, 600, 7200, 604800]
     with pytest.raises(ValueError, match="not a duration"):
         maintenance.parse_duration("soon")
+
+
+# -- retention: expiry by count and by age ---------------------------------------------------------------------
+
+
+def test_expiry_keeps_the_newest_keep_last_and_nothing_older_than_the_tables_age() -> None:
+    retention = RetentionConfig(identifier="shop.orders", keep_last=3, max_age_s=3600.0, max_snapshots=5)
+    now = 100_000.0
+    # Ten snapshots a minute apart: the third newest is 120 s old, so everything older than it goes.
+    minutes = [int((now - 60 * age) * 1000) for age in range(10)]
+    assert maintenance.expiry_threshold_s(retention, minutes, now) == 120 + maintenance.THRESHOLD_SLACK_S
+    # Fewer than keep_last younger than the age: the age decides (an hour).
+    assert maintenance.expiry_threshold_s(retention, minutes[:3], now) == 3600
+    hours = [int((now - 3600 * age) * 1000) for age in range(10)]
+    assert maintenance.expiry_threshold_s(retention, hours, now) == 3600  # the age is younger than the count's cut
+
+
+def test_a_scheduled_expiry_runs_with_the_tables_own_threshold(tmp_path: Path) -> None:
+    config = config_for(tmp_path).model_copy(update={
+        "retention": [RetentionConfig(identifier="shop.orders", keep_last=2, max_age_s=86400.0, max_snapshots=4)],
+        "default_retention": RetentionConfig(identifier="*", keep_last=100, max_age_s=86400.0, max_snapshots=200)})
+    catalog = FakeCatalog()
+    # Three snapshots, 10, 5 and 1 minutes old: keep_last 2 cuts at the 5 minutes old one.
+    for snapshot, minutes in zip(catalog.table.metadata.snapshots, (10, 5, 1), strict=True):
+        object.__setattr__(snapshot, "timestamp_ms", int((time.time() - 60 * minutes) * 1000))
+    executed: list[dict[str, str]] = []
+    run = maintenance.run_action(config, Credentials(), "expire_snapshots", "shop.orders", catalog=catalog,
+                                 s3=FakeS3(set()), execute=lambda _sql, session: executed.append(session))
+    threshold = run.detail["older_than_s"]
+    assert 300 + maintenance.THRESHOLD_SLACK_S <= threshold <= 301 + maintenance.THRESHOLD_SLACK_S
+    assert executed == [{"fixture.expire_snapshots_min_retention": f"{int(threshold)}s"}]
+    assert run.detail["retention"] == {"keep_last": 2, "max_age_s": 86400.0}
+    # Any other table: the default retention (keeps 100 of its 3 snapshots: the day decides).
+    other = maintenance.run_action(config, Credentials(), "expire_snapshots", "probe.other", catalog=catalog,
+                                   s3=FakeS3(set()), execute=lambda _sql, session: executed.append(session))
+    assert other.detail["older_than_s"] == 86400 and executed[-1] == {"fixture.expire_snapshots_min_retention": "1d"}
+
+
+def test_orphan_removal_keeps_its_margin_shortened_only_by_the_clocks_speedup(tmp_path: Path) -> None:
+    jobs = [MaintenanceJobConfig(id="remove_orphan_files", action="remove_orphan_files", schedule="0 6 * * 0",
+                                 older_than_days=7)]
+    executed: list[dict[str, str]] = []
+    for speedup in (1, 168):
+        config = config_for(tmp_path, jobs).model_copy(update={"speedup": speedup})
+        maintenance.run_action(config, Credentials(), "remove_orphan_files", "shop.orders", catalog=FakeCatalog(),
+                               s3=FakeS3(set()), execute=lambda _sql, session: executed.append(session))
+    assert executed == [{"fixture.remove_orphan_files_min_retention": "7d"},
+                        {"fixture.remove_orphan_files_min_retention": "3600s"}]
+
+
+# -- the sped-up clock -----------------------------------------------------------------------------------------
+
+
+def test_a_sped_up_clock_fires_the_cron_at_its_pace_never_twice_for_one_moment() -> None:
+    origin = datetime(2026, 1, 5, 0, 0, 7, 123457, tzinfo=UTC)
+    trigger = scheduler.job_trigger("0 * * * *", 168, origin)
+    fires, previous, now = [], None, origin
+    for _ in range(200):
+        upcoming = trigger.get_next_fire_time(previous, now)
+        fires.append(upcoming)
+        previous = now = upcoming
+    gaps = {round((later - earlier).total_seconds(), 3) for earlier, later in itertools.pairwise(fires)}
+    assert gaps == {round(3600 / 168, 3)}  # hourly is every 21.4 s, 200 times in a row
+    # Where the virtual clock stands at each fire is exactly what croniter, an independent implementation, says.
+    virtual = [origin + (fire - origin) * 168 for fire in fires[:5]]
+    expected = croniter("0 * * * *", origin).all_next(datetime)
+    assert [v.replace(microsecond=0) for v in virtual] == [next(expected) for _ in range(5)]
+    assert not isinstance(scheduler.job_trigger("0 * * * *", 1), scheduler.ScaledTrigger)
+
+
+def test_the_scheduler_runs_every_job_on_one_sped_up_clock(tmp_path: Path) -> None:
+    config = config_for(tmp_path).model_copy(update={"speedup": 168})
+    sched = scheduler.build(config, Credentials(), "maintenance")
+    sched.start(paused=True)
+    try:
+        jobs = {j["id"]: j for j in scheduler.describe(sched)}
+    finally:
+        sched.shutdown(wait=False)
+    now = datetime.now(UTC)
+    for job_id in ("expire_snapshots", "rewrite_manifests"):  # daily at 3, weekly on Sunday: within 1 h / 168
+        due = datetime.fromisoformat(jobs[job_id]["next_run_time"])
+        assert timedelta(0) <= due - now <= timedelta(days=7) / 168, (job_id, due - now)
+        assert "at 168x" in jobs[job_id]["name"] and "at 168x" in jobs[job_id]["trigger"]
+
+
+def test_rewriting_the_manifests_of_a_table_never_written_does_nothing_and_fails_nothing(tmp_path: Path) -> None:
+    catalog = FakeCatalog()
+    catalog.table = FakeTable([])
+    catalog.table.current_snapshot = lambda: None  # type: ignore[method-assign]
+    executed: list[str] = []
+    run = maintenance.run_action(config_for(tmp_path), Credentials(), "rewrite_manifests", "shop.orders",
+                                 catalog=catalog, s3=FakeS3(set()), execute=lambda sql, _session: executed.append(sql))
+    assert (run.status, executed) == ("ok", [])  # Trino 476 fails it with "snapshot is null"
+    assert run.detail["nothing_to_do"] is True and run.detail["reason"] == "the table has no snapshot yet"
+
+
+def test_a_scheduled_run_is_a_process_of_its_own_recorded_as_any(tmp_path: Path, serve) -> None:
+    """The scheduler runs each job as ``python -m lakehouse_platform.runtime maintenance run`` (it never keeps
+    PyIceberg, PyArrow and Trino's client itself): a real child on a real SQL catalog, a stand-in Trino that says it
+    is up and refuses the statement; the failure is in the run record the child wrote."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    from tests.support.job_scripts import Answer
+
+    props = {"type": "sql", "uri": f"sqlite:///{tmp_path}/catalog.db", "warehouse": f"file://{tmp_path}/warehouse"}
+    catalog = SqlCatalog("operations", **{k: v for k, v in props.items() if k != "type"})
+    catalog.create_namespace("shop")
+    catalog.create_table("shop.orders", schema=__import__("pyarrow").schema([("id", __import__("pyarrow").int64())]))
+    trino = serve(lambda method, path, _h, _b: Answer(200, {"starting": False}) if path == "/v1/info"
+                  else Answer(500, {"message": "refused by the stand-in"}))
+    host, port = trino.url.removeprefix("http://").split(":")
+    jobs = [MaintenanceJobConfig(id="rewrite_manifests", action="rewrite_manifests", schedule="0 5 * * *")]
+    config = config_for(tmp_path, jobs).model_copy(update={
+        "catalog": CatalogAccess(service="rest-fixture", engine_name="fixture", properties=props),
+        "engine": EngineAccess(host=host, port=int(port), catalog="fixture",
+                               runtime="lakehouse_platform.services.trino.runtime"), "tables": []})
+    path = tmp_path / "operations.json"
+    path.write_text(config.dump())
+    sched = scheduler.build(config, Credentials(), "maintenance", config_path=str(path))
+    sched.get_job("rewrite_manifests").func()  # what a fire runs; the table has no snapshot: nothing to do
+    (run,) = runs.latest(Path(config.runs_db), "rewrite_manifests")
+    assert (run.status, run.target, run.trigger, run.detail["nothing_to_do"]) == ("ok", "shop.orders", "schedule", True)
+    catalog.load_table("shop.orders").append(__import__("pyarrow").table({"id": [1]}))
+    sched.get_job("rewrite_manifests").func()
+    latest = runs.latest(Path(config.runs_db), "rewrite_manifests")[0]
+    assert latest.status == "failed" and "refused by the stand-in" in latest.detail["error"]
+    assert [m for m, p, _h, _b in trino.requests if p.startswith("/v1/statement")] == ["POST"]

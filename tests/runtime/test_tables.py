@@ -8,15 +8,20 @@ from pathlib import Path
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
-from lakehouse_platform.model import TableSpec
+from lakehouse_platform.config import load_platform
 from lakehouse_platform.runtime import tables
+from tests.support.stacks import stack_platform
 
-ORDERS = TableSpec.model_validate({
+_PLATFORM = stack_platform("native")
+_PLATFORM["tables"] = [{
     "namespace": "shop", "name": "orders", "owner": "bookshop data engineering", "freshness_minutes": 60,
     "columns": [{"name": "order_id", "type": "long", "required": True}, {"name": "customer_id", "type": "int"},
                 {"name": "amount", "type": "decimal(10,2)"}, {"name": "order_ts", "type": "timestamptz"}],
     "partition_by": [{"source": "order_ts", "transform": "day"}],
-}).model_dump(mode="json")
+}]
+_SPEC = load_platform(_PLATFORM)
+# As the deployment applies it: the spec with the platform's table properties (PlatformSpec.declaration).
+ORDERS = _SPEC.declaration(_SPEC.tables[0])
 
 
 @pytest.fixture
@@ -37,6 +42,9 @@ def test_a_declared_table_is_created_with_its_schema_spec_owner_and_promises(cat
     assert table.properties["platform.maintenance"] == ("expire_snapshots,rewrite_data_files,rewrite_manifests,"
                                                         "remove_orphan_files")
     assert table.properties["write.metadata.delete-after-commit.enabled"] == "true"
+    # The retention's age, for other engines' expiry (7 days: the stack sets no retention of its own).
+    assert table.properties["history.expire.max-snapshot-age-ms"] == str(7 * 86400 * 1000)
+    assert table.properties["commit.manifest.min-count-to-merge"] == "100"
 
 
 def test_applying_twice_changes_nothing(catalog: SqlCatalog) -> None:

@@ -49,7 +49,7 @@ def test_native_managers_bind_loopback_on_pinned_ports_with_filesystem_checkpoin
         assert config["metrics.internal.query-service.port"] == ("6125" if role == "jobmanager" else "6126")
         assert config["execution.checkpointing.storage"] == "filesystem"
         assert config["execution.checkpointing.dir"].endswith("/native/flink-jobmanager/state/checkpoints")
-        assert config[f"{role}.memory.process.size"] == "1024m"
+        assert config[f"{role}.memory.process.size"] == ("768m" if role == "jobmanager" else "1024m")
         assert sorted(process.inputs["ports"]) == sorted(p for p in (8081, 6123, 6124, 6125, 6122, 6121, 6126)
                                                          if (p in (8081, 6123, 6124, 6125)) == (role == "jobmanager"))
         argv = process.inputs["argv"]

@@ -18,7 +18,7 @@ from tests.support.rendered import envs, local_service, plain, properties
 def test_native_kafka_is_one_kraft_node_on_loopback_with_its_data_under_the_stack_state(native_run):
     broker = local_service(native_run, "kafka")
     argv = broker.inputs["argv"]
-    assert "-Xmx512m" in argv and argv[-2:][0] == "kafka.Kafka"
+    assert "-Xmx320m" in argv and argv[-2:][0] == "kafka.Kafka"
     files = {Path(k).name: v for k, v in plain(broker.inputs["files"]).items()}
     props = properties(files["server.properties"])
     assert props["process.roles"] == "broker,controller"
@@ -83,7 +83,7 @@ def test_lab_kafka_writes_to_its_volume_with_one_node_transactions(lab_run):
     assert props["share.coordinator.state.topic.replication.factor"] == "1"
     cluster = env["CLUSTER_ID"]
     assert len(cluster) == 22 and len(base64.urlsafe_b64decode(cluster + "==")) == 16
-    assert env["KAFKA_HEAP_OPTS"] == "-Xmx512m"
+    assert env["KAFKA_HEAP_OPTS"] == "-Xmx320m"
     # The health check opens a socket: no second JVM inheriting the broker's heap.
     assert broker.inputs["healthcheck"]["tests"] == ["CMD-SHELL", "bash -c 'exec 3<>/dev/tcp/127.0.0.1/9092'"]
 

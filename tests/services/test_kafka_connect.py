@@ -41,7 +41,7 @@ def test_native_connect_runs_both_plugins_and_resolves_credentials_from_its_envi
     argv = worker.inputs["argv"]
     assert argv[-2] == "org.apache.kafka.connect.cli.ConnectDistributed"
     assert argv[-1].endswith("connect-distributed.properties")  # last: the sink reads it from sun.java.command
-    assert "-Xmx512m" in argv
+    assert "-Xmx384m" in argv
     files = {Path(k).name: v for k, v in plain(worker.inputs["files"]).items()}
     props = properties(files["connect-distributed.properties"])
     assert props["listeners"].startswith("http://127.0.0.1:")

@@ -102,7 +102,7 @@ def test_each_schedule_names_its_job_and_the_job_its_tables(cloud_with_tables: P
         (variable,) = override["environment"]
         assert variable["name"] == "MAINTENANCE_JOB"
         jobs[variable["value"]] = schedule.inputs["scheduleExpression"]
-    assert jobs == {"expire_snapshots": "cron(0 3 * * ? *)", "rewrite_data_files": "cron(0 4 * * ? *)"}
+    assert jobs == {"expire_snapshots": "cron(0,15,30,45 * * * ? *)", "rewrite_data_files": "cron(0 4 * * ? *)"}
     # Which tables a job runs on is the Python maintenance's own choice: shop.orders lists expire_snapshots
     # only, so the rewrite job of scope all skips it.
     spec = load_platform(cloud_with_tables_platform())

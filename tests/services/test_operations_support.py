@@ -68,8 +68,14 @@ def test_the_scheduler_and_the_backups_are_native_services_with_their_config(nat
     state = state_root() / "native"
     assert config.runs_db == f"{state}/operations/runs.db"
     assert [(j.id, j.schedule, j.older_than_days) for j in config.maintenance] == [
-        ("expire_snapshots", "0 3 * * *", 7), ("rewrite_data_files", "0 4 * * *", 7),
-        ("rewrite_manifests", "0 5 * * 0", 7), ("remove_orphan_files", "0 6 * * 0", 7)]
+        ("expire_snapshots", "*/15 * * * *", None), ("rewrite_data_files", "0 4 * * *", None),
+        ("rewrite_manifests", "0 5 * * 0", None), ("remove_orphan_files", "0 6 * * 0", 7)]
+    # Expiry follows each table's retention: the streams' tables (a commit every 10 s, 90 between two runs of
+    # expiry every 15 minutes) keep 500 - 1.5 x 90; a declared table of unknown rate half of max_snapshots.
+    assert {r.identifier: r.keep_last for r in config.retention} == {
+        "shop.orders": 250, "shop.customers": 250, "streams.orders": 365, "bookshop.orders_cdc": 365}
+    assert config.default_retention is not None and config.default_retention.keep_last == 250
+    assert config.speedup == 1
     assert config.engine is not None and (config.engine.port, config.engine.catalog) == (8443, "fixture")
     # HTTPS as governance.maintenance (the writer, never the platform's Admin identity), in its own Trino catalog;
     # the password and certificate are references to the environment.
@@ -99,7 +105,8 @@ def test_the_outputs_carry_tables_recovery_objectives_and_operations(native_run:
     out = native_run.outputs
     assert [(t["table"], t["owner"], t["freshness_minutes"]) for t in out["tables"]] == [
         ("shop.orders", "bookshop data engineering", 1440), ("shop.customers", "bookshop data engineering", 1440)]
-    assert out["tables"][1]["maintenance"] == {"expire_snapshots": ["0 3 * * *"], "remove_orphan_files": ["0 6 * * 0"]}
+    assert out["tables"][1]["maintenance"] == {"expire_snapshots": ["*/15 * * * *"],
+                                               "remove_orphan_files": ["0 6 * * 0"]}
     assert out["recovery"] == {"rpo_minutes": 60, "rto_minutes": 120, "backup_retention_days": 7,
                                "backup_schedule": "*/15 * * * *",
                                "backups": "catalog-backup service: SQLite online backup / pg_dump, sha256 sidecars"}

@@ -93,8 +93,10 @@ def test_alerts_fire_when_they_should_and_not_before(tmp_path):
             {"eval_time": "5s", "alertname": "MaintenanceFailed", "exp_alerts": [
                 {"exp_labels": {"severity": "warning", "layer": "orchestration",
                                 "layer_owner": platform.layers[_layer("orchestration")].owner, "catalog": "rest-fixture",
-                                "namespace": "sales", "table": "orders", "action": "expire_snapshots"},
-                 "exp_annotations": {"summary": "expire_snapshots on sales.orders failed at its last run",
+                                "namespace": "sales", "table": "orders", "action": "expire_snapshots",
+                                "owner": "sales-eng"},
+                 "exp_annotations": {"summary": "expire_snapshots on sales.orders (owner sales-eng) failed at its "
+                                                "last run",
                                      "down_means": platform.layers[_layer("orchestration")].down_means}}]},
             {"eval_time": "0s", "alertname": "MaintenanceFailed", "exp_alerts": []},
             {"eval_time": "10s", "alertname": "ServiceCrashLooping", "exp_alerts": [
@@ -157,3 +159,88 @@ def test_cloud_signals_live_in_managed_prometheus_with_the_same_rules(cloud):
 
 if __name__ == "__main__":  # pragma: no cover - print the rules for a look
     sys.stdout.write(rules_yaml(spec()))
+
+
+@needs_promtool
+def test_growth_alerts_fire_by_count_size_disk_and_slot_each_naming_its_owner(tmp_path):
+    platform = spec()
+    obs = platform.observability
+    (tmp_path / "rules.yml").write_text(rules_yaml(platform))
+    layer = {name: platform.layers[_layer(name)] for name in ("orchestration", "observability", "catalog")}
+    owner = f'{TABLE},owner="sales-eng"'
+
+    def fired(alert: str, layer_name: str, severity: str, summary: str, **labels: str) -> dict:
+        return {"exp_labels": {"severity": severity, "layer": layer_name, "layer_owner": layer[layer_name].owner,
+                               **labels},
+                "exp_annotations": {"summary": summary, "down_means": layer[layer_name].down_means}}
+
+    table = {"catalog": "rest-fixture", "namespace": "sales", "table": "orders", "owner": "sales-eng"}
+    manifests_for = 600
+    tests = {"rule_files": ["rules.yml"], "evaluation_interval": "5s", "tests": [{
+        "interval": "5s",
+        "input_series": [
+            # 480 snapshots growing by 10 a scrape past its bound of 500 (after 15 s); metadata.json 1.2 MiB against
+            # 1 MiB from the start; manifests over the threshold from the start.
+            {"series": f"iceberg_table_snapshots{{{TABLE}}}", "values": "480+10x200"},
+            {"series": f"iceberg_table_max_snapshots{{{owner}}}", "values": "500x200"},
+            {"series": f"iceberg_table_freshness_promise_seconds{{{owner}}}", "values": "3600x200"},
+            # A table whose owner nobody knows: its alert fires all the same, without one.
+            {"series": 'iceberg_table_manifests{catalog="rest-fixture",namespace="sales",table="lost"}',
+             "values": f"{obs.manifests_alert + 5}x200"},
+            {"series": f"iceberg_table_metadata_bytes{{{TABLE}}}", "values": "1258291x200"},
+            {"series": f"iceberg_table_max_metadata_bytes{{{owner}}}", "values": "1048576x200"},
+            {"series": f"iceberg_table_manifests{{{TABLE}}}", "values": f"{obs.manifests_alert + 1}x200"},
+            # One service over its budget; one under it, growing 1 MB every 5 s (720 MB an hour: its 5 GB budget
+            # within the forecast); one flat. 8 hours of it: the forecast's window and its hold.
+            {"series": 'lakehouse_service_state_bytes{service="kafka"}', "values": "2000000000x6000"},
+            {"series": 'lakehouse_service_disk_budget_bytes{service="kafka"}', "values": "1000000000x6000"},
+            {"series": 'lakehouse_service_state_bytes{service="postgres"}', "values": "100000000+1000000x6000"},
+            {"series": 'lakehouse_service_disk_budget_bytes{service="postgres"}', "values": "5000000000x6000"},
+            {"series": 'lakehouse_service_state_bytes{service="trino"}', "values": "100000000x6000"},
+            {"series": 'lakehouse_service_disk_budget_bytes{service="trino"}', "values": "5000000000x6000"},
+            # Debezium's slot holds 300 MiB from 10 s on.
+            {"series": 'lakehouse_replication_slot_retained_bytes{slot="bookshop_debezium"}',
+             "values": "0 0 314572800x100"},
+        ],
+        "alert_rule_test": [
+            {"eval_time": "10s", "alertname": "SnapshotCountHigh", "exp_alerts": []},
+            {"eval_time": f"{15 + obs.refresh_interval_s}s", "alertname": "SnapshotCountHigh", "exp_alerts": [
+                fired("SnapshotCountHigh", "orchestration", "warning",
+                      f"sales.orders (owner sales-eng) holds {480 + 10 * (3 + obs.refresh_interval_s // 5)} "
+                      "snapshots, more than its retention's max_snapshots: expiry does not keep up with its commits "
+                      "(every commit rewrites, every reader parses them all)", **table)]},
+            {"eval_time": f"{obs.refresh_interval_s}s", "alertname": "MetadataTooLarge", "exp_alerts": [
+                fired("MetadataTooLarge", "orchestration", "warning",
+                      "sales.orders (owner sales-eng): metadata.json is 1.2MiB, past its retention's "
+                      "max_metadata_size: commits and planning slow down with it", **table)]},
+            {"eval_time": f"{manifests_for}s", "alertname": "ManifestsPiling", "exp_alerts": [
+                fired("ManifestsPiling", "orchestration", "info",
+                      f"sales.orders (owner sales-eng): {obs.manifests_alert + 1} manifests in its current snapshot, "
+                      "each read by every scan's planning: rewrite_manifests is not keeping up", **table),
+                fired("ManifestsPiling", "orchestration", "info",
+                      f"sales.lost (owner ): {obs.manifests_alert + 5} manifests in its current snapshot, "
+                      "each read by every scan's planning: rewrite_manifests is not keeping up",
+                      catalog="rest-fixture", namespace="sales", table="lost")]},
+            {"eval_time": "300s", "alertname": "ServiceDiskOverBudget", "exp_alerts": [
+                fired("ServiceDiskOverBudget", "observability", "critical",
+                      "kafka's state takes 1.863GiB on disk, past its disk budget", service="kafka")]},
+            {"eval_time": f"{obs.disk_forecast_for_s - 60}s", "alertname": "ServiceDiskFilling", "exp_alerts": []},
+            {"eval_time": f"{obs.disk_forecast_for_s + 600}s", "alertname": "ServiceDiskFilling", "exp_alerts": [
+                fired("ServiceDiskFilling", "observability", "warning",
+                      f"kafka's state, growing as over the last {obs.disk_forecast_window_hours} hours, passes its "
+                      f"disk budget within {obs.disk_forecast_days} days", service="kafka"),
+                fired("ServiceDiskFilling", "observability", "warning",
+                      f"postgres's state, growing as over the last {obs.disk_forecast_window_hours} hours, passes its "
+                      f"disk budget within {obs.disk_forecast_days} days", service="postgres")]},
+            {"eval_time": "65s", "alertname": "ReplicationSlotLagging", "exp_alerts": []},
+            {"eval_time": "70s", "alertname": "ReplicationSlotLagging", "exp_alerts": [
+                fired("ReplicationSlotLagging", "catalog", "warning",
+                      "replication slot bookshop_debezium holds 300MiB of WAL: its reader (Debezium) fell behind or "
+                      "stopped; past streams.slot_max_wal_keep_size the database drops what it holds and the "
+                      "connector snapshots again", slot="bookshop_debezium")]},
+        ],
+    }]}
+    (tmp_path / "tests.yml").write_text(yaml.safe_dump(tests, sort_keys=False))
+    done = promtool("test", "rules", "tests.yml", cwd=tmp_path)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0 and "SUCCESS" in output, output

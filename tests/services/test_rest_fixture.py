@@ -13,7 +13,6 @@ import pytest
 
 from lakehouse_platform.config import ConfigError, load_platform
 from lakehouse_platform.placeholders import secret
-from lakehouse_platform.runtime.tables import PLATFORM_DEFAULTS
 from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.operations_config import host_paths
 from lakehouse_platform.services.plans import ContainerHost, NativeHost
@@ -46,9 +45,12 @@ def test_the_fixture_env_name_of_a_catalog_property_reads_back_as_that_property(
 def test_every_table_the_fixture_creates_gets_the_platforms_table_defaults():
     spec = load_platform(stack_platform("native"))
     env = rest_fixture.catalog_env(ServiceContext(spec, rest_fixture.NAME), "http://127.0.0.1:8333")
-    for key, value in PLATFORM_DEFAULTS.items():
+    for key, value in spec.table_properties().items():
         assert env[rest_fixture.property_env(f"table-default.{key}")] == value
     assert env["CATALOG_TABLE__DEFAULT_WRITE_METADATA_DELETE__AFTER__COMMIT_ENABLED"] == "true"
+    assert env["CATALOG_TABLE__DEFAULT_COMMIT_RETRY_NUM__RETRIES"] == "20"
+    # The age of the retention of any table nobody declared (table_defaults.retention: 7 days).
+    assert env["CATALOG_TABLE__DEFAULT_HISTORY_EXPIRE_MAX__SNAPSHOT__AGE__MS"] == str(7 * 86400 * 1000)
     assert env["CATALOG_CLIENTS"] == "1"  # SQLite: one pooled connection
     assert env["CATALOG_URI"].startswith("jdbc:sqlite:file:")
 

@@ -26,7 +26,7 @@ from lakehouse_platform.services.trino import config as trino
 from tests.support.aws_graph import TASK, ecs_service, named
 from tests.support.harness import ProgramRun
 from tests.support.rendered import uploads
-from tests.support.stacks import native_spec, stack_platform
+from tests.support.stacks import cloud_with_tables_platform, native_spec, stack_platform
 
 # -- the password file and the access rules ------------------------------------------------------------------
 
@@ -163,9 +163,13 @@ def test_trino_may_set_the_properties_a_declared_table_carries() -> None:
     platform = stack_platform("cloud")
     platform["tables"] = [{"namespace": "shop", "name": "orders", "owner": "o", "freshness_minutes": 5,
                            "columns": [{"name": "id", "type": "long"}], "properties": {"comment": "c"}}]
-    files = trino.catalog_files(ServiceContext(load_platform(platform), "trino"))
+    spec = load_platform(platform)
+    files = trino.catalog_files(ServiceContext(spec, "trino"))
     (line,) = [x for x in files["polaris.properties"].splitlines() if x.startswith("iceberg.allowed-extra-properties")]
-    assert line.split("=", 1)[1].split(",") == [*tables.PROPERTY_KEYS, "comment"]
+    # The typed ones, the platform's table properties but the one Trino sets itself (max_commit_retry), the table's.
+    platform_keys = [k for k in spec.table_properties() if k not in tables.TRINO_OWN_PROPERTIES]
+    assert "history.expire.max-snapshot-age-ms" in platform_keys and "commit.retry.num-retries" not in platform_keys
+    assert line.split("=", 1)[1].split(",") == [*tables.PROPERTY_KEYS, *platform_keys, "comment"]
 
 
 # -- docker, under Pulumi mocks ------------------------------------------------------------------------------
@@ -224,10 +228,11 @@ def test_trino_catalog_files_are_the_shared_ones(cloud: ProgramRun) -> None:
 def test_the_cloud_creates_declared_tables_through_trino_as_a_deployment_step(cloud_with_tables: ProgramRun) -> None:
     (step,) = [r for r in cloud_with_tables.of_type("pulumi-python:dynamic/aws:EcsTaskRun")
                if r.name == "lakehouse-declared-tables"]
+    spec = load_platform(cloud_with_tables_platform())  # the platform's table properties, under the table's own
     declared = tables.trino_statements("polaris", {
         "namespace": "shop", "name": "orders", "owner": "bookshop data engineering", "freshness_minutes": 60,
         "columns": [{"name": "order_id", "type": "long"}], "maintenance": ["expire_snapshots"],
-        "properties": {"comment": "the bookshop's orders"}})
+        "properties": {**spec.table_properties("shop.orders"), "comment": "the bookshop's orders"}})
 
     assert step.inputs["trigger"] == hashlib.sha256(json.dumps(declared).encode()).hexdigest()
     assert step.inputs["region"] == "eu-west-1" and step.inputs["labels"]["lakehouse.layer"] == "orchestration"

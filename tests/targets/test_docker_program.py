@@ -303,6 +303,6 @@ def test_layers_export_their_contract_and_commitments(lab_run):
     layers = lab_run.outputs["layers"]
     assert set(layers) == set(LAYER_NAMES)
     assert layers["orchestration"]["maintenance"][0] == {
-        "action": "expire_snapshots", "schedule": "0 3 * * *", "older_than_days": 7, "scope": "all"}
+        "action": "expire_snapshots", "schedule": "*/15 * * * *", "older_than_days": None, "scope": "all"}
     assert layers["recovery"]["recovery"]["backup_retention_days"] == 7
     assert layers["catalog"]["down_means"].startswith("no engine can find or commit to any table")

@@ -7,8 +7,13 @@ engine logs:
   (a maintenance ``replace`` is not new data) against the table's freshness promise; snapshot count and
   the oldest snapshot's age against its retention; live data and delete files of the current snapshot,
   the delete-file ratio, small data files; its last maintenance runs (``lakehouse_platform.runtime.runs``);
+  what grows with its history: metadata.json's size, manifests of the current snapshot, how long a load of
+  the table took (the catalog's answer and metadata.json parsed: the first step of every scan's planning),
+  with the bounds its retention declares (``max_snapshots``, ``max_metadata_bytes``) and its owner;
 - per service: up (its health check), restarts and state from its watchdog (native), the catalog
-  answering ``/v1/config`` and a load-table round trip, and how long each took.
+  answering ``/v1/config`` and a load-table round trip, and how long each took; natively its state on disk
+  (its data dir and its log, every ``disk_interval_s``) against its disk budget; the database's replication
+  slots and the WAL each holds back.
 
 Which tables: every declared table (``spec.tables``, with its promise; missing ones are reported with
 ``iceberg_table_exists 0``) and, with ``discover``, every other table in the catalog, whose promise is
@@ -34,16 +39,25 @@ Layout: ``config`` (what it watches), ``state`` (what a refresh learns), ``colle
 
 from __future__ import annotations
 
-from lakehouse_platform.runtime.exporter.collector import Exporter
+from lakehouse_platform.runtime.exporter.collector import Exporter, disk_usage, log_usage, replication_slots
 from lakehouse_platform.runtime.exporter.config import ExporterConfig, HealthCheck, ServiceWatch, TableWatch, expand_env
 from lakehouse_platform.runtime.exporter.metrics import (
            TABLE_LABELS,
+           disk_families,
            operation_families,
            service_families,
            table_families,
 )
-from lakehouse_platform.runtime.exporter.state import FRESHNESS_PROPERTY, FileStats, Probe, TableState, last_data_commit
+from lakehouse_platform.runtime.exporter.state import (
+    FRESHNESS_PROPERTY,
+    Disks,
+    FileStats,
+    Probe,
+    TableState,
+    last_data_commit,
+)
 
-__all__ = ["FRESHNESS_PROPERTY", "TABLE_LABELS", "Exporter", "ExporterConfig", "FileStats", "HealthCheck", "Probe",
-           "ServiceWatch", "TableState", "TableWatch", "expand_env", "last_data_commit", "operation_families",
-           "service_families", "table_families"]
+__all__ = ["FRESHNESS_PROPERTY", "TABLE_LABELS", "Disks", "Exporter", "ExporterConfig", "FileStats", "HealthCheck",
+           "Probe", "ServiceWatch", "TableState", "TableWatch", "disk_families", "disk_usage", "expand_env",
+           "last_data_commit", "log_usage", "operation_families", "replication_slots", "service_families",
+           "table_families"]

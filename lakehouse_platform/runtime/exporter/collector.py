@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import sys
 import threading
@@ -17,10 +18,17 @@ import requests
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from lakehouse_platform.runtime import runs, watchdog
-from lakehouse_platform.runtime.exporter.config import ExporterConfig, HealthCheck, expand_env
-from lakehouse_platform.runtime.exporter.metrics import operation_families, service_families, table_families
+from lakehouse_platform.runtime.exporter.config import DatabaseWatch, ExporterConfig, HealthCheck, expand_env
+from lakehouse_platform.runtime.exporter.metrics import (
+    disk_families,
+    operation_families,
+    service_families,
+    table_families,
+)
 from lakehouse_platform.runtime.exporter.state import (
     FRESHNESS_PROPERTY,
+    OWNER_PROPERTY,
+    Disks,
     FileStats,
     Probe,
     TableState,
@@ -38,6 +46,7 @@ class Exporter:
         self.lock = threading.Lock()
         self.tables: dict[tuple[str, str], TableState] = {}
         self.probe = Probe()
+        self.disks = Disks()
         self.manifest_stats: dict[str, FileStats] = {}  # manifest path -> its live files (manifests are immutable)
         # table -> (current snapshot id, its manifests' paths, its live files)
         self.snapshot_stats: dict[tuple[str, str], tuple[int, tuple[str, ...], FileStats]] = {}
@@ -86,7 +95,9 @@ class Exporter:
     def watched(self) -> list[TableState]:
         """Declared tables, then (with discover) every other table the catalog lists."""
         cfg = self.config
-        found = {(t.namespace, t.name): TableState(t.namespace, t.name, True, t.owner, t.freshness_s, t.retention_s)
+        found = {(t.namespace, t.name): TableState(t.namespace, t.name, t.declared, t.owner, t.freshness_s,
+                                                   t.retention_s, max_snapshots=t.max_snapshots,
+                                                   max_metadata_bytes=t.max_metadata_bytes)
                  for t in cfg.tables}
         if cfg.discover:
             catalog = self.catalog()
@@ -96,7 +107,9 @@ class Exporter:
                 for ident in catalog.list_tables(namespace):
                     key = (".".join(ident[:-1]), ident[-1])
                     found.setdefault(key, TableState(key[0], key[1], False, "", cfg.default_freshness_s,
-                                                     cfg.default_retention_s))
+                                                     cfg.default_retention_s,
+                                                     max_snapshots=cfg.default_max_snapshots,
+                                                     max_metadata_bytes=cfg.default_max_metadata_bytes))
         return list(found.values())
 
     def read_table(self, state: TableState) -> TableState:
@@ -105,14 +118,22 @@ class Exporter:
         from pyiceberg.manifest import DataFileContent
 
         previous = self.tables.get(state.key)
+        started = time.perf_counter()
         try:
             table = self.catalog().load_table(ident(*state.key))
         except NoSuchTableError:
             return replace(state, exists=False, error=None)
+        # What every scan's planning starts with, and what grows with the table's history: the catalog's answer
+        # and metadata.json parsed (the manifests it then reads grow with the data, which is fine).
+        state = replace(state, load_seconds=time.perf_counter() - started)
         metadata = table.metadata
         if not state.declared and FRESHNESS_PROPERTY in metadata.properties:
             with contextlib.suppress(ValueError):
                 state = replace(state, freshness_s=float(metadata.properties[FRESHNESS_PROPERTY]) * 60)
+        if not state.owner and metadata.properties.get(OWNER_PROPERTY):
+            state = replace(state, owner=metadata.properties[OWNER_PROPERTY])
+        state = replace(state, metadata_location=table.metadata_location, metadata_bytes=self._metadata_bytes(
+            table, previous))
         snapshots = list(metadata.snapshots)
         last_data = last_data_commit(snapshots)
         # Expiry may drop the last data commit's snapshot: never forget a newer one seen before.
@@ -156,6 +177,17 @@ class Exporter:
         with self.lock:
             self.snapshot_stats[state.key] = (current.snapshot_id, tuple(m.manifest_path for m in manifests), total)
         return replace(state, snapshot_id=current.snapshot_id, manifests=len(manifests), files=total)
+
+    @staticmethod
+    def _metadata_bytes(table: Any, previous: TableState | None) -> int | None:
+        """The current metadata.json's size: a HEAD when the table committed since the last refresh."""
+        location = table.metadata_location
+        if previous is not None and previous.metadata_location == location and previous.metadata_bytes is not None:
+            return previous.metadata_bytes
+        try:
+            return len(table.io.new_input(location))
+        except OSError:
+            return None
 
     def refresh(self) -> None:
         """Every watched table, ``workers`` at a time; then the run record."""
@@ -269,6 +301,26 @@ class Exporter:
         except (OSError, requests.RequestException):
             return False
 
+    # -- disks -------------------------------------------------------------------------------------
+
+    def measure_disks(self) -> None:
+        """Each service's state on disk (its data dir, natively) and the database's replication slots."""
+        sizes = {}
+        for service in self.config.services:
+            if service.data_dir:
+                sizes[service.name] = disk_usage(service.data_dir) + (log_usage(service.log_file)
+                                                                      if service.log_file else 0)
+        slots = self.disks.slots
+        if self.config.database is not None:
+            try:
+                slots = replication_slots(self.config.database)
+            except Exception as exc:  # noqa: BLE001 - said as a signal and in the log; read again next time
+                self.source_read("replication_slots", exc)
+            else:
+                self.source_read("replication_slots")
+        with self.lock:
+            self.disks = Disks(state_bytes=sizes, measured_at=time.time(), slots=slots)
+
     # -- threads -----------------------------------------------------------------------------------
 
     def _loop(self, interval: float, work: Any) -> None:
@@ -283,7 +335,8 @@ class Exporter:
     def start(self) -> None:
         for interval, work in ((self.config.probe_interval_s, self.probe_catalog),
                                (self.config.probe_interval_s, self.probe_services),
-                               (self.config.refresh_interval_s, self.refresh)):
+                               (self.config.refresh_interval_s, self.refresh),
+                               (self.config.disk_interval_s, self.measure_disks)):
             threading.Thread(target=self._loop, args=(interval, work), daemon=True,
                              name=f"exporter-{work.__name__}").start()
 
@@ -295,13 +348,14 @@ class Exporter:
     def collect(self) -> Iterator[Metric]:
         with self.lock:
             tables = [replace(t) for t in self.tables.values()]
-            probe, last_runs = self.probe, list(self.last_runs)
+            probe, last_runs, disks = self.probe, list(self.last_runs), self.disks
             refresh_seconds, last_refresh, errors = self.refresh_seconds, self.last_refresh, self.refresh_errors
             sources = dict(self.source_errors)
         now = time.time()
         catalog = self.config.catalog_name
         yield from table_families(catalog, tables, last_runs, set(self.config.maintenance_jobs), now)
         yield from service_families(catalog, probe, self.config.services)
+        yield from disk_families(disks, self.config.services)
         yield from operation_families(last_runs)
         own = GaugeMetricFamily("lakehouse_exporter_tables", "Tables the exporter watches.")
         own.add_metric([], len(tables))
@@ -323,3 +377,52 @@ class Exporter:
         for source, error in sorted(sources.items()):
             source_up.add_metric([source], 0 if error else 1)
         yield source_up
+
+
+def disk_usage(path: str) -> int:
+    """Bytes a directory tree takes on disk (allocated blocks, each hard-linked file once, symlinks not followed):
+    what ``du -s`` says. Files that vanish while it walks are skipped."""
+    try:
+        total = os.lstat(path).st_blocks * 512
+    except OSError:
+        return 0
+    seen: set[tuple[int, int]] = set()
+    for root, dirs, files in os.walk(path, onerror=lambda _error: None):
+        for name in (*dirs, *files):
+            try:
+                info = os.lstat(os.path.join(root, name))
+            except OSError:
+                continue
+            if info.st_nlink > 1:
+                if (info.st_dev, info.st_ino) in seen:
+                    continue
+                seen.add((info.st_dev, info.st_ino))
+            total += info.st_blocks * 512
+    return total
+
+
+def log_usage(log_file: str) -> int:
+    """Bytes a service's log and its rotated copies (``<log>.1``, ...) take on disk."""
+    path = Path(log_file)
+    total = 0
+    for candidate in (path, *path.parent.glob(f"{path.name}.*")):
+        with contextlib.suppress(OSError):
+            total += candidate.stat().st_blocks * 512
+    return total
+
+
+SLOTS_SQL = ("SELECT slot_name, active, coalesce(wal_status, ''), "
+             "coalesce(pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn), 0)::bigint FROM pg_replication_slots")
+
+
+def replication_slots(database: DatabaseWatch) -> dict[str, tuple[int, bool, str]]:
+    """slot -> (bytes of WAL it holds back, whether a consumer is attached, its wal_status): what a slot nobody
+    reads costs the database's disk (PostgreSQL keeps every WAL segment from the slot's restart point on)."""
+    import psycopg
+
+    password = expand_env({"password": database.password})["password"]
+    maintenance_db = "postgres"  # not the service: the server's own database, which every server has
+    with psycopg.connect(host=database.host, port=database.port, user=database.user, password=password,
+                         dbname=maintenance_db, connect_timeout=5) as connection:
+        rows = connection.execute(SLOTS_SQL).fetchall()
+    return {str(name): (int(held), bool(active), str(status)) for name, active, status, held in rows}

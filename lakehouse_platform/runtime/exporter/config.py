@@ -14,13 +14,16 @@ class _Model(BaseModel):
 
 
 class TableWatch(_Model):
-    """A declared table: its promise and retention."""
+    """A table the stack knows (declared, or a stream's): its promise, retention and bounds."""
 
     namespace: str
     name: str
     owner: str = ""
+    declared: bool = True
     freshness_s: float
     retention_s: float
+    max_snapshots: int = 0  # 0: no bound declared
+    max_metadata_bytes: int = 0
 
 
 class HealthCheck(_Model):
@@ -35,7 +38,18 @@ class ServiceWatch(_Model):
 
     name: str
     health: HealthCheck | None = None
-    data_dir: str | None = None  # where its watchdog keeps .watchdog.json (native)
+    data_dir: str | None = None  # where its watchdog keeps .watchdog.json and its state lives (native)
+    log_file: str | None = None  # its log (native; rotated copies beside it: <log>.1, ...)
+    disk_budget_bytes: int = 0  # the service's disk budget (0: none declared)
+
+
+class DatabaseWatch(_Model):
+    """Where the exporter reads the database's replication slots (how much WAL each holds back)."""
+
+    host: str
+    port: int
+    user: str
+    password: str  # ``${ENV:NAME}``: the value is in the exporter's environment
 
 
 class ExporterConfig(_Model):
@@ -48,6 +62,8 @@ class ExporterConfig(_Model):
     tables: list[TableWatch] = []
     default_freshness_s: float
     default_retention_s: float
+    default_max_snapshots: int = 0
+    default_max_metadata_bytes: int = 0
     small_file_bytes: int
     discover: bool = True
     namespaces: list[str] | None = None  # discover only these (None: every namespace)
@@ -58,6 +74,10 @@ class ExporterConfig(_Model):
     probe_interval_s: float = 5.0
     workers: int = 8
     request_timeout_s: float = 5.0
+    #: How often the services' state is measured on disk (a walk of each data dir).
+    disk_interval_s: float = 60.0
+    #: The platform's PostgreSQL, where its replication slots are read (``ENV:`` references for the password).
+    database: DatabaseWatch | None = None
 
 
 _ENV = re.compile(r"\$\{ENV:([A-Za-z0-9_]+)\}")

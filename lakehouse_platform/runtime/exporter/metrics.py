@@ -8,7 +8,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 
 from lakehouse_platform.runtime import runs
 from lakehouse_platform.runtime.exporter.config import ServiceWatch
-from lakehouse_platform.runtime.exporter.state import Probe, TableState
+from lakehouse_platform.runtime.exporter.state import Disks, Probe, TableState
 
 TABLE_LABELS = ["catalog", "namespace", "table"]
 
@@ -36,12 +36,25 @@ def table_families(catalog: str, tables: list[TableState], last_runs: list[runs.
     data_bytes = gauge("data_bytes", "Bytes of the live data files.")
     records = gauge("records", "Records in the live data files (before deletes are applied).")
     manifests = gauge("manifests", "Manifests of the current snapshot.")
+    metadata_bytes = gauge("metadata_bytes", "Size of the current metadata.json: every commit rewrites it, every "
+                                             "reader parses it.")
+    load_seconds = gauge("load_seconds", "How long the exporter's last load of the table took (the catalog's "
+                                         "answer and metadata.json parsed): the step of every scan's planning that "
+                                         "grows with the table's history.")
+    max_snapshots = gauge("max_snapshots", "The most snapshots the table may hold (its retention's max_snapshots).",
+                          ("owner",))
+    max_metadata = gauge("max_metadata_bytes", "The largest metadata.json the table may have (its retention's "
+                                               "max_metadata_size).", ("owner",))
     for t in tables:
         labels = [catalog, t.namespace, t.name]
         exists.add_metric(labels, 1 if t.exists else 0)
         declared.add_metric(labels, 1 if t.declared else 0)
         promise.add_metric([*labels, t.owner], t.freshness_s)
         retention.add_metric(labels, t.retention_s)
+        if t.max_snapshots:
+            max_snapshots.add_metric([*labels, t.owner], t.max_snapshots)
+        if t.max_metadata_bytes:
+            max_metadata.add_metric([*labels, t.owner], t.max_metadata_bytes)
         if not t.exists:
             continue
         error.add_metric(labels, 1 if t.error else 0)
@@ -62,8 +75,13 @@ def table_families(catalog: str, tables: list[TableState], last_runs: list[runs.
         data_bytes.add_metric(labels, files.data_bytes)
         records.add_metric(labels, files.records)
         manifests.add_metric(labels, t.manifests)
+        if t.metadata_bytes is not None:
+            metadata_bytes.add_metric(labels, t.metadata_bytes)
+        if t.load_seconds is not None:
+            load_seconds.add_metric(labels, t.load_seconds)
     yield from (exists, declared, error, promise, last_commit, age, snapshots, oldest, retention, data_files,
-                delete_files, ratio, small, data_bytes, records, manifests)
+                delete_files, ratio, small, data_bytes, records, manifests, metadata_bytes, load_seconds,
+                max_snapshots, max_metadata)
 
     known = {(t.namespace, t.name) for t in tables}
     # Not "job": Prometheus reserves it for the scrape job (an exported "job" becomes "exported_job").
@@ -137,3 +155,28 @@ def service_families(catalog: str, probe: Probe, services: list[ServiceWatch]) -
             state.add_metric([service.name, name], 1 if name == current else 0)
     yield restarts
     yield state
+
+
+def disk_families(disks: Disks, services: list[ServiceWatch]) -> Iterator[Metric]:
+    """Each service's state on disk against its budget, and what the database's replication slots hold back."""
+    state = GaugeMetricFamily("lakehouse_service_state_bytes", "Bytes the service's state (its data dir) takes on "
+                                                               "disk.", labels=["service"])
+    for name, size in sorted(disks.state_bytes.items()):
+        state.add_metric([name], size)
+    yield state
+    budget = GaugeMetricFamily("lakehouse_service_disk_budget_bytes", "The service's disk budget "
+                                                                      "(services.<name>.disk).", labels=["service"])
+    for service in services:
+        if service.disk_budget_bytes:
+            budget.add_metric([service.name], service.disk_budget_bytes)
+    yield budget
+    held = GaugeMetricFamily("lakehouse_replication_slot_retained_bytes", "WAL the database keeps for a replication "
+                                                                          "slot (from its restart point on).",
+                             labels=["slot"])
+    active = GaugeMetricFamily("lakehouse_replication_slot_active", "1 when a consumer reads the slot.",
+                               labels=["slot", "wal_status"])
+    for slot, (size, reading, status) in sorted(disks.slots.items()):
+        held.add_metric([slot], size)
+        active.add_metric([slot, status], 1 if reading else 0)
+    yield held
+    yield active

@@ -7,6 +7,8 @@ from typing import Any
 
 #: A table property tables-as-code writes with the declared promise (minutes).
 FRESHNESS_PROPERTY = "platform.freshness-minutes"
+#: The table property naming the team that answers for a table (tables-as-code writes it; anyone may set it).
+OWNER_PROPERTY = "owner"
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,11 @@ class TableState:
     snapshot_id: int | None = None
     manifests: int = 0
     files: FileStats = field(default_factory=FileStats)
+    max_snapshots: int = 0  # the bounds its config declares (0: none)
+    max_metadata_bytes: int = 0
+    metadata_location: str | None = None
+    metadata_bytes: int | None = None  # the current metadata.json's size
+    load_seconds: float | None = None  # the last load-table: catalog round trip and metadata.json parsed
 
     @property
     def key(self) -> tuple[str, str]:
@@ -66,6 +73,16 @@ class Probe:
     load_seconds: float | None = None
     services: dict[str, bool] = field(default_factory=dict)
     supervisors: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass
+class Disks:
+    """The last measure of each service's state on disk, and of the database's replication slots."""
+
+    state_bytes: dict[str, int] = field(default_factory=dict)  # service -> bytes its data dir takes on disk
+    measured_at: float | None = None
+    #: slot -> (bytes of WAL it holds back, whether a consumer is attached, wal_status)
+    slots: dict[str, tuple[int, bool, str]] = field(default_factory=dict)
 
 
 def ident(namespace: str, name: str) -> str:

@@ -30,6 +30,8 @@ DEFAULT = {
     "health": {"kind": "http", "port": "http", "path": "/healthz",
                "command": support.container_health_command(8791), "start_period_s": 300, "ready_timeout_s": 600},
     "memory": "128MiB",
+    # Disk: its log (the backups themselves: recovery.backup_retention_days, under <state>/backups).
+    "disk": "128MiB",
 }
 
 

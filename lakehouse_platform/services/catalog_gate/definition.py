@@ -42,6 +42,8 @@ DEFAULT = {
                "command": ["CMD", "python", "-c", "import urllib.request; "
                            "urllib.request.urlopen('http://127.0.0.1:8182/healthz', timeout=2)"]},
     "memory": "96MiB",
+    # Disk: its log.
+    "disk": "128MiB",
     "depends_on": [FRONTS],
 }
 

@@ -20,7 +20,7 @@ from lakehouse_platform.model import Layer, PlatformSpec
 from lakehouse_platform.services.aws_parts import Foundation, PartComponent, container_of
 from lakehouse_platform.services.capabilities import METRICS, MetricsOnAws
 from lakehouse_platform.services.context import ServiceContext, Side
-from lakehouse_platform.services.exporter.config import NAME, catalog_settings, exporter_config
+from lakehouse_platform.services.exporter.config import NAME, exporter_config, secret_env
 from lakehouse_platform.services.exporter.container import IMAGE_CONFIG
 from lakehouse_platform.services.plans import EcsPlan
 from lakehouse_platform.services.registry import registry
@@ -31,7 +31,7 @@ LAYER = Layer.OBSERVABILITY
 def ecs(ctx: ServiceContext) -> EcsPlan:
     """On Fargate: the same image, which the aws target pushes and names by digest (``targets/aws/images.py``)."""
     config = exporter_config(ctx, Side.INTERNAL, "0.0.0.0", None, None)  # noqa: S104 - in its task
-    return EcsPlan(env={"AWS_REGION": ctx.spec.aws.region, **catalog_settings(ctx.spec, Side.INTERNAL)[1]},
+    return EcsPlan(env={"AWS_REGION": ctx.spec.aws.region, **secret_env(ctx.spec, Side.INTERNAL)},
                    command=["python", "-m", "lakehouse_platform.runtime.exporter", "--config", IMAGE_CONFIG],
                    files={IMAGE_CONFIG: config})
 

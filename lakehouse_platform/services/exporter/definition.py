@@ -32,6 +32,8 @@ DEFAULT = {
                "command": ["CMD", "python", "-c", "import urllib.request; "
                            "urllib.request.urlopen('http://127.0.0.1:9464/metrics', timeout=3)"]},
     "memory": "384MiB",
+    # Disk: its log.
+    "disk": "128MiB",
 }
 
 

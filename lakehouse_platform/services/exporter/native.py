@@ -5,7 +5,7 @@ from __future__ import annotations
 from lakehouse_platform.paths import PACKAGE_DIR
 from lakehouse_platform.runtime.runs import runs_db
 from lakehouse_platform.services.context import ServiceContext, Side
-from lakehouse_platform.services.exporter.config import NAME, catalog_settings, exporter_config
+from lakehouse_platform.services.exporter.config import NAME, exporter_config, secret_env
 from lakehouse_platform.services.plans import NativeHost, NativePlan, code_digest
 
 #: What the process runs from the package (a change restarts it).
@@ -19,7 +19,7 @@ def server(ctx: ServiceContext, host: NativeHost) -> NativePlan:
     return NativePlan(
         argv=[host.python, "-m", "lakehouse_platform.runtime.exporter", "--config", str(config)],
         env={"PYTHONPATH": str(host.code_root), "PYTHONUNBUFFERED": "1", "LAKEHOUSE_CODE": code_digest(*CODE),
-             **catalog_settings(ctx.spec, Side.INTERNAL)[1]},
+             **secret_env(ctx.spec, Side.INTERNAL)},
         files={str(config): exporter_config(ctx, Side.INTERNAL, "127.0.0.1", str(host.state_dir),
                                             str(runs_db(host.state_dir)))},
         health={"kind": "http", "url": ctx.url(NAME, "http", path=ctx.service.health.path), "expect_status": 200},

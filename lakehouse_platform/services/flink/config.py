@@ -12,6 +12,7 @@ from lakehouse_platform.placeholders import SECRET_TOKEN, secret
 from lakehouse_platform.services import profiles
 from lakehouse_platform.services.capabilities import BROKER, STORE
 from lakehouse_platform.services.context import ServiceContext, Side, url
+from lakehouse_platform.services.plans import IDLE_HEAP_FLAGS
 from lakehouse_platform.services.registry import needed, registry
 
 JOBMANAGER = "flink-jobmanager"
@@ -45,6 +46,7 @@ RESOURCE_PARAMS = {"jobmanager": "GET_JM_RESOURCE_PARAMS", "taskmanager": "GET_T
 
 #: Flink's default ``env.java.opts.all`` for Java 17 (its scripts add them; natively we start the JVM).
 JAVA17_OPTS = (
+    *IDLE_HEAP_FLAGS,  # an idle manager hands unused heap back to the OS
     *(f"--add-exports={m}=ALL-UNNAMED" for m in (
         "java.base/sun.net.util", "java.rmi/sun.rmi.registry", "jdk.compiler/com.sun.tools.javac.api",
         "jdk.compiler/com.sun.tools.javac.file", "jdk.compiler/com.sun.tools.javac.parser",
@@ -114,6 +116,9 @@ def check(spec: PlatformSpec) -> list[str]:
                     f"services.{name}.memory: {spec.services[name].memory} minus flink.process_headroom "
                     f"{flink.process_headroom} leaves a Flink process under {least // (1024 * 1024)}MiB (JVM "
                     "overhead, metaspace and Flink's framework memory do not fit); raise the budget")
+    # Its table's retention holds a commit per checkpoint.
+    problems += [b.problem for b in spec.table_bounds(flink_job=True).values()
+                 if b.problem and b.key == "flink.job.retention"]
     return problems
 
 
@@ -230,7 +235,7 @@ def flink_config(ctx: ServiceContext, role: str, state_uri: str, bind: str, jobm
         "execution.checkpointing.dir": f"{state_uri}/checkpoints",
         "execution.checkpointing.savepoint-dir": f"{state_uri}/savepoints",
         "execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION",
-        "execution.checkpointing.num-retained": 3,
+        "execution.checkpointing.num-retained": spec.flink.retained_checkpoints,
         "web.checkpoints.history": 100,  # the REST API keeps 10 by default: too few to check commits against
     }
     if role == "jobmanager":

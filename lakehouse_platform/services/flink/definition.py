@@ -64,7 +64,10 @@ JOBMANAGER_DEFAULT = {
     "ports": {"rest": {"internal": 8081, "external": 8081}, "rpc": {"internal": 6123},
               "blob": {"internal": 6124}, "query": {"internal": 6125}},
     "health": {"kind": "http", "port": "rest", "path": "/overview", "ready_timeout_s": 180},
-    "memory": "1280MiB",
+    # Its Flink process at 768m (the budget less flink.process_headroom): it schedules one job and its checkpoints.
+    "memory": "1024MiB",
+    # Disk: the job's jar and blobs, its log, the checkpoints' metadata (flink.retained_checkpoints).
+    "disk": "512MiB",
     "depends_on": [STATE_INIT],
 }
 
@@ -79,6 +82,8 @@ TASKMANAGER_DEFAULT = {
     "ports": {"rpc": {"internal": 6122}, "data": {"internal": 6121}, "query": {"internal": 6126}},
     "health": {"kind": "tcp", "port": "rpc", "ready_timeout_s": 180},
     "memory": "1280MiB",
+    # Disk: its log, the task's local state (heap-backed: little).
+    "disk": "512MiB",
     # No start-up dependency: it starts beside the job manager and registers once that answers
     # (cluster.registration.error-delay below), which takes a manager's start off the critical path.
     "depends_on": [STATE_INIT],

@@ -15,7 +15,7 @@ import pulumi_aws as aws
 from lakehouse_platform.components.aws.common import log_group_name
 from lakehouse_platform.model import Layer, PlatformSpec
 from lakehouse_platform.services.aws_parts import Foundation, PartComponent
-from lakehouse_platform.services.kafka.config import KAFKA, platform_topics, topic_configs
+from lakehouse_platform.services.kafka.config import KAFKA, platform_topics, retention_properties, topic_configs
 
 LAYER = Layer.COMPUTE
 
@@ -31,6 +31,12 @@ class MskCluster(PartComponent):
         ctx, spec, gov = foundation.ctx, foundation.spec, foundation.gov
         super().__init__("platform:aws:MskCluster", f"{spec.name}-{KAFKA}", ctx, LAYER)
         network = gov.network
+        # The broker's disk bounds, as on every target (streams.retention_*, segment_bytes).
+        self.configuration = aws.msk.Configuration(
+            f"{spec.name}-kafka", name=f"{spec.name}-{pulumi.get_stack()}-kafka",
+            kafka_versions=[spec.aws.msk_kafka_version],
+            server_properties="".join(f"{key}={value}\n" for key, value in retention_properties(spec).items()),
+            opts=self.child_opts())
         self.cluster = aws.msk.Cluster(
             f"{spec.name}-kafka",
             cluster_name=f"{spec.name}-{pulumi.get_stack()}",
@@ -45,6 +51,7 @@ class MskCluster(PartComponent):
             encryption_info={"encryption_at_rest_kms_key_arn": gov.key.arn,
                              "encryption_in_transit": {"client_broker": "TLS", "in_cluster": True}},
             client_authentication={"sasl": {"iam": True}, "unauthenticated": False},
+            configuration_info={"arn": self.configuration.arn, "revision": self.configuration.latest_revision},
             logging_info={"broker_logs": {"cloudwatch_logs": {"enabled": True,
                                                               "log_group": log_group_name(spec, KAFKA)}}},
             tags=ctx.tags(LAYER, KAFKA),

@@ -11,6 +11,7 @@ from typing import Any
 
 from lakehouse_platform.model import PlatformSpec, TopicSpec, parse_size
 from lakehouse_platform.services.context import ServiceContext, Side, address
+from lakehouse_platform.services.plans import IDLE_HEAP_FLAGS
 
 KAFKA = "kafka"
 
@@ -59,6 +60,15 @@ def topics_json(spec: PlatformSpec) -> str:
                        for t in platform_topics(spec)], sort_keys=True)
 
 
+def retention_properties(spec: PlatformSpec) -> dict[str, str]:
+    """The broker's disk bounds (``streams``): how long and how much each partition keeps, in segments of a size;
+    the same on every target (on aws the MSK configuration's)."""
+    streams = spec.streams
+    return {"log.retention.hours": str(streams.retention_hours),
+            "log.retention.bytes": str(parse_size(streams.retention_bytes)),
+            "log.segment.bytes": str(parse_size(streams.segment_bytes))}
+
+
 def cluster_id(spec: PlatformSpec, stack: str) -> str:
     """A stable KRaft cluster id per platform and stack (22 characters of base64url, as Kafka's are)."""
     digest = hashlib.sha256(f"{spec.name}-{stack}-kafka".encode()).digest()[:16]
@@ -98,6 +108,7 @@ def broker_properties(ctx: ServiceContext, bind_host: str, log_dir: str) -> dict
         "group.initial.rebalance.delay.ms": "0",
         "num.network.threads": "2",
         "num.io.threads": "4",
+        **retention_properties(ctx.spec),
     }
 
 
@@ -106,7 +117,7 @@ def jvm_flags(ctx: ServiceContext) -> list[str]:
     heap_mb = parse_size(ctx.service.heap or ctx.service.memory) // (1024 * 1024)
     return [f"-Xms{max(heap_mb // 4, 64)}m", f"-Xmx{heap_mb}m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
             "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent",
-            "-XX:G1PeriodicGCInterval=30000", "-XX:+ExitOnOutOfMemoryError", "-Djava.awt.headless=true"]
+            *IDLE_HEAP_FLAGS, "-XX:+ExitOnOutOfMemoryError", "-Djava.awt.headless=true"]
 
 
 LOG4J2 = """\

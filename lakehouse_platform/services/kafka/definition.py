@@ -53,9 +53,13 @@ KAFKA_DEFAULT = {
     # KAFKA_HEAP_OPTS (the broker's heap) on every check.
     "health": {"kind": "tcp", "port": "broker", "command": ["CMD-SHELL", "bash -c 'exec 3<>/dev/tcp/127.0.0.1/9092'"],
                "ready_timeout_s": 180},
-    # Measured natively with -Xmx512m: 350-400 MB idle, up to 650 MB after an hour of CDC (findings §5).
+    # Measured natively with -Xmx512m: 350-400 MB idle, up to 650 MB after an hour of CDC (findings §5); a broker of
+    # a few topics keeps little in its heap (the page cache holds the logs), so 320 MiB.
     "memory": "1GiB",
-    "heap": "512MiB",
+    "heap": "320MiB",
+    # Disk: each partition keeps streams.retention_bytes and a segment (three topics); the internal topics are
+    # compacted.
+    "disk": "4GiB",
 }
 
 

@@ -12,6 +12,7 @@ from lakehouse_platform.services.capabilities import DATABASE
 from lakehouse_platform.services.context import ServiceContext, Side
 from lakehouse_platform.services.definition import SecretSpec
 from lakehouse_platform.services.kafka import config as kafka
+from lakehouse_platform.services.plans import IDLE_HEAP_FLAGS
 from lakehouse_platform.services.registry import needed, registry
 
 CONNECT = "kafka-connect"
@@ -123,6 +124,9 @@ def sink_config(ctx: ServiceContext, sink: IcebergSinkSpec, ref: SecretRef = env
         "iceberg.tables.auto-create-enabled": "true",
         "iceberg.tables.evolve-schema-enabled": "true",
         "iceberg.tables.auto-create-props.format-version": "2",
+        # The platform's table properties on the table it creates (its retention's age, metadata kept, retries).
+        **{f"iceberg.tables.auto-create-props.{key}": value
+           for key, value in spec.table_properties(sink.table, spec.table_bounds(sinks=True)).items()},
         "iceberg.catalog": spec.name.replace("-", "_"),
         **catalog,
         "iceberg.control.topic": kafka.CONTROL_TOPIC,
@@ -226,13 +230,20 @@ def jvm_flags(ctx: ServiceContext) -> list[str]:
     heap_mb = parse_size(ctx.service.heap or ctx.service.memory) // (1024 * 1024)
     # G1PeriodicGCInterval: an idle worker hands unused heap back to the OS (resident memory falls after a snapshot).
     return [f"-Xms{max(heap_mb // 4, 64)}m", f"-Xmx{heap_mb}m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
-            "-XX:G1PeriodicGCInterval=30000", "-XX:+ExitOnOutOfMemoryError", "-Djava.awt.headless=true"]
+            *IDLE_HEAP_FLAGS, "-XX:+ExitOnOutOfMemoryError", "-Djava.awt.headless=true"]
 
 
 def check(spec: PlatformSpec) -> list[str]:
-    """A CDC source needs the platform's database wherever its connectors are deployed (here, or MSK Connect)."""
+    """A CDC source needs the platform's database wherever its connectors are deployed (here, or MSK Connect);
+    each sink's table keeps a retention that holds its commits."""
     deployed = CONNECT in spec.enabled_services() or (spec.target is Target.AWS and spec.aws.kafka_msk)
-    if not deployed or not spec.streams.sources() or registry().provider(spec, DATABASE) is not None:
+    if not deployed:
+        return []
+    sinks = [b.problem for b in spec.table_bounds(sinks=True).values()
+             if b.problem and b.key.startswith("streams.connectors.")]
+    if sinks:
+        return sinks
+    if not spec.streams.sources() or registry().provider(spec, DATABASE) is not None:
         return []
     index = next(i for i, c in enumerate(spec.streams.connectors) if c.kind == "debezium-postgres")
     return [f"streams.connectors.{index}: a Debezium source captures the bookshop in the platform's PostgreSQL; "

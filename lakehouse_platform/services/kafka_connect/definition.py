@@ -63,9 +63,11 @@ CONNECT_DEFAULT = {
     "health": {"kind": "http", "port": "rest", "path": "/health", "ready_timeout_s": 240,
                "command": ["CMD-SHELL", "curl -fsS http://127.0.0.1:8083/health >/dev/null"]},
     # Measured natively: at -Xmx768m RSS reached 1.04 GB during the 60k snapshot, while the live heap
-    # after a full GC is ~150 MB with both connectors; 512 MiB keeps the process well inside its budget.
+    # after a full GC is ~150 MB with both connectors; 384 MiB keeps the process well inside its budget.
     "memory": "1GiB",
-    "heap": "512MiB",
+    "heap": "384MiB",
+    # Disk: its log (offsets, configs and status live in Kafka).
+    "disk": "256MiB",
     # The topics first: brokers never auto-create them, and a source writing to a missing topic fails.
     "depends_on": [kafka.KAFKA, kafka.TOPICS_JOB],
 }

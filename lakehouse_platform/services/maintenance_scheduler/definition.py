@@ -28,6 +28,8 @@ DEFAULT = {
     "health": {"kind": "http", "port": "http", "path": "/healthz",
                "command": support.container_health_command(8790), "start_period_s": 300, "ready_timeout_s": 600},
     "memory": "256MiB",
+    # Disk: its log (the run record is under <state>/operations).
+    "disk": "128MiB",
     # No start-up dependency: a run finding Trino or the catalog down is recorded as failed and retried at
     # its next slot; natively it starts last anyway (declaration order), and on aws it is EventBridge.
 }

@@ -17,13 +17,13 @@ import pulumi_aws as aws
 from lakehouse_platform.components.aws.alarms import Alarm
 from lakehouse_platform.components.aws.ecs import Container, shell
 from lakehouse_platform.components.aws.network import cname
-from lakehouse_platform.model import Layer, PlatformSpec
+from lakehouse_platform.model import Layer, PlatformSpec, parse_size
 from lakehouse_platform.placeholders import secret
 from lakehouse_platform.services.aws_catalogs import catalog_job
 from lakehouse_platform.services.aws_parts import Foundation, PartComponent
 from lakehouse_platform.services.context import Side, host_of
 from lakehouse_platform.services.plans import EcsPlan
-from lakehouse_platform.services.postgres.config import NAME, SERVER_SETTINGS, databases
+from lakehouse_platform.services.postgres.config import NAME, SERVER_SETTINGS, databases, disk_settings
 
 LAYER = Layer.CATALOG
 DB_INIT_JOB = "postgres-init"  # aws only: RDS creates one database; this job creates the catalogs'
@@ -89,6 +89,10 @@ class CatalogDatabase(PartComponent):
                  "apply_method": "pending-reboot"},
                 {"name": "max_replication_slots", "value": SERVER_SETTINGS["max_replication_slots"],
                  "apply_method": "pending-reboot"},
+                # What bounds its disk, as on the lab (RDS takes the WAL sizes in MB, the naptime in seconds).
+                *[aws.rds.ParameterGroupParameterArgs(name=name, value=value.removesuffix("MB").removesuffix("s"),
+                                                      apply_method="immediate")
+                  for name, value in disk_settings(spec).items()],
             ],
             tags=tags, opts=opts,
         )
@@ -156,6 +160,12 @@ class CatalogDatabase(PartComponent):
               metric_name="FreeStorageSpace", dimensions=dimensions, statistic="Minimum", period=300,
               evaluation_periods=1, threshold=free_bytes, comparison_operator="LessThanThreshold",
               treat_missing_data="missing")
+        # A replication slot whose reader stopped holds WAL back (max_slot_wal_keep_size bounds it).
+        alarm("catalog-db-slot-lag", f"a replication slot holds more than {spec.streams.slot_lag_alert} of WAL: its "
+                                     "reader (Debezium on MSK Connect) fell behind or stopped", namespace="AWS/RDS",
+              metric_name="OldestReplicationSlotLag", dimensions=dimensions, statistic="Maximum", period=300,
+              evaluation_periods=1, threshold=parse_size(spec.streams.slot_lag_alert),
+              comparison_operator="GreaterThanThreshold", treat_missing_data="notBreaching")
 
 
 def build(foundation: Foundation) -> CatalogDatabase:

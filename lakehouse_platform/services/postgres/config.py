@@ -4,6 +4,7 @@ Debezium), the replication slots the stack declares, and the backups' least role
 
 from __future__ import annotations
 
+from lakehouse_platform.model import PlatformSpec, parse_size
 from lakehouse_platform.services.capabilities import CHANGE_CAPTURE, DATABASE_BACKUP_USER, DATABASE_USER
 from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.registry import registry
@@ -18,7 +19,27 @@ def databases() -> tuple[str, ...]:
 
 
 # Logical WAL so Debezium can capture the bookshop's changes.
-SERVER_SETTINGS = {"wal_level": "logical", "max_wal_senders": "10", "max_replication_slots": "10"}
+SERVER_SETTINGS = {"wal_level": "logical", "max_wal_senders": "10", "max_replication_slots": "10",
+                   # The catalogs' and the bookshop's working set is small: 64MB of buffers, not 128MB.
+                   "shared_buffers": "64MB"}
+
+
+def megabytes(size: str) -> int:
+    """A size as PostgreSQL's whole megabytes (its unit for WAL sizes; ``parse_size`` reads the unit)."""
+    return max(1, parse_size(size) // 1_000_000)
+
+
+def disk_settings(spec: PlatformSpec) -> dict[str, str]:
+    """What bounds the server's disk, as settings every target applies (RDS: its parameter group): the WAL a
+    checkpoint lets grow (``catalog.database``), the WAL a replication slot may hold back
+    (``streams.slot_max_wal_keep_size``), autovacuum's visits."""
+    return {**spec.catalog.database.server_settings(),
+            "max_slot_wal_keep_size": f"{megabytes(spec.streams.slot_max_wal_keep_size)}MB"}
+
+
+def server_settings(spec: PlatformSpec) -> dict[str, str]:
+    """Every server setting of the lab and native servers: logical WAL, and the disk's bounds."""
+    return {**SERVER_SETTINGS, **disk_settings(spec)}
 
 
 def major_of(ctx: ServiceContext) -> int:

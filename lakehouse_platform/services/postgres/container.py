@@ -8,17 +8,17 @@ from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.plans import ContainerHost, ContainerPlan
 from lakehouse_platform.services.postgres.config import (
     BACKUP_PASSWORD_ENV,
-    SERVER_SETTINGS,
     backup_role_sql,
     create_databases_sql,
     server_flags,
+    server_settings,
 )
 
 
 def server(ctx: ServiceContext, host: ContainerHost) -> ContainerPlan:
     """Official image; data on a named volume, init SQL uploaded, logical WAL on."""
     return ContainerPlan(
-        command=["postgres", *server_flags(SERVER_SETTINGS)],
+        command=["postgres", *server_flags(server_settings(ctx.spec))],
         env={"POSTGRES_USER": "postgres", "POSTGRES_PASSWORD": secret("postgres-password"),
              BACKUP_PASSWORD_ENV: secret(DATABASE_BACKUP_PASSWORD)},
         # At the cluster's creation (the lab's down removes its volume): the databases, then the backups' role.

@@ -34,6 +34,8 @@ DEFAULT = {
     "ports": {"pg": {"internal": 5432, "external": 5432}},
     "health": {"kind": "tcp", "port": "pg", "command": ["CMD-SHELL", "pg_isready -U postgres -h 127.0.0.1"]},
     "memory": "256MiB",
+    # Disk: pg_wal (catalog.database.max_wal_size; a slot's streams.slot_max_wal_keep_size) and the data.
+    "disk": "2GiB",
 }
 
 

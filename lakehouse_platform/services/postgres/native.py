@@ -10,11 +10,11 @@ from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.plans import NativeHost, NativePlan
 from lakehouse_platform.services.postgres.config import (
     BACKUP_PASSWORD_ENV,
-    SERVER_SETTINGS,
     backup_role_sql,
     create_databases_sql,
     drop_undeclared_slots_sql,
     server_flags,
+    server_settings,
 )
 
 # The server refuses to run as root; natively it runs as the Debian package's system user.
@@ -63,7 +63,7 @@ def server(ctx: ServiceContext, host: NativeHost) -> NativePlan:
     pwfile = host.home / "pwfile"
     sql = host.home / "create-databases.sql"
     settings = {"listen_addresses": "127.0.0.1", "port": str(port), "unix_socket_directories": str(data),
-                **SERVER_SETTINGS}
+                **server_settings(ctx.spec)}
     psql = [str(bindir / "psql"), f"host=127.0.0.1 port={port} user=postgres dbname=postgres",
             "-v", "ON_ERROR_STOP=1", "-q", "-f", str(sql)]
     return NativePlan(

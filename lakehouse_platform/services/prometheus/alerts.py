@@ -13,9 +13,16 @@ from dataclasses import dataclass
 
 import yaml
 
-from lakehouse_platform.model import Layer, PlatformSpec
+from lakehouse_platform.model import Layer, PlatformSpec, parse_size
 
 TABLE = "catalog, namespace, table"
+
+
+def owned(expr: str) -> str:
+    """A table alert's expression with the table's owner joined in (from its freshness promise, which the exporter
+    serves for every table it watches, with the owner); where none is known the alert still fires, without it."""
+    return (f"(({expr}) * on({TABLE}) group_left(owner) (iceberg_table_freshness_promise_seconds * 0 + 1))"
+            f" or on({TABLE}) ({expr})")
 
 
 @dataclass(frozen=True)
@@ -53,26 +60,61 @@ def alerts(spec: PlatformSpec) -> list[Alert]:
               "{{ $labels.namespace }}.{{ $labels.table }} (owner {{ $labels.owner }}): last data commit "
               "{{ $value | humanizeDuration }} ago, past its freshness promise"),
         Alert("SnapshotsGrowingWithoutExpiry",
-              f"(iceberg_table_oldest_snapshot_age_seconds > on({TABLE}) 2 * iceberg_table_snapshot_retention_seconds)"
-              f" and on({TABLE}) (iceberg_table_snapshots > 1)",
+              owned(f"(iceberg_table_oldest_snapshot_age_seconds > on({TABLE}) 2 * "
+                    f"iceberg_table_snapshot_retention_seconds) and on({TABLE}) (iceberg_table_snapshots > 1)"),
               300, Layer.ORCHESTRATION, "warning",
-              "{{ $labels.namespace }}.{{ $labels.table }} keeps snapshots older than twice its retention: "
-              "expiry is not running"),
-        Alert("MaintenanceFailed", "iceberg_maintenance_last_run_success == 0", 0, Layer.ORCHESTRATION, "warning",
-              "{{ $labels.action }} on {{ $labels.namespace }}.{{ $labels.table }} failed at its last run"),
-        Alert("TableHasManySmallFiles", f"iceberg_table_small_data_files > {obs.small_files_alert}", 600,
+              "{{ $labels.namespace }}.{{ $labels.table }} (owner {{ $labels.owner }}) keeps snapshots older than "
+              "twice its retention: expiry is not running"),
+        Alert("SnapshotCountHigh",
+              f"iceberg_table_snapshots > on({TABLE}) group_left(owner) iceberg_table_max_snapshots",
+              obs.refresh_interval_s, Layer.ORCHESTRATION, "warning",
+              "{{ $labels.namespace }}.{{ $labels.table }} (owner {{ $labels.owner }}) holds {{ $value }} snapshots, "
+              "more than its retention's max_snapshots: expiry does not keep up with its commits (every commit "
+              "rewrites, every reader parses them all)"),
+        Alert("MetadataTooLarge",
+              f"iceberg_table_metadata_bytes > on({TABLE}) group_left(owner) iceberg_table_max_metadata_bytes",
+              obs.refresh_interval_s, Layer.ORCHESTRATION, "warning",
+              "{{ $labels.namespace }}.{{ $labels.table }} (owner {{ $labels.owner }}): metadata.json is "
+              "{{ $value | humanize1024 }}B, past its retention's max_metadata_size: commits and planning slow "
+              "down with it"),
+        Alert("ManifestsPiling", owned(f"iceberg_table_manifests > {obs.manifests_alert}"), 600,
               Layer.ORCHESTRATION, "info",
-              "{{ $labels.namespace }}.{{ $labels.table }} has {{ $value }} data files smaller than "
+              "{{ $labels.namespace }}.{{ $labels.table }} (owner {{ $labels.owner }}): {{ $value }} manifests in "
+              "its current snapshot, each read by every scan's planning: rewrite_manifests is not keeping up"),
+        Alert("MaintenanceFailed", owned("iceberg_maintenance_last_run_success == 0"), 0, Layer.ORCHESTRATION,
+              "warning", "{{ $labels.action }} on {{ $labels.namespace }}.{{ $labels.table }} (owner "
+                         "{{ $labels.owner }}) failed at its last run"),
+        Alert("TableHasManySmallFiles", owned(f"iceberg_table_small_data_files > {obs.small_files_alert}"), 600,
+              Layer.ORCHESTRATION, "info",
+              "{{ $labels.namespace }}.{{ $labels.table }} (owner {{ $labels.owner }}) has {{ $value }} data files "
+              "smaller than "
               f"{obs.small_file_size}: compaction is not keeping up"),
         Alert("DeleteFilesPiling",
-              f"iceberg_table_delete_file_ratio > {obs.delete_file_ratio_alert} and on({TABLE}) "
-              "(iceberg_table_delete_files > 10)", 600, Layer.ORCHESTRATION, "info",
-              "{{ $labels.namespace }}.{{ $labels.table }}: delete files are {{ $value | humanizePercentage }} "
+              owned(f"iceberg_table_delete_file_ratio > {obs.delete_file_ratio_alert} and on({TABLE}) "
+                    "(iceberg_table_delete_files > 10)"), 600, Layer.ORCHESTRATION, "info",
+              "{{ $labels.namespace }}.{{ $labels.table }} (owner {{ $labels.owner }}): delete files are "
+              "{{ $value | humanizePercentage }} "
               "of its files: reads merge them on every scan"),
         Alert("DeclaredTableMissing", "iceberg_table_exists == 0", 300, Layer.CATALOG, "warning",
               "declared table {{ $labels.namespace }}.{{ $labels.table }} does not resolve in the catalog"),
         Alert("ServiceDown", "lakehouse_service_up == 0", 60, Layer.OBSERVABILITY, "critical",
               "{{ $labels.service }} does not answer its health check"),
+        Alert("ServiceDiskOverBudget",
+              "lakehouse_service_state_bytes > on(service) lakehouse_service_disk_budget_bytes", 300,
+              Layer.OBSERVABILITY, "critical",
+              "{{ $labels.service }}'s state takes {{ $value | humanize1024 }}B on disk, past its disk budget"),
+        Alert("ServiceDiskFilling",
+              f"predict_linear(lakehouse_service_state_bytes[{obs.disk_forecast_window_hours}h], "
+              f"{obs.disk_forecast_days * 86400}) > on(service) lakehouse_service_disk_budget_bytes",
+              obs.disk_forecast_for_s, Layer.OBSERVABILITY, "warning",
+              f"{{{{ $labels.service }}}}'s state, growing as over the last {obs.disk_forecast_window_hours} hours, "
+              f"passes its disk budget within {obs.disk_forecast_days} days"),
+        Alert("ReplicationSlotLagging",
+              f"lakehouse_replication_slot_retained_bytes > {parse_size(spec.streams.slot_lag_alert)}", 60,
+              Layer.CATALOG, "warning",
+              "replication slot {{ $labels.slot }} holds {{ $value | humanize1024 }}B of WAL: its reader (Debezium) "
+              "fell behind or stopped; past streams.slot_max_wal_keep_size the database drops what it holds and "
+              "the connector snapshots again"),
         Alert("ServiceCrashLooping",
               'lakehouse_service_state{state="gave-up"} == 1 or increase(lakehouse_service_restarts[10m]) >= 3',
               0, Layer.OBSERVABILITY, "critical",

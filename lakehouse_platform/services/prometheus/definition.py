@@ -38,6 +38,8 @@ DEFAULT = {
     "health": {"kind": "http", "port": "http", "path": "/-/ready",
                "command": ["CMD", "wget", "-qO-", "http://127.0.0.1:9090/-/ready"]},
     "memory": "256MiB",
+    # Disk: its TSDB (observability.retention_size) and its WAL.
+    "disk": "1GiB",
 }
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from lakehouse_platform.artifacts import maven
 from lakehouse_platform.model import PlatformSpec, Target
+from lakehouse_platform.model.retention import TableDefaults
 from lakehouse_platform.placeholders import secret
-from lakehouse_platform.runtime.tables import PLATFORM_DEFAULTS
 from lakehouse_platform.services.capabilities import BACKUPS, DATABASE, DATABASE_PASSWORD, DATABASE_USER
 from lakehouse_platform.services.context import ServiceContext
 from lakehouse_platform.services.registry import registry
@@ -55,9 +55,12 @@ def property_env(prop: str) -> str:
     return "CATALOG_" + prop.replace("-", "__").replace(".", "_").upper()
 
 
-def table_default_env() -> dict[str, str]:
-    """The platform's table defaults as the fixture's ``table-default.*`` catalog properties."""
-    return {property_env(f"table-default.{key}"): value for key, value in PLATFORM_DEFAULTS.items()}
+def table_default_env(spec: PlatformSpec | None = None) -> dict[str, str]:
+    """The platform's table properties (``PlatformSpec.table_properties``; without a spec, the defaults of
+    ``TableDefaults``) as the fixture's ``table-default.*`` catalog properties: a table any engine creates through
+    it gets them."""
+    properties = spec.table_properties() if spec is not None else TableDefaults().properties()
+    return {property_env(f"table-default.{key}"): value for key, value in properties.items()}
 
 
 def postgres_jdbc_uri(pg_address: str) -> str:
@@ -96,7 +99,7 @@ def catalog_env(ctx: ServiceContext, s3_endpoint: str, sqlite_uri: str | None = 
         # One pooled connection on SQLite: with two, commits right after a restart on an existing
         # database get 500 SQLITE_BUSY (database is locked); SQLite serialises writers anyway.
         "CATALOG_CLIENTS": str(POSTGRES_CLIENTS if on_postgres(spec) else 1),
-        **table_default_env(),
+        **table_default_env(spec),
         "AWS_REGION": spec.storage.region,
         "AWS_ACCESS_KEY_ID": secret("s3-access-key"),
         "AWS_SECRET_ACCESS_KEY": secret("s3-secret-key"),

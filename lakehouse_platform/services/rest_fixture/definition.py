@@ -51,7 +51,9 @@ DEFAULT = {
     "health": {"kind": "http", "port": "http", "path": "/v1/config",
                "command": ["CMD-SHELL", "curl -fsS http://127.0.0.1:8181/v1/config >/dev/null"]},
     "memory": "512MiB",
-    "heap": "384MiB",
+    "heap": "256MiB",  # the catalog keeps no table metadata between requests
+    # Disk: its SQLite catalog (a row per table) and its log.
+    "disk": "256MiB",
     # The init job hands the bind mount to the fixture's user first (or SQLite cannot create its file).
     "depends_on": ["seaweedfs", "rest-fixture-init"],
 }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lakehouse_platform.services.capabilities import STORE
 from lakehouse_platform.services.context import ServiceContext
-from lakehouse_platform.services.plans import NativeHost, NativePlan, jvm_heap_flag
+from lakehouse_platform.services.plans import IDLE_HEAP_FLAGS, NativeHost, NativePlan, jvm_heap_flag
 from lakehouse_platform.services.registry import needed
 from lakehouse_platform.services.rest_fixture.config import (
     NAME,
@@ -36,6 +36,7 @@ def server(ctx: ServiceContext, host: NativeHost) -> NativePlan:
     return NativePlan(
         files=files,
         argv=[str(host.java_home / "bin" / "java"), jvm_heap_flag(ctx.service), "-XX:+ExitOnOutOfMemoryError",
+              *IDLE_HEAP_FLAGS,
               "-cp", classpath, host.artifact.main_class],
         env=env,
         health={"kind": "http", "url": ctx.url(NAME, "http", path=ctx.service.health.path), "expect_status": 200},

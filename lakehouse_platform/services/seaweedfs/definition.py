@@ -44,6 +44,9 @@ DEFAULT = {
     "health": {"kind": "http", "port": "s3", "path": "/healthz",
                "command": ["CMD", "wget", "-qO-", "http://127.0.0.1:8333/healthz"]},
     "memory": "512MiB",
+    # Disk: the warehouse, the tables' data (kept by expiry, compaction and orphan removal), and its volumes'
+    # garbage until vacuumed.
+    "disk": "20GiB",
 }
 
 

@@ -187,7 +187,7 @@ def declare(foundation: Foundation, trino_service: pulumi.Resource | None) -> Ec
     ctx, spec, gov = foundation.ctx, foundation.spec, foundation.gov
     tags = ctx.tags(TABLES_LAYER)
     statements = [sql for table in spec.tables
-                  for sql in declared_tables.trino_statements(catalog_name(spec), table.model_dump(mode="json"))]
+                  for sql in declared_tables.trino_statements(catalog_name(spec), spec.declaration(table))]
     entry_point, command = shell(tables_script(url(spec, NAME, "http", Side.INTERNAL), statements))
     container = Container(name=TABLES, image=spec.services[NAME].image, memory_mib=512,
                           entry_point=entry_point, command=command)

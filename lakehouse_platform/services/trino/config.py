@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from lakehouse_platform.model import PlatformSpec, Target, parse_size
+from lakehouse_platform.model import LogSpec, PlatformSpec, Target, parse_size
 from lakehouse_platform.model.governance import EVERY_NAMESPACE
 from lakehouse_platform.placeholders import SECRET_TOKEN, pbkdf2_of, secret
 from lakehouse_platform.runtime import tables as declared_tables
@@ -16,7 +16,7 @@ from lakehouse_platform.services.capabilities import STORE
 from lakehouse_platform.services.catalogs import catalog_url, gate_of
 from lakehouse_platform.services.context import ServiceContext, Side, host_of, url
 from lakehouse_platform.services.definition import IdentitySecret, SecretSpec
-from lakehouse_platform.services.plans import properties
+from lakehouse_platform.services.plans import IDLE_HEAP_FLAGS, properties
 from lakehouse_platform.services.registry import registry
 
 NAME = "trino"
@@ -205,7 +205,9 @@ def catalog_files(ctx: ServiceContext, side: Side = Side.INTERNAL) -> dict[str, 
             # Tables as code: the owner and promises a declared table carries as Iceberg properties, settable
             # through Trino (CREATE/ALTER ... extra_properties) where Trino creates the tables (aws).
             "iceberg.allowed-extra-properties": ",".join(dict.fromkeys(
-                [*declared_tables.PROPERTY_KEYS, *(key for table in ctx.spec.tables for key in table.properties)])),
+                key for key in [*declared_tables.PROPERTY_KEYS, *ctx.spec.table_properties(),
+                                *(key for table in ctx.spec.tables for key in table.properties)]
+                if key not in declared_tables.TRINO_OWN_PROPERTIES)),
             **rest_properties(name, role.client_properties(catalog_ctx)),
         }
         if gate_of(ctx.spec, name):
@@ -285,7 +287,8 @@ def security_files(ctx: ServiceContext, etc: str) -> dict[str, str]:
 
 
 def config_properties(port: int, role: Literal["single", "coordinator", "worker"], discovery: str,
-                      heap_bytes: int, https_port: int | None = None, keystore: str | None = None) -> str:
+                      heap_bytes: int, https_port: int | None = None, keystore: str | None = None,
+                      logs: LogSpec | None = None) -> str:
     """config.properties of one node: a single node that also works, a planning coordinator, or a worker.
 
     A coordinator with ``https_port`` serves clients over HTTPS with password authentication, and refuses
@@ -309,6 +312,10 @@ def config_properties(port: int, role: Literal["single", "coordinator", "worker"
             "http-server.authentication.allow-insecure-over-http": "false",
         })
     values["internal-communication.shared-secret"] = "${ENV:TRINO_SHARED_SECRET}"
+    # Trino's own request log (var/log/http-request.log; 100MB x 15 files by default) within the service's logs.
+    logs = logs or LogSpec()
+    values.update({"http-server.log.max-size": f"{logs.max_bytes // (1024 * 1024)}MB",
+                   "http-server.log.max-history": max(logs.keep, 1)})
     return properties(values)
 
 
@@ -317,6 +324,7 @@ def jvm_config(heap_bytes: int) -> str:
     flags = [
         "-server", f"-Xmx{heap_bytes // (1024 * 1024)}m", "-XX:InitialRAMPercentage=10",
         "-XX:+ExitOnOutOfMemoryError", "-XX:+UseG1GC", "-XX:G1HeapRegionSize=32M",
+        *IDLE_HEAP_FLAGS,  # an idle coordinator hands unused heap back to the OS (it falls between queries)
         "-XX:+ExplicitGCInvokesConcurrent", "-XX:ReservedCodeCacheSize=256M", "-Djdk.attach.allowAttachSelf=true",
         "-Dfile.encoding=UTF-8", "-XX:+EnableDynamicAgentLoading", "-XX:-OmitStackTraceInFastThrow",
         "-Djdk.nio.maxCachedBufferSize=2000000", "--enable-native-access=ALL-UNNAMED",
@@ -358,7 +366,8 @@ def etc_files(ctx: ServiceContext, etc: str, role: Literal["single", "coordinato
     files[f"{etc}/jvm.config"] = jvm_config(heap)
     keystore = f"{etc}/tls/trino.pem"
     files[f"{etc}/config.properties"] = config_properties(ctx.listen_port("http"), role, discovery, heap,
-                                                          https_port=ctx.listen_port("https"), keystore=keystore)
+                                                          https_port=ctx.listen_port("https"), keystore=keystore,
+                                                          logs=ctx.service.logs)
     if role != "worker":
         files.update(security_files(ctx, etc))
         files[keystore] = secret(f"{TLS}-pem")

@@ -15,6 +15,7 @@ Runtime code: the operations image and the native processes run it (the ``trino`
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,9 @@ from typing import Any
 from lakehouse_platform.runtime.config import Credentials, EngineAccess
 
 DAY_S = 86400
+#: How long a run waits for a Trino that is still starting, and how often it asks.
+STARTING_WAIT_S = 180.0
+STARTING_POLL_S = 2.0
 
 # Iceberg maintenance as Trino statements; {table} is catalog-qualified and quoted.
 STATEMENTS = {
@@ -72,17 +76,18 @@ def executor(access: EngineAccess, creds: Credentials) -> Callable[[str, dict[st
         import trino
 
         kwargs: dict[str, Any] = {}
+        http = requests.Session()
+        http.trust_env = False
         if access.password:
             kwargs["auth"] = trino.auth.BasicAuthentication(access.user, creds.resolve(access.password))
         if access.certificate:
             pem = tempfile.NamedTemporaryFile("w", suffix=".pem", delete=False)  # noqa: SIM115 - removed below
             with pem:
                 pem.write(creds.resolve(access.certificate))
-            http = requests.Session()
-            http.trust_env = False
             http.verify = pem.name
             kwargs["http_session"] = http
         try:
+            wait_until_started(http, f"{access.http_scheme}://{access.host}:{access.port}")
             connection = trino.dbapi.connect(host=access.host, port=access.port, user=access.user,
                                              catalog=access.catalog, http_scheme=access.http_scheme,
                                              session_properties=session, request_timeout=120, **kwargs)
@@ -97,3 +102,20 @@ def executor(access: EngineAccess, creds: Credentials) -> Callable[[str, dict[st
                 Path(pem.name).unlink(missing_ok=True)
 
     return execute
+
+
+def wait_until_started(http: Any, base_url: str, timeout_s: float = STARTING_WAIT_S) -> None:
+    """Wait while Trino says it is still starting (``GET /v1/info``: ``starting``), at most ``timeout_s``.
+
+    A Trino that answers HTTP while it starts fails every query ("authenticators were not loaded"): a run
+    scheduled in that window (a restart, the platform coming up) waits instead of failing until its next slot.
+    Whatever else goes wrong is the statement's to report.
+    """
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if not http.get(f"{base_url}/v1/info", timeout=5).json().get("starting", False):
+                return
+        except Exception:  # noqa: BLE001, S110 - not answering yet: wait as while starting
+            pass
+        time.sleep(STARTING_POLL_S)

@@ -78,7 +78,7 @@ def declare_tables(spec: Any, secrets: Mapping[str, pulumi.Output[str]], parent:
     for table in spec.tables:
         # One at a time: the catalog serialises commits anyway, and the fixture answers concurrent
         # creations of one namespace with a 500 instead of a 409.
-        resource = DeclaredTable(parent.child_name(f"table-{table.identifier}"), table=table.model_dump(mode="json"),
+        resource = DeclaredTable(parent.child_name(f"table-{table.identifier}"), table=spec.declaration(table),
                                  catalog=catalog, labels=labels,
                                  opts=pulumi.ResourceOptions(parent=parent, depends_on=[*depends_on, *previous]))
         declared[table.identifier] = resource

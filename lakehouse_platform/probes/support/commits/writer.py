@@ -21,6 +21,29 @@ class CommitConflict(Exception):
         self.attempts = attempts
 
 
+def transaction(table: Any) -> Any:
+    """A PyIceberg transaction on ``table`` whose metadata is computed once per staged update.
+
+    PyIceberg 0.11.1's ``Transaction.table_metadata`` applies every staged update to the table's metadata and
+    deep-copies the result each time it is read, some 35 times per append (profiled: ``bench_contention.py
+    --profile``): on a table of 130 snapshots that copying is most of a commit's CPU, and it grows with the
+    table's history. The metadata changes only when an update is staged (``_updates``, a tuple replaced then), so
+    reading it again before that returns the same value, computed once.
+    """
+    from pyiceberg.table import Transaction
+
+    class OnceComputed(Transaction):
+        _computed: tuple[tuple[Any, ...], Any] | None = None
+
+        @property
+        def table_metadata(self) -> Any:
+            if self._computed is None or self._computed[0] is not self._updates:
+                self._computed = (self._updates, super().table_metadata)
+            return self._computed[1]
+
+    return OnceComputed(table)
+
+
 @dataclass(frozen=True)
 class _Attempt:
     """What a tenacity wait reads of a retry state: the number of the attempt that failed."""
@@ -75,7 +98,7 @@ class TableWriter:
                     attempts += 1
                     if attempts > 1:
                         self.table.refresh()  # after the wait, not before it: the freshest base to commit on
-                    with self.table.transaction() as tx, self._producer(tx) as append:
+                    with transaction(self.table) as tx, self._producer(tx) as append:
                         for data_file in files:
                             append.append_data_file(data_file)
         except CommitFailedException as exc:

@@ -23,7 +23,7 @@ SETUP_MARKER_NAME = ".local-service-setup-done"
 # Inputs whose change needs a restart of the running process. A moved data directory is one: the process stops on
 # the old one and starts on the new one (an update, never a replacement: see the package docstring).
 RESTART_KEYS = (
-    "restart_policy",
+    "restart_policy", "log_rotation",
     "argv", "env", "files", "health", "ports", "cwd", "log_file", "run_as_user", "ulimit_nofile", "post_start",
     "stop_signal", "data_dir",
 )
@@ -89,6 +89,18 @@ class RestartPolicy(BaseModel):
     backoff_max_s: Annotated[float, Field(gt=0)] = 30.0
 
 
+class LogRotation(BaseModel):
+    """How the watchdog keeps the service's log: rotated past ``max_bytes``, ``keep`` old files (see watchdog.py).
+
+    The defaults are the model's (``lakehouse_platform.model.LogSpec``), so a stack recorded before rotation existed
+    reads as unchanged."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_bytes: Annotated[int, Field(ge=1024 * 1024)] = 32 * 1024 * 1024
+    keep: Annotated[int, Field(ge=0)] = 2
+
+
 class ServiceInputs(BaseModel):
     """Validated, typed inputs of one local service (the resource's properties)."""
 
@@ -114,6 +126,7 @@ class ServiceInputs(BaseModel):
     run_as_user: str | None = None
     ulimit_nofile: Annotated[int, Field(gt=0)] | None = None
     restart_policy: RestartPolicy = RestartPolicy()
+    log_rotation: LogRotation = LogRotation()
     # Recorded for reviewers and the policy pack (layer, owner; the service's memory budget).
     labels: dict[str, str] = {}
     memory_budget_bytes: int | None = None

@@ -15,6 +15,7 @@ from lakehouse_platform.targets.native.local_service.inputs import (
     INPUT_KEYS,
     REPLACE_KEYS,
     RESTART_KEYS,
+    LogRotation,
     RestartPolicy,
     ServiceInputs,
     input_view,
@@ -150,6 +151,7 @@ class LocalService(pulumi.dynamic.Resource, module="native", name="LocalService"
         run_as_user: pulumi.Input[str] | None = None,
         ulimit_nofile: pulumi.Input[int] | None = None,
         restart_policy: pulumi.Input[Mapping[str, Any]] | None = None,
+        log_rotation: pulumi.Input[Mapping[str, Any]] | None = None,
         labels: pulumi.Input[Mapping[str, str]] | None = None,
         memory_budget_bytes: pulumi.Input[int] | None = None,
         opts: pulumi.ResourceOptions | None = None,
@@ -173,6 +175,7 @@ class LocalService(pulumi.dynamic.Resource, module="native", name="LocalService"
             "run_as_user": run_as_user,
             "ulimit_nofile": ulimit_nofile,
             "restart_policy": restart_policy or RestartPolicy().model_dump(),
+            "log_rotation": log_rotation or LogRotation().model_dump(),
             "labels": labels or {},
             "memory_budget_bytes": memory_budget_bytes,
             # Outputs only: declared so they become attributes of the resource.

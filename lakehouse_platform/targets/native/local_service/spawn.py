@@ -108,6 +108,7 @@ def _watchdog_config(spec: ServiceInputs, ids: UserIds | None) -> Path:
     config = {
         "argv": spec.argv, "cwd": spec.cwd, "log_file": spec.log_file, "data_dir": spec.data_dir,
         "restart": spec.restart_policy.model_dump(),
+        "log_rotation": spec.log_rotation.model_dump(),
         "stop_signal": spec.stop_signal,
         "identity": {"uid": ids.uid, "gid": ids.gid, "groups": ids.groups} if ids else None,
     }
