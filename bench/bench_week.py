@@ -45,11 +45,11 @@ from typing import Any
 
 import psutil
 
-from lakehouse_platform.config import load_platform, stack_platform
+from lakehouse_platform.config import load_platform
 from lakehouse_platform.control import commands, isolated
 from lakehouse_platform.control.workspace import forget, outputs
 from lakehouse_platform.model import DebeziumPostgresSpec, IcebergSinkSpec
-from lakehouse_platform.paths import PROJECT_ROOT
+from lakehouse_platform.paths import reports_dir
 from lakehouse_platform.probes.support import cdc, commits, signals
 from lakehouse_platform.probes.support.stack import Stack
 from lakehouse_platform.runtime.exporter.collector import disk_usage, log_usage
@@ -68,7 +68,7 @@ COLUMNS = [{"name": "writer", "type": "string"}, {"name": "seq", "type": "int"},
 
 def overrides(speedup: int) -> dict[str, Any]:
     """What the bench's copy of the native stack changes (see the module docstring)."""
-    base = stack_platform("native")
+    base = isolated.fixture_platform("native")
     sink = IcebergSinkSpec(kind="iceberg-sink", name="bookshop-iceberg", topics=["bookshop.public.orders"],
                            table="bookshop.orders_cdc", retention={"max_snapshots": 150})
     return {
@@ -452,7 +452,7 @@ def main() -> None:
             thread.join(timeout=60)
         figures = report(run, stack, spec, (memory_start, memory_end), (time.time() - run.started) / 60,
                          args.speedup)
-        out = PROJECT_ROOT / "reports" / "bench_week.json"
+        out = reports_dir() / "bench_week.json"
         out.parent.mkdir(exist_ok=True)
         out.write_text(json.dumps({**figures, "events": run.events}, indent=2, default=str))
         print(f"\nfigures: {out}")

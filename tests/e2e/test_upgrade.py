@@ -188,6 +188,18 @@ def with_services(stack_file: str, services: dict[str, Any]) -> str:
     return yaml.safe_dump(document, sort_keys=False)
 
 
+def with_the_upgrade_notes_changes(stack_file: str) -> str:
+    """The config change the release notes ask of an upgrade to 0.5.0 (CHANGELOG, Upgrading to 0.5.0): expiry runs
+    often enough for the streams' tables (0.5.0 refuses a retention their write rate would pass between two runs,
+    naming the key), its threshold each table's retention."""
+    document = yaml.safe_load(stack_file)
+    for job in document["config"]["lakehouse:platform"].get("maintenance", []):
+        if job["action"] == "expire_snapshots":
+            job["schedule"] = "*/15 * * * *"
+            job.pop("older_than_days", None)
+    return yaml.safe_dump(document, sort_keys=False)
+
+
 def stack_pids(release: Checkout) -> list[int]:
     """Every process the stack's state records (each service under its watchdog)."""
     resources = json.loads(release.exported_state(STACK))["resources"]
@@ -259,6 +271,8 @@ def upgraded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upgrade]:
             release.timings.clear()
             release.checkout(THIS)
             release.make("venv")
+            stack_file = release.root / f"Pulumi.{STACK}.yaml"
+            stack_file.write_text(with_the_upgrade_notes_changes(stack_file.read_text()))
             plan = release.preview_plan(STACK)
             poller = downtime.DowntimePoller({
                 **downtime.service_checks(json.loads(release.exported_state(STACK))["resources"]),
@@ -269,7 +283,6 @@ def upgraded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upgrade]:
                     [c["name"] for c in before["streams"]["connectors"]]),
             }).start()
             writer.phase = "during"
-            stack_file = release.root / f"Pulumi.{STACK}.yaml"
             pristine = stack_file.read_text()
             try:
                 # Half way, on purpose: a service of the new release cannot start.
@@ -303,7 +316,7 @@ def upgraded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upgrade]:
         print("\n" + poller.report(f"downtime while release {FROM[0]} -> {version.PLATFORM_VERSION}, the failed "
                                    "make up and the recovering one"))
         upgrade = Upgrade(release, before, after, tables_before, writer, orders, kafka_before, backup_file, poller,
-                          plan, str(failed.value), seconds)
+                          plan, failed.value.output or str(failed.value), seconds)
         yield upgrade
     finally:
         if upgrade is None or not upgrade.destroyed:

@@ -65,7 +65,11 @@ def head_commit() -> str:
 
 
 class CheckoutCommandFailed(AssertionError):
-    """A command in a clone failed; the message carries its output's end."""
+    """A command in a clone failed; the message carries its output's end, ``output`` all of it."""
+
+    def __init__(self, message: str, output: str = "") -> None:
+        super().__init__(message)
+        self.output = output
 
 
 @dataclass
@@ -108,7 +112,7 @@ class Checkout:
         self.timings[" ".join(argv[2:])] = time.monotonic() - started
         if done.returncode != 0:
             raise CheckoutCommandFailed(f"{' '.join(argv)} in {self.root} ({self.ref}) failed:\n"
-                                        f"{done.stdout[-6000:]}")
+                                        f"{done.stdout[-6000:]}", done.stdout)
         return done.stdout
 
     def checkout(self, ref: str) -> None:
