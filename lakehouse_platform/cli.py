@@ -325,8 +325,7 @@ def _dispatch(args: argparse.Namespace, top: argparse.ArgumentParser) -> int:
         from lakehouse_platform.control.adopt import adopt
         from lakehouse_platform.control.workspace import select
 
-        select(args.stack)
-        if not adopt(args.stack, say=lambda line: commands.console.print(line, markup=False)):
+        if not adopt(select(args.stack), say=lambda line: commands.console.print(line, markup=False)):
             commands.console.print(f"==> stack {args.stack}: every resource already runs this release's providers")
         return 0
     if args.command == "artifacts":

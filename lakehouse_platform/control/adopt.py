@@ -21,18 +21,12 @@ from __future__ import annotations
 
 import functools
 import importlib
-import json
-import os
-import subprocess
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from pulumi import automation as auto
 from pulumi.dynamic.dynamic import serialize_provider
-
-from lakehouse_platform.paths import project_root
 
 #: The releases whose stacks this one takes over in place (docs/operations/upgrades.md says the same).
 SUPPORTED_RELEASES = ("0.3.0", "0.4.0")
@@ -113,37 +107,18 @@ def adopt_deployment(deployment: dict[str, Any]) -> Adopted:
     return Adopted(tuple(urns))
 
 
-def _stack_state(stack: str, *args: str, stdin_file: Path | None = None) -> str:
-    """``pulumi stack export|import`` of ``stack`` with the project's CLI and environment; its stdout.
-
-    Secrets stay encrypted: the state is exported as stored (never ``--show-secrets``) and imported as exported."""
-    from lakehouse_platform.control import toolchain
-    from lakehouse_platform.control.workspace import pulumi_env
-
-    tool = toolchain.choose()
-    argv = [str(tool.pulumi), "stack", *args, "--stack", stack, *(["--file", str(stdin_file)] if stdin_file else [])]
-    done = subprocess.run(argv, cwd=project_root(), env={**os.environ, **pulumi_env(stack, tool)}, capture_output=True,
-                          text=True, check=False)
-    if done.returncode != 0:
-        raise AdoptionRefused(f"pulumi stack {args[0]} --stack {stack} failed: {done.stderr.strip()[-2000:]}")
-    return done.stdout
-
-
-def adopt(stack: str, say: Callable[[str], None] = print) -> Adopted:
+def adopt(stack: auto.Stack, say: Callable[[str], None] = print) -> Adopted:
     """Take over ``stack``'s dynamic resources recorded by another release (module docstring); what was rewritten.
 
-    The stack must exist (``workspace.select`` makes it); one that holds nothing of another release is left as it
-    is (no import)."""
-    exported = json.loads(_stack_state(stack, "export"))
-    deployment = exported.get("deployment")
+    The state is exported and imported as stored: secrets stay encrypted (never ``--show-secrets``). A stack that
+    holds nothing of another release is left as it is (no import)."""
+    exported = stack.export_stack()
+    deployment = exported.deployment
     if not isinstance(deployment, dict):
         return Adopted(())  # a stack never deployed: nothing recorded
     adopted = adopt_deployment(deployment)
     if adopted:
-        with tempfile.TemporaryDirectory(prefix="lakehouse-adopt-") as scratch:
-            state = Path(scratch) / "state.json"
-            state.write_text(json.dumps(exported), encoding="utf-8")
-            _stack_state(stack, "import", stdin_file=state)
-        say(f"==> {len(adopted.urns)} resource(s) of stack {stack} recorded by an earlier release now run this "
+        stack.import_stack(exported)
+        say(f"==> {len(adopted.urns)} resource(s) of stack {stack.name} recorded by an earlier release now run this "
             "release's providers (their state kept as it was)")
     return adopted

@@ -181,7 +181,7 @@ def run(stack: str, what: str, quiet: bool, **kwargs: Any) -> float:
     handle = select(stack)
     started = time.perf_counter()
     if what in RUNS_RECORDED_PROVIDERS:
-        adopt(stack, say=(lambda _line: None) if quiet else print)
+        adopt(handle, say=(lambda _line: None) if quiet else print)
     with step(f"pulumi {what} --stack {stack}") as detail:
         def on_output(line: str) -> None:
             if quiet:
