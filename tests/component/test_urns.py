@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import REPO_ROOT
-from tests.support.harness import Registration, run_program
+from tests.support.harness import Registration, cached_run, run_program
 from tests.support.stacks import stack_platform
 
 OLD = json.loads((Path(__file__).parent / "data" / "urns-0.4.0.json").read_text())
@@ -93,7 +93,7 @@ ADDED_NAMES = {"lakehouse-catalog-db-slot-lag"}
 
 @pytest.mark.parametrize("stack", ["native", "lab", "cloud"])
 def test_every_resource_of_a_stack_deployed_by_0_4_0_is_taken_over_by_the_component(stack):
-    run = run_program(stack, stack_platform(stack))
+    run = cached_run(stack, stack_platform(stack))
     old = set(OLD[stack])
     found = matched(run.registrations, old)
     new = [r for r in run.registrations if r.type not in ADDED and r.name not in ADDED_NAMES]
@@ -106,7 +106,7 @@ def test_every_resource_of_a_stack_deployed_by_0_4_0_is_taken_over_by_the_compon
 
 
 def test_the_platform_itself_is_the_only_new_resource_and_the_layers_are_its_children():
-    run = run_program("native", stack_platform("native"))
+    run = cached_run("native", stack_platform("native"))
     platform = [r for r in run.registrations if r.type == "platform:index:LakehousePlatform"]
     assert [r.urn for r in platform] == ["urn:pulumi:native::lakehouse-platform::platform:index:LakehousePlatform"
                                          "::lakehouse"]

@@ -25,7 +25,7 @@ from lakehouse_platform.control.isolated import FIXTURES, STACKS, isolated_platf
 from lakehouse_platform.control.workspace import LAB_PASSPHRASE
 from lakehouse_platform.model import Target
 from tests.support import REPO_ROOT
-from tests.support.harness import run_program
+from tests.support.harness import cached_run
 from tests.support.stacks import spec_of, stack_platform
 
 #: The example team project (examples/team-project): its stack files load and validate too.
@@ -118,7 +118,6 @@ def test_only_the_labs_and_the_isolated_stacks_are_disposable():
 
 
 def test_the_outputs_say_which_stack_they_are_and_whether_it_is_disposable():
-    run = run_program("lab", stack_platform("lab"))
+    run = cached_run("lab", stack_platform("lab"))
     assert (run.outputs["stack"], run.outputs["disposable"]) == ("lab", True)
-    cloud = stack_platform("cloud")
-    assert run_program("cloud", cloud).outputs["disposable"] is False
+    assert cached_run("cloud", stack_platform("cloud")).outputs["disposable"] is False
