@@ -25,8 +25,7 @@ def identity(stack: str) -> Identity:
     if not backend:
         tool = toolchain.current()
         backend = toolchain.logged_in(tool.home if tool is not None else toolchain.PROJECT_HOME)
-    root = project_root()
-    return Identity(project_name(root), stack, normal_backend(backend, root))
+    return Identity(project_name(project_root()), stack, normal_backend(backend))
 
 
 def directory(stack: str) -> Path | None:

@@ -31,7 +31,6 @@ import pulumi
 import pulumi.dynamic
 import yaml
 
-from lakehouse_platform.paths import find_project
 from lakehouse_platform.providers import PlainBlob, code_changed, plain
 
 OWNER_FILE = "owner.json"
@@ -57,35 +56,26 @@ def project_name(root: Path) -> str:
     return str(document.get("name", ""))
 
 
-#: How a file backend inside the project is recorded: relative to it, so no path of a checkout is in the state and a
-#: checkout moved with its backend (``<project>/.pulumi-state``) is still the same stack.
-IN_PROJECT = "file://<project>/"
-
-
-def normal_backend(url: str | None, project: Path | None = None) -> str:
-    """A backend URL as recorded: a file backend by its resolved path (``file://~/x`` and ``file:///y/../x`` alike),
-    one inside ``project`` relative to it (``IN_PROJECT``)."""
+def normal_backend(url: str | None) -> str:
+    """A backend URL as recorded: a file backend by its resolved path (``file://~/x`` and ``file:///y/../x`` alike)."""
     if not url:
         return ""
     if url.startswith("file://"):
-        path = Path(os.path.expanduser(url.removeprefix("file://"))).resolve()
-        if project is not None and path.is_relative_to(project.resolve()):
-            return IN_PROJECT + str(path.relative_to(project.resolve()))
-        return f"file://{path}"
+        return "file://" + str(Path(os.path.expanduser(url.removeprefix("file://"))).resolve())
     return url.rstrip("/")
 
 
-def current_backend(project: Path | None = None) -> str:
+def current_backend() -> str:
     """The backend this process's Pulumi commands use: ``PULUMI_BACKEND_URL``, else ``pulumi login``'s choice in
-    ``PULUMI_HOME`` (default ``~/.pulumi``), else ``""``; as ``normal_backend`` records it for ``project``."""
+    ``PULUMI_HOME`` (default ``~/.pulumi``), else ``""``."""
     if os.environ.get("PULUMI_BACKEND_URL"):
-        return normal_backend(os.environ["PULUMI_BACKEND_URL"], project)
+        return normal_backend(os.environ["PULUMI_BACKEND_URL"])
     home = Path(os.environ.get("PULUMI_HOME") or Path.home() / ".pulumi")
     try:
         chosen = json.loads((home / "credentials.json").read_text(encoding="utf-8")).get("current")
     except (OSError, ValueError, AttributeError):
         return ""
-    return normal_backend(chosen if isinstance(chosen, str) else None, project)
+    return normal_backend(chosen if isinstance(chosen, str) else None)
 
 
 def recorded(directory: Path) -> Identity | None:
@@ -166,5 +156,4 @@ class StateOwner(pulumi.dynamic.Resource, module="state", name="StateOwner"):
 
 def program_identity() -> Identity:
     """The identity of the stack the running program deploys."""
-    # The Pulumi CLI runs the program in its project's directory.
-    return Identity(pulumi.get_project(), pulumi.get_stack(), current_backend(find_project(Path.cwd())))
+    return Identity(pulumi.get_project(), pulumi.get_stack(), current_backend())
