@@ -11,7 +11,7 @@ import pulumi
 import pytest
 
 from lakehouse_platform.control.isolated import isolated_platform
-from tests.support.harness import ProgramRun, RecordingMocks, cached_run, run_program
+from tests.support.harness import ProgramRun, RecordingMocks, run_program
 from tests.support.stacks import stack_platform
 
 PROGRAM = Path(__file__).parent / "data" / "platforms" / "__main__.py"
@@ -99,7 +99,7 @@ def test_only_one_platform_keeps_bare_names():
 
 
 def test_the_outputs_are_attributes_and_the_component_registers_them():
-    run = cached_run("native", stack_platform("native"))
+    run = run_program("native", stack_platform("native"))  # its own run: the platforms it made are read
     platform = run.platforms["lakehouse"]
     assert platform.target == "native" and platform.spec.name == "lakehouse"
     assert set(platform.outputs) == set(run.outputs)  # what __main__.py exports: every output, by its name
