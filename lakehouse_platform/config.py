@@ -302,6 +302,15 @@ class _UniqueKeyLoader(yaml.SafeLoader):
     """A YAML loader that refuses a key given twice in one mapping (the last would silently win)."""
 
 
+def target_defaults(target: str) -> PlatformSpec:
+    """The registry's default platform on ``target``, every service that cannot run there disabled (as that target's
+    stack files do): what probes and tools use where no stack file is at hand."""
+    jobs = registry().jobs_of()
+    off = {name: {"enabled": False} for name, where in registry().placement().items()
+           if target in {t.value for t in where} and name not in jobs}
+    return load_platform({"target": target, "services": off}, source=f"the defaults on {target}")
+
+
 def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
     seen: dict[Any, int] = {}
     for key_node, _ in node.value:

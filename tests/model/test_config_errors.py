@@ -515,3 +515,16 @@ def test_a_key_given_twice_in_a_stack_file_is_refused(tmp_path):
     (error,) = info.value.errors
     assert error.startswith("Pulumi.twice.yaml: not valid YAML: while reading a mapping")
     assert "key 'bucket' appears twice (first on line 5); Pulumi refuses duplicate keys too" in error
+
+
+def test_the_defaults_of_a_target_disable_what_cannot_run_there() -> None:
+    """What the probes' support uses without a stack file: the registry's defaults, loadable on each target."""
+    from lakehouse_platform.config import target_defaults
+    from lakehouse_platform.services.registry import registry
+
+    for target in ("native", "docker"):  # on aws a stack also names its catalog (the fixture cannot run there)
+        spec = target_defaults(target)
+        unavailable = {name for name, where in registry().placement().items() if target in {t.value for t in where}}
+        assert spec.target.value == target
+        assert not any(spec.services[name].enabled for name in unavailable if name in spec.services)
+    assert target_defaults("native").services["trino"].enabled

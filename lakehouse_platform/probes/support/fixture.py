@@ -60,9 +60,9 @@ def throwaway_fixture(stack: Stack, jdbc_uri: str, heap: str = "-Xmx256m",
         # The lab's store is published on this host: the control runs the fixture build the native target runs,
         # from this host's artifact cache (the lab's built fixture image is made of it), as a local process: the
         # default native platform's (the registry's pins), whatever stack files the project has.
-        from lakehouse_platform.config import load_platform
+        from lakehouse_platform.config import target_defaults
 
-        build = reference.runtime(load_platform({"target": "native"}))
+        build = reference.runtime(target_defaults("native"))
         if build is None:
             pytest.skip("the control fixture runs the fixture build from this host's artifact cache, which has none "
                         "(make artifacts), or no JDK >= 17 is found")

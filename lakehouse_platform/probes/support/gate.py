@@ -126,18 +126,18 @@ def running_gate(config: Mapping[str, Any], signing_key: str | None = SIGNING_KE
 def fixture_runtime() -> Any | None:
     """The default native platform's fixture build from the artifact cache (``make artifacts``), or None: the
     reference catalog's own probe support (``REFERENCE_CATALOG``) says where it is."""
-    from lakehouse_platform.config import load_platform
+    from lakehouse_platform.config import target_defaults
 
     reference = services.support(REFERENCE_CATALOG)
-    return reference.runtime(load_platform({"target": "native"})) if reference is not None else None
+    return reference.runtime(target_defaults("native")) if reference is not None else None
 
 
 def spark_jars() -> list[str] | None:
     """The default native platform's Iceberg jars for Spark (``spark.jars``) from the artifact cache, or None."""
     from lakehouse_platform.artifacts import cache, clients
-    from lakehouse_platform.config import load_platform
+    from lakehouse_platform.config import target_defaults
 
-    found = cache.lookup(clients.spark_jars_key(load_platform({"target": "native"}).engines))
+    found = cache.lookup(clients.spark_jars_key(target_defaults("native").engines))
     return [str(p) for p in found.classpath] if found is not None else None
 
 
