@@ -141,6 +141,8 @@ class TableBounds:
     #: Snapshots the table gains between two runs of its expiry (None: no expire job covers it, or its rate is
     #: unknown).
     commits_between_runs: int | None
+    #: The longest real gap between two runs of the expire job covering it (None: no expire job does).
+    expiry_gap_s: float | None = None
     #: Why this retention cannot hold the table's write rate ("<key>: ..."), None when it can.
     problem: str | None = None
 
@@ -183,4 +185,4 @@ def bounds(identifier: str, owner: str, key: str, retention: SnapshotRetention, 
     return TableBounds(identifier=identifier, owner=owner, key=key, commit_interval_s=commit_interval_s,
                        max_snapshots=retention.max_snapshots, keep_last=keep, max_age_s=age_s / speedup,
                        max_metadata_bytes=retention.max_metadata_bytes, commits_between_runs=between,
-                       problem=problem)
+                       expiry_gap_s=expiry_gap_s, problem=problem)

@@ -44,3 +44,22 @@ def test_cloud_exporter_runs_as_the_reader_beside_an_agent_writing_the_workspace
     assert grant["Action"] == ["aps:RemoteWrite"] and grant["Resource"].endswith("lakehouse-signals")
     # The reader's own Polaris client secret: the read-only exporter never holds Polaris's root.
     assert {s["name"] for s in containers["lakehouse-exporter"]["secrets"]} == {"CATALOG_CLIENT_SECRET"}
+
+
+def test_a_tables_retention_is_its_expiry_where_a_job_covers_it_else_the_stacks_default() -> None:
+    """What SnapshotsGrowingWithoutExpiry measures the oldest snapshot against (the exporter's ``retention_s``)."""
+    from lakehouse_platform.config import load_platform
+    from lakehouse_platform.services.exporter.config import retention_s
+    from tests.support.stacks import stack_platform
+
+    platform = stack_platform("native")
+    covered = load_platform(platform)
+    bounds = covered.table_bounds(flink_job=True)
+    assert bounds["streams.orders"].expiry_gap_s == 15 * 60
+    assert retention_s(covered, bounds["streams.orders"]) == bounds["streams.orders"].max_age_s
+    platform["maintenance"] = [job for job in platform["maintenance"] if job["action"] != "expire_snapshots"]
+    platform.setdefault("observability", {})["snapshot_retention_days"] = 30  # not the retention's own age
+    uncovered = load_platform(platform)
+    found = uncovered.table_bounds()["*"]
+    assert found.expiry_gap_s is None
+    assert retention_s(uncovered, found) == uncovered.observability.snapshot_retention_days * 86400.0

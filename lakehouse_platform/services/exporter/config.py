@@ -24,7 +24,7 @@ def retention_s(spec: PlatformSpec, bounds: TableBounds) -> float:
     """How long a table's snapshots are meant to live (real seconds): its retention's age where an expire job
     covers it, else the stack's ``observability.snapshot_retention_days`` (what SnapshotsGrowingWithoutExpiry
     measures the oldest snapshot against)."""
-    if bounds.commits_between_runs is not None or spec.expiry_gap_s(_declared(spec, bounds.identifier))[0]:
+    if bounds.expiry_gap_s:  # an expire job covers it (PlatformSpec.table_bounds found it)
         return bounds.max_age_s
     return spec.observability.snapshot_retention_days * 86400.0
 

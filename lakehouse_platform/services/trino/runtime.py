@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from lakehouse_platform.runtime.config import Credentials, EngineAccess
+from lakehouse_platform.runtime.maintenance import DAY_S
 
-DAY_S = 86400
 #: How long a run waits for a Trino that is still starting, and how often it asks.
 STARTING_WAIT_S = 180.0
 STARTING_POLL_S = 2.0
