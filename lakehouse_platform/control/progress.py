@@ -1,7 +1,8 @@
 """Progress on the commands' long steps (a deploy, a build, a wait): a spinner, what is being done, the time so far.
 
 On a terminal the line updates in place and stays, with its time, when the step ends; elsewhere (CI's log) it is
-printed once the step ends. Downloads have their own bars (``lakehouse_platform.artifacts.maven``).
+printed once the step ends. Always on stderr: a command's stdout is its answer (``recovery restore`` prints JSON after
+starting the catalog with a deploy). Downloads have their own bars (``lakehouse_platform.artifacts.maven``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-console = Console()
+console = Console(stderr=True)
 
 
 @contextlib.contextmanager
