@@ -2,18 +2,12 @@
 # Regenerates the project's two locks from pyproject.toml, every file hash-pinned, for CPython 3.11 on x86_64 Linux:
 #   requirements.lock       the whole tree (dependencies + dev): the project's venv (`make venv`)
 #   lakehouse_platform/runtime/image/operations.lock  the `operations` group, held to requirements.lock: the one operations image
-# uv (from PyPI) is installed into the cache once.
+# uv (from PyPI, hash-checked: scripts/uv.sh) is installed into the cache once.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cache="${LAKEHOUSE_CACHE:-$HOME/.cache/lakehouse-platform}"
-uv_version="0.13.8"
-tool="$cache/tools/uv-$uv_version"
-if [ ! -x "$tool/bin/uv" ]; then
-  echo "==> installing uv $uv_version into $tool"
-  python3 -m pip install --disable-pip-version-check -q --target "$tool" "uv==$uv_version"
-fi
+uv="$("$root/scripts/uv.sh")"
 cd "$root"
-compile=("$tool/bin/uv" pip compile --generate-hashes --python-version 3.11 --python-platform x86_64-manylinux_2_28
+compile=("$uv" pip compile --generate-hashes --python-version 3.11 --python-platform x86_64-manylinux_2_28
          --no-header)
 "${compile[@]}" pyproject.toml --extra dev -o requirements.lock
 echo "==> requirements.lock: $(grep -c '==' requirements.lock) packages pinned"
