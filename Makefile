@@ -49,13 +49,12 @@ smoke: venv
 verify: bootstrap
 	@if [ "$(STACK)" = native ]; then $(PY) -m tests.support.verify; else $(LAKEHOUSE) verify --stack $(STACK); fi
 
-## test: the unit tier and the tests needing a tool (lab ones skip without an engine), then the e2e tier with the
-## probes on an isolated stack (tests/e2e/test_probes_on_an_isolated_stack.py), in two lanes (tests/conftest.py);
-## -rP prints what each e2e test measured
+## test: the unit tier, then the e2e tier with the probes on an isolated stack
+## (tests/e2e/test_probes_on_an_isolated_stack.py) and the tests needing a tool (lab ones skip without an engine),
+## in two lanes (tests/conftest.py); -rP prints what each of those measured
 test: bootstrap
 	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest tests -q -m "not e2e and not toolchain and not lab" -n 2 --dist loadgroup
-	$(PY) -m pytest tests -q -m "toolchain or lab" --durations=5
-	$(PY) -m pytest tests -q -m e2e -n 2 --dist loadgroup -rP --durations=15
+	$(PY) -m pytest tests -q -m "e2e or toolchain or lab" -n 2 --dist loadgroup -rP --durations=15
 
 ## unit: offline, no artifact cache, no Go, no Pulumi CLI (Pulumi mocks and plain functions)
 # Two workers; a test module runs whole on one, the modules reading the cloud stack's variants all on the same one

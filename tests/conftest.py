@@ -79,9 +79,10 @@ def cloud_with_tables() -> ProgramRun:
 CLOUD_VARIANTS = {"five_workers_no_spark", "streaming", "cloud_with_tables"}
 
 #: The e2e tier's two lanes: `make test` runs the tier on two workers, a lane each, so that the deploys of one lane
-#: overlap the other's waits (a deploy is mostly waiting: the machine was a third busy in one). Minutes measured
-#: alone, before the lanes: upgrade 13, bumps 6.6, moved checkout 1.5 (uv venvs), service down 1.7 | team project
-#: 14.3, the probes 11.5. An upgrade and the bumps fetch artifacts of earlier pins: the same lane, never at once.
+#: overlap the other's waits (a deploy is mostly waiting: the machine was a third busy in one). Seconds in the
+#: lanes, measured: upgrade 830, bumps 677, moved checkout 110, service down 81, and the tests needing a tool
+#: (``TOOL_LANE``: 250 alone, a fifth busy) | the probes 1068, team project 930. An upgrade and the bumps fetch
+#: artifacts of earlier pins: the same lane, never at once.
 E2E_LANES = {
     "tests/e2e/test_upgrade.py": "e2e-lane-1",
     "tests/e2e/test_bumps.py": "e2e-lane-1",
@@ -90,13 +91,15 @@ E2E_LANES = {
     "tests/e2e/test_team_project.py": "e2e-lane-2",
     "tests/e2e/test_probes_on_an_isolated_stack.py": "e2e-lane-2",
 }
+#: The lane of the modules marked ``toolchain`` or ``lab`` (they run with the e2e tier in `make test`).
+TOOL_LANE = "e2e-lane-1"
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Each test module runs whole on one worker (what ``--dist loadfile`` does), the modules that read the cloud
     stack's variants all on the same one (spread over both workers, each worker would evaluate every variant), and
-    the e2e modules by their lane (``E2E_LANES``)."""
+    the e2e modules by their lane (``E2E_LANES``), the tests needing a tool in ``TOOL_LANE``."""
     modules: dict[str, list[pytest.Item]] = {}
     for item in items:
         modules.setdefault(item.nodeid.split("::")[0], []).append(item)
@@ -105,7 +108,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             CLOUD_VARIANTS & set(getattr(item, "fixturenames", ()))
             or getattr(getattr(item, "callspec", None), "params", {}).get("run_name") in CLOUD_VARIANTS
             for item in module_items)
-        group = "cloud-variants" if reads_variants else E2E_LANES.get(module, module)
+        needs_a_tool = any(item.get_closest_marker("toolchain") or item.get_closest_marker("lab")
+                           for item in module_items)
+        group = ("cloud-variants" if reads_variants else E2E_LANES.get(module)
+                 or (TOOL_LANE if needs_a_tool else module))
         for item in module_items:
             if item.get_closest_marker("xdist_group") is None:
                 item.add_marker(pytest.mark.xdist_group(group))
