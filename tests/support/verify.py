@@ -1,7 +1,8 @@
-"""``make verify`` (and ``make test``'s last step): the whole probe suite, the disruptive probes too, on an isolated
-copy of the tests' native stack (``verify``: its own ports and state, ``isolated.VERIFY_GOVERNANCE``'s canary
-namespaces and team identities), deployed, probed with ``lakehouse verify`` (JUnit in reports/probes.xml) and
-destroyed whatever happens. A team verifies its own deployed stack with ``lakehouse verify --stack <its stack>``.
+"""``make verify`` (and, in ``make test``, the e2e test ``tests/e2e/test_probes_on_an_isolated_stack.py``): the
+whole probe suite, the disruptive probes too, on an isolated copy of the tests' native stack (``verify``: its own
+ports and state, ``isolated.VERIFY_GOVERNANCE``'s canary namespaces and team identities), deployed, probed with
+``lakehouse verify`` (JUnit in reports/probes.xml) and destroyed whatever happens. A team verifies its own deployed
+stack with ``lakehouse verify --stack <its stack>``.
 """
 
 from __future__ import annotations
