@@ -53,7 +53,7 @@ verify: bootstrap
 ## (tests/e2e/test_probes_on_an_isolated_stack.py) and the tests needing a tool (lab ones skip without an engine),
 ## in two lanes (tests/conftest.py); -rP prints what each of those measured
 test: bootstrap
-	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest tests -q -m "not e2e and not toolchain and not lab" -n 2 --dist loadgroup
+	@$(MAKE) --no-print-directory unit
 	$(PY) -m pytest tests -q -m "e2e or toolchain or lab" -n 2 --dist loadgroup -rP --durations=15
 
 ## unit: offline, no artifact cache, no Go, no Pulumi CLI (Pulumi mocks and plain functions)

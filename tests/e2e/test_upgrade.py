@@ -391,7 +391,7 @@ def test_kafka_keeps_its_topics_and_offsets(upgraded: Upgrade) -> None:
 def test_a_backup_taken_before_the_upgrade_still_restores(upgraded: Upgrade) -> None:
     """Near the end (file order): the restore stops and starts the catalog. Run as its user runs it, in the clone."""
     out = upgraded.release.control("recovery", "restore", "--backup", upgraded.backup_file, "--stack", STACK)
-    report = json.loads(out[out.index("{"):])
+    report = json.loads(out)  # stdout is the report alone (the deploy's progress is on stderr)
     unreadable = {t: r for t, r in report["tables"].items() if "error" in r}
     print(f"\n== restore of the pre-upgrade backup {Path(upgraded.backup_file).name}: {len(report['tables'])} "
           f"tables read back, rolled forward {report['rolled_forward']}, {report['seconds']['total_s']} s")
